@@ -1,0 +1,3 @@
+module github.com/gpuprice/gpuprice
+
+go 1.26.8

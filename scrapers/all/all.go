@@ -1,0 +1,2 @@
+// Package all registers every gpuprice source by importing it.
+package all

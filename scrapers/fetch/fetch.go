@@ -1,0 +1,247 @@
+// Package fetch is the one HTTP client every gpuprice source uses: a clear User-Agent,
+// a timeout on every request, capped response bodies, and retries with backoff on
+// 429 and 5xx that honour Retry-After. It retries only GET and POST requests the caller
+// marks idempotent (price queries are).
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// DefaultUserAgent names the project so providers know who is asking.
+const DefaultUserAgent = "gpuprice/0.1 (+https://github.com/gpuprice/gpuprice; GPU price history)"
+
+// Sentinel errors.
+var (
+	ErrTooLarge = errors.New("fetch: response body exceeds the limit")
+	ErrStatus   = errors.New("fetch: unexpected HTTP status")
+)
+
+// StatusError is returned for a response whose status is not 2xx (after retries).
+type StatusError struct {
+	URL    string
+	Status int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("fetch: %s: HTTP %d %s", e.URL, e.Status, http.StatusText(e.Status))
+}
+
+// Unwrap lets errors.Is(err, ErrStatus) match.
+func (e *StatusError) Unwrap() error { return ErrStatus }
+
+// Backoff is the project's one retry policy.
+type Backoff struct {
+	MaxTries int           // total attempts, at least 1
+	Initial  time.Duration // first wait
+	Max      time.Duration // cap of any wait, Retry-After included
+}
+
+// DefaultBackoff tries four times, waiting 500ms, 1s, 2s (capped at 30s).
+func DefaultBackoff() Backoff {
+	return Backoff{MaxTries: 4, Initial: 500 * time.Millisecond, Max: 30 * time.Second}
+}
+
+// Wait returns the wait before attempt n (n ≥ 1 is the first retry).
+func (b Backoff) Wait(n int) time.Duration {
+	d := b.Initial
+	for i := 1; i < n; i++ {
+		d *= 2
+		if d >= b.Max {
+			return b.Max
+		}
+	}
+	if d > b.Max {
+		return b.Max
+	}
+	return d
+}
+
+// Do calls f until it succeeds, returns a non-retryable error, or the tries are spent.
+// f returns retryAfter > 0 to ask for a specific wait (a Retry-After header).
+func (b Backoff) Do(ctx context.Context, f func(attempt int) (retry bool, retryAfter time.Duration, err error)) error {
+	tries := max(b.MaxTries, 1)
+	var err error
+	for attempt := 1; ; attempt++ {
+		var retry bool
+		var after time.Duration
+		retry, after, err = f(attempt)
+		if err == nil || !retry || attempt >= tries {
+			return err
+		}
+		wait := b.Wait(attempt)
+		if after > 0 {
+			wait = min(after, b.Max)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Response is a fully read response.
+type Response struct {
+	URL    string
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Observer is told of every response a Client reads (the raw archive uses it).
+type Observer interface {
+	Observe(ctx context.Context, method, url string, reqBody []byte, resp *Response, at time.Time)
+}
+
+// Client is a shared HTTP client. The zero value is not usable: use New.
+type Client struct {
+	HTTP      *http.Client
+	UserAgent string
+	Backoff   Backoff
+	MaxBody   int64 // bytes; responses larger than this fail with ErrTooLarge
+	Logger    *slog.Logger
+	Observer  Observer
+	Limiter   *HostLimiter
+}
+
+// Options configure New.
+type Options struct {
+	Timeout   time.Duration // per request; default 30s
+	UserAgent string
+	Backoff   Backoff
+	MaxBody   int64 // default 64 MiB
+	Logger    *slog.Logger
+	// MinInterval between requests to the same host (0: no limit).
+	MinInterval time.Duration
+}
+
+// New returns a Client with defaults filled in.
+func New(o Options) *Client {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.Backoff.MaxTries == 0 {
+		o.Backoff = DefaultBackoff()
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 64 << 20
+	}
+	c := &Client{
+		HTTP:      &http.Client{Timeout: o.Timeout},
+		UserAgent: o.UserAgent,
+		Backoff:   o.Backoff,
+		MaxBody:   o.MaxBody,
+		Logger:    o.Logger,
+	}
+	if o.MinInterval > 0 {
+		c.Limiter = NewHostLimiter(o.MinInterval)
+	}
+	return c
+}
+
+// Get fetches url. Extra headers may be nil.
+func (c *Client) Get(ctx context.Context, url string, hdr http.Header) (*Response, error) {
+	return c.Do(ctx, http.MethodGet, url, hdr, nil)
+}
+
+// Do sends a request with an optional body (sent again on each retry) and reads the
+// response whole, up to MaxBody. Statuses 429, 500, 502, 503 and 504 are retried.
+func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, body []byte) (*Response, error) {
+	var out *Response
+	err := c.Backoff.Do(ctx, func(attempt int) (bool, time.Duration, error) {
+		if c.Limiter != nil {
+			if err := c.Limiter.Wait(ctx, url); err != nil {
+				return false, 0, err
+			}
+		}
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, url, rd)
+		if err != nil {
+			return false, 0, fmt.Errorf("fetch: %w", err)
+		}
+		for k, vs := range hdr {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+		req.Header.Set("User-Agent", c.UserAgent)
+		start := time.Now()
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, 0, fmt.Errorf("fetch: %s: %w", url, ctx.Err())
+			}
+			c.log("request failed", "url", url, "attempt", attempt, "error", err.Error())
+			return true, 0, fmt.Errorf("fetch: %s: %w", url, err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, c.MaxBody+1))
+		if err != nil {
+			return true, 0, fmt.Errorf("fetch: %s: reading body: %w", url, err)
+		}
+		if int64(len(data)) > c.MaxBody {
+			return false, 0, fmt.Errorf("%w (%d bytes): %s", ErrTooLarge, c.MaxBody, url)
+		}
+		r := &Response{URL: url, Status: resp.StatusCode, Header: resp.Header, Body: data}
+		if c.Observer != nil {
+			c.Observer.Observe(ctx, method, url, body, r, start)
+		}
+		c.log("response", "url", url, "status", resp.StatusCode, "bytes", len(data), "attempt", attempt, "duration", time.Since(start))
+		switch {
+		case resp.StatusCode >= 200 && resp.StatusCode < 300, resp.StatusCode == http.StatusNotModified:
+			out = r
+			return false, 0, nil
+		case retryable(resp.StatusCode):
+			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: url, Status: resp.StatusCode}
+		default:
+			return false, 0, &StatusError{URL: url, Status: resp.StatusCode}
+		}
+	})
+	return out, err
+}
+
+func (c *Client) log(msg string, args ...any) {
+	if c.Logger != nil {
+		c.Logger.Debug(msg, args...)
+	}
+}
+
+func retryable(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// retryAfter parses a Retry-After header (seconds or HTTP date); 0 when absent or bad.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,146 @@
+// Package scrapers defines what a price source is and keeps the registry of them.
+// Each source lives in its own package under scrapers/<name>/ and registers itself
+// from init(); scrapers/all blank-imports every one.
+package scrapers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+)
+
+// Emitter receives what a source collects. Emit hands over one raw observation;
+// ingest normalises it and applies the plausibility gates.
+type Emitter interface {
+	Emit(o schemas.Observation)
+}
+
+// EmitterFunc adapts a function to Emitter.
+type EmitterFunc func(o schemas.Observation)
+
+// Emit calls f(o).
+func (f EmitterFunc) Emit(o schemas.Observation) { f(o) }
+
+// Source collects prices from one provider. Collect emits every row it finds and
+// returns an error when it could not read all that it should have (rows already emitted
+// are kept; the run is then recorded degraded or failed).
+type Source interface {
+	Collect(ctx context.Context, e Emitter) error
+}
+
+// Expectation is what a source declares it must see in a healthy run (the coverage
+// guard): falling short marks the run degraded with what is missing.
+type Expectation struct {
+	MinRows int      // at least this many accepted rows
+	SKUs    []string // SKUs that must appear
+}
+
+// Expecter is an optional ability of a Source.
+type Expecter interface {
+	Expect() Expectation
+}
+
+// Config is what a factory gets to build a source.
+type Config struct {
+	Name     string
+	Endpoint string         // the first URL to request; "" means the source's default
+	Options  map[string]any // source-specific settings from the config file
+	Client   *fetch.Client
+	Logger   *slog.Logger // never nil
+	Now      func() time.Time
+}
+
+// DecodeOptions decodes c.Options into v (a pointer to a struct with json tags),
+// rejecting keys v does not have.
+func (c Config) DecodeOptions(v any) error {
+	if len(c.Options) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(c.Options)
+	if err != nil {
+		return fmt.Errorf("%s: options: %w", c.Name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: options: %w", c.Name, err)
+	}
+	return nil
+}
+
+// EndpointOr returns the configured endpoint, or def.
+func (c Config) EndpointOr(def string) string {
+	if c.Endpoint != "" {
+		return c.Endpoint
+	}
+	return def
+}
+
+// Factory builds a source from its config. It validates options without network I/O.
+type Factory func(Config) (Source, error)
+
+// Info describes a source for `gpuprice sources` and the scheduler.
+type Info struct {
+	Name            string   // registry name, also the config key sources.<name>
+	Provider        string   // provider written on its rows
+	Method          string   // api, scrape
+	Pricing         []string // pricing kinds it publishes
+	Credentials     string   // "" when none are needed, else what (from the environment)
+	DefaultEndpoint string
+	Schedule        string // default cron schedule
+	Description     string
+}
+
+type entry struct {
+	info    Info
+	factory Factory
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string]entry{}
+)
+
+// Register adds a source. It panics on an empty name, a nil factory or a duplicate.
+func Register(info Info, f Factory) {
+	if info.Name == "" {
+		panic("scrapers: Register with empty name")
+	}
+	if f == nil {
+		panic("scrapers: Register " + info.Name + " with nil factory")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[info.Name]; dup {
+		panic("scrapers: Register called twice for " + info.Name)
+	}
+	registry[info.Name] = entry{info, f}
+}
+
+// Names returns the registered source names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns a source's info and factory.
+func Lookup(name string) (Info, Factory, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	e, ok := registry[name]
+	return e.info, e.factory, ok
+}

@@ -1,0 +1,133 @@
+// Package store defines the one interface gpuprice keeps its data behind, and opens a
+// backend from a DSN. Backends register themselves from init(): store/clickhouse
+// ("clickhouse://host:9000/db") and store/duckdb ("duckdb:///path/file.duckdb"), the
+// embedded default. Both pass the same conformance suite (store/storetest).
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// ErrUnavailable marks an error that means the store could not be reached or refused
+// the write as a whole; ingest spools the batch and retries later.
+var ErrUnavailable = errors.New("store: unavailable")
+
+// Filter selects observations. Empty fields match everything.
+type Filter struct {
+	GPU      string
+	Provider string
+	Pricing  string
+	Region   string
+	Tier     string
+	Since    time.Time // effective_at >= Since when not zero
+	Until    time.Time // effective_at < Until when not zero
+}
+
+// Writer stores observations. Writing an observation whose identity (series key plus
+// effective_at) is already stored must not make it count twice in any query.
+type Writer interface {
+	WriteObservations(ctx context.Context, obs []schemas.Observation) error
+}
+
+// Store is what the rest of gpuprice uses.
+type Store interface {
+	Writer
+	WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error
+	WriteRun(ctx context.Context, r schemas.Run) error
+
+	// Migrate applies the backend's pending migrations and returns the versions it
+	// applied (none when up to date).
+	Migrate(ctx context.Context) ([]int, error)
+
+	// Latest returns the newest observation of every series matching f, cheapest per
+	// GPU-hour first (ties by provider, sku, region, zone, pricing).
+	Latest(ctx context.Context, f Filter) ([]schemas.Observation, error)
+	// Observations returns every stored observation matching f, ordered by series key
+	// then effective_at, once each.
+	Observations(ctx context.Context, f Filter) ([]schemas.Observation, error)
+	// Runs returns run records, newest first; source "" means all; limit 0 means all.
+	Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error)
+	// Quarantine returns quarantined rows, newest first; limit 0 means all.
+	Quarantine(ctx context.Context, limit int) ([]schemas.Quarantined, error)
+
+	Close() error
+}
+
+// Opener opens a backend from a parsed DSN.
+type Opener func(ctx context.Context, dsn *url.URL) (Store, error)
+
+var (
+	mu      sync.RWMutex
+	openers = map[string]Opener{}
+)
+
+// Register makes a backend available under a DSN scheme. It panics on an empty scheme,
+// a nil opener or a duplicate.
+func Register(scheme string, o Opener) {
+	if scheme == "" || o == nil {
+		panic("store: Register with empty scheme or nil opener")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := openers[scheme]; dup {
+		panic("store: Register called twice for " + scheme)
+	}
+	openers[scheme] = o
+}
+
+// Schemes lists the registered DSN schemes.
+func Schemes() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	var s []string
+	for k := range openers {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// Open opens the store a DSN names, e.g. "clickhouse://localhost:9000/gpuprice" or
+// "duckdb:///var/lib/gpuprice/gpuprice.duckdb".
+func Open(ctx context.Context, dsn string) (Store, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: bad DSN: %w", errors.New(Redact(dsn)))
+	}
+	mu.RLock()
+	o, ok := openers[u.Scheme]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("store: unknown DSN scheme %q (known: %v)", u.Scheme, Schemes())
+	}
+	return o(ctx, u)
+}
+
+// Redact returns dsn with any password replaced, for logs and errors.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "<unparseable DSN>"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		}
+	}
+	q := u.Query()
+	for _, k := range []string{"password", "secret", "token"} {
+		if q.Has(k) {
+			q.Set(k, "REDACTED")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
