@@ -1,0 +1,205 @@
+// Package azure collects Azure GPU virtual machine prices from the public Retail Prices
+// API (https://prices.azure.com/api/retail/prices, no credentials): on-demand, spot,
+// low-priority, reservation and savings-plan meters of every NC, ND, NG and NV size,
+// Linux only.
+//
+// Rules:
+//   - Windows meters (productName contains "Windows") and Dev/Test meters are skipped
+//     (counted and logged); every other meter becomes a row whatever its price.
+//   - type "Consumption": meterName "… Spot" is pricing spot; "… Low Priority" is
+//     pricing spot too, with " Low Priority" appended to the SKU (as Azure appends it
+//     to the meter name) so it is its own series, and Attrs["azure_priority"]="low";
+//     anything else is on_demand. An on-demand meter's savingsPlan entries become
+//     commitment_12m / commitment_36m rows (hourly price).
+//   - type "Reservation": the price is for the whole term (unit "term"); "1 Year" is
+//     reserved_1y, "3 Years" reserved_3y, other terms commitment_<n>m.
+//   - unitOfMeasure "1 Hour" is an hourly price; any other unit is passed verbatim.
+//   - EffectiveAt is the meter's effectiveStartDate.
+//   - GPU model, count (fractional for partitioned GPUs) and memory come from the ARM
+//     SKU name; the "r" capability letter (RDMA) marks InfiniBand.
+package azure
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+)
+
+// Name is the registry name of this source.
+const Name = "azure"
+
+// DefaultEndpoint is the Retail Prices API.
+const DefaultEndpoint = "https://prices.azure.com/api/retail/prices"
+
+// APIVersion is the API version requested (it adds savingsPlan to the items).
+const APIVersion = "2023-01-01-preview"
+
+// gpuFilter selects every GPU VM meter: the N-series families NC, ND, NG and NV
+// (NCC, the confidential NC sizes, start with Standard_NC too).
+const gpuFilter = "serviceName eq 'Virtual Machines' and (startswith(armSkuName,'Standard_NC') or " +
+	"startswith(armSkuName,'Standard_ND') or startswith(armSkuName,'Standard_NG') or " +
+	"startswith(armSkuName,'Standard_NV'))"
+
+// maxPages bounds a run against a NextPageLink that never ends.
+const maxPages = 2000
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        "azure",
+		Method:          schemas.SourceAPI,
+		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y, schemas.CommitmentPricing(12), schemas.CommitmentPricing(36)},
+		Credentials:     "",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "0 * * * *",
+		Description:     "Azure Retail Prices API: NC/ND/NG/NV Linux VMs, on-demand, spot, low priority, reservations, savings plans",
+	}, New)
+}
+
+// Options are the source's settings (sources.azure.options).
+type Options struct {
+	// Regions limits the query to these armRegionName values; empty means all.
+	Regions []string `json:"regions"`
+	// Currency asks for prices in this ISO 4217 code; empty means the API's USD.
+	Currency string `json:"currency"`
+}
+
+var (
+	regionRE   = regexp.MustCompile(`^[a-z0-9]+$`)
+	currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+// Validate checks the options without network I/O.
+func (o Options) Validate() error {
+	for _, r := range o.Regions {
+		if !regionRE.MatchString(r) {
+			return fmt.Errorf("azure: options: region %q is not an armRegionName (lowercase letters and digits)", r)
+		}
+	}
+	if o.Currency != "" && !currencyRE.MatchString(o.Currency) {
+		return fmt.Errorf("azure: options: currency %q is not an upper-case ISO 4217 code", o.Currency)
+	}
+	return nil
+}
+
+// Source is the Azure retail prices source.
+type Source struct {
+	cfg  scrapers.Config
+	opts Options
+}
+
+// New builds the source from its config.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := url.Parse(cfg.EndpointOr(DefaultEndpoint)); err != nil {
+		return nil, fmt.Errorf("azure: endpoint: %w", err)
+	}
+	return &Source{cfg: cfg, opts: o}, nil
+}
+
+// Expect is the coverage guard: every region of the public cloud prices dozens of GPU
+// sizes, so a full run yields thousands of rows and always the flagship sizes.
+func (s *Source) Expect() scrapers.Expectation {
+	if len(s.opts.Regions) > 0 {
+		return scrapers.Expectation{MinRows: len(s.opts.Regions)}
+	}
+	return scrapers.Expectation{
+		MinRows: 500,
+		SKUs:    []string{"Standard_ND96isr_H100_v5", "Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5", "Standard_ND96asr_v4"},
+	}
+}
+
+// firstURL is the first page's URL: the endpoint with api-version, the filter and,
+// when set, the currency.
+func (s *Source) firstURL() string {
+	filter := gpuFilter
+	if len(s.opts.Regions) > 0 {
+		var rs []string
+		for _, r := range s.opts.Regions {
+			rs = append(rs, "armRegionName eq '"+r+"'")
+		}
+		filter += " and (" + strings.Join(rs, " or ") + ")"
+	}
+	q := "api-version=" + APIVersion
+	if s.opts.Currency != "" {
+		q += "&currencyCode=" + escape("'"+s.opts.Currency+"'")
+	}
+	q += "&$filter=" + escape(filter)
+	ep := s.cfg.EndpointOr(DefaultEndpoint)
+	sep := "?"
+	if strings.Contains(ep, "?") {
+		sep = "&"
+	}
+	return ep + sep + q
+}
+
+// escape percent-encodes a query value the way the API's own links do (%20 for space).
+func escape(v string) string {
+	return strings.ReplaceAll(url.QueryEscape(v), "+", "%20")
+}
+
+// Collect reads every page, following NextPageLink until it is null. The link is
+// absolute; its scheme and host are replaced by the endpoint's, so a mirror (or a
+// recording) keeps serving the whole run.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	log := s.cfg.Logger.With("source", s.cfg.Name)
+	base, err := url.Parse(s.cfg.EndpointOr(DefaultEndpoint))
+	if err != nil {
+		return fmt.Errorf("azure: endpoint: %w", err)
+	}
+	next := s.firstURL()
+	seen := map[string]bool{}
+	for n := 1; next != ""; n++ {
+		if n > maxPages {
+			return fmt.Errorf("azure: more than %d pages, stopping at %s", maxPages, next)
+		}
+		if seen[next] {
+			return fmt.Errorf("azure: NextPageLink repeats %s", next)
+		}
+		seen[next] = true
+		resp, err := s.cfg.Client.Get(ctx, next, nil)
+		if err != nil {
+			return fmt.Errorf("azure: page %d: %w", n, err)
+		}
+		p, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
+		if err != nil {
+			return fmt.Errorf("azure: page %d (%s): %w", n, next, err)
+		}
+		for _, o := range p.Rows {
+			o.SourceURL = next
+			e.Emit(o)
+		}
+		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped)
+		if p.Next == "" {
+			return nil
+		}
+		next, err = rehost(p.Next, base)
+		if err != nil {
+			return fmt.Errorf("azure: page %d: NextPageLink: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// rehost replaces link's scheme and host with base's.
+func rehost(link string, base *url.URL) (string, error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", err
+	}
+	u.Scheme = base.Scheme
+	u.Host = base.Host
+	return u.String(), nil
+}
