@@ -144,3 +144,19 @@ func Lookup(name string) (Info, Factory, bool) {
 	e, ok := registry[name]
 	return e.info, e.factory, ok
 }
+
+// Rejecter is an optional ability of an Emitter: a source hands over a record it found
+// but could not read (a malformed row), so that it is quarantined with the reason
+// instead of lost.
+type Rejecter interface {
+	Reject(raw string, reason string)
+}
+
+// Reject quarantines raw through e when e can, and reports whether it could.
+func Reject(e Emitter, raw, reason string) bool {
+	if r, ok := e.(Rejecter); ok {
+		r.Reject(raw, reason)
+		return true
+	}
+	return false
+}

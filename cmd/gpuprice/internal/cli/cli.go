@@ -1,0 +1,172 @@
+// Package cli holds gpuprice's commands. main wires the backends and sources in by
+// import and calls Main.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Version is set at build time with -ldflags "-X …/cli.Version=v1.2.3".
+var Version = "dev"
+
+// ErrAllFailed is returned by collect when every source failed.
+var ErrAllFailed = errors.New("every source failed")
+
+type app struct {
+	stdout, stderr io.Writer
+	configPath     string
+	storeDSN       string
+	logLevel       string
+	cfg            config.Config
+	log            *slog.Logger
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.root()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "gpuprice:", err)
+		return 1
+	}
+	return 0
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "gpuprice",
+		Short: "Record what GPU compute costs, everywhere, over time",
+		Long: `gpuprice collects on-demand, spot and reserved GPU prices from cloud providers'
+APIs and pricing pages into ClickHouse or an embedded DuckDB file, and answers
+questions about them.
+
+Without --store the embedded store is used: a DuckDB file in the data directory
+($GPUPRICE_DATA_DIR, else $XDG_DATA_HOME/gpuprice, else ~/.local/share/gpuprice).
+Use --store clickhouse://host:9000/db for ClickHouse; passwords come only from
+$GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(a.configPath)
+			if err != nil {
+				return err
+			}
+			a.cfg = cfg
+			level := cfg.LogLevel
+			if a.logLevel != "" {
+				level = a.logLevel
+			}
+			var lv slog.Level
+			if err := lv.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "YAML config file (see deploy/gpuprice.example.yaml)")
+	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
+	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
+	root.AddCommand(a.collectCmd(), a.pricesCmd(), a.importCmd(), a.migrateCmd(), a.versionCmd(),
+		a.sourcesCmd(), a.runsCmd(), a.quarantineCmd(), a.spoolCmd(), a.configCmd())
+	return root
+}
+
+func (a *app) openStore(ctx context.Context) (store.Store, error) {
+	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("migrating %s: %w", store.Redact(dsn), err)
+	}
+	return st, nil
+}
+
+func (a *app) migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the store's tables (re-running is a no-op)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(cmd.Context(), dsn)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			applied, err := st.Migrate(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if len(applied) == 0 {
+				fmt.Fprintf(a.stdout, "%s: up to date\n", store.Redact(dsn))
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "%s: applied migrations %v\n", store.Redact(dsn), applied)
+			return nil
+		},
+	}
+}
+
+func (a *app) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := Version
+			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			cat, err := schemas.LoadCatalog()
+			n := 0
+			if err == nil {
+				n = len(cat.All())
+			}
+			fmt.Fprintf(a.stdout, "gpuprice %s (GPU catalog: %d GPUs)\n", v, n)
+			return nil
+		},
+	}
+}
+
+func (a *app) configCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration (secrets redacted)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			if err != nil {
+				return err
+			}
+			c := a.cfg
+			c.Store = dsn
+			fmt.Fprint(a.stdout, c.Redacted())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+)
+
+func (a *app) collectCmd() *cobra.Command {
+	var only []string
+	cmd := &cobra.Command{
+		Use:   "collect [--source NAME]...",
+		Short: "Collect once from every enabled source (or the named ones)",
+		Long: `Collect runs every enabled source once, in parallel, normalises and checks what
+they publish, stores the accepted rows, quarantines the rest with the reason, and
+prints a summary per source. It first replays any spooled batches. The exit status is
+non-zero only when every source failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			st, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			spool, err := a.spool()
+			if err != nil {
+				return err
+			}
+			if n, err := spool.Replay(ctx, st); err != nil {
+				a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
+			} else if n > 0 {
+				a.log.Info("spool replayed", "rows", n)
+			}
+			jobs, err := a.jobs(only)
+			if err != nil {
+				return err
+			}
+			col, err := a.collector(st, spool)
+			if err != nil {
+				return err
+			}
+			results := col.Collect(ctx, ingest.NewRunID(time.Now()), jobs)
+			a.printResults(results)
+			failed := 0
+			for _, r := range results {
+				if r.Status == schemas.RunFailed {
+					failed++
+				}
+			}
+			if failed == len(results) {
+				return ErrAllFailed
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&only, "source", nil, "collect only this source (repeatable); see `gpuprice sources`")
+	return cmd
+}
+
+func (a *app) spool() (*ingest.DirSpool, error) {
+	dir, err := a.cfg.SpoolDir()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.DirSpool{Dir: dir, MaxBytes: a.cfg.Spool.MaxBytes}, nil
+}
+
+func (a *app) normalizer() (*ingest.Normalizer, error) {
+	cat, err := schemas.LoadCatalog()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Normalizer{
+		GPUs:      cat,
+		Providers: a.cfg.ProviderCatalog(),
+		FX:        ingest.StaticFX(a.cfg.FX),
+		Bounds:    ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
+	}, nil
+}
+
+func (a *app) collector(sink ingest.Sink, spool ingest.Spooler) (*ingest.Collector, error) {
+	norm, err := a.normalizer()
+	if err != nil {
+		return nil, err
+	}
+	return &ingest.Collector{
+		Sink:          sink,
+		Normalizer:    norm,
+		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
+		Spool:         spool,
+		SourceTimeout: a.cfg.Ingest.SourceTimeout,
+		Logger:        a.log,
+	}, nil
+}
+
+func (a *app) client() *fetch.Client {
+	b := fetch.DefaultBackoff()
+	b.MaxTries = a.cfg.HTTP.Retries
+	return fetch.New(fetch.Options{
+		Timeout:     a.cfg.HTTP.Timeout,
+		UserAgent:   a.cfg.HTTP.UserAgent,
+		Backoff:     b,
+		MaxBody:     a.cfg.HTTP.MaxBodyBytes,
+		Logger:      a.log,
+		MinInterval: a.cfg.HTTP.MinInterval,
+	})
+}
+
+// jobs builds the sources to run: the named ones, else every enabled one.
+func (a *app) jobs(only []string) ([]ingest.Job, error) {
+	for name := range a.cfg.Sources {
+		if _, _, ok := scrapers.Lookup(name); !ok {
+			return nil, fmt.Errorf("config: sources.%s: no such source (known: %s)", name, strings.Join(scrapers.Names(), ", "))
+		}
+	}
+	names := only
+	if len(names) == 0 {
+		for _, n := range scrapers.Names() {
+			if a.cfg.Sources[n].IsEnabled() {
+				names = append(names, n)
+			}
+		}
+	}
+	client := a.client()
+	var jobs []ingest.Job
+	for _, n := range names {
+		_, factory, ok := scrapers.Lookup(n)
+		if !ok {
+			return nil, fmt.Errorf("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
+		}
+		sc := a.cfg.Sources[n]
+		src, err := factory(scrapers.Config{
+			Name: n, Endpoint: sc.Endpoint, Options: sc.Options, Client: client,
+			Logger: a.log.With("source", n), Now: time.Now,
+		})
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, ingest.Job{Name: n, Source: src})
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("no source to run: every source is disabled in the config")
+	}
+	return jobs, nil
+}
+
+func (a *app) printResults(results []ingest.Result) {
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tERROR")
+	for _, r := range results {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
+			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(r.Error, 160))
+	}
+	w.Flush()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func (a *app) sourcesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "sources",
+		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			last := map[string]schemas.Run{}
+			if st, err := a.openStore(cmd.Context()); err == nil {
+				runs, err := st.Runs(cmd.Context(), "", 0)
+				if err == nil {
+					for _, r := range runs {
+						if _, seen := last[r.Source]; !seen {
+							last[r.Source] = r
+						}
+					}
+				}
+				st.Close()
+			} else {
+				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SOURCE\tPROVIDER\tMETHOD\tPRICING\tCREDENTIALS\tSCHEDULE\tENABLED\tLAST RUN")
+			names := scrapers.Names()
+			sort.Strings(names)
+			for _, n := range names {
+				info, _, _ := scrapers.Lookup(n)
+				sc := a.cfg.Sources[n]
+				sched := info.Schedule
+				if sc.Schedule != "" {
+					sched = sc.Schedule
+				}
+				cred := info.Credentials
+				if cred == "" {
+					cred = "none"
+				}
+				lr := "never"
+				if r, ok := last[n]; ok {
+					lr = fmt.Sprintf("%s %s (%d rows)", r.FinishedAt.Format(time.RFC3339), r.Status, r.RowsAccepted)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", n, info.Provider, info.Method,
+					strings.Join(info.Pricing, ","), cred, sched, sc.IsEnabled(), lr)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func (a *app) runsCmd() *cobra.Command {
+	var source string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "Show collection run records, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			runs, err := st.Runs(cmd.Context(), source, limit)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "RUN\tSOURCE\tSTARTED\tSECONDS\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tERROR")
+			for _, r := range runs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%d\t%s\n", r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
+					r.FinishedAt.Sub(r.StartedAt).Seconds(), r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs, oneLine(r.Error, 200))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "", "only this source")
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
+	return cmd
+}
+
+func (a *app) quarantineCmd() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "quarantine",
+		Short: "Show rows that failed validation, with the reason, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rows, err := st.Quarantine(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "WHEN\tSOURCE\tRUN\tREASON\tRAW")
+			for _, q := range rows {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, oneLine(q.Raw, 200))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
+	return cmd
+}
+
+func (a *app) spoolCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "spool",
+		Short: "Show or replay batches kept on disk while the store was unreachable",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "status",
+		Short: "Show what waits in the spool",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sp, err := a.spool()
+			if err != nil {
+				return err
+			}
+			s, err := sp.Status()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "spool %s: %d segments, %d rows, %d bytes", s.Dir, s.Segments, s.Rows, s.Bytes)
+			if !s.Oldest.IsZero() {
+				fmt.Fprintf(a.stdout, ", oldest %s", s.Oldest.UTC().Format(time.RFC3339))
+			}
+			fmt.Fprintln(a.stdout)
+			if len(s.Corrupt) > 0 {
+				fmt.Fprintf(a.stdout, "corrupt segments (kept, not replayed): %s\n", strings.Join(s.Corrupt, ", "))
+			}
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "replay",
+		Short: "Write spooled batches to the store, oldest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			sp, err := a.spool()
+			if err != nil {
+				return err
+			}
+			n, err := sp.Replay(cmd.Context(), st)
+			fmt.Fprintf(a.stdout, "replayed %d rows\n", n)
+			return err
+		},
+	})
+	return cmd
+}

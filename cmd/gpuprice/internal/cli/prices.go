@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// CSVHeader is the column list of `prices --format csv`, which `import csv` reads back.
+// The first twelve columns are the contract; the rest keep what re-import needs.
+var CSVHeader = []string{
+	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
+	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
+	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
+	"interconnect", "source_url",
+}
+
+func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func csvRecord(o schemas.Observation) []string {
+	return []string{
+		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, fnum(o.GPUCount), o.Region, o.Zone, o.Pricing,
+		fnum(o.PriceUSDHour), fnum(o.PriceUSDGPUHour), o.SourceKind,
+		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, fnum(o.GPUMemoryGB), o.Currency, fnum(o.PriceNative), o.Unit, fnum(o.FXRate),
+		o.Interconnect, o.SourceURL,
+	}
+}
+
+type filterFlags struct {
+	gpu, provider, pricing, region, tier string
+}
+
+func (f *filterFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.gpu, "gpu", "", "canonical GPU, e.g. H100-SXM-80GB (see `gpuprice gpus`)")
+	fl.StringVar(&f.provider, "provider", "", "provider, e.g. aws, lambda, vast")
+	fl.StringVar(&f.pricing, "pricing", "", "pricing kind: on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m")
+	fl.StringVar(&f.region, "region", "", "provider region, verbatim (e.g. eastus, us-east-1)")
+	fl.StringVar(&f.tier, "tier", "", "hyperscaler, specialist or marketplace")
+}
+
+func (f *filterFlags) filter() (store.Filter, error) {
+	if f.pricing != "" && !schemas.ValidPricing(f.pricing) {
+		return store.Filter{}, fmt.Errorf("--pricing %q: not a pricing kind (on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m)", f.pricing)
+	}
+	if f.tier != "" && !schemas.ValidTier(f.tier) {
+		return store.Filter{}, fmt.Errorf("--tier %q: not hyperscaler, specialist or marketplace", f.tier)
+	}
+	return store.Filter{GPU: f.gpu, Provider: f.provider, Pricing: f.pricing, Region: f.region, Tier: f.tier}, nil
+}
+
+func (a *app) pricesCmd() *cobra.Command {
+	var ff filterFlags
+	var format string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "prices",
+		Short: "The latest price of every series, cheapest per GPU-hour first",
+		Example: `  gpuprice prices --gpu H100-SXM-80GB --pricing on_demand
+  gpuprice prices --provider vast --pricing spot --format csv > vast.csv`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := ff.filter()
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rows, err := st.Latest(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && len(rows) > limit {
+				rows = rows[:limit]
+			}
+			return writeObservations(a.stdout, format, rows)
+		},
+	}
+	ff.add(cmd)
+	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
+	return cmd
+}
+
+func writeObservations(w io.Writer, format string, rows []schemas.Observation) error {
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write(CSVHeader); err != nil {
+			return err
+		}
+		for _, o := range rows {
+			if err := cw.Write(csvRecord(o)); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "json":
+		if rows == nil {
+			rows = []schemas.Observation{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	case "table":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
+		for _, o := range rows {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GPU, o.PriceUSDGPUHour, o.PriceUSDHour,
+				o.Provider, o.Tier, o.Pricing, o.SKU, fnum(o.GPUCount), o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339))
+		}
+		if len(rows) == 0 {
+			fmt.Fprintln(tw, "(no prices match: run `gpuprice collect` first, or loosen the filters)")
+		}
+		return tw.Flush()
+	default:
+		return fmt.Errorf("--format %q: use table, json or csv", format)
+	}
+}

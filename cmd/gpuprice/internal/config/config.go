@@ -1,0 +1,280 @@
+// Package config loads and validates gpuprice's one YAML configuration file. Defaults
+// come first, then the file (unknown keys are errors), then Validate (fields only, no
+// network). Secrets are never read from the file: they come from the environment.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Environment variables.
+const (
+	EnvStore              = "GPUPRICE_STORE"               // store DSN; wins over the file
+	EnvClickHousePassword = "GPUPRICE_CLICKHOUSE_PASSWORD" // put into a clickhouse DSN
+	EnvDataDir            = "GPUPRICE_DATA_DIR"            // where the embedded store and spool live
+)
+
+// Config is the whole configuration.
+type Config struct {
+	Store     string                   `yaml:"store"`
+	DataDir   string                   `yaml:"data_dir"`
+	LogLevel  string                   `yaml:"log_level"`
+	HTTP      HTTP                     `yaml:"http"`
+	Ingest    Ingest                   `yaml:"ingest"`
+	Spool     Spool                    `yaml:"spool"`
+	FX        map[string]float64       `yaml:"fx"`
+	Providers map[string]ProviderEntry `yaml:"providers"`
+	Sources   map[string]Source        `yaml:"sources"`
+}
+
+// HTTP configures the shared fetch client.
+type HTTP struct {
+	Timeout      time.Duration `yaml:"timeout"`
+	UserAgent    string        `yaml:"user_agent"`
+	MaxBodyBytes int64         `yaml:"max_body_bytes"`
+	Retries      int           `yaml:"retries"`
+	MinInterval  time.Duration `yaml:"min_interval"`
+}
+
+// Ingest configures normalisation, gates and batching.
+type Ingest struct {
+	BatchSize     int           `yaml:"batch_size"`
+	FlushInterval time.Duration `yaml:"flush_interval"`
+	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"`
+	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"`
+	SourceTimeout time.Duration `yaml:"source_timeout"`
+}
+
+// Spool configures the on-disk spool used while the store is unreachable.
+type Spool struct {
+	Dir      string `yaml:"dir"`
+	MaxBytes int64  `yaml:"max_bytes"`
+}
+
+// ProviderEntry overrides the provider catalog.
+type ProviderEntry struct {
+	Tier         string `yaml:"tier"`
+	Interconnect string `yaml:"interconnect"`
+}
+
+// Source configures one source.
+type Source struct {
+	Enabled  *bool          `yaml:"enabled"`
+	Endpoint string         `yaml:"endpoint"`
+	Schedule string         `yaml:"schedule"`
+	Options  map[string]any `yaml:"options"`
+}
+
+// IsEnabled reports whether the source runs (default true).
+func (s Source) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Default returns the configuration used when no file is given.
+func Default() Config {
+	return Config{
+		LogLevel: "info",
+		HTTP:     HTTP{Timeout: 30 * time.Second, MaxBodyBytes: 64 << 20, Retries: 4},
+		Ingest: Ingest{BatchSize: 5000, FlushInterval: 2 * time.Second, MinUSDGPUHour: 0.01,
+			MaxUSDGPUHour: 150, SourceTimeout: 10 * time.Minute},
+		Spool: Spool{MaxBytes: 1 << 30},
+	}
+}
+
+// Load reads the file at path over the defaults and validates the result. An empty
+// path gives the defaults.
+func Load(path string) (Config, error) {
+	c := Default()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("config: %w", err)
+		}
+		if err := decode(bytes.NewReader(data), &c); err != nil {
+			return c, fmt.Errorf("config: %s: %w", path, err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func decode(r io.Reader, c *Config) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// Validate checks every field; it does no network I/O.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("config: "+format, args...)) }
+	if c.Store != "" {
+		if !strings.Contains(c.Store, "://") {
+			bad("store: %q is not a DSN (clickhouse://host:9000/db or duckdb:///path/file.duckdb)", store.Redact(c.Store))
+		} else if hasPassword(c.Store) {
+			bad("store: the DSN holds a password; put secrets in the environment (%s or %s), never in the file", EnvStore, EnvClickHousePassword)
+		}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	if c.HTTP.Timeout <= 0 {
+		bad("http.timeout must be positive")
+	}
+	if c.HTTP.MaxBodyBytes <= 0 {
+		bad("http.max_body_bytes must be positive")
+	}
+	if c.HTTP.Retries < 1 {
+		bad("http.retries must be at least 1 (the first try counts)")
+	}
+	if c.HTTP.MinInterval < 0 {
+		bad("http.min_interval must not be negative")
+	}
+	if c.Ingest.BatchSize <= 0 {
+		bad("ingest.batch_size must be positive")
+	}
+	if c.Ingest.FlushInterval <= 0 {
+		bad("ingest.flush_interval must be positive")
+	}
+	if c.Ingest.MinUSDGPUHour < 0 || c.Ingest.MaxUSDGPUHour <= c.Ingest.MinUSDGPUHour {
+		bad("ingest: min_usd_gpu_hour (%g) must be ≥ 0 and below max_usd_gpu_hour (%g)", c.Ingest.MinUSDGPUHour, c.Ingest.MaxUSDGPUHour)
+	}
+	if c.Ingest.SourceTimeout < 0 {
+		bad("ingest.source_timeout must not be negative")
+	}
+	if c.Spool.MaxBytes <= 0 {
+		bad("spool.max_bytes must be positive")
+	}
+	for cur, r := range c.FX {
+		if len(cur) != 3 || strings.ToUpper(cur) != cur {
+			bad("fx: %q is not an ISO 4217 code like EUR", cur)
+		}
+		if r <= 0 {
+			bad("fx.%s: rate %g must be positive (USD per unit)", cur, r)
+		}
+	}
+	for name, p := range c.Providers {
+		if p.Tier != "" && !schemas.ValidTier(p.Tier) {
+			bad("providers.%s.tier: %q is not hyperscaler, specialist or marketplace", name, p.Tier)
+		}
+		if p.Interconnect != "" && !schemas.ValidInterconnect(p.Interconnect) {
+			bad("providers.%s.interconnect: %q is not a known interconnect", name, p.Interconnect)
+		}
+	}
+	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for name, s := range c.Sources {
+		if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "http://") && !strings.HasPrefix(s.Endpoint, "https://") {
+			bad("sources.%s.endpoint: %q is not an http(s) URL", name, s.Endpoint)
+		}
+		if s.Schedule != "" {
+			if _, err := parser.Parse(s.Schedule); err != nil {
+				bad("sources.%s.schedule: %v", name, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hasPassword(dsn string) bool {
+	return store.Redact(dsn) != dsn
+}
+
+// ProviderCatalog returns the default provider catalog with the file's overrides applied.
+func (c Config) ProviderCatalog() schemas.ProviderCatalog {
+	cat := schemas.DefaultProviders()
+	for name, p := range c.Providers {
+		e := cat.Lookup(name)
+		e.Name = name
+		if p.Tier != "" {
+			e.Tier = p.Tier
+		}
+		if p.Interconnect != "" {
+			e.Interconnect = p.Interconnect
+		}
+		cat[name] = e
+	}
+	return cat
+}
+
+// DataDirPath is where the embedded store and the spool live: data_dir, else
+// $GPUPRICE_DATA_DIR, else $XDG_DATA_HOME/gpuprice, else ~/.local/share/gpuprice.
+func (c Config) DataDirPath() (string, error) {
+	if c.DataDir != "" {
+		return c.DataDir, nil
+	}
+	if d := os.Getenv(EnvDataDir); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "gpuprice"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("config: no data directory: set %s: %w", EnvDataDir, err)
+	}
+	return filepath.Join(home, ".local", "share", "gpuprice"), nil
+}
+
+// StoreDSN returns the DSN to open: flag, else $GPUPRICE_STORE, else the file's store,
+// else the embedded DuckDB file in the data directory. A clickhouse DSN gets the
+// password from $GPUPRICE_CLICKHOUSE_PASSWORD when set.
+func (c Config) StoreDSN(flag string) (string, error) {
+	dsn := flag
+	if dsn == "" {
+		dsn = os.Getenv(EnvStore)
+	}
+	if dsn == "" {
+		dsn = c.Store
+	}
+	if dsn == "" {
+		dir, err := c.DataDirPath()
+		if err != nil {
+			return "", err
+		}
+		dsn = "duckdb://" + filepath.ToSlash(filepath.Join(dir, "gpuprice.duckdb"))
+	}
+	if pw := os.Getenv(EnvClickHousePassword); pw != "" && strings.HasPrefix(dsn, "clickhouse://") {
+		dsn = withPassword(dsn, pw)
+	}
+	return dsn, nil
+}
+
+// SpoolDir returns the spool directory.
+func (c Config) SpoolDir() (string, error) {
+	if c.Spool.Dir != "" {
+		return c.Spool.Dir, nil
+	}
+	dir, err := c.DataDirPath()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "spool"), nil
+}
+
+// Redacted returns the configuration as YAML with secrets masked, for `gpuprice config`.
+func (c Config) Redacted() string {
+	c.Store = store.Redact(c.Store)
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return fmt.Sprintf("config: %v", err)
+	}
+	return string(out)
+}

@@ -1,0 +1,169 @@
+// Package ingest turns what sources emit into stored rows: it normalises every raw
+// observation (canonical GPU, $/hour and $/GPU-hour, currency to USD with the rate
+// kept, tier and interconnect from the provider catalog), applies the plausibility
+// gates (failures go to quarantine with the reason, never dropped), batches writes,
+// and keeps a run record per source per collection.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// Canonicalizer places a provider's GPU name on the GPU catalog.
+type Canonicalizer interface {
+	Canonicalize(h schemas.Hint) string
+}
+
+// FX gives the USD value of one unit of a currency at a time.
+type FX interface {
+	Rate(ctx context.Context, currency string, at time.Time) (float64, error)
+}
+
+// ErrNoRate is returned by FX when it has no rate for a currency.
+var ErrNoRate = errors.New("ingest: no FX rate")
+
+// StaticFX is a fixed table of USD per currency unit (from config).
+type StaticFX map[string]float64
+
+// Rate implements FX.
+func (s StaticFX) Rate(_ context.Context, currency string, _ time.Time) (float64, error) {
+	if currency == "USD" {
+		return 1, nil
+	}
+	if r, ok := s[currency]; ok && r > 0 {
+		return r, nil
+	}
+	return 0, fmt.Errorf("%w for %s", ErrNoRate, currency)
+}
+
+// Bounds are the plausible $/GPU-hour range; prices outside go to quarantine.
+type Bounds struct {
+	MinUSDGPUHour float64
+	MaxUSDGPUHour float64
+}
+
+// DefaultBounds: below a cent or above $150 per GPU-hour is not a real offer.
+func DefaultBounds() Bounds { return Bounds{MinUSDGPUHour: 0.01, MaxUSDGPUHour: 150} }
+
+// Normalizer normalises and gates raw observations.
+type Normalizer struct {
+	GPUs      Canonicalizer
+	Providers schemas.ProviderCatalog
+	FX        FX
+	Bounds    Bounds
+}
+
+// Rejection is why an observation failed a gate.
+type Rejection struct {
+	Reason string
+}
+
+func (r *Rejection) Error() string { return r.Reason }
+
+// Normalize fills the normalised fields of o and checks it. It returns a *Rejection
+// error when the row must go to quarantine. unknownGPU reports a GPU name the catalog
+// could not place (the row is kept with gpu "unknown").
+func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out schemas.Observation, unknownGPU bool, err error) {
+	reject := func(format string, args ...any) (schemas.Observation, bool, error) {
+		return o, false, &Rejection{Reason: fmt.Sprintf(format, args...)}
+	}
+	o.ObservedAt = o.ObservedAt.UTC().Truncate(time.Second)
+	if o.EffectiveAt.IsZero() {
+		o.EffectiveAt = o.ObservedAt
+	}
+	o.EffectiveAt = o.EffectiveAt.UTC().Truncate(time.Second)
+	switch {
+	case o.ObservedAt.IsZero():
+		return reject("missing observed_at")
+	case o.Provider == "":
+		return reject("missing provider")
+	case o.SKU == "":
+		return reject("missing sku")
+	case !schemas.ValidPricing(o.Pricing):
+		return reject("unknown pricing kind %q", o.Pricing)
+	case math.IsNaN(o.PriceNative) || math.IsInf(o.PriceNative, 0):
+		return reject("price is not a number")
+	case o.PriceNative == 0:
+		if t := o.Attrs["price_text"]; t != "" {
+			return reject("no price published (%q)", t)
+		}
+		return reject("price 0 means not offered")
+	case o.PriceNative < 0:
+		return reject("non-positive price %v", o.PriceNative)
+	case math.IsNaN(o.GPUCount) || o.GPUCount <= 0:
+		return reject("gpu_count %v is not positive", o.GPUCount)
+	}
+	if o.Currency == "" {
+		return reject("missing currency")
+	}
+	o.Currency = strings.ToUpper(o.Currency)
+	rate := 1.0
+	if o.Currency != "USD" {
+		if n.FX == nil {
+			return reject("no FX rate for %s", o.Currency)
+		}
+		r, ferr := n.FX.Rate(ctx, o.Currency, o.EffectiveAt)
+		if ferr != nil || r <= 0 {
+			return reject("no FX rate for %s", o.Currency)
+		}
+		rate = r
+	}
+	o.FXRate = rate
+	usd := o.PriceNative * rate
+	switch o.Unit {
+	case schemas.UnitHour:
+		o.PriceUSDHour = usd
+	case schemas.UnitGPUHour:
+		o.PriceUSDHour = usd * o.GPUCount
+	case schemas.UnitMonth:
+		o.PriceUSDHour = usd / 730
+	case schemas.UnitGPUMonth:
+		o.PriceUSDHour = usd / 730 * o.GPUCount
+	case schemas.UnitTerm:
+		h := schemas.TermHours(o.Pricing)
+		if h == 0 {
+			return reject("price for a whole term but pricing %q has no term", o.Pricing)
+		}
+		o.PriceUSDHour = usd / h
+	default:
+		return reject("unknown price unit %q", o.Unit)
+	}
+	o.PriceUSDHour = round(o.PriceUSDHour)
+	o.PriceUSDGPUHour = round(o.PriceUSDHour / o.GPUCount)
+	b := n.Bounds
+	if b.MaxUSDGPUHour == 0 {
+		b = DefaultBounds()
+	}
+	if o.PriceUSDGPUHour < b.MinUSDGPUHour || o.PriceUSDGPUHour > b.MaxUSDGPUHour {
+		return reject("$%.4g per GPU-hour is outside the plausible range [%g, %g]", o.PriceUSDGPUHour, b.MinUSDGPUHour, b.MaxUSDGPUHour)
+	}
+	p := n.Providers.Lookup(o.Provider)
+	if o.Tier == "" {
+		o.Tier = p.Tier
+	}
+	if o.Interconnect == "" {
+		o.Interconnect = p.Interconnect
+		if o.GPUCount <= 1 {
+			// A single GPU talks to no other: the provider's fabric says nothing about it.
+			o.Interconnect = schemas.InterconnectUnknown
+		}
+	}
+	if o.GPU == "" || o.GPU == schemas.UnknownGPU {
+		o.GPU = schemas.UnknownGPU
+		if n.GPUs != nil {
+			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: o.GPUName, SKU: o.SKU, MemoryGB: o.GPUMemoryGB})
+		}
+	}
+	return o, o.GPU == schemas.UnknownGPU, nil
+}
+
+// round keeps prices to 1e-9 dollars so that arithmetic noise never separates
+// equal prices (and both stores hold the same value).
+func round(v float64) float64 { return math.Round(v*1e9) / 1e9 }

@@ -1,0 +1,173 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// fakeGPUs places exactly the names in its map.
+type fakeGPUs map[string]string
+
+func (f fakeGPUs) Canonicalize(h schemas.Hint) string {
+	if g, ok := f[h.Name]; ok {
+		return g
+	}
+	return schemas.UnknownGPU
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 500_000_000, time.UTC)
+
+func raw(mod func(*schemas.Observation)) schemas.Observation {
+	o := schemas.Observation{
+		ObservedAt: t0, Provider: "lambda", SKU: "gpu_8x_h100_sxm5", Pricing: schemas.OnDemand,
+		PriceNative: 2.99, Currency: "USD", Unit: schemas.UnitGPUHour, GPUName: "H100 SXM", GPUCount: 8,
+		SourceKind: schemas.SourceScrape,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	return o
+}
+
+func testNormalizer() *Normalizer {
+	return &Normalizer{
+		GPUs:      fakeGPUs{"H100 SXM": "H100-SXM-80GB"},
+		Providers: schemas.DefaultProviders(),
+		FX:        StaticFX{"EUR": 1.25},
+		Bounds:    DefaultBounds(),
+	}
+}
+
+func TestNormalizeConverts(t *testing.T) {
+	n := testNormalizer()
+	cases := []struct {
+		name              string
+		in                schemas.Observation
+		hour, gpuHour, fx float64
+	}{
+		{"per GPU-hour", raw(nil), 23.92, 2.99, 1},
+		{"per instance-hour", raw(func(o *schemas.Observation) { o.Unit = schemas.UnitHour; o.PriceNative = 98.32 }), 98.32, 12.29, 1},
+		{"per month", raw(func(o *schemas.Observation) { o.Unit = schemas.UnitMonth; o.PriceNative = 730 * 16 }), 16, 2, 1},
+		{"reserved 1y whole term", raw(func(o *schemas.Observation) {
+			o.Unit, o.Pricing, o.PriceNative = schemas.UnitTerm, schemas.Reserved1Y, 8760*20
+		}), 20, 2.5, 1},
+		{"reserved 3y whole term", raw(func(o *schemas.Observation) {
+			o.Unit, o.Pricing, o.PriceNative = schemas.UnitTerm, schemas.Reserved3Y, 3*8760*16
+		}), 16, 2, 1},
+		{"EUR converted", raw(func(o *schemas.Observation) { o.Currency = "eur"; o.PriceNative = 2 }), 20, 2.5, 1.25},
+		{"fractional GPU", raw(func(o *schemas.Observation) { o.Unit = schemas.UnitHour; o.GPUCount = 1.0 / 6; o.PriceNative = 0.454 }), 0.454, 2.724, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, unknown, err := n.Normalize(context.Background(), c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if unknown {
+				t.Error("GPU reported unknown")
+			}
+			if math.Abs(o.PriceUSDHour-c.hour) > 1e-9 || math.Abs(o.PriceUSDGPUHour-c.gpuHour) > 1e-9 || o.FXRate != c.fx {
+				t.Errorf("got $%v/h, $%v/GPU-h, fx %v; want %v, %v, %v", o.PriceUSDHour, o.PriceUSDGPUHour, o.FXRate, c.hour, c.gpuHour, c.fx)
+			}
+			if o.GPU != "H100-SXM-80GB" || o.Tier != schemas.TierSpecialist {
+				t.Errorf("gpu %q tier %q", o.GPU, o.Tier)
+			}
+			if !o.ObservedAt.Equal(t0.Truncate(time.Second)) || !o.EffectiveAt.Equal(o.ObservedAt) {
+				t.Errorf("times not truncated to seconds: %v %v", o.ObservedAt, o.EffectiveAt)
+			}
+		})
+	}
+}
+
+func TestNormalizeDefaults(t *testing.T) {
+	n := testNormalizer()
+	o, _, err := n.Normalize(context.Background(), raw(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Interconnect != schemas.InterconnectInfiniband {
+		t.Errorf("8-GPU lambda interconnect = %q, want the provider default infiniband", o.Interconnect)
+	}
+	one, _, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) { o.GPUCount = 1 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Interconnect != schemas.InterconnectUnknown {
+		t.Errorf("single-GPU interconnect = %q, want unknown", one.Interconnect)
+	}
+	stated, _, _ := n.Normalize(context.Background(), raw(func(o *schemas.Observation) { o.Interconnect = schemas.InterconnectEthernet }))
+	if stated.Interconnect != schemas.InterconnectEthernet {
+		t.Errorf("stated interconnect overwritten: %q", stated.Interconnect)
+	}
+	spot := time.Date(2026, 10, 30, 8, 15, 0, 0, time.FixedZone("x", 3600))
+	h, _, _ := n.Normalize(context.Background(), raw(func(o *schemas.Observation) { o.EffectiveAt = spot }))
+	if !h.EffectiveAt.Equal(spot) || h.EffectiveAt.Location() != time.UTC {
+		t.Errorf("effective_at = %v, want %v in UTC", h.EffectiveAt, spot)
+	}
+	u, unknown, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) { o.GPUName = "Quadro RTX 6000" }))
+	if err != nil || !unknown || u.GPU != schemas.UnknownGPU || u.GPUName != "Quadro RTX 6000" {
+		t.Errorf("unplaceable name: gpu %q unknown=%v err=%v name %q", u.GPU, unknown, err, u.GPUName)
+	}
+}
+
+func TestNormalizeRejects(t *testing.T) {
+	n := testNormalizer()
+	cases := []struct {
+		name, reason string
+		mod          func(*schemas.Observation)
+	}{
+		{"zero", "price 0 means not offered", func(o *schemas.Observation) { o.PriceNative = 0 }},
+		{"contact sales", `no price published ("Contact sales")`, func(o *schemas.Observation) {
+			o.PriceNative = 0
+			o.Attrs = map[string]string{"price_text": "Contact sales"}
+		}},
+		{"negative", "non-positive price -1", func(o *schemas.Observation) { o.PriceNative = -1 }},
+		{"NaN", "price is not a number", func(o *schemas.Observation) { o.PriceNative = math.NaN() }},
+		{"too cheap", "outside the plausible range", func(o *schemas.Observation) { o.PriceNative = 0.001 }},
+		{"absurd", "outside the plausible range", func(o *schemas.Observation) { o.PriceNative = 5000 }},
+		{"unit", `unknown price unit "1/Day"`, func(o *schemas.Observation) { o.Unit = "1/Day" }},
+		{"pricing", `unknown pricing kind "preemptible"`, func(o *schemas.Observation) { o.Pricing = "preemptible" }},
+		{"term without term", "has no term", func(o *schemas.Observation) { o.Unit = schemas.UnitTerm }},
+		{"no FX", "no FX rate for JPY", func(o *schemas.Observation) { o.Currency = "JPY" }},
+		{"gpu count", "gpu_count 0 is not positive", func(o *schemas.Observation) { o.GPUCount = 0 }},
+		{"sku", "missing sku", func(o *schemas.Observation) { o.SKU = "" }},
+		{"currency", "missing currency", func(o *schemas.Observation) { o.Currency = "" }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := n.Normalize(context.Background(), raw(c.mod))
+			var rej *Rejection
+			if !errors.As(err, &rej) {
+				t.Fatalf("err = %v, want a *Rejection", err)
+			}
+			if !strings.Contains(rej.Reason, c.reason) {
+				t.Errorf("reason %q does not contain %q", rej.Reason, c.reason)
+			}
+		})
+	}
+}
+
+func TestParseNumber(t *testing.T) {
+	good := map[string]float64{
+		"2.49": 2.49, "2,49": 2.49, "$2.49": 2.49, "€2,49": 2.49, "1,234.56": 1234.56, "1.234,56": 1234.56,
+		"1 234,56": 1234.56, "1\u00a0234,5": 1234.5, "1,234": 1234, "12": 12, "0.000001": 0.000001, "98.32": 98.32,
+		"1,234,567": 1234567,
+	}
+	for in, want := range good {
+		got, err := ParseNumber(in)
+		if err != nil || got != want {
+			t.Errorf("ParseNumber(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "Contact sales", "abc", "1.2.3,4,5x", "$"} {
+		if v, err := ParseNumber(in); err == nil {
+			t.Errorf("ParseNumber(%q) = %v, want an error", in, v)
+		}
+	}
+}
