@@ -1,0 +1,134 @@
+package vast
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// response is the offer search result.
+type response struct {
+	Offers *[]offer `json:"offers"`
+}
+
+// offer holds the fields of a Vast.ai offer this source reads (the API sends ~100).
+type offer struct {
+	ID           int64    `json:"id"`
+	MachineID    int64    `json:"machine_id"`
+	HostID       int64    `json:"host_id"`
+	GPUName      string   `json:"gpu_name"`
+	NumGPUs      float64  `json:"num_gpus"`
+	GPURAM       float64  `json:"gpu_ram"` // MB
+	GPUFrac      *float64 `json:"gpu_frac"`
+	DPHBase      *float64 `json:"dph_base"`
+	DPHTotal     *float64 `json:"dph_total"`
+	MinBid       *float64 `json:"min_bid"`
+	StorageTotal *float64 `json:"storage_total_cost"`
+	Reliability2 *float64 `json:"reliability2"`
+	Geolocation  *string  `json:"geolocation"`
+	Verification string   `json:"verification"`
+	HostingType  *int     `json:"hosting_type"`
+	CPUCoresEff  *float64 `json:"cpu_cores_effective"`
+	CPURAM       *float64 `json:"cpu_ram"` // MB
+}
+
+// parseOffers turns an offer search response into observations: for each offer an
+// on_demand row priced at dph_total and, when the offer states one, a spot row priced
+// at min_bid. It is pure: rows carry observedAt and no source URL.
+func parseOffers(r io.Reader, observedAt time.Time) ([]schemas.Observation, error) {
+	var resp response
+	if err := json.NewDecoder(r).Decode(&resp); err != nil {
+		return nil, fmt.Errorf("vast: decoding response: %w", err)
+	}
+	if resp.Offers == nil {
+		return nil, fmt.Errorf("vast: response has no offers array")
+	}
+	rows := make([]schemas.Observation, 0, 2*len(*resp.Offers))
+	for _, o := range *resp.Offers {
+		base := schemas.Observation{
+			ObservedAt:  observedAt,
+			EffectiveAt: observedAt,
+			Provider:    "vast",
+			SKU:         sku(o),
+			Region:      country(o.Geolocation),
+			GPUName:     o.GPUName,
+			GPUCount:    o.NumGPUs,
+			GPUMemoryGB: math.Round(o.GPURAM/1024*100) / 100,
+			Currency:    "USD",
+			Unit:        schemas.UnitHour,
+			SourceKind:  schemas.SourceAPI,
+		}
+		od := base
+		od.Pricing = schemas.OnDemand
+		od.Attrs = attrs(o)
+		if o.DPHTotal != nil {
+			od.PriceNative = *o.DPHTotal
+		} else {
+			od.Attrs["price_text"] = "dph_total missing"
+		}
+		rows = append(rows, od)
+		if o.MinBid != nil {
+			sp := base
+			sp.Pricing = schemas.Spot
+			sp.Attrs = attrs(o)
+			sp.PriceNative = *o.MinBid
+			rows = append(rows, sp)
+		}
+	}
+	return rows, nil
+}
+
+// sku names a series: one machine's offer of a given GPU count. Offer ids change
+// whenever a host re-lists; machine ids do not, and a machine may offer several
+// slices (1x, 2x, 4x …) at once.
+func sku(o offer) string {
+	return "vast:" + strconv.FormatInt(o.MachineID, 10) + ":" + strconv.FormatFloat(o.NumGPUs, 'f', -1, 64) + "x"
+}
+
+// country is the country code at the end of a geolocation ("Texas, US" → "US",
+// ", US" → "US"); "" when absent.
+func country(g *string) string {
+	if g == nil {
+		return ""
+	}
+	s := strings.TrimSpace(*g)
+	if i := strings.LastIndex(s, ","); i >= 0 {
+		s = strings.TrimSpace(s[i+1:])
+	}
+	return s
+}
+
+func attrs(o offer) map[string]string {
+	a := map[string]string{
+		"offer_id":     strconv.FormatInt(o.ID, 10),
+		"machine_id":   strconv.FormatInt(o.MachineID, 10),
+		"host_id":      strconv.FormatInt(o.HostID, 10),
+		"verification": o.Verification,
+	}
+	if o.Geolocation != nil {
+		a["geolocation"] = *o.Geolocation
+	}
+	num := func(k string, v *float64) {
+		if v != nil {
+			a[k] = strconv.FormatFloat(*v, 'f', -1, 64)
+		}
+	}
+	num("reliability2", o.Reliability2)
+	num("dph_base", o.DPHBase)
+	num("storage_total_cost", o.StorageTotal)
+	num("gpu_frac", o.GPUFrac)
+	num("cpu_cores_effective", o.CPUCoresEff)
+	if o.CPURAM != nil {
+		a["cpu_ram_gb"] = strconv.FormatFloat(math.Round(*o.CPURAM/1024*10)/10, 'f', -1, 64)
+	}
+	if o.HostingType != nil {
+		a["hosting_type"] = strconv.Itoa(*o.HostingType)
+	}
+	return a
+}

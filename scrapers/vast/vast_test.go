@@ -1,0 +1,273 @@
+package vast
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+const apiPath = "/api/v0/bundles/"
+
+// golden is what a parser case records: the rows, or the error.
+type golden struct {
+	Rows  []schemas.Observation `json:"rows"`
+	Error string                `json:"error,omitempty"`
+}
+
+func TestParseOffers(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/input.json")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g golden
+			rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+			if err != nil {
+				g.Error = err.Error()
+			} else {
+				g.Rows = rows
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+func TestParseOffersRules(t *testing.T) {
+	data, err := os.ReadFile("testdata/reference_h100_sxm/input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("rows = %d, want on-demand and spot for each of 2 offers", len(rows))
+	}
+	od, sp := rows[0], rows[1]
+	if od.SKU != "vast:148199:1x" || od.Pricing != schemas.OnDemand || od.PriceNative != 1.3867407407407408 ||
+		od.Region != "US" || od.GPUName != "H100 SXM" || od.GPUCount != 1 || od.GPUMemoryGB != 79.65 ||
+		od.Unit != schemas.UnitHour || od.Currency != "USD" {
+		t.Errorf("on-demand row = %+v", od)
+	}
+	if sp.SKU != od.SKU || sp.Pricing != schemas.Spot || sp.PriceNative != 0.39999999999999997 {
+		t.Errorf("spot row = %+v", sp)
+	}
+	if od.Attrs["reliability2"] != "0.9089707" || od.Attrs["verification"] != "unverified" ||
+		od.Attrs["machine_id"] != "148199" || od.Attrs["host_id"] != "635532" || od.Attrs["geolocation"] != ", US" {
+		t.Errorf("attrs = %v", od.Attrs)
+	}
+	if rows[2].Region != "US" || rows[2].Attrs["geolocation"] != "Washington, US" {
+		t.Errorf("second offer region = %q", rows[2].Region)
+	}
+
+	data, err = os.ReadFile("testdata/mixed_gpus/input.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err = parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zero, noBid, slices int
+	skus := map[string]bool{}
+	for _, o := range rows {
+		skus[o.SeriesKey()] = true
+		if o.PriceNative == 0 {
+			zero++
+		}
+		if strings.HasPrefix(o.SKU, "vast:31855:") {
+			slices++
+		}
+		if o.SKU == "vast:60012:1x" && o.Pricing == schemas.Spot {
+			t.Errorf("spot row for an offer without min_bid: %+v", o)
+		}
+		if o.SKU == "vast:60012:1x" {
+			noBid++
+			if o.Region != "" {
+				t.Errorf("region of an offer without geolocation = %q", o.Region)
+			}
+		}
+	}
+	if zero != 1 || noBid != 1 || slices != 6 {
+		t.Errorf("zero-price rows %d (want 1: the spot bid of 0), rows of the offer without min_bid %d (want 1), rows of the 3 slices %d (want 6)", zero, noBid, slices)
+	}
+	if len(skus) != len(rows) {
+		t.Errorf("%d rows share %d series: series must be distinct", len(rows), len(skus))
+	}
+}
+
+func TestCountry(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for in, want := range map[*string]string{nil: "", s(""): "", s("Texas, US"): "US", s(", US"): "US", s("US"): "US", s("Quebec, Canada, CA "): "CA"} {
+		if got := country(in); got != want {
+			t.Errorf("country(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	info, f, ok := scrapers.Lookup(Name)
+	if !ok || f == nil {
+		t.Fatal("vast is not registered")
+	}
+	if info.Provider != "vast" || info.DefaultEndpoint != DefaultEndpoint || info.Schedule != "*/10 * * * *" {
+		t.Errorf("info = %+v", info)
+	}
+	src, err := f(scrapertest.Config(t, Name, "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := src.(scrapers.Expecter).Expect(); e.MinRows < 100 {
+		t.Errorf("expectation = %+v", e)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	if _, err := New(scrapertest.Config(t, Name, "", map[string]any{"querry": map[string]any{}})); err == nil {
+		t.Error("unknown option accepted")
+	}
+	if _, err := New(scrapertest.Config(t, Name, "", map[string]any{"query": map[string]any{}})); err == nil {
+		t.Error("empty query accepted")
+	}
+	if _, err := New(scrapertest.Config(t, Name, "", map[string]any{"query": "gpu_name=RTX_4090"})); err == nil {
+		t.Error("non-object query accepted")
+	}
+}
+
+func TestCollect(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{apiPath: {{File: "testdata/mixed_gpus/input.json"}}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+apiPath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	var q map[string]any
+	if err := json.Unmarshal([]byte(srv.Reqs[0].URL.Query().Get("q")), &q); err != nil {
+		t.Fatalf("q parameter: %v", err)
+	}
+	if q["type"] != "on-demand" || q["limit"] != float64(DefaultLimit) {
+		t.Errorf("query = %v", q)
+	}
+	if len(sink.Rows) != 27 {
+		t.Errorf("rows = %d, want 27 (14 offers, one without min_bid)", len(sink.Rows))
+	}
+	for _, o := range sink.Rows {
+		if !strings.HasPrefix(o.SourceURL, srv.URL+apiPath+"?q=") {
+			t.Errorf("source URL %q", o.SourceURL)
+		}
+	}
+	if e := src.(scrapers.Expecter).Expect(); e.MinRows != 500 {
+		t.Errorf("expectation = %+v", e)
+	}
+}
+
+func TestCollectQueryOverride(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{apiPath: {{File: "testdata/empty/input.json"}}})
+	want := map[string]any{"gpu_name": map[string]any{"eq": "RTX 4090"}, "type": "bid"}
+	src, err := New(scrapertest.Config(t, Name, srv.URL+apiPath, map[string]any{"query": want}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Reqs[0].URL.Query().Get("q"); got != `{"gpu_name":{"eq":"RTX 4090"},"type":"bid"}` {
+		t.Errorf("q = %s", got)
+	}
+	if len(sink.Rows) != 0 {
+		t.Errorf("rows = %d from an empty offer list", len(sink.Rows))
+	}
+	if e := src.(scrapers.Expecter).Expect(); e.MinRows != 1 {
+		t.Errorf("expectation with a query = %+v", e)
+	}
+}
+
+func TestCollectRetriesThenSucceeds(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{apiPath: {
+		{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
+		{File: "testdata/reference_h100_sxm/input.json"},
+	}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+apiPath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Hits[apiPath] != 2 || len(sink.Rows) != 4 {
+		t.Errorf("hits %d, rows %d; want 2 and 4", srv.Hits[apiPath], len(sink.Rows))
+	}
+}
+
+func TestCollectFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+		msg   string
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus, "HTTP 500"},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}}, fetch.ErrStatus, "HTTP 429"},
+		{"malformed", scrapertest.Route{File: "testdata/malformed/input.json"}, nil, "decoding response"},
+		{"error body", scrapertest.Route{File: "testdata/error_body/input.json"}, nil, "no offers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{apiPath: {c.route}})
+			src, err := New(scrapertest.Config(t, Name, srv.URL+apiPath, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sink scrapertest.Sink
+			err = src.Collect(context.Background(), &sink)
+			if err == nil || !strings.HasPrefix(err.Error(), "vast: ") || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want one containing %q", err, c.msg)
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("err = %v, want errors.Is %v", err, c.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
+
+func FuzzParseOffers(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/input.json")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && rows == nil {
+			t.Error("nil rows without an error")
+		}
+	})
+}
