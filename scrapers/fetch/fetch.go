@@ -97,6 +97,8 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// NotModified is set when the server answered 304 and Body comes from the Cache.
+	NotModified bool
 }
 
 // Observer is told of every response a Client reads (the raw archive uses it).
@@ -113,6 +115,8 @@ type Client struct {
 	Logger    *slog.Logger
 	Observer  Observer
 	Limiter   *HostLimiter
+	Cache     *Cache  // conditional requests (GetConditional); nil: none
+	Robots    *Robots // robots.txt rules for pages (GetPage); nil: not checked
 }
 
 // Options configure New.
@@ -124,6 +128,10 @@ type Options struct {
 	Logger    *slog.Logger
 	// MinInterval between requests to the same host (0: no limit).
 	MinInterval time.Duration
+	// CacheDir keeps validators and bodies for conditional requests ("": none).
+	CacheDir string
+	// IgnoreRobots turns off robots.txt checks for pages (GetPage).
+	IgnoreRobots bool
 }
 
 // New returns a Client with defaults filled in.
@@ -149,6 +157,12 @@ func New(o Options) *Client {
 	}
 	if o.MinInterval > 0 {
 		c.Limiter = NewHostLimiter(o.MinInterval)
+	}
+	if o.CacheDir != "" {
+		c.Cache = &Cache{Dir: o.CacheDir}
+	}
+	if !o.IgnoreRobots {
+		c.Robots = NewRobots()
 	}
 	return c
 }
