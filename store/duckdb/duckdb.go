@@ -1,0 +1,491 @@
+// Package duckdb is the embedded store backend: one DuckDB file, no server. It
+// registers the DSN scheme "duckdb" (duckdb:///abs/path/file.duckdb).
+//
+// Observations have their identity (provider, sku, region, zone, pricing,
+// effective_at) as primary key and are upserted: writing an identity again replaces
+// the stored row, so the last write wins, as in the ClickHouse backend. Runs are
+// upserted on (run_id, source); quarantine is an append-only log. Times are kept as
+// TIMESTAMP in UTC, truncated to whole seconds.
+//
+// This is the only package that imports the DuckDB driver (cgo; slow to link), so
+// only binaries that blank-import it pay for it.
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+func init() {
+	store.Register("duckdb", func(ctx context.Context, u *url.URL) (store.Store, error) {
+		if u.Opaque != "" || u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+			return nil, fmt.Errorf("duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q", store.Redact(u.String()))
+		}
+		return open(ctx, u.Path, u.RawQuery)
+	})
+}
+
+// Store is a DuckDB-backed store.Store. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+
+	mu          sync.Mutex // serialises writes and guards lastVersion
+	lastVersion uint64
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating it and its parent directory if needed) the DuckDB file at
+// path. Call Migrate before the first use of a new file.
+func Open(ctx context.Context, path string) (store.Store, error) {
+	return open(ctx, path, "")
+}
+
+// open opens path with DuckDB configuration options given as a URL query
+// (e.g. "threads=2&memory_limit=1GB"), passed to the driver as they are.
+func open(ctx context.Context, path, config string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("duckdb: empty database path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("duckdb: create directory of %s: %w", path, err)
+	}
+	dsn := path
+	if config != "" {
+		dsn += "?" + config
+	}
+	conn, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+	}
+	db := sql.OpenDB(conn)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+	}
+	return &Store{db: db, path: path}, nil
+}
+
+// String names the file, for logs.
+func (s *Store) String() string { return "duckdb://" + s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("duckdb: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Migrate applies the pending migrations of schemas/ddl/duckdb, each in its own
+// transaction together with its schema_migrations row, and returns their versions.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	ms, err := schemas.Migrations(schemas.BackendDuckDB)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	applied := map[int]bool{}
+	var exists int
+	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`).Scan(&exists)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: migrate: %w", err)
+	}
+	if exists > 0 {
+		rows, err := s.db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		if err != nil {
+			return nil, fmt.Errorf("duckdb: migrate: read applied versions: %w", err)
+		}
+		for rows.Next() {
+			var v int
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("duckdb: migrate: read applied versions: %w", err)
+			}
+			applied[v] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("duckdb: migrate: read applied versions: %w", err)
+		}
+	}
+	var done []int
+	for _, m := range ms {
+		if applied[m.Version] {
+			continue
+		}
+		if err := s.apply(ctx, m); err != nil {
+			return done, err
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
+
+func (s *Store) apply(ctx context.Context, m schemas.Migration) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("duckdb: migration %04d_%s: %w", m.Version, m.Name, err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	for i, stmt := range m.Statements {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("duckdb: migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.Version, m.Name, time.Now().UTC().Truncate(time.Second)); err != nil {
+		return fmt.Errorf("duckdb: migration %04d_%s: record: %w", m.Version, m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("duckdb: migration %04d_%s: commit: %w", m.Version, m.Name, err)
+	}
+	return nil
+}
+
+// versions returns n increasing write versions: the clock in nanoseconds, kept
+// strictly above every version this store handed out before. Callers hold s.mu.
+func (s *Store) versions(n int) uint64 {
+	v := uint64(time.Now().UnixNano())
+	if v <= s.lastVersion {
+		v = s.lastVersion + 1
+	}
+	s.lastVersion = v + uint64(n)
+	return v
+}
+
+const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
+	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
+	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs`
+
+// obsUpdate sets every non-identity column from the row being inserted.
+const obsUpdate = `observed_at = excluded.observed_at, tier = excluded.tier, gpu = excluded.gpu,
+	gpu_name = excluded.gpu_name, gpu_count = excluded.gpu_count,
+	gpu_memory_gb = excluded.gpu_memory_gb, price_usd_hour = excluded.price_usd_hour,
+	price_usd_gpu_hour = excluded.price_usd_gpu_hour, currency = excluded.currency,
+	price_native = excluded.price_native, unit = excluded.unit, fx_rate = excluded.fx_rate,
+	interconnect = excluded.interconnect, source_kind = excluded.source_kind,
+	source_url = excluded.source_url, run_id = excluded.run_id, attrs = excluded.attrs,
+	version = excluded.version`
+
+// rowsPerInsert bounds one multi-row INSERT (24 parameters a row).
+const rowsPerInsert = 200
+
+// WriteObservations upserts obs in one transaction, in multi-row inserts. Within
+// obs, the last row of an identity wins.
+func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	obs = dedupe(obs)
+	if len(obs) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	version := s.versions(len(obs))
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("duckdb: write observations: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 24), ", ") + ")"
+	for start := 0; start < len(obs); start += rowsPerInsert {
+		chunk := obs[start:min(start+rowsPerInsert, len(obs))]
+		args := make([]any, 0, 24*len(chunk))
+		for i, o := range chunk {
+			attrs, err := encodeAttrs(o.Attrs)
+			if err != nil {
+				return fmt.Errorf("duckdb: write observations: %s: %w", o.SeriesKey(), err)
+			}
+			args = append(args,
+				utc(o.ObservedAt), utc(o.EffectiveAt), o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
+				o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour,
+				o.PriceUSDGPUHour, o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect,
+				o.SourceKind, o.SourceURL, o.RunID, attrs, version+uint64(start+i))
+		}
+		q := `INSERT INTO observations (` + obsColumns + `, version) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ") +
+			` ON CONFLICT (provider, sku, region, zone, pricing, effective_at) DO UPDATE SET ` + obsUpdate
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("duckdb: write observations: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("duckdb: write observations: commit: %w", err)
+	}
+	return nil
+}
+
+// identity is the key of an observation: its series plus effective_at in seconds.
+type identity struct {
+	provider, sku, region, zone, pricing string
+	effective                            int64
+}
+
+// dedupe keeps the last row of each identity, in the order of first appearance.
+func dedupe(obs []schemas.Observation) []schemas.Observation {
+	pos := make(map[identity]int, len(obs))
+	out := make([]schemas.Observation, 0, len(obs))
+	for _, o := range obs {
+		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
+		if i, ok := pos[k]; ok {
+			out[i] = o
+			continue
+		}
+		pos[k] = len(out)
+		out = append(out, o)
+	}
+	return out
+}
+
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+func encodeAttrs(a map[string]string) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a) // keys sorted: the same map always encodes the same
+	if err != nil {
+		return "", fmt.Errorf("encode attrs: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeAttrs(s string) (map[string]string, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var a map[string]string
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil, fmt.Errorf("decode attrs %q: %w", s, err)
+	}
+	if len(a) == 0 {
+		return nil, nil
+	}
+	return a, nil
+}
+
+// where turns a filter into a WHERE clause with ? placeholders and its arguments.
+// Column names are constants; values are only ever parameters.
+func where(f store.Filter) (string, []any) {
+	var (
+		conds []string
+		args  []any
+	)
+	eq := func(col, v string) {
+		if v != "" {
+			conds = append(conds, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("gpu", f.GPU)
+	eq("provider", f.Provider)
+	eq("pricing", f.Pricing)
+	eq("region", f.Region)
+	eq("tier", f.Tier)
+	if !f.Since.IsZero() {
+		conds = append(conds, "effective_at >= ?")
+		args = append(args, utc(f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "effective_at < ?")
+		args = append(args, utc(f.Until))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// Latest returns the newest observation of every series among those matching f,
+// cheapest per GPU-hour first.
+func (s *Store) Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	w, args := where(f)
+	q := `SELECT ` + obsColumns + ` FROM observations` + w + `
+		QUALIFY row_number() OVER (PARTITION BY provider, sku, region, zone, pricing ORDER BY effective_at DESC) = 1
+		ORDER BY price_usd_gpu_hour, provider, sku, region, zone, pricing`
+	out, err := s.queryObservations(ctx, q, args)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: latest: %w", err)
+	}
+	return out, nil
+}
+
+// Observations returns every observation matching f by series key then effective_at.
+func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	w, args := where(f)
+	q := `SELECT ` + obsColumns + ` FROM observations` + w + `
+		ORDER BY provider, sku, region, zone, pricing, effective_at`
+	out, err := s.queryObservations(ctx, q, args)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: observations: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]schemas.Observation, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemas.Observation
+	for rows.Next() {
+		var (
+			o     schemas.Observation
+			attrs string
+		)
+		if err := rows.Scan(&o.ObservedAt, &o.EffectiveAt, &o.Provider, &o.Tier, &o.SKU, &o.Region,
+			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
+			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
+			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
+			return nil, err
+		}
+		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()
+		if o.Attrs, err = decodeAttrs(attrs); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// WriteRun upserts a run record; a record with the same run_id and source is replaced.
+func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at, status,
+		rows_accepted, rows_quarantined, unknown_gpus, error, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, source) DO UPDATE SET started_at = excluded.started_at,
+		finished_at = excluded.finished_at, status = excluded.status,
+		rows_accepted = excluded.rows_accepted, rows_quarantined = excluded.rows_quarantined,
+		unknown_gpus = excluded.unknown_gpus, error = excluded.error, version = excluded.version`,
+		r.RunID, r.Source, utc(r.StartedAt), utc(r.FinishedAt), r.Status, int64(r.RowsAccepted),
+		int64(r.RowsQuarantine), int64(r.UnknownGPUs), r.Error, s.versions(1))
+	if err != nil {
+		return fmt.Errorf("duckdb: write run %s/%s: %w", r.RunID, r.Source, err)
+	}
+	return nil
+}
+
+// Runs returns run records newest first (ties by run_id, source); source "" means
+// all, limit 0 means all.
+func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("duckdb: runs: negative limit %d", limit)
+	}
+	q := `SELECT run_id, source, started_at, finished_at, status, rows_accepted, rows_quarantined,
+		unknown_gpus, error FROM runs`
+	var args []any
+	if source != "" {
+		q += ` WHERE source = ?`
+		args = append(args, source)
+	}
+	q += ` ORDER BY started_at DESC, run_id, source`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: runs: %w", err)
+	}
+	defer rows.Close()
+	var out []schemas.Run
+	for rows.Next() {
+		var (
+			r              schemas.Run
+			acc, quar, unk int64
+		)
+		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
+			&unk, &r.Error); err != nil {
+			return nil, fmt.Errorf("duckdb: runs: %w", err)
+		}
+		r.StartedAt, r.FinishedAt = r.StartedAt.UTC(), r.FinishedAt.UTC()
+		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: runs: %w", err)
+	}
+	return out, nil
+}
+
+// WriteQuarantine appends quarantined rows in one transaction.
+func (s *Store) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
+	if len(q) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("duckdb: write quarantine: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	for start := 0; start < len(q); start += rowsPerInsert {
+		chunk := q[start:min(start+rowsPerInsert, len(q))]
+		args := make([]any, 0, 5*len(chunk))
+		for _, r := range chunk {
+			args = append(args, utc(r.QuarantinedAt), r.RunID, r.Source, r.Reason, r.Raw)
+		}
+		stmt := `INSERT INTO quarantine (quarantined_at, run_id, source, reason, raw) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", len(chunk)), ", ")
+		if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
+			return fmt.Errorf("duckdb: write quarantine: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("duckdb: write quarantine: commit: %w", err)
+	}
+	return nil
+}
+
+// Quarantine returns quarantined rows newest first; limit 0 means all.
+func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantined, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("duckdb: quarantine: negative limit %d", limit)
+	}
+	q := `SELECT quarantined_at, run_id, source, reason, raw FROM quarantine
+		ORDER BY quarantined_at DESC, run_id, source, reason, raw`
+	var args []any
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: quarantine: %w", err)
+	}
+	defer rows.Close()
+	var out []schemas.Quarantined
+	for rows.Next() {
+		var r schemas.Quarantined
+		if err := rows.Scan(&r.QuarantinedAt, &r.RunID, &r.Source, &r.Reason, &r.Raw); err != nil {
+			return nil, fmt.Errorf("duckdb: quarantine: %w", err)
+		}
+		r.QuarantinedAt = r.QuarantinedAt.UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: quarantine: %w", err)
+	}
+	return out, nil
+}
