@@ -80,7 +80,7 @@ func Observations() []schemas.Observation {
 			PriceUSDGPUHour: usdHour / 8, Currency: "USD", PriceNative: usdHour, Unit: schemas.UnitHour,
 			FXRate: 1, Interconnect: schemas.InterconnectEFA, SourceKind: schemas.SourceAPI,
 			SourceURL: "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.json",
-			RunID: "run-2025-02-28T23", Attrs: map[string]string{"vcpu": "192", "memory_gib": "2048"},
+			RunID:     "run-2025-02-28T23", Attrs: map[string]string{"vcpu": "192", "memory_gib": "2048"},
 		}
 	}
 	awsSpot := func(effective time.Time, usdHour float64) schemas.Observation {
@@ -478,16 +478,16 @@ func (s *suite) latest(t *testing.T) {
 	// The order written out by hand, so the reference implementation is checked too.
 	wantKeys := []string{
 		`vast/2x RTX 4090 host "m:18342" \ d'c;/Val-d'Or, QC/Québec/on_demand`, // 0.35
-		"lambda/gpu_1x_a100_sxm4/us-east-1//on_demand",                        // 1.29, tie: region
-		"lambda/gpu_1x_a100_sxm4/us-west-2//on_demand",                        // 1.29
-		"runpod/NVIDIA H100 80GB HBM3///spot",                                 // 1.75
-		"lambda/gpu_8x_h100_sxm5/us-south-1//on_demand",                       // 2.99
-		"ovhcloud/h100-380/GRA11//on_demand",                                  // 3.2292
-		"aws/p5.48xlarge/us-east-1/us-east-1a/spot",                           // 33.01/8, the newest spot point
-		"aws/p5.48xlarge/us-east-1//on_demand",                                // 6.88, tie: pricing
-		"aws/p5.48xlarge/us-east-1//reserved_1y",                              // 6.88, tie: provider
-		"azure/Standard_ND96isr_H100_v5/eastus//on_demand",                    // 6.88
-		"gcp/a3-highgpu-8g/us-central1//on_demand",                            // 11.03125
+		"lambda/gpu_1x_a100_sxm4/us-east-1//on_demand",                         // 1.29, tie: region
+		"lambda/gpu_1x_a100_sxm4/us-west-2//on_demand",                         // 1.29
+		"runpod/NVIDIA H100 80GB HBM3///spot",                                  // 1.75
+		"lambda/gpu_8x_h100_sxm5/us-south-1//on_demand",                        // 2.99
+		"ovhcloud/h100-380/GRA11//on_demand",                                   // 3.2292
+		"aws/p5.48xlarge/us-east-1/us-east-1a/spot",                            // 33.01/8, the newest spot point
+		"aws/p5.48xlarge/us-east-1//on_demand",                                 // 6.88, tie: pricing
+		"aws/p5.48xlarge/us-east-1//reserved_1y",                               // 6.88, tie: provider
+		"azure/Standard_ND96isr_H100_v5/eastus//on_demand",                     // 6.88
+		"gcp/a3-highgpu-8g/us-central1//on_demand",                             // 11.03125
 	}
 	if !reflect.DeepEqual(keys(got), wantKeys) {
 		t.Fatalf("Latest order:\n got  %q\n want %q", keys(got), wantKeys)
