@@ -1,0 +1,225 @@
+package lambda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+const pagePath = "/service/gpu-cloud"
+
+// golden is what a parser case records: the rows, or the error.
+type golden struct {
+	Rows  []schemas.Observation `json:"rows"`
+	Error string                `json:"error,omitempty"`
+}
+
+func TestParsePage(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/input.html")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g golden
+			rows, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+			if err != nil {
+				g.Error = err.Error()
+			} else {
+				g.Rows = rows
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+func parseFile(t *testing.T, path string) ([]schemas.Observation, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+}
+
+func TestParsePageRules(t *testing.T) {
+	rows, err := parseFile(t, "testdata/full_page/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 22 {
+		t.Fatalf("rows = %d, want 22 (5 + 4 + 4 + 9)", len(rows))
+	}
+	byTab := map[float64]int{}
+	skus := map[string]schemas.Observation{}
+	for _, o := range rows {
+		byTab[o.GPUCount]++
+		if _, dup := skus[o.SKU]; dup {
+			t.Errorf("duplicate SKU %s", o.SKU)
+		}
+		skus[o.SKU] = o
+		if o.Unit != schemas.UnitGPUHour || o.Pricing != schemas.OnDemand || o.Region != "" || o.PriceNative <= 0 {
+			t.Errorf("row %+v", o)
+		}
+	}
+	if byTab[8] != 5 || byTab[4] != 4 || byTab[2] != 4 || byTab[1] != 9 {
+		t.Errorf("rows per tab = %v", byTab)
+	}
+	h := skus["gpu_8x_h100_sxm_80gb"]
+	if h.GPUName != "NVIDIA H100 SXM" || h.GPUCount != 8 || h.GPUMemoryGB != 80 || h.PriceNative != 3.99 ||
+		h.Attrs["vcpus"] != "208" || h.Attrs["ram"] != "1800 GiB" || h.Attrs["storage"] != "22 TiB SSD" {
+		t.Errorf("8x H100 = %+v", h)
+	}
+	if a := skus["gpu_8x_a100_sxm_40gb"]; a.PriceNative != 1.99 || skus["gpu_8x_a100_sxm_80gb"].PriceNative != 2.79 {
+		t.Error("the two 8x A100 SXM memory sizes are not kept apart")
+	}
+	if r := skus["gpu_1x_rtx_6000_24gb"]; r.GPUName != "NVIDIA Quadro RTX 6000" || r.PriceNative != 0.69 {
+		t.Errorf("1x RTX 6000 = %+v", r)
+	}
+	src := &Source{}
+	for _, want := range src.Expect().SKUs {
+		if _, ok := skus[want]; !ok {
+			t.Errorf("expected SKU %s not on the page", want)
+		}
+	}
+
+	rows, err = parseFile(t, "testdata/contact_sales/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contact int
+	for _, o := range rows {
+		if o.Attrs["price_text"] == "Contact sales" && o.PriceNative == 0 && strings.HasPrefix(o.SKU, "gpu_") {
+			contact++
+		}
+	}
+	if len(rows) != 22 || contact != 2 {
+		t.Errorf("rows %d, contact-sales rows %d; want 22 and 2", len(rows), contact)
+	}
+
+	for _, c := range []string{"layout_changed", "empty", "bad_tab"} {
+		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) {
+			t.Errorf("%s: err = %v, want ErrLayout", c, err)
+		}
+	}
+}
+
+func TestModelSlugAndUnit(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA H100 SXM": "h100_sxm", "NVIDIA B200 SXM6": "b200_sxm6", "NVIDIA Tesla V100": "v100",
+		"NVIDIA Quadro RTX 6000": "rtx_6000", "NVIDIA GH200": "gh200", "NVIDIA A100 PCIe": "a100_pcie",
+		"AMD Instinct MI300X (192GB)": "instinct_mi300x_192gb",
+	} {
+		if got := modelSlug(in); got != want {
+			t.Errorf("modelSlug(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"PRICE/GPU/HR*": schemas.UnitGPUHour, "PRICE/HR*": schemas.UnitHour, "PRICE/MO": "PRICE/MO"} {
+		if got := priceUnit(in); got != want {
+			t.Errorf("priceUnit(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	info, f, ok := scrapers.Lookup(Name)
+	if !ok || f == nil {
+		t.Fatal("lambda is not registered")
+	}
+	if info.Provider != "lambda" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+		t.Errorf("info = %+v", info)
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", map[string]any{"regions": []string{"us-east-1"}})); err == nil {
+		t.Error("an option was accepted by a source that has none")
+	}
+}
+
+func TestCollect(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
+		{Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "0"}},
+		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+	}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Hits[pagePath] != 2 {
+		t.Errorf("hits = %d, want 2 (a 503 then the page)", srv.Hits[pagePath])
+	}
+	if ua := srv.Reqs[0].Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+		t.Errorf("User-Agent = %q", ua)
+	}
+	if len(sink.Rows) != 22 {
+		t.Fatalf("rows = %d, want 22", len(sink.Rows))
+	}
+	for _, o := range sink.Rows {
+		if o.SourceURL != srv.URL+pagePath || o.SourceKind != schemas.SourceScrape {
+			t.Errorf("row %s: source %q %q", o.SKU, o.SourceURL, o.SourceKind)
+		}
+	}
+}
+
+func TestCollectFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
+		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
+		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
+			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sink scrapertest.Sink
+			err = src.Collect(context.Background(), &sink)
+			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "lambda: ") {
+				t.Fatalf("err = %v, want %v", err, c.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/input.html")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && len(rows) == 0 {
+			t.Error("no rows and no error")
+		}
+	})
+}
