@@ -42,9 +42,9 @@ const APIVersion = "2023-01-01-preview"
 
 // gpuFilter selects every GPU VM meter: the N-series families NC, ND, NG and NV
 // (NCC, the confidential NC sizes, start with Standard_NC too).
-const gpuFilter = "serviceName eq 'Virtual Machines' and (startswith(armSkuName,'Standard_NC') or " +
-	"startswith(armSkuName,'Standard_ND') or startswith(armSkuName,'Standard_NG') or " +
-	"startswith(armSkuName,'Standard_NV'))"
+const gpuFilter = "serviceName eq 'Virtual Machines' and (contains(armSkuName,'Standard_NC') or " +
+	"contains(armSkuName,'Standard_ND') or contains(armSkuName,'Standard_NG') or " +
+	"contains(armSkuName,'Standard_NV'))"
 
 // maxPages bounds a run against a NextPageLink that never ends.
 const maxPages = 2000
