@@ -1,0 +1,299 @@
+// Package pageutil holds the text helpers the pricing-page sources share: whitespace
+// clean-up, a careful number parser (thousands separators and decimal commas), a price
+// reader that keeps "from" qualifiers and per-unit suffixes, a classifier of price
+// texts that are not prices ("Contact sales", "N/A", "—"), pricing kinds from column
+// labels ("On-demand", "Spot", "1-year reserved", "6 months") and SKU slugs.
+//
+// Everything here is a pure function of its input; no HTTP, no clock.
+package pageutil
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// ErrNumber is returned for a text that is not a number this parser accepts.
+var ErrNumber = errors.New("pageutil: not a number")
+
+// Clean collapses every run of white space (non-breaking spaces included) into one
+// space and trims the ends.
+func Clean(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || r == '\u00a0' || r == '\u200b'
+	}), " ")
+}
+
+// ParseNumber reads a decimal number written with optional thousands separators and
+// either a decimal point or a decimal comma: "4,096" → 4096, "1,234.56" → 1234.56,
+// "1.234,56" → 1234.56, "3,90" → 3.9, "1 234,5" → 1234.5, "12'345.50" → 12345.5.
+// A single separator followed by exactly three digits is a thousands separator
+// ("4,096", "4.096" is read as 4096 only when the page writes decimals with commas
+// elsewhere, which this function cannot know, so "4.096" stays 4.096). Anything else
+// (two decimal marks, letters, an empty string) is an ErrNumber error.
+func ParseNumber(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	t = strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\u00a0', '\u202f', '\'', '’':
+			return -1
+		}
+		return r
+	}, t)
+	if t == "" {
+		return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+	}
+	for _, r := range t {
+		if (r < '0' || r > '9') && r != ',' && r != '.' {
+			return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+		}
+	}
+	lastComma, lastDot := strings.LastIndexByte(t, ','), strings.LastIndexByte(t, '.')
+	var intPart, frac string
+	switch {
+	case lastComma >= 0 && lastDot >= 0:
+		// Both marks: the later one is the decimal mark, the other groups thousands.
+		dec, grp := byte('.'), ","
+		if lastComma > lastDot {
+			dec, grp = ',', "."
+		}
+		i := strings.LastIndexByte(t, dec)
+		intPart, frac = t[:i], t[i+1:]
+		if strings.ContainsAny(frac, ",.") || !groupedOK(intPart, grp) {
+			return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+		}
+		intPart = strings.ReplaceAll(intPart, grp, "")
+	case lastComma >= 0:
+		parts := strings.Split(t, ",")
+		if len(parts) == 2 && len(parts[1]) != 3 {
+			intPart, frac = parts[0], parts[1] // decimal comma: "3,90"
+		} else if groupedOK(t, ",") {
+			intPart = strings.ReplaceAll(t, ",", "")
+		} else {
+			return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+		}
+	case lastDot >= 0:
+		parts := strings.Split(t, ".")
+		if len(parts) == 2 {
+			intPart, frac = parts[0], parts[1]
+		} else if groupedOK(t, ".") {
+			intPart = strings.ReplaceAll(t, ".", "")
+		} else {
+			return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+		}
+	default:
+		intPart = t
+	}
+	if intPart == "" && frac == "" {
+		return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+	}
+	if intPart == "" {
+		intPart = "0"
+	}
+	num := intPart
+	if frac != "" {
+		num += "." + frac
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q", ErrNumber, s)
+	}
+	return v, nil
+}
+
+// groupedOK reports whether s is digits in groups of three after the first group
+// (1 to 3 digits), separated by sep.
+func groupedOK(s, sep string) bool {
+	groups := strings.Split(s, sep)
+	if len(groups[0]) == 0 || len(groups[0]) > 3 {
+		return len(groups) == 1 && len(groups[0]) > 0
+	}
+	for _, g := range groups[1:] {
+		if len(g) != 3 {
+			return false
+		}
+	}
+	return true
+}
+
+// Price is what ReadPrice found in a price text.
+type Price struct {
+	Value     float64 // the amount
+	Currency  string  // ISO 4217 code: USD for "$", EUR for "€", GBP for "£", or the code written
+	Qualifier string  // "from" for "from $2.00", "Starting at", "As low as"; "" otherwise
+	Per       string  // what follows the amount after "/" or "per", cleaned ("GPU-hr", "Hour"); "" when none
+}
+
+var (
+	priceRE = regexp.MustCompile(`(?i)(US\$|\$|€|£|\b(?:USD|EUR|GBP)\b)\s*([0-9]{1,3}(?:[ '\x{00a0}\x{202f}][0-9]{3})+(?:[.,][0-9]+)?|[0-9][0-9.,]*[0-9]|[0-9])`)
+	fromRE  = regexp.MustCompile(`(?i)\b(from|starting at|starts at|as low as|starting from)\b`)
+	perRE   = regexp.MustCompile(`(?i)^\s*(?:/|per\b)\s*(.+)$`)
+)
+
+// ReadPrice finds the first amount with a currency in text. ok is false when the text
+// holds no amount (then the text is a note such as "Contact sales"). err is set when an
+// amount is there but unreadable: "$1,23,4", or an amount running into letters
+// ("$4x.00", "$8k").
+func ReadPrice(text string) (p Price, ok bool, err error) {
+	t := Clean(text)
+	loc := priceRE.FindStringSubmatchIndex(t)
+	if loc == nil {
+		return Price{}, false, nil
+	}
+	sym := t[loc[2]:loc[3]]
+	num := t[loc[4]:loc[5]]
+	if rest := t[loc[5]:]; rest != "" {
+		rs := []rune(rest)
+		r := rs[0]
+		mark := (r == '.' || r == ',') && len(rs) > 1 && unicode.IsDigit(rs[1])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || mark {
+			return Price{}, true, fmt.Errorf("pageutil: price %q: %w", text, ErrNumber)
+		}
+	}
+	v, err := ParseNumber(num)
+	if err != nil {
+		return Price{}, true, fmt.Errorf("pageutil: price %q: %w", text, err)
+	}
+	p.Value = v
+	switch strings.ToUpper(sym) {
+	case "$", "US$", "USD":
+		p.Currency = "USD"
+	case "€", "EUR":
+		p.Currency = "EUR"
+	case "£", "GBP":
+		p.Currency = "GBP"
+	}
+	if fromRE.MatchString(t[:loc[0]]) {
+		p.Qualifier = "from"
+	}
+	if m := perRE.FindStringSubmatch(t[loc[1]:]); m != nil {
+		p.Per = Clean(m[1])
+	}
+	return p, true, nil
+}
+
+// NotOffered reports whether a price text says the offering has no price of this kind
+// at all (an empty cell, "N/A", a dash): such cells produce no row.
+func NotOffered(text string) bool {
+	switch strings.ToLower(Clean(text)) {
+	case "", "-", "–", "—", "n/a", "na", "none", "not available", "unavailable":
+		return true
+	}
+	return false
+}
+
+var (
+	termRE   = regexp.MustCompile(`(?i)\b(\d+)\s*[- ]?\s*(months?|mo|years?|yrs?|yr)\b`)
+	yearWord = regexp.MustCompile(`(?i)\b(one|three)[- ]year\b`)
+)
+
+// KindFromLabel maps a column label or heading to a pricing kind: "On-demand", "Pay as
+// you go", "Hourly" → on_demand; "Spot", "Current spot" → spot; a stated term ("1-year
+// reserved", "3 years", "6 months", "12-month commitment", "Monthly") → reserved_1y,
+// reserved_3y or commitment_<n>m. ok is false for a label that names no kind, or a
+// reserved label without a term ("Reserved").
+func KindFromLabel(label string) (kind string, ok bool) {
+	l := strings.ToLower(Clean(label))
+	if months, ok := TermMonths(l); ok {
+		return KindForMonths(months), true
+	}
+	switch {
+	case strings.Contains(l, "spot"), strings.Contains(l, "preemptible"):
+		return schemas.Spot, true
+	case strings.Contains(l, "on-demand"), strings.Contains(l, "on demand"),
+		strings.Contains(l, "pay as you go"), strings.Contains(l, "pay-as-you-go"), l == "hourly":
+		return schemas.OnDemand, true
+	}
+	return "", false
+}
+
+// TermMonths reads a commitment term from a label: "1 year" → 12, "3-year" → 36,
+// "6 months" → 6, "monthly" → 1. ok is false when no term is stated.
+func TermMonths(label string) (int, bool) {
+	l := strings.ToLower(label)
+	if m := termRE.FindStringSubmatch(l); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil || n <= 0 || n > 120 {
+			return 0, false
+		}
+		if strings.HasPrefix(m[2], "y") {
+			return n * 12, true
+		}
+		return n, true
+	}
+	if m := yearWord.FindStringSubmatch(l); m != nil {
+		if m[1] == "one" {
+			return 12, true
+		}
+		return 36, true
+	}
+	if strings.Contains(l, "monthly") {
+		return 1, true
+	}
+	if strings.Contains(l, "annual") || strings.Contains(l, "yearly") {
+		return 12, true
+	}
+	return 0, false
+}
+
+// KindForMonths is the pricing kind of a commitment of n months: reserved_1y for 12,
+// reserved_3y for 36, commitment_<n>m otherwise.
+func KindForMonths(n int) string {
+	switch n {
+	case 12:
+		return schemas.Reserved1Y
+	case 36:
+		return schemas.Reserved3Y
+	}
+	return schemas.CommitmentPricing(n)
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slug lower-cases s and turns every run of other characters into "-", dropping the
+// words in drop (compared lower case): Slug("NVIDIA HGX H100", "nvidia") → "hgx-h100".
+func Slug(s string, drop ...string) string {
+	var keep []string
+	for _, w := range strings.Fields(strings.ToLower(Clean(s))) {
+		skip := false
+		for _, d := range drop {
+			if w == d {
+				skip = true
+				break
+			}
+		}
+		if !skip {
+			keep = append(keep, w)
+		}
+	}
+	return strings.Trim(slugRE.ReplaceAllString(strings.Join(keep, " "), "-"), "-")
+}
+
+// MentionsInfiniBand reports whether text states an InfiniBand interconnect.
+func MentionsInfiniBand(text string) bool {
+	return strings.Contains(strings.ToLower(text), "infiniband")
+}
+
+var memRE = regexp.MustCompile(`(?i)\b([0-9]+(?:[.,][0-9]+)?)\s*(GB|GiB|TB)\b`)
+
+// MemoryGB reads the first memory size in text ("141GB", "80 GB", "1.5 TB"); 0 when
+// there is none.
+func MemoryGB(text string) float64 {
+	m := memRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	v, err := ParseNumber(m[1])
+	if err != nil {
+		return 0
+	}
+	if strings.EqualFold(m[2], "TB") {
+		v *= 1000
+	}
+	return v
+}
