@@ -1,8 +1,9 @@
 // Package lambda collects Lambda's on-demand GPU instance prices from its public
 // pricing page (https://lambda.ai/service/gpu-cloud, the "Instances pricing" table).
 //
-// The page is fetched with the project's HTTP client (timeouts, retries, User-Agent,
-// body cap) and parsed with goquery. Rules:
+// The page is fetched with the project's HTTP client as a page (GetPage: timeouts,
+// retries, User-Agent, body cap, robots.txt, conditional requests) and parsed with
+// goquery. Rules:
 //   - Every tr[data-plan] of every tab panel is a row; the panel's tab ("8x", "4x",
 //     "2x", "1x") is the GPU count, the plan ("NVIDIA H100 SXM") the GPU name, the
 //     VRAM/GPU cell the memory.
@@ -75,10 +76,10 @@ func (s *Source) Expect() scrapers.Expectation {
 	}
 }
 
-// Collect fetches the page and emits its rows.
+// Collect fetches the page (honouring robots.txt) and emits its rows.
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	u := s.cfg.EndpointOr(DefaultEndpoint)
-	resp, err := s.cfg.Client.Get(ctx, u, http.Header{"Accept": {"text/html"}})
+	resp, err := s.cfg.Client.GetPage(ctx, u, http.Header{"Accept": {"text/html"}})
 	if err != nil {
 		return fmt.Errorf("lambda: %w", err)
 	}

@@ -165,8 +165,13 @@ func TestCollect(t *testing.T) {
 	if srv.Hits[pagePath] != 2 {
 		t.Errorf("hits = %d, want 2 (a 503 then the page)", srv.Hits[pagePath])
 	}
-	if ua := srv.Reqs[0].Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
-		t.Errorf("User-Agent = %q", ua)
+	for _, r := range srv.Reqs {
+		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+			t.Errorf("%s: User-Agent = %q", r.URL, ua)
+		}
+	}
+	if srv.Hits["/robots.txt"] != 1 {
+		t.Errorf("robots.txt requests = %d, want 1", srv.Hits["/robots.txt"])
 	}
 	if len(sink.Rows) != 22 {
 		t.Fatalf("rows = %d, want 22", len(sink.Rows))
@@ -188,9 +193,14 @@ func TestCollectFailures(t *testing.T) {
 		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
 		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
 		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
+		{"robots.txt disallows", scrapertest.Route{File: "testdata/full_page/input.html"}, fetch.ErrRobots},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
+			routes := map[string][]scrapertest.Route{pagePath: {c.route}}
+			if c.is == fetch.ErrRobots {
+				routes["/robots.txt"] = []scrapertest.Route{{Body: "User-agent: *\nDisallow: /service/\n"}}
+			}
+			srv := scrapertest.NewServer(t, routes)
 			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
 			if err != nil {
 				t.Fatal(err)
@@ -202,6 +212,9 @@ func TestCollectFailures(t *testing.T) {
 			}
 			if len(sink.Rows) != 0 {
 				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+			if c.is == fetch.ErrRobots && srv.Hits[pagePath] != 0 {
+				t.Error("a page robots.txt disallows was fetched")
 			}
 		})
 	}
