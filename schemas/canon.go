@@ -54,7 +54,8 @@ import (
 //     shapes; GMI Cloud sells H100 and H200 only in HGX (SXM) servers; RunPod and
 //     Vast.ai use nvidia-smi device names, where a bare "H200" is the SXM part (the
 //     NVL card is "H200 NVL"; RunPod shows id "NVIDIA H200" as "H200 SXM"); Lambda
-//     sells GH200 only with 96 GB.
+//     sells GH200 only with 96 GB. A name that names a form factor the provider is
+//     assumed not to sell ("A100 PCIe" at GCP) is outside the assumption.
 //
 // Consequences: a bare "H100" or "h100-80gb" with no form factor is UnknownGPU
 // everywhere except where rule 3 applies (Lambda sells both H100 SXM and PCIe, so
@@ -90,7 +91,11 @@ func (c *Catalog) Explain(h Hint) (id, reason string) {
 		if id == UnknownGPU {
 			return UnknownGPU, why
 		}
-		g := c.gpus[c.byID[id]]
+		i, inCatalog := c.byID[id]
+		if !inCatalog {
+			return UnknownGPU, why + ": " + id + " is not in this catalog"
+		}
+		g := c.gpus[i]
 		if m := nameF.model; m != "" && (m != ModelKey(g.Model) || len(nameF.others) > 0) {
 			return UnknownGPU, fmt.Sprintf("%s, but the name says %s", why, m)
 		}
@@ -372,7 +377,9 @@ func (c *Catalog) resolve(provider string, f features, hintMem float64) (string,
 		}
 	}
 	if len(cands) > 1 {
-		if a, ok := providerAssumptions[provider][f.model]; ok {
+		// An assumption describes what the provider sells; a name that says otherwise
+		// (a form factor the provider is assumed not to sell) is outside it.
+		if a, ok := providerAssumptions[provider][f.model]; ok && (a.form == "" || f.form == "" || f.form == a.form) {
 			if f.form == "" && a.form != "" {
 				if kept := filter(func(g GPU) bool { return g.FormFactor == a.form }); len(kept) > 0 {
 					cands = kept
@@ -565,8 +572,10 @@ func (c *Catalog) bySKURules(provider string, h Hint) (id, why string, ok bool) 
 	return found[0], whys[0], true
 }
 
-// CheckRules reports SKU rules and provider assumptions that name ids missing from
-// the catalog. The package tests call it on the default catalog.
+// CheckRules reports SKU rules and provider assumptions that name ids or models
+// missing from the catalog. LoadCatalog runs it on the embedded catalog; a catalog
+// from ParseCatalog may lack GPUs the rules name, and those rules then yield
+// UnknownGPU.
 func (c *Catalog) CheckRules() error {
 	check := func(where, id string) error {
 		if id == UnknownGPU {

@@ -168,3 +168,40 @@ func BenchmarkCanonicalize(b *testing.B) {
 		c.Canonicalize(hints[i%len(hints)])
 	}
 }
+
+// A catalog that lacks a GPU a SKU rule names answers unknown for that SKU instead
+// of another GPU.
+func TestCanonicalizeWithSmallerCatalog(t *testing.T) {
+	raw, err := os.ReadFile("gpus.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	var kept []any
+	for _, g := range d["gpus"].([]any) {
+		if g.(map[string]any)["id"] != "H100-SXM-80GB" {
+			kept = append(kept, g)
+		}
+	}
+	d["gpus"] = kept
+	b, _ := json.Marshal(d)
+	c, err := schemas.ParseCatalog(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckRules(); err == nil {
+		t.Error("CheckRules accepted rules naming a missing GPU")
+	}
+	if got := c.Canonicalize(schemas.Hint{Provider: "aws", SKU: "p5.48xlarge"}); got != schemas.UnknownGPU {
+		t.Errorf("p5.48xlarge on a catalog without H100 SXM: %s", got)
+	}
+	if got := c.Canonicalize(schemas.Hint{Name: "H100 SXM"}); got != schemas.UnknownGPU {
+		t.Errorf("H100 SXM on a catalog without it: %s", got)
+	}
+	if got := c.Canonicalize(schemas.Hint{Name: "H100 PCIe"}); got != "H100-PCIE-80GB" {
+		t.Errorf("H100 PCIe: %s", got)
+	}
+}

@@ -84,8 +84,18 @@ type catalogFile struct {
 	GPUs    []GPU             `json:"gpus"`
 }
 
-// LoadCatalog parses and validates the embedded catalog (gpus.json).
-func LoadCatalog() (*Catalog, error) { return ParseCatalog(gpusJSON) }
+// LoadCatalog parses and validates the embedded catalog (gpus.json) and checks that
+// every canonicaliser rule names a GPU it holds.
+func LoadCatalog() (*Catalog, error) {
+	c, err := ParseCatalog(gpusJSON)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckRules(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // DefaultCatalog returns the embedded catalog, parsed once.
 var DefaultCatalog = sync.OnceValues(LoadCatalog)
