@@ -65,10 +65,15 @@ type expecting struct {
 func (e expecting) Expect() scrapers.Expectation { return e.x }
 
 func emitN(n int, mod func(i int, o *schemas.Observation)) sourceFunc {
+	return emitNP("sku", n, mod)
+}
+
+// emitNP emits n rows with SKUs <prefix>-0 … <prefix>-(n-1).
+func emitNP(prefix string, n int, mod func(i int, o *schemas.Observation)) sourceFunc {
 	return func(ctx context.Context, e scrapers.Emitter) error {
 		for i := 0; i < n; i++ {
 			o := raw(nil)
-			o.SKU = fmt.Sprintf("sku-%d", i)
+			o.SKU = fmt.Sprintf("%s-%d", prefix, i)
 			if mod != nil {
 				mod(i, &o)
 			}
@@ -81,7 +86,7 @@ func emitN(n int, mod func(i int, o *schemas.Observation)) sourceFunc {
 func newCollector(sink Sink) *Collector {
 	return &Collector{
 		Sink: sink, Normalizer: testNormalizer(), Batch: BatchConfig{Size: 3, FlushInterval: time.Hour},
-		SourceTimeout: 2 * time.Second, Now: func() time.Time { return t0 },
+		SourceTimeout: 500 * time.Millisecond, Now: func() time.Time { return t0 },
 	}
 }
 
@@ -99,10 +104,10 @@ func TestCollectIsolatesSources(t *testing.T) {
 			return ctx.Err()
 		})},
 		{Name: "partial", Source: sourceFunc(func(ctx context.Context, e scrapers.Emitter) error {
-			_ = emitN(2, nil)(ctx, e)
+			_ = emitNP("partial", 2, nil)(ctx, e)
 			return errors.New("page 2: HTTP 429")
 		})},
-		{Name: "zeros", Source: emitN(4, func(i int, o *schemas.Observation) {
+		{Name: "zeros", Source: emitNP("zeros", 4, func(i int, o *schemas.Observation) {
 			if i%2 == 1 {
 				o.PriceNative = 0
 			}
