@@ -83,7 +83,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
 	root.AddCommand(a.collectCmd(), a.pricesCmd(), a.importCmd(), a.migrateCmd(), a.versionCmd(),
-		a.sourcesCmd(), a.runsCmd(), a.quarantineCmd(), a.spoolCmd(), a.configCmd())
+		a.sourcesCmd(), a.gpusCmd(), a.runsCmd(), a.quarantineCmd(), a.spoolCmd(), a.configCmd())
 	return root
 }
 
