@@ -119,3 +119,39 @@ func FuzzReadPrice(f *testing.F) {
 		}
 	})
 }
+
+func TestUnitFromPer(t *testing.T) {
+	for in, want := range map[string]string{
+		"GPU-hr": schemas.UnitGPUHour, "GPU-hour": schemas.UnitGPUHour, "Hour": schemas.UnitHour, "hr": schemas.UnitHour,
+		"gpu per hour": schemas.UnitGPUHour, "": schemas.UnitGPUHour, "month": schemas.UnitMonth, "GPU-month": schemas.UnitGPUMonth,
+		"1M tokens": "1M tokens",
+	} {
+		if got := UnitFromPer(in, schemas.UnitGPUHour); got != want {
+			t.Errorf("UnitFromPer(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+type plainSink struct{ rows []schemas.Observation }
+
+func (p *plainSink) Emit(o schemas.Observation) { p.rows = append(p.rows, o) }
+
+type rejectSink struct {
+	plainSink
+	raws []string
+}
+
+func (r *rejectSink) Reject(raw, reason string) { r.raws = append(r.raws, raw+"|"+reason) }
+
+func TestEmit(t *testing.T) {
+	res := Result{Rows: []schemas.Observation{{SKU: "a"}, {SKU: "b"}}, Rejects: []Rejected{{Raw: "x", Reason: "no price"}}}
+	var p plainSink
+	err := Emit(&p, res, "https://example.com/pricing")
+	if !errors.Is(err, ErrUnquarantined) || len(p.rows) != 2 || p.rows[1].SourceURL != "https://example.com/pricing" {
+		t.Errorf("plain sink: err %v rows %+v", err, p.rows)
+	}
+	var r rejectSink
+	if err := Emit(&r, res, "u"); err != nil || len(r.rows) != 2 || len(r.raws) != 1 || r.raws[0] != "x|no price" {
+		t.Errorf("rejecting sink: err %v rows %d raws %v", err, len(r.rows), r.raws)
+	}
+}

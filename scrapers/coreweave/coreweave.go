@@ -1,0 +1,111 @@
+// Package coreweave collects CoreWeave's GPU instance prices from its public pricing
+// page (https://www.coreweave.com/pricing, the "On-demand GPU instances" table).
+//
+// The page is fetched with the project's HTTP client as a web page (robots.txt,
+// conditional requests, User-Agent, retries) and parsed with goquery. The table is
+// built of divs: div.table-v2 > .table-row-v2, one per GPU instance. Rules:
+//   - GPU name: the row's h3[data-product] text, verbatim ("NVIDIA HGX H100",
+//     "NVIDIA GB200 NVL72"); SKU: "coreweave:" + data-product without its "nvidia-"
+//     prefix ("coreweave:gb200-nvl72", "coreweave:hgx-h100"), the slug of the name
+//     when data-product is missing.
+//   - Specs come from the row's labelled mobile column (GPU Count, VRAM, vCPUs, System
+//     RAM, Local Storage), falling back to the desktop cells under the table headers.
+//     A GPU count with a footnote marker ("4^1") is read as 4, the text and marker
+//     kept in Attrs (gpu_count_text, footnote). VRAM is per GPU (GB).
+//   - Prices are per instance-hour (unit hour, USD): span.instance-price → on_demand,
+//     span.spot-price → spot, span.inference-price ("Inference Single GPU Price") →
+//     on_demand of the single-GPU inference offering, SKU suffix "-inference-1gpu",
+//     gpu_count 1, Attrs["offering"]="inference_single_gpu".
+//   - An empty price next to a "Contact sales" link is a row with price 0 and
+//     Attrs["price_text"]; "N/A" or an empty price without a link means not offered
+//     (no row). A price that is there but unreadable is quarantined (scrapers.Reject);
+//     a row without a name or a GPU count likewise.
+//   - Region: the "REGION: …" eyebrow before the table ("NORTH AMERICA"), verbatim.
+//   - Interconnect is set (infiniband) only when the row itself says InfiniBand.
+//   - A page without rows is an error wrapping ErrLayout (the run fails).
+//
+// CoreWeave publishes reserved capacity only through sales; the page shows no reserved
+// prices to record.
+package coreweave
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+)
+
+// Name is the registry name of this source.
+const Name = "coreweave"
+
+// DefaultEndpoint is the public pricing page.
+const DefaultEndpoint = "https://www.coreweave.com/pricing"
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        "coreweave",
+		Method:          schemas.SourceScrape,
+		Pricing:         []string{schemas.OnDemand, schemas.Spot},
+		Credentials:     "",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "0 * * * *",
+		Description:     "CoreWeave public pricing page: on-demand, spot and single-GPU inference price per instance-hour of every GPU instance",
+	}, New)
+}
+
+// Options: this source has none; any key is an error.
+type Options struct{}
+
+// Source is the CoreWeave pricing page source.
+type Source struct {
+	cfg scrapers.Config
+}
+
+// New builds the source from its config.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
+	if err != nil {
+		return nil, fmt.Errorf("coreweave: endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("coreweave: endpoint %q is not an http(s) URL", u.Redacted())
+	}
+	return &Source{cfg: cfg}, nil
+}
+
+// Expect is the coverage guard: the table lists about ten GPU instances, each with an
+// on-demand price, the flagship ones also with spot and inference prices.
+func (s *Source) Expect() scrapers.Expectation {
+	return scrapers.Expectation{
+		MinRows: 10,
+		SKUs:    []string{"coreweave:gb200-nvl72", "coreweave:b200", "coreweave:hgx-h100"},
+	}
+}
+
+// Collect fetches the page and emits its rows; unreadable rows are quarantined.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	u := s.cfg.EndpointOr(DefaultEndpoint)
+	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
+	if err != nil {
+		return fmt.Errorf("coreweave: %w", err)
+	}
+	res, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read",
+		"rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
+	if err := pageutil.Emit(e, res, u); err != nil {
+		return fmt.Errorf("coreweave: %w", err)
+	}
+	return nil
+}

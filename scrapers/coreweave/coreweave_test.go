@@ -1,0 +1,319 @@
+package coreweave
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+const pagePath = "/pricing"
+
+// golden is what a parser case records: the rows and rejects, or the error.
+type golden struct {
+	Result pageutil.Result `json:"result"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func TestParsePage(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/input.html")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			res, err := parseFile(t, in)
+			g := golden{Result: res}
+			if err != nil {
+				g.Error = err.Error()
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+func parseFile(t *testing.T, path string) (pageutil.Result, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+}
+
+func index(t *testing.T, rows []schemas.Observation) map[string]schemas.Observation {
+	t.Helper()
+	out := map[string]schemas.Observation{}
+	for _, o := range rows {
+		k := o.SKU + "|" + o.Pricing
+		if _, dup := out[k]; dup {
+			t.Errorf("duplicate series %s", k)
+		}
+		out[k] = o
+	}
+	return out
+}
+
+func TestParsePageRules(t *testing.T) {
+	res, err := parseFile(t, "testdata/full_page/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rejects) != 0 {
+		t.Errorf("rejects on the full page: %+v", res.Rejects)
+	}
+	rows := index(t, res.Rows)
+	// 10 instances on demand (B300 as Contact sales), 4 spot prices, 5 inference prices
+	// (B300's as Contact sales).
+	if len(res.Rows) != 10+3+6 {
+		t.Errorf("rows = %d, want 19", len(res.Rows))
+	}
+	gb := rows["coreweave:gb200-nvl72|on_demand"]
+	if gb.GPUName != "NVIDIA GB200 NVL72" || gb.GPUCount != 4 || gb.GPUMemoryGB != 186 || gb.PriceNative != 42 ||
+		gb.Unit != schemas.UnitHour || gb.Region != "NORTH AMERICA" || gb.Attrs["gpu_count_text"] != "4^1" ||
+		gb.Attrs["footnote"] != "1" || gb.Attrs["system_ram_gb"] != "960" || gb.Attrs["local_storage_tb"] != "30.72" {
+		t.Errorf("GB200 NVL72 = %+v", gb)
+	}
+	if _, ok := rows["coreweave:gb200-nvl72|spot"]; ok {
+		t.Error("a spot row for an N/A spot price")
+	}
+	if inf := rows["coreweave:gb200-nvl72-inference-1gpu|on_demand"]; inf.PriceNative != 10.5 || inf.GPUCount != 1 || inf.Attrs["offering"] != "inference_single_gpu" {
+		t.Errorf("GB200 inference = %+v", inf)
+	}
+	b3 := rows["coreweave:b300|on_demand"]
+	if b3.PriceNative != 0 || b3.Attrs["price_text"] != "Contact sales" || b3.GPUName != "NVIDIA HGX B300" || b3.Attrs["system_ram_gb"] != "4,096" {
+		t.Errorf("B300 on demand = %+v", b3)
+	}
+	if s := rows["coreweave:b300|spot"]; s.PriceNative != 35.84 || s.Pricing != schemas.Spot {
+		t.Errorf("B300 spot = %+v", s)
+	}
+	h := rows["coreweave:hgx-h100|on_demand"]
+	if h.PriceNative != 49.24 || h.GPUCount != 8 || h.GPUMemoryGB != 80 || rows["coreweave:hgx-h100|spot"].PriceNative != 19.71 {
+		t.Errorf("HGX H100 = %+v", h)
+	}
+	if g := rows["coreweave:gh200|on_demand"]; g.GPUCount != 1 || g.GPUMemoryGB != 96 || g.PriceNative != 6.5 {
+		t.Errorf("GH200 = %+v", g)
+	}
+	for _, o := range res.Rows {
+		if o.Provider != "coreweave" || o.Currency != "USD" || o.SourceKind != schemas.SourceScrape || !o.ObservedAt.Equal(scrapertest.ObservedAt) {
+			t.Errorf("row %s: %+v", o.SKU, o)
+		}
+	}
+	src := &Source{}
+	for _, want := range src.Expect().SKUs {
+		if _, ok := rows[want+"|on_demand"]; !ok {
+			t.Errorf("expected SKU %s not on the page", want)
+		}
+	}
+	if len(res.Rows) < src.Expect().MinRows {
+		t.Errorf("the full page has fewer rows than the coverage guard asks")
+	}
+}
+
+func TestContactSales(t *testing.T) {
+	res, err := parseFile(t, "testdata/contact_sales/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := index(t, res.Rows)
+	if o := rows["coreweave:hgx-h200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != "Contact sales" {
+		t.Errorf("H200 = %+v", o)
+	}
+	if o := rows["coreweave:gh200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != "Contact us" {
+		t.Errorf("GH200 = %+v", o)
+	}
+}
+
+func TestPartialPage(t *testing.T) {
+	res, err := parseFile(t, "testdata/partial/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := index(t, res.Rows)
+	if len(res.Rejects) != 4 {
+		t.Fatalf("rejects = %+v, want 4 (H200 price, GH200 count, a nameless row, L40 price)", res.Rejects)
+	}
+	for _, want := range []string{"$5O.44", `"one"`, "without a GPU model name", "$1,0.00"} {
+		found := false
+		for _, r := range res.Rejects {
+			found = found || strings.Contains(r.Reason, want)
+		}
+		if !found {
+			t.Errorf("no reject mentions %s", want)
+		}
+	}
+	if _, ok := rows["coreweave:hgx-h100|on_demand"]; !ok || len(res.Rows) != 14 {
+		t.Errorf("rows = %d, want the 14 readable ones", len(res.Rows))
+	}
+}
+
+func TestLayoutErrors(t *testing.T) {
+	for _, c := range []string{"layout_changed", "empty"} {
+		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
+			t.Errorf("%s: err = %v, want ErrLayout", c, err)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	info, f, ok := scrapers.Lookup(Name)
+	if !ok || f == nil {
+		t.Fatal("coreweave is not registered")
+	}
+	if info.Provider != "coreweave" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+		t.Errorf("info = %+v", info)
+	}
+	for _, p := range info.Pricing {
+		if !schemas.ValidPricing(p) {
+			t.Errorf("pricing %q", p)
+		}
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", map[string]any{"regions": []string{"us-east"}})); err == nil {
+		t.Error("an option was accepted by a source that has none")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "ftp://example.com/pricing", nil)); err == nil {
+		t.Error("a non-http endpoint was accepted")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", nil)); err != nil {
+		t.Errorf("default config: %v", err)
+	}
+}
+
+func TestCollect(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
+		{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
+		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+	}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Hits[pagePath] != 2 || srv.Hits["/robots.txt"] != 1 {
+		t.Errorf("hits = %v, want robots.txt once and the page twice (a 429 then the page)", srv.Hits)
+	}
+	for _, r := range srv.Reqs {
+		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+			t.Errorf("User-Agent = %q", ua)
+		}
+	}
+	if len(sink.Rows) != 19 {
+		t.Fatalf("rows = %d, want 19", len(sink.Rows))
+	}
+	for _, o := range sink.Rows {
+		if o.SourceURL != srv.URL+pagePath {
+			t.Errorf("row %s: source %q", o.SKU, o.SourceURL)
+		}
+	}
+}
+
+// rejectSink is a Sink that can quarantine.
+type rejectSink struct {
+	scrapertest.Sink
+	rejected []string
+}
+
+func (r *rejectSink) Reject(raw, reason string) { r.rejected = append(r.rejected, reason) }
+
+func TestCollectPartial(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {{File: "testdata/partial/input.html"}}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs rejectSink
+	if err := src.Collect(context.Background(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Rows) != 14 || len(rs.rejected) != 4 {
+		t.Errorf("rows %d rejected %d, want 14 and 4", len(rs.Rows), len(rs.rejected))
+	}
+	var plain scrapertest.Sink
+	err = src.Collect(context.Background(), &plain)
+	if !errors.Is(err, pageutil.ErrUnquarantined) || len(plain.Rows) != 14 {
+		t.Errorf("without a Rejecter: err %v rows %d", err, len(plain.Rows))
+	}
+}
+
+func TestCollectRobots(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{
+		"/robots.txt": {{Body: "User-agent: *\nDisallow: /pricing\n"}},
+		pagePath:      {{File: "testdata/full_page/input.html"}},
+	})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); !errors.Is(err, fetch.ErrRobots) {
+		t.Errorf("err = %v, want ErrRobots", err)
+	}
+	if srv.Hits[pagePath] != 0 {
+		t.Error("a page robots.txt disallows was fetched")
+	}
+}
+
+func TestCollectFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
+		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
+		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
+			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sink scrapertest.Sink
+			err = src.Collect(context.Background(), &sink)
+			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "coreweave: ") {
+				t.Fatalf("err = %v, want %v", err, c.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/input.html")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && len(res.Rows) == 0 {
+			t.Error("no rows and no error")
+		}
+		for _, o := range res.Rows {
+			if o.SKU == "coreweave:" || o.GPUName == "" || !schemas.ValidPricing(o.Pricing) {
+				t.Errorf("bad row %+v", o)
+			}
+		}
+	})
+}
