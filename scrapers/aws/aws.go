@@ -1,0 +1,463 @@
+// Package aws collects EC2 GPU instance prices: on-demand, reserved (1 and 3 years,
+// standard offering class) and spot, Linux, shared tenancy.
+//
+// Two ways in, chosen by the mode option (auto, api, public; default auto: api when the
+// standard AWS credential chain yields credentials, public otherwise, and public again
+// for a part whose API call AWS refuses for authorization):
+//
+//   - api: on-demand and reserved prices from the Price List Query API (GetProducts in
+//     us-east-1, ServiceCode AmazonEC2, TERM_MATCH filters regionCode, instanceFamily
+//     "GPU instance", operatingSystem Linux, tenancy Shared, preInstalledSw NA,
+//     capacitystatus Used; one paginated query per region); spot prices per
+//     availability zone from EC2 DescribeSpotPriceHistory in every region (product
+//     "Linux/UNIX", the GPU instance types of the family table, from now − since:
+//     AWS also returns the last change before the start, so every zone's current
+//     price is there).
+//   - public (no credentials): the bulk price list offer file of each region
+//     (…/offers/v1.0/aws/AmazonEC2/current/region_index.json, then each region's
+//     currentVersionUrl), streamed token by token because it is gigabytes; and the
+//     spot price feed of the EC2 spot pricing page (spot.js), which has no zones
+//     (zone "") and no timestamps.
+//
+// Rows:
+//   - SKU is the instance type; region is the product's regionCode (or the region the
+//     file or API call is for); spot rows carry the availability zone.
+//   - on_demand: the "Hrs" price, unit hour. effective_at is the offer term's
+//     effectiveDate (spot: the record's timestamp; spot feed: the observation time).
+//   - reserved_1y / reserved_3y (LeaseContractLength 1yr / 3yr), OfferingClass standard
+//     only (convertible terms are skipped and counted). The purchase option keeps its
+//     own series through the SKU: "No Upfront" is the bare instance type with the
+//     hourly price (unit hour); "All Upfront" is "<type>:all-upfront" with the upfront
+//     fee (unit term, ingest divides by the term's hours); "Partial Upfront" is
+//     "<type>:partial-upfront" with the whole-term cost, fee + hourly × term hours
+//     (unit term; Attrs upfront_fee and hourly_fee). Attrs["purchase_option"] names it.
+//   - GPU count is the product's gpu attribute, GPU memory its gpuMemory (the total of
+//     the instance) divided by the count; the GPU name, and count and memory where the
+//     product does not state them (spot records), come from the family table of AWS's
+//     accelerated-computing documentation. P-family cluster sizes are EFA.
+//   - A price that is not a number is emitted as 0 with Attrs["price_text"]; a
+//     PriceList item that is not JSON is rejected (scrapers.Reject) and the others go
+//     on; a region that fails is recorded and the others go on.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+)
+
+// Name is the registry name of this source; Provider the provider on its rows.
+const (
+	Name     = "aws"
+	Provider = "aws"
+)
+
+// DefaultEndpoint is the public bulk price list's EC2 region index; each region's
+// offer file URL in it is resolved against this URL.
+const DefaultEndpoint = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+
+// DefaultSpotFeed is the public spot price feed of the EC2 spot pricing page.
+const DefaultSpotFeed = "https://website.spot.ec2.aws.a2z.com/spot.js"
+
+// Modes.
+const (
+	ModeAuto   = "auto"
+	ModeAPI    = "api"
+	ModePublic = "public"
+)
+
+// Parts of a collection (the collect option).
+const (
+	PartOnDemand = "on_demand"
+	PartReserved = "reserved"
+	PartSpot     = "spot"
+)
+
+// DefaultRegions are the regions that sell the most GPU instance types.
+var DefaultRegions = []string{
+	"us-east-1", "us-east-2", "us-west-2", "ca-central-1", "sa-east-1",
+	"eu-west-1", "eu-west-2", "eu-central-1", "eu-north-1",
+	"ap-northeast-1", "ap-northeast-2", "ap-southeast-1", "ap-southeast-2", "ap-south-1",
+}
+
+// Limits of the since option.
+const (
+	DefaultSince = time.Hour
+	MaxSince     = 90 * 24 * time.Hour
+)
+
+// DefaultBulkTimeout bounds one offer file download (the shared client's timeout is
+// meant for API calls, not for a file of gigabytes).
+const DefaultBulkTimeout = 20 * time.Minute
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        Provider,
+		Method:          schemas.SourceAPI,
+		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y},
+		Credentials:     "AWS credentials from the standard chain (optional: env, shared config, SSO, instance role; pricing:GetProducts, ec2:DescribeSpotPriceHistory); without them the public price files",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "0 * * * *",
+		Description:     "AWS EC2 GPU instances: Price List API or public offer files (on-demand, reserved), spot history per zone or the public spot feed",
+	}, New)
+}
+
+// Options are the source's settings (sources.aws.options).
+type Options struct {
+	// Mode is auto (default), api or public.
+	Mode string `json:"mode"`
+	// Regions to collect; empty means DefaultRegions.
+	Regions []string `json:"regions"`
+	// Since is how far back spot history is read (Go duration, default 1h, at most
+	// 90 days: EC2 keeps 90 days).
+	Since string `json:"since"`
+	// Collect limits the parts collected: on_demand, reserved, spot (default all).
+	Collect []string `json:"collect"`
+	// PricingEndpoint and EC2Endpoint replace the SDK's endpoints (a VPC endpoint, a
+	// recording); empty means the SDK's.
+	PricingEndpoint string `json:"pricing_endpoint"`
+	EC2Endpoint     string `json:"ec2_endpoint"`
+	// SpotFeed is the public spot feed URL (default DefaultSpotFeed).
+	SpotFeed string `json:"spot_feed"`
+	// BulkTimeout bounds one offer file download (Go duration, default 20m).
+	BulkTimeout string `json:"bulk_timeout"`
+}
+
+var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+
+// Validate checks the options without network I/O.
+func (o Options) Validate() error {
+	switch o.Mode {
+	case "", ModeAuto, ModeAPI, ModePublic:
+	default:
+		return fmt.Errorf("aws: options: mode %q is not auto, api or public", o.Mode)
+	}
+	for _, r := range o.Regions {
+		if !regionRE.MatchString(r) {
+			return fmt.Errorf("aws: options: region %q is not a region code such as us-east-1", r)
+		}
+	}
+	if o.Since != "" {
+		d, err := time.ParseDuration(o.Since)
+		if err != nil {
+			return fmt.Errorf("aws: options: since: %w", err)
+		}
+		if d <= 0 || d > MaxSince {
+			return fmt.Errorf("aws: options: since %s is not in (0, %s]", d, MaxSince)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range o.Collect {
+		if p != PartOnDemand && p != PartReserved && p != PartSpot {
+			return fmt.Errorf("aws: options: collect %q is not on_demand, reserved or spot", p)
+		}
+		if seen[p] {
+			return fmt.Errorf("aws: options: collect lists %q twice", p)
+		}
+		seen[p] = true
+	}
+	if o.Collect != nil && len(o.Collect) == 0 {
+		return errors.New("aws: options: collect is empty")
+	}
+	for name, u := range map[string]string{"pricing_endpoint": o.PricingEndpoint, "ec2_endpoint": o.EC2Endpoint, "spot_feed": o.SpotFeed} {
+		if u == "" {
+			continue
+		}
+		p, err := url.Parse(u)
+		if err != nil {
+			return fmt.Errorf("aws: options: %s: %w", name, err)
+		}
+		if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("aws: options: %s %q is not an http(s) URL", name, u)
+		}
+	}
+	if o.BulkTimeout != "" {
+		d, err := time.ParseDuration(o.BulkTimeout)
+		if err != nil {
+			return fmt.Errorf("aws: options: bulk_timeout: %w", err)
+		}
+		if d <= 0 {
+			return fmt.Errorf("aws: options: bulk_timeout %s is not positive", d)
+		}
+	}
+	return nil
+}
+
+// Source is the AWS source.
+type Source struct {
+	cfg         scrapers.Config
+	opts        Options // defaults filled in
+	custom      bool    // regions were configured
+	since       time.Duration
+	bulkTimeout time.Duration
+	// awsConfig loads the SDK configuration; tests replace it.
+	awsConfig func(ctx context.Context) (awssdk.Config, error)
+}
+
+// New builds the source from its config.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if p, err := url.Parse(cfg.EndpointOr(DefaultEndpoint)); err != nil || p.Host == "" {
+		return nil, fmt.Errorf("aws: endpoint %q is not an absolute URL", cfg.EndpointOr(DefaultEndpoint))
+	}
+	s := &Source{cfg: cfg, custom: len(o.Regions) > 0, since: DefaultSince, bulkTimeout: DefaultBulkTimeout}
+	if o.Mode == "" {
+		o.Mode = ModeAuto
+	}
+	if len(o.Regions) == 0 {
+		o.Regions = slices.Clone(DefaultRegions)
+	}
+	if len(o.Collect) == 0 {
+		o.Collect = []string{PartOnDemand, PartReserved, PartSpot}
+	}
+	if o.SpotFeed == "" {
+		o.SpotFeed = DefaultSpotFeed
+	}
+	if o.Since != "" {
+		s.since, _ = time.ParseDuration(o.Since)
+	}
+	if o.BulkTimeout != "" {
+		s.bulkTimeout, _ = time.ParseDuration(o.BulkTimeout)
+	}
+	s.opts = o
+	s.awsConfig = s.loadDefaultAWS
+	return s, nil
+}
+
+// Expect is the coverage guard: the default regions sell dozens of GPU sizes each, so
+// a healthy run yields hundreds of rows and always the flagship and the common sizes.
+func (s *Source) Expect() scrapers.Expectation {
+	if s.custom {
+		return scrapers.Expectation{MinRows: len(s.opts.Regions)}
+	}
+	return scrapers.Expectation{
+		MinRows: 200,
+		SKUs:    []string{"p5.48xlarge", "g5.xlarge", "g6.xlarge", "g4dn.xlarge"},
+	}
+}
+
+func (s *Source) log() *slog.Logger {
+	if s.cfg.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.cfg.Logger.With("source", s.cfg.Name)
+}
+
+func (s *Source) part(p string) bool { return slices.Contains(s.opts.Collect, p) }
+
+// wants reports whether a row of this pricing kind belongs to the collected parts.
+func (s *Source) wants(pricing string) bool {
+	switch pricing {
+	case schemas.OnDemand:
+		return s.part(PartOnDemand)
+	case schemas.Spot:
+		return s.part(PartSpot)
+	}
+	return s.part(PartReserved)
+}
+
+// Collect runs the parts in the chosen mode; a part that fails is recorded and the
+// others go on.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	log := s.log()
+	mode := s.opts.Mode
+	var ac awssdk.Config
+	if mode != ModePublic {
+		var err error
+		ac, err = s.awsConfig(ctx)
+		switch {
+		case err != nil && mode == ModeAPI:
+			return fmt.Errorf("aws: loading AWS configuration: %w", err)
+		case err != nil:
+			log.Info("no AWS configuration, reading the public price files", "error", err.Error())
+			mode = ModePublic
+		case !hasCredentials(ctx, ac) && mode == ModeAPI:
+			return errors.New("aws: mode api: no usable AWS credentials in the default chain")
+		case !hasCredentials(ctx, ac):
+			log.Info("no AWS credentials, reading the public price files")
+			mode = ModePublic
+		default:
+			mode = ModeAPI
+		}
+	}
+	var errs []error
+	if s.part(PartOnDemand) || s.part(PartReserved) {
+		var err error
+		if mode == ModeAPI {
+			err = s.collectPriceList(ctx, ac, e)
+			if err != nil && s.opts.Mode == ModeAuto && isAuthError(err) {
+				log.Warn("price list API refused the credentials, reading the public offer files", "error", err.Error())
+				err = s.collectBulk(ctx, e)
+			}
+		} else {
+			err = s.collectBulk(ctx, e)
+		}
+		errs = append(errs, err)
+	}
+	if s.part(PartSpot) {
+		var err error
+		if mode == ModeAPI {
+			err = s.collectSpotHistory(ctx, ac, e)
+			if err != nil && s.opts.Mode == ModeAuto && isAuthError(err) {
+				log.Warn("spot price history refused the credentials, reading the public spot feed", "error", err.Error())
+				err = s.collectSpotFeed(ctx, e)
+			}
+		} else {
+			err = s.collectSpotFeed(ctx, e)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// collectBulk streams the offer file of every region named in the region index.
+func (s *Source) collectBulk(ctx context.Context, e scrapers.Emitter) error {
+	log := s.log()
+	idxURL := s.cfg.EndpointOr(DefaultEndpoint)
+	base, err := url.Parse(idxURL)
+	if err != nil {
+		return fmt.Errorf("aws: endpoint: %w", err)
+	}
+	resp, err := s.cfg.Client.Get(ctx, idxURL, nil)
+	if err != nil {
+		return fmt.Errorf("aws: region index: %w", err)
+	}
+	files, err := parseRegionIndex(bytesReader(resp.Body))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, region := range s.opts.Regions {
+		rel, ok := files[region]
+		if !ok {
+			errs = append(errs, fmt.Errorf("aws: region %s is not in the region index", region))
+			continue
+		}
+		ref, err := url.Parse(rel)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("aws: region %s: offer file URL: %w", region, err))
+			continue
+		}
+		u := base.ResolveReference(ref).String()
+		var st offerStats
+		err = s.stream(ctx, u, func(body io.Reader) error {
+			var err error
+			st, err = streamOffer(body, region, s.cfg.Now(), func(o schemas.Observation) {
+				if s.wants(o.Pricing) {
+					o.SourceURL = u
+					e.Emit(o)
+				}
+			})
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("aws: region %s: %w", region, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		log.Debug("offer file read", "region", region, "products", st.Products, "gpu_products", st.GPUProducts,
+			"rows", st.Rows, "skipped", st.Skipped)
+	}
+	return errors.Join(errs...)
+}
+
+// stream GETs url and hands the body to read without reading it whole (fetch.Client
+// caps bodies; offer files are gigabytes). It uses the shared client's transport with
+// the bulk timeout, its User-Agent, host limiter and retry policy: 429, 5xx and
+// transport errors are retried before the body is read, never after.
+func (s *Source) stream(ctx context.Context, u string, read func(io.Reader) error) error {
+	fc := s.cfg.Client
+	hc := http.Client{Timeout: s.bulkTimeout}
+	if fc.HTTP != nil {
+		hc = *fc.HTTP
+		hc.Timeout = s.bulkTimeout
+	}
+	var resp *http.Response
+	err := fc.Backoff.Do(ctx, func(attempt int) (bool, time.Duration, error) {
+		if fc.Limiter != nil {
+			if err := fc.Limiter.Wait(ctx, u); err != nil {
+				return false, 0, err
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return false, 0, err
+		}
+		req.Header.Set("User-Agent", fc.UserAgent)
+		r, err := hc.Do(req)
+		if err != nil {
+			return ctx.Err() == nil, 0, err
+		}
+		if r.StatusCode == http.StatusOK {
+			resp = r
+			return false, 0, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10))
+		r.Body.Close()
+		serr := &fetch.StatusError{URL: u, Status: r.StatusCode}
+		switch r.StatusCode {
+		case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true, retryAfter(r.Header.Get("Retry-After")), serr
+		}
+		return false, 0, serr
+	})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return read(resp.Body)
+}
+
+// retryAfter reads a Retry-After header given in seconds; 0 otherwise.
+func retryAfter(v string) time.Duration {
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	return 0
+}
+
+// collectSpotFeed reads the public spot feed.
+func (s *Source) collectSpotFeed(ctx context.Context, e scrapers.Emitter) error {
+	resp, err := s.cfg.Client.Get(ctx, s.opts.SpotFeed, nil)
+	if err != nil {
+		return fmt.Errorf("aws: spot feed: %w", err)
+	}
+	regions := map[string]bool{}
+	for _, r := range s.opts.Regions {
+		regions[r] = true
+	}
+	res, err := parseSpotFeed(resp.Body, regions, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	for _, o := range res.Rows {
+		o.SourceURL = s.opts.SpotFeed
+		e.Emit(o)
+	}
+	s.log().Debug("spot feed read", "rows", len(res.Rows), "skipped", res.Skipped)
+	return nil
+}
