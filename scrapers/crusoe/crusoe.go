@@ -13,7 +13,8 @@
 //     the interconnect.
 //   - SKU: "crusoe:" + model + form factor + memory ("crusoe:h100-hgx-80gb",
 //     "crusoe:a100-pcie-80gb"): the page lists the same model in several form
-//     factors, so all three are needed. A SKU listed twice in one pricing kind is
+//     factors, so all three are needed; a tag the name already says ("NVL72") is left
+//     out. A SKU listed twice in one pricing kind is
 //     quarantined rather than merged.
 //   - The column label gives the pricing kind: on_demand, spot, reserved_1y,
 //     reserved_3y or commitment_<n>m (pageutil.KindFromLabel). A label that names no
