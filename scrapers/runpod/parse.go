@@ -1,0 +1,377 @@
+package runpod
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// Sentinels of this package.
+var (
+	// ErrGraphQL means the API answered with a GraphQL errors array.
+	ErrGraphQL = errors.New("runpod: GraphQL error")
+	// ErrLayout means the response or page no longer has the shape this parser reads.
+	ErrLayout = errors.New("runpod: layout changed")
+)
+
+// Clouds, the second part of a SKU.
+const (
+	cloudSecure    = "secure"
+	cloudCommunity = "community"
+)
+
+// unknownID is the placeholder entry gpuTypes lists besides the real GPU types; it
+// has no price and is not a GPU.
+const unknownID = "unknown"
+
+// skipUnknown counts the placeholder entries left out.
+const skipUnknown = "unknown_gpu_type"
+
+// result is what one response yields: rows, records that could not be read (for
+// scrapers.Reject) and why some records yielded no row.
+type result struct {
+	Rows     []schemas.Observation `json:"rows"`
+	Rejected []rejected            `json:"rejected,omitempty"`
+	Skipped  map[string]int        `json:"skipped,omitempty"`
+}
+
+type rejected struct {
+	Raw    string `json:"raw"`
+	Reason string `json:"reason"`
+}
+
+func (r *result) skip(reason string) {
+	if r.Skipped == nil {
+		r.Skipped = map[string]int{}
+	}
+	r.Skipped[reason]++
+}
+
+// response is the GraphQL envelope.
+type response struct {
+	Data *struct {
+		GPUTypes *[]json.RawMessage `json:"gpuTypes"`
+	} `json:"data"`
+	Errors []struct {
+		Message string `json:"message"`
+		Path    []any  `json:"path"`
+	} `json:"errors"`
+}
+
+// gpuType is one entry of gpuTypes. Pointers tell a missing or null field from 0.
+type gpuType struct {
+	ID                 string   `json:"id"`
+	DisplayName        string   `json:"displayName"`
+	MemoryInGb         *float64 `json:"memoryInGb"`
+	SecureCloud        *bool    `json:"secureCloud"`
+	CommunityCloud     *bool    `json:"communityCloud"`
+	SecurePrice        *float64 `json:"securePrice"`
+	CommunityPrice     *float64 `json:"communityPrice"`
+	SecureSpotPrice    *float64 `json:"secureSpotPrice"`
+	CommunitySpotPrice *float64 `json:"communitySpotPrice"`
+	LowestPrice        *struct {
+		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
+		UninterruptablePrice *float64 `json:"uninterruptablePrice"`
+	} `json:"lowestPrice"`
+}
+
+// parseGPUTypes turns a gpuTypes GraphQL response into observations: four per GPU
+// type (secure and community, on-demand and spot). It is pure: rows carry observedAt
+// and no source URL.
+func parseGPUTypes(r io.Reader, observedAt time.Time) (result, error) {
+	var resp response
+	if err := json.NewDecoder(r).Decode(&resp); err != nil {
+		return result{}, fmt.Errorf("runpod: decoding response: %w", err)
+	}
+	if len(resp.Errors) > 0 {
+		msgs := make([]string, 0, len(resp.Errors))
+		for _, e := range resp.Errors {
+			m := e.Message
+			if len(e.Path) > 0 {
+				m += fmt.Sprintf(" (path %v)", e.Path)
+			}
+			msgs = append(msgs, m)
+		}
+		return result{}, fmt.Errorf("%w: %s", ErrGraphQL, strings.Join(msgs, "; "))
+	}
+	if resp.Data == nil || resp.Data.GPUTypes == nil {
+		return result{}, fmt.Errorf("%w: the response has no data.gpuTypes array", ErrLayout)
+	}
+	res := result{Rows: []schemas.Observation{}}
+	for _, raw := range *resp.Data.GPUTypes {
+		var g gpuType
+		if err := json.Unmarshal(raw, &g); err != nil {
+			res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry: " + err.Error()})
+			continue
+		}
+		if strings.TrimSpace(g.ID) == "" {
+			res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry without an id"})
+			continue
+		}
+		if g.ID == unknownID {
+			res.skip(skipUnknown)
+			continue
+		}
+		res.Rows = append(res.Rows, gpuTypeRows(g, observedAt)...)
+	}
+	return res, nil
+}
+
+func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
+	name := g.DisplayName
+	if name == "" {
+		name = g.ID
+	}
+	var mem float64
+	if g.MemoryInGb != nil {
+		mem = *g.MemoryInGb
+	}
+	var rows []schemas.Observation
+	for _, c := range []struct {
+		cloud     string
+		available *bool
+		onDemand  *float64
+		spot      *float64
+	}{
+		{cloudSecure, g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
+		{cloudCommunity, g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
+	} {
+		for _, p := range []struct {
+			pricing string
+			price   *float64
+		}{{schemas.OnDemand, c.onDemand}, {schemas.Spot, c.spot}} {
+			o := schemas.Observation{
+				ObservedAt:  observedAt,
+				EffectiveAt: observedAt,
+				Provider:    "runpod",
+				SKU:         g.ID + ":" + c.cloud,
+				GPUName:     name,
+				GPUCount:    1,
+				GPUMemoryGB: mem,
+				Pricing:     p.pricing,
+				Currency:    "USD",
+				Unit:        schemas.UnitGPUHour,
+				SourceKind:  schemas.SourceAPI,
+				Attrs: map[string]string{
+					"id":          g.ID,
+					"displayName": g.DisplayName,
+					"cloud":       c.cloud,
+					"sku_basis":   "id",
+				},
+			}
+			if g.MemoryInGb != nil {
+				o.Attrs["memoryInGb"] = formatFloat(*g.MemoryInGb)
+			}
+			if c.available != nil {
+				o.Attrs["cloud_available"] = strconv.FormatBool(*c.available)
+			}
+			if lp := g.LowestPrice; lp != nil {
+				if lp.MinimumBidPrice != nil {
+					o.Attrs["lowestPrice.minimumBidPrice"] = formatFloat(*lp.MinimumBidPrice)
+				}
+				if lp.UninterruptablePrice != nil {
+					o.Attrs["lowestPrice.uninterruptablePrice"] = formatFloat(*lp.UninterruptablePrice)
+				}
+			}
+			if p.price == nil {
+				o.Attrs["price_text"] = "null"
+			} else {
+				o.PriceNative = *p.price
+			}
+			rows = append(rows, o)
+		}
+	}
+	return rows
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+var (
+	numberRE = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)
+	priceRE  = regexp.MustCompile(`^\$?\s*([0-9]+(?:\.[0-9]+)?)\s*(?:/\s*(?:hr|hour|h))?$`)
+	spaceRE  = regexp.MustCompile(`\s+`)
+)
+
+// card is one GPU card of the pricing page, whatever its layout.
+type card struct {
+	layout    string
+	name      string
+	tags      []string // "80 GB VRAM", "125 GB RAM", "16 vCPUs"
+	secure    *string  // the price attribute; nil when the attribute is absent
+	community *string
+	deploy    string // the gpu parameter of the deploy link
+	raw       *goquery.Selection
+}
+
+// Page layouts the parser knows, newest first.
+const (
+	layoutTable  = "gpu_table"          // .gpu_table-row, .gpu_name, .gpu_table-tag, .gpu_table-price[data-secure][data-community]
+	layoutLegacy = "gpu-pricing-row"    // a.gpu-pricing-row, __model-wrapper, __tag, .cc-gpu-price[data-*-cloud-price]
+	skipDup      = "duplicate_gpu_card" // the same GPU name listed twice on the page
+)
+
+// parsePage reads the GPU cards of the pricing page: two on-demand rows per card
+// (Secure and Community Cloud). It is pure. A page with no card is an ErrLayout error.
+func parsePage(r io.Reader, observedAt time.Time) (result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return result{}, fmt.Errorf("runpod: reading page: %w", err)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
+	if err != nil {
+		return result{}, fmt.Errorf("runpod: parsing HTML: %w", err)
+	}
+	cards := tableCards(doc)
+	if len(cards) == 0 {
+		cards = legacyCards(doc)
+	}
+	if len(cards) == 0 {
+		return result{}, fmt.Errorf("%w: no GPU card (.gpu_table-row or .gpu-pricing-row) on the pricing page", ErrLayout)
+	}
+	res := result{Rows: []schemas.Observation{}}
+	seen := map[string]bool{}
+	for _, c := range cards {
+		if c.name == "" {
+			html, _ := goquery.OuterHtml(c.raw)
+			res.Rejected = append(res.Rejected, rejected{Raw: strings.TrimSpace(html), Reason: "runpod: pricing page card without a GPU name"})
+			continue
+		}
+		if seen[c.name] {
+			res.skip(skipDup)
+			continue
+		}
+		seen[c.name] = true
+		res.Rows = append(res.Rows, cardRows(c, observedAt)...)
+	}
+	return res, nil
+}
+
+func text(s *goquery.Selection) string {
+	return strings.TrimSpace(spaceRE.ReplaceAllString(s.Text(), " "))
+}
+
+func attr(s *goquery.Selection, name string) *string {
+	if v, ok := s.Attr(name); ok {
+		return &v
+	}
+	return nil
+}
+
+func tableCards(doc *goquery.Document) []card {
+	var out []card
+	doc.Find(".gpu_table-row").Each(func(_ int, row *goquery.Selection) {
+		price := row.Find(".gpu_table-price").First()
+		if row.Find(".gpu_name").Length() == 0 && price.Length() == 0 {
+			return // a header row
+		}
+		c := card{layout: layoutTable, name: text(row.Find(".gpu_name").First()), raw: row,
+			secure: attr(price, "data-secure"), community: attr(price, "data-community")}
+		row.Find(".gpu_table-tag").Each(func(_ int, t *goquery.Selection) { c.tags = append(c.tags, text(t)) })
+		c.deploy = deployGPU(row)
+		out = append(out, c)
+	})
+	return out
+}
+
+func legacyCards(doc *goquery.Document) []card {
+	var out []card
+	doc.Find(".gpu-pricing-row").Each(func(_ int, row *goquery.Selection) {
+		price := row.Find(".cc-gpu-price").First()
+		c := card{layout: layoutLegacy, name: text(row.Find(".gpu-pricing-row__model-wrapper").First()), raw: row,
+			secure: attr(price, "data-secure-cloud-price"), community: attr(price, "data-community-cloud-price")}
+		row.Find(".gpu-pricing-row__tag").Each(func(_ int, t *goquery.Selection) {
+			// value and label are sibling divs: "80", "GB VRAM"
+			var parts []string
+			t.Children().Each(func(_ int, p *goquery.Selection) { parts = append(parts, text(p)) })
+			if len(parts) == 0 {
+				parts = []string{text(t)}
+			}
+			c.tags = append(c.tags, strings.Join(parts, " "))
+		})
+		c.deploy = deployGPU(row)
+		out = append(out, c)
+	})
+	return out
+}
+
+// deployGPU is the gpu parameter of the card's console deploy link ("H100 SXM").
+func deployGPU(row *goquery.Selection) string {
+	href, ok := row.Attr("href")
+	if !ok || !strings.Contains(href, "deploy") {
+		href, _ = row.Find(`a[href*="deploy"]`).First().Attr("href")
+	}
+	u, err := url.Parse(href)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("gpu")
+}
+
+func cardRows(c card, observedAt time.Time) []schemas.Observation {
+	var mem float64
+	attrs := map[string]string{"displayName": c.name, "layout": c.layout, "sku_basis": "display_name"}
+	for _, t := range c.tags {
+		lower := strings.ToLower(t)
+		n := numberRE.FindString(t)
+		switch {
+		case strings.Contains(lower, "vram"):
+			attrs["vram"] = t
+			mem, _ = strconv.ParseFloat(n, 64)
+		case strings.Contains(lower, "vcpu"):
+			attrs["vcpus"] = n
+		case strings.Contains(lower, "ram"):
+			attrs["ram"] = t
+		}
+	}
+	if c.deploy != "" {
+		attrs["deploy_gpu"] = c.deploy
+	}
+	var rows []schemas.Observation
+	for _, p := range []struct {
+		cloud string
+		price *string
+	}{{cloudSecure, c.secure}, {cloudCommunity, c.community}} {
+		o := schemas.Observation{
+			ObservedAt:  observedAt,
+			EffectiveAt: observedAt,
+			Provider:    "runpod",
+			SKU:         c.name + ":" + p.cloud,
+			GPUName:     c.name,
+			GPUCount:    1,
+			GPUMemoryGB: mem,
+			Pricing:     schemas.OnDemand,
+			Currency:    "USD",
+			Unit:        schemas.UnitGPUHour,
+			SourceKind:  schemas.SourceScrape,
+			Attrs:       map[string]string{"cloud": p.cloud},
+		}
+		for k, v := range attrs {
+			o.Attrs[k] = v
+		}
+		switch {
+		case p.price == nil:
+			o.Attrs["price_text"] = "not listed"
+		case strings.TrimSpace(*p.price) == "":
+			o.Attrs["price_text"] = "empty"
+		default:
+			if m := priceRE.FindStringSubmatch(strings.TrimSpace(*p.price)); m != nil {
+				o.PriceNative, _ = strconv.ParseFloat(m[1], 64)
+			} else {
+				o.Attrs["price_text"] = *p.price
+			}
+		}
+		rows = append(rows, o)
+	}
+	return rows
+}

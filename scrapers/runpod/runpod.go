@@ -1,0 +1,221 @@
+// Package runpod collects RunPod's per-GPU hourly prices, Secure Cloud and Community
+// Cloud kept apart, from its GraphQL API (https://api.runpod.io/graphql, query
+// gpuTypes) or, without an API key, from its public pricing page
+// (https://www.runpod.io/pricing).
+//
+// Modes (option "mode"):
+//   - "api": POST the gpuTypes query to the GraphQL endpoint. The key, when the
+//     environment has RUNPOD_API_KEY, is sent as "Authorization: Bearer …"; it is never
+//     logged, recorded or put in an error or a URL.
+//   - "page": read the pricing page's GPU cards (name, VRAM, Secure and Community
+//     $/hr) with goquery. The page shows on-demand prices only.
+//   - "auto" (the default): "api" when RUNPOD_API_KEY is set, else "page".
+//
+// Rules:
+//   - SKU is "<gpu>:secure" or "<gpu>:community": the two clouds are distinct
+//     offerings. <gpu> is the GraphQL id ("NVIDIA H100 80GB HBM3") in api mode and the
+//     card's name ("H100 SXM") in page mode: the page does not show ids, so the two
+//     modes write different series (Attrs["sku_basis"] says which).
+//   - api mode: on_demand from securePrice/communityPrice, spot from
+//     secureSpotPrice/communitySpotPrice. page mode: on_demand only.
+//   - A price of 0 means "not offered" in that cloud; the row is still emitted (ingest
+//     quarantines it as not offered). A null or unreadable price is emitted as 0 with
+//     Attrs["price_text"].
+//   - Unit gpu_hour, GPUCount 1, currency USD, region "" (RunPod publishes one price
+//     per GPU type and cloud, not per data centre). GPUName is displayName; the id and
+//     memoryInGb are kept in Attrs and GPUMemoryGB.
+//   - A gpuTypes entry or page card that cannot be read (no id, no name, fields of the
+//     wrong type) is handed to scrapers.Reject with the reason.
+//   - A GraphQL "errors" array fails the run (ErrGraphQL); a response without
+//     data.gpuTypes, or a page with no GPU card, fails it with ErrLayout.
+package runpod
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+)
+
+// Name is the registry name of this source.
+const Name = "runpod"
+
+// DefaultEndpoint is the GraphQL API (api mode).
+const DefaultEndpoint = "https://api.runpod.io/graphql"
+
+// DefaultPageURL is the public pricing page (page mode).
+const DefaultPageURL = "https://www.runpod.io/pricing"
+
+// EnvAPIKey is the environment variable holding the optional API key.
+const EnvAPIKey = "RUNPOD_API_KEY"
+
+// Modes.
+const (
+	ModeAuto = "auto"
+	ModeAPI  = "api"
+	ModePage = "page"
+)
+
+// GPUTypesQuery is the GraphQL query sent in api mode.
+const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } } }`
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        "runpod",
+		Method:          schemas.SourceAPI,
+		Pricing:         []string{schemas.OnDemand, schemas.Spot},
+		Credentials:     EnvAPIKey + " (optional; without it the pricing page is read)",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "*/10 * * * *",
+		Description:     "RunPod GraphQL gpuTypes (or the public pricing page without a key): Secure and Community Cloud, on-demand and spot, per GPU-hour",
+	}, New)
+}
+
+// Options are the source's settings (sources.runpod.options).
+type Options struct {
+	// Mode is auto (default), api or page.
+	Mode string `json:"mode"`
+	// PageURL replaces DefaultPageURL in page mode (the endpoint is the API's).
+	PageURL string `json:"page_url"`
+}
+
+// Validate checks the options without network I/O.
+func (o Options) Validate() error {
+	switch o.Mode {
+	case "", ModeAuto, ModeAPI, ModePage:
+	default:
+		return fmt.Errorf("runpod: options: mode %q is not auto, api or page", o.Mode)
+	}
+	if o.PageURL != "" {
+		u, err := url.Parse(o.PageURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("runpod: options: page_url %q is not an http(s) URL", o.PageURL)
+		}
+	}
+	return nil
+}
+
+// Source is the RunPod source.
+type Source struct {
+	cfg     scrapers.Config
+	mode    string // api or page, resolved
+	apiKey  string
+	pageURL string
+}
+
+// New builds the source from its config, resolving mode auto from the environment.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("runpod: endpoint is not an absolute URL")
+	}
+	if u.User != nil || u.Query().Has("api_key") {
+		// Not echoed: the URL holds a secret.
+		return nil, fmt.Errorf("runpod: endpoint carries credentials; put the key in %s instead", EnvAPIKey)
+	}
+	s := &Source{cfg: cfg, apiKey: os.Getenv(EnvAPIKey), pageURL: o.PageURL}
+	if s.pageURL == "" {
+		s.pageURL = DefaultPageURL
+	}
+	switch o.Mode {
+	case ModeAPI, ModePage:
+		s.mode = o.Mode
+	default:
+		s.mode = ModePage
+		if s.apiKey != "" {
+			s.mode = ModeAPI
+		}
+	}
+	return s, nil
+}
+
+// String describes the source without its key.
+func (s *Source) String() string {
+	key := "no key"
+	if s.apiKey != "" {
+		key = "key from " + EnvAPIKey
+	}
+	return fmt.Sprintf("runpod(mode=%s, %s)", s.mode, key)
+}
+
+// Mode returns the resolved mode, api or page.
+func (s *Source) Mode() string { return s.mode }
+
+// Expect is the coverage guard. The API lists some forty GPU types, four rows each; the
+// page about thirty cards, two rows each. H100 and L40S are sold in Secure Cloud in
+// either case.
+func (s *Source) Expect() scrapers.Expectation {
+	if s.mode == ModePage {
+		return scrapers.Expectation{MinRows: 20, SKUs: []string{"H100 SXM:secure", "L40S:secure"}}
+	}
+	return scrapers.Expectation{MinRows: 60, SKUs: []string{"NVIDIA H100 80GB HBM3:secure", "NVIDIA L40S:secure"}}
+}
+
+// Collect reads the API or the page, by mode, and emits every row.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	var (
+		res    result
+		srcURL string
+		err    error
+	)
+	if s.mode == ModePage {
+		srcURL = s.pageURL
+		res, err = s.collectPage(ctx)
+	} else {
+		srcURL = s.cfg.EndpointOr(DefaultEndpoint)
+		res, err = s.collectAPI(ctx, srcURL)
+	}
+	if err != nil {
+		return err
+	}
+	for _, o := range res.Rows {
+		o.SourceURL = srcURL
+		e.Emit(o)
+	}
+	for _, r := range res.Rejected {
+		scrapers.Reject(e, r.Raw, r.Reason)
+	}
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("prices read", "mode", s.mode, "rows", len(res.Rows), "rejected", len(res.Rejected), "skipped", res.Skipped)
+	return nil
+}
+
+func (s *Source) collectAPI(ctx context.Context, endpoint string) (result, error) {
+	body, err := json.Marshal(map[string]string{"operationName": "GpuTypes", "query": GPUTypesQuery})
+	if err != nil {
+		return result{}, fmt.Errorf("runpod: encoding query: %w", err)
+	}
+	hdr := http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json"},
+	}
+	if s.apiKey != "" {
+		hdr.Set("Authorization", "Bearer "+s.apiKey)
+	}
+	resp, err := s.cfg.Client.Do(ctx, http.MethodPost, endpoint, hdr, body)
+	if err != nil {
+		return result{}, fmt.Errorf("runpod: %w", err)
+	}
+	return parseGPUTypes(bytes.NewReader(resp.Body), s.cfg.Now())
+}
+
+func (s *Source) collectPage(ctx context.Context) (result, error) {
+	resp, err := s.cfg.Client.GetPage(ctx, s.pageURL, nil)
+	if err != nil {
+		return result{}, fmt.Errorf("runpod: %w", err)
+	}
+	return parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
+}
