@@ -1,0 +1,108 @@
+// Package together collects Together AI's GPU prices from its public pricing page
+// (https://www.together.ai/pricing: the "Dedicated Inference" and "GPU Clusters"
+// tables).
+//
+// The page is fetched with the project's HTTP client as a web page (robots.txt,
+// conditional requests, User-Agent, retries) and parsed with goquery. Every
+// table.pricing_table is read with the section heading (h2) and sub-heading (p.h4,
+// "On-demand", "Reserved") before it. Rules:
+//   - The first cell is the hardware, verbatim ("NVIDIA HGX H100", "NVIDIA GB200
+//     NVL72"); each other cell's price is the p[data-batch] text.
+//   - SKU: "together:" + section slug + ":" + model slug
+//     ("together:gpu-clusters:hgx-h100", "together:dedicated-inference:hgx-h100"): the
+//     same GPU is sold at different prices in each section.
+//   - Pricing kind from the column header ("On-demand", "Hourly" → on_demand; a term
+//     such as "1 month", "6 months", "12 months" → commitment_<n>m / reserved_1y /
+//     reserved_3y), else from the sub-heading; a "Reserved" column with no term takes
+//     it from the cell's link ("/monthly-reserved" → commitment_1m). A price under a
+//     column with no kind or term is quarantined; a note there is not recorded.
+//   - Prices are per GPU-hour (the Dedicated Inference header says "All prices per gpu
+//     per hour"; cluster prices are per GPU-hour as well): unit gpu_hour, gpu_count 1.
+//     A header saying "per node" or "per instance" makes the table's unit hour.
+//   - "Contact sales" is a row with price 0 and Attrs["price_text"]; "—" (not offered)
+//     is no row; an unreadable price is quarantined (scrapers.Reject).
+//   - Region is ""; interconnect is set only where the row says InfiniBand.
+//   - A page without table rows is an error wrapping ErrLayout (the run fails).
+package together
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+)
+
+// Name is the registry name of this source.
+const Name = "together"
+
+// DefaultEndpoint is the public pricing page.
+const DefaultEndpoint = "https://www.together.ai/pricing"
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        "together",
+		Method:          schemas.SourceScrape,
+		Pricing:         []string{schemas.OnDemand, schemas.CommitmentPricing(1), schemas.CommitmentPricing(6), schemas.Reserved1Y},
+		Credentials:     "",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "0 * * * *",
+		Description:     "Together AI public pricing page: dedicated inference and GPU cluster prices per GPU-hour, on-demand and reserved terms",
+	}, New)
+}
+
+// Options: this source has none; any key is an error.
+type Options struct{}
+
+// Source is the Together AI pricing page source.
+type Source struct {
+	cfg scrapers.Config
+}
+
+// New builds the source from its config.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
+	if err != nil {
+		return nil, fmt.Errorf("together: endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("together: endpoint %q is not an http(s) URL", u.Redacted())
+	}
+	return &Source{cfg: cfg}, nil
+}
+
+// Expect is the coverage guard: HGX H100 in both sections and HGX B200 in the GPU
+// clusters table.
+func (s *Source) Expect() scrapers.Expectation {
+	return scrapers.Expectation{
+		MinRows: 6,
+		SKUs:    []string{"together:dedicated-inference:hgx-h100", "together:gpu-clusters:hgx-h100", "together:gpu-clusters:hgx-b200"},
+	}
+}
+
+// Collect fetches the page and emits its rows; unreadable rows are quarantined.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	u := s.cfg.EndpointOr(DefaultEndpoint)
+	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
+	if err != nil {
+		return fmt.Errorf("together: %w", err)
+	}
+	res, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read",
+		"rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
+	if err := pageutil.Emit(e, res, u); err != nil {
+		return fmt.Errorf("together: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+package together
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+const pagePath = "/pricing"
+
+// golden is what a parser case records: the rows and rejects, or the error.
+type golden struct {
+	Result pageutil.Result `json:"result"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func TestParsePage(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/input.html")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			res, err := parseFile(t, in)
+			g := golden{Result: res}
+			if err != nil {
+				g.Error = err.Error()
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+func parseFile(t *testing.T, path string) (pageutil.Result, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+}
+
+func index(t *testing.T, rows []schemas.Observation) map[string]schemas.Observation {
+	t.Helper()
+	out := map[string]schemas.Observation{}
+	for _, o := range rows {
+		k := o.SKU + "|" + o.Pricing
+		if _, dup := out[k]; dup {
+			t.Errorf("duplicate series %s", k)
+		}
+		out[k] = o
+	}
+	return out
+}
+
+func TestParsePageRules(t *testing.T) {
+	res, err := parseFile(t, "testdata/full_page/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rejects) != 0 {
+		t.Errorf("rejects on the full page: %+v", res.Rejects)
+	}
+	rows := index(t, res.Rows)
+	// Dedicated inference: 5 × (on demand, monthly reserved); clusters on demand: 3 of 6
+	// priced ("—" is not offered); clusters reserved: 4 × 3 terms.
+	if len(res.Rows) != 25 {
+		t.Errorf("rows = %d, want 25", len(res.Rows))
+	}
+	d := rows["together:dedicated-inference:hgx-h100|on_demand"]
+	if d.GPUName != "NVIDIA HGX H100" || d.PriceNative != 5.49 || d.Unit != schemas.UnitGPUHour || d.GPUCount != 1 ||
+		d.Attrs["section"] != "Dedicated Inference" || d.Attrs["column"] != "On-demand" {
+		t.Errorf("dedicated H100 = %+v", d)
+	}
+	if r := rows["together:dedicated-inference:hgx-h100|commitment_1m"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact sales" {
+		t.Errorf("dedicated H100 reserved = %+v", r)
+	}
+	c := rows["together:gpu-clusters:hgx-h100|on_demand"]
+	if c.PriceNative != 3.99 || c.Attrs["subsection"] != "On-demand" || c.Attrs["column"] != "Hourly" {
+		t.Errorf("cluster H100 = %+v", c)
+	}
+	if _, ok := rows["together:gpu-clusters:gb200-nvl72|on_demand"]; ok {
+		t.Error("a row for a price shown as —")
+	}
+	for kind, want := range map[string]float64{"commitment_1m": 3.39, "commitment_6m": 2.99, "reserved_1y": 2.69} {
+		if r, ok := rows["together:gpu-clusters:hgx-h100|"+kind]; !ok || r.PriceNative != want || r.Attrs["subsection"] != "Reserved" {
+			t.Errorf("cluster H100 %s = %+v, want %v", kind, r, want)
+		}
+	}
+	if g := rows["together:gpu-clusters:gb200-nvl72|reserved_1y"]; g.GPUName != "NVIDIA GB200 NVL72" || g.Attrs["price_text"] != "Contact sales" {
+		t.Errorf("GB200 reserved = %+v", g)
+	}
+	if a := rows["together:dedicated-inference:a100-sxm-80gb|on_demand"]; a.GPUMemoryGB != 80 || a.PriceNative != 2.99 {
+		t.Errorf("A100 = %+v", a)
+	}
+	for _, o := range res.Rows {
+		if o.Provider != "together" || o.SourceKind != schemas.SourceScrape || o.Currency != "USD" || !o.ObservedAt.Equal(scrapertest.ObservedAt) || !schemas.ValidPricing(o.Pricing) {
+			t.Errorf("row %s: %+v", o.SKU, o)
+		}
+	}
+	src := &Source{}
+	for _, want := range src.Expect().SKUs {
+		if _, ok := rows[want+"|on_demand"]; !ok {
+			t.Errorf("expected SKU %s not on the page", want)
+		}
+	}
+	ref, err := parseFile(t, "testdata/reference_excerpt/input.html")
+	if err != nil || len(ref.Rows) != 7 || len(ref.Rows) < src.Expect().MinRows {
+		t.Errorf("the recorded excerpt: %d rows, %v; want 7, the coverage guard asks %d", len(ref.Rows), err, src.Expect().MinRows)
+	}
+}
+
+func TestKindAndUnit(t *testing.T) {
+	if u := tableUnit([]column{{label: "Hardware", text: "Hardware All prices per node per hour"}}); u != schemas.UnitHour {
+		t.Errorf("per node: %s", u)
+	}
+	html := `<table class="pricing_table"><thead><tr><th><p>Hardware</p></th><th><p>Reserved</p></th></tr></thead><tbody>` +
+		`<tr><td>NVIDIA HGX H100</td><td><p data-batch="">$2.50</p></td></tr></tbody></table>`
+	res, err := parsePage(strings.NewReader("<h2>GPU Clusters</h2>"+html), scrapertest.ObservedAt)
+	if err == nil || len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Reason, "no pricing kind or term") {
+		t.Errorf("a reserved price without a term: err %v, result %+v", err, res)
+	}
+}
+
+func TestPartialPage(t *testing.T) {
+	res, err := parseFile(t, "testdata/partial/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 6 || len(res.Rejects) != 3 {
+		t.Fatalf("rows %d rejects %+v; want 6 and 3 (a bad price, a nameless row, a bad reserved price)", len(res.Rows), res.Rejects)
+	}
+	for _, want := range []string{"$6.9.9", "without hardware name", "$1.8o"} {
+		found := false
+		for _, r := range res.Rejects {
+			found = found || strings.Contains(r.Reason, want)
+		}
+		if !found {
+			t.Errorf("no reject mentions %s", want)
+		}
+	}
+}
+
+func TestLayoutErrors(t *testing.T) {
+	for _, c := range []string{"layout_changed", "empty"} {
+		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
+			t.Errorf("%s: err = %v, want ErrLayout", c, err)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	info, f, ok := scrapers.Lookup(Name)
+	if !ok || f == nil {
+		t.Fatal("together is not registered")
+	}
+	if info.Provider != "together" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+		t.Errorf("info = %+v", info)
+	}
+	for _, p := range info.Pricing {
+		if !schemas.ValidPricing(p) {
+			t.Errorf("pricing %q", p)
+		}
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", map[string]any{"regions": []string{"us-east"}})); err == nil {
+		t.Error("an option was accepted by a source that has none")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "ftp://example.com/pricing", nil)); err == nil {
+		t.Error("a non-http endpoint was accepted")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", nil)); err != nil {
+		t.Errorf("default config: %v", err)
+	}
+}
+
+func TestCollect(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
+		{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
+		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+	}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Hits[pagePath] != 2 || srv.Hits["/robots.txt"] != 1 {
+		t.Errorf("hits = %v, want robots.txt once and the page twice (a 429 then the page)", srv.Hits)
+	}
+	for _, r := range srv.Reqs {
+		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+			t.Errorf("User-Agent = %q", ua)
+		}
+	}
+	if len(sink.Rows) != 25 {
+		t.Fatalf("rows = %d, want 25", len(sink.Rows))
+	}
+	for _, o := range sink.Rows {
+		if o.SourceURL != srv.URL+pagePath {
+			t.Errorf("row %s: source %q", o.SKU, o.SourceURL)
+		}
+	}
+}
+
+// rejectSink is a Sink that can quarantine.
+type rejectSink struct {
+	scrapertest.Sink
+	rejected []string
+}
+
+func (r *rejectSink) Reject(raw, reason string) { r.rejected = append(r.rejected, reason) }
+
+func TestCollectPartial(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {{File: "testdata/partial/input.html"}}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs rejectSink
+	if err := src.Collect(context.Background(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Rows) != 6 || len(rs.rejected) != 3 {
+		t.Errorf("rows %d rejected %d, want 6 and 3", len(rs.Rows), len(rs.rejected))
+	}
+	var plain scrapertest.Sink
+	err = src.Collect(context.Background(), &plain)
+	if !errors.Is(err, pageutil.ErrUnquarantined) || len(plain.Rows) != 6 {
+		t.Errorf("without a Rejecter: err %v rows %d", err, len(plain.Rows))
+	}
+}
+
+func TestCollectRobots(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{
+		"/robots.txt": {{Body: "User-agent: *\nDisallow: /pricing\n"}},
+		pagePath:      {{File: "testdata/full_page/input.html"}},
+	})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); !errors.Is(err, fetch.ErrRobots) {
+		t.Errorf("err = %v, want ErrRobots", err)
+	}
+	if srv.Hits[pagePath] != 0 {
+		t.Error("a page robots.txt disallows was fetched")
+	}
+}
+
+func TestCollectFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
+		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
+		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
+			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sink scrapertest.Sink
+			err = src.Collect(context.Background(), &sink)
+			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "together: ") {
+				t.Fatalf("err = %v, want %v", err, c.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/input.html")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && len(res.Rows) == 0 {
+			t.Error("no rows and no error")
+		}
+		for _, o := range res.Rows {
+			if o.SKU == "together:" || o.GPUName == "" || !schemas.ValidPricing(o.Pricing) {
+				t.Errorf("bad row %+v", o)
+			}
+		}
+	})
+}
