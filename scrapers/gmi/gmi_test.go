@@ -1,0 +1,304 @@
+package gmi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+const pagePath = "/pricing"
+
+// golden is what a parser case records: the rows and rejects, or the error.
+type golden struct {
+	Result pageutil.Result `json:"result"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func TestParsePage(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/input.html")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			res, err := parseFile(t, in)
+			g := golden{Result: res}
+			if err != nil {
+				g.Error = err.Error()
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+func parseFile(t *testing.T, path string) (pageutil.Result, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+}
+
+func index(t *testing.T, rows []schemas.Observation) map[string]schemas.Observation {
+	t.Helper()
+	out := map[string]schemas.Observation{}
+	for _, o := range rows {
+		k := o.SKU + "|" + o.Pricing
+		if _, dup := out[k]; dup {
+			t.Errorf("duplicate series %s", k)
+		}
+		out[k] = o
+	}
+	return out
+}
+
+func TestParsePageRules(t *testing.T) {
+	res, err := parseFile(t, "testdata/full_page/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rejects) != 0 {
+		t.Errorf("rejects on the full page: %+v", res.Rejects)
+	}
+	rows := index(t, res.Rows)
+	if len(res.Rows) != 8 {
+		t.Errorf("rows = %d, want 8 (5 on-demand cards, 3 reserved)", len(res.Rows))
+	}
+	h := rows["gmi:h100|on_demand"]
+	if h.GPUName != "NVIDIA H100 GPU" || h.PriceNative != 2 || h.Unit != schemas.UnitGPUHour || h.GPUCount != 1 ||
+		h.Attrs["price_qualifier"] != "from" || h.Attrs["availability"] != "AVAILABLE NOW" || h.Attrs["section"] != "GPU Instances" {
+		t.Errorf("H100 = %+v", h)
+	}
+	if g := rows["gmi:gb200|on_demand"]; g.GPUName != "NVIDIA GB200" || g.PriceNative != 8 {
+		t.Errorf("GB200 = %+v", g)
+	}
+	if g := rows["gmi:gb300|on_demand"]; g.PriceNative != 0 || g.Attrs["price_text"] != "Pre order" {
+		t.Errorf("GB300 = %+v", g)
+	}
+	if b := rows["gmi:b200|on_demand"]; b.PriceNative != 4 || b.Attrs["availability"] != "Limited Availability" {
+		t.Errorf("B200 = %+v", b)
+	}
+	if r := rows["gmi:h100|reserved_1y"]; r.PriceNative != 1.85 || r.Attrs["price_qualifier"] != "from" {
+		t.Errorf("H100 reserved = %+v", r)
+	}
+	if r := rows["gmi:b200|reserved_1y"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact sales" {
+		t.Errorf("B200 reserved = %+v", r)
+	}
+	for _, o := range res.Rows {
+		if o.Provider != "gmi" || o.SourceKind != schemas.SourceScrape || o.Currency != "USD" || !o.ObservedAt.Equal(scrapertest.ObservedAt) || !schemas.ValidPricing(o.Pricing) {
+			t.Errorf("row %s: %+v", o.SKU, o)
+		}
+	}
+	src := &Source{}
+	for _, want := range src.Expect().SKUs {
+		if _, ok := rows[want+"|on_demand"]; !ok {
+			t.Errorf("expected SKU %s not on the page", want)
+		}
+	}
+	ref, err := parseFile(t, "testdata/reference_excerpt/input.html")
+	if err != nil || len(ref.Rows) != 5 || len(ref.Rows) < src.Expect().MinRows {
+		t.Errorf("the recorded excerpt: %d rows, %v; want 5, the coverage guard asks %d", len(ref.Rows), err, src.Expect().MinRows)
+	}
+}
+
+func TestReservedWithoutTerm(t *testing.T) {
+	res, err := parseFile(t, "testdata/reserved_no_term/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 5 || len(res.Rejects) != 3 || !strings.Contains(res.Rejects[0].Reason, "states no commitment term") {
+		t.Errorf("rows %d rejects %+v; want 5 and 3", len(res.Rows), res.Rejects)
+	}
+}
+
+func TestPartialPage(t *testing.T) {
+	res, err := parseFile(t, "testdata/partial/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 5 || len(res.Rejects) != 3 {
+		t.Fatalf("rows %d rejects %+v; want 5 and 3 (two bad prices, a nameless card)", len(res.Rows), res.Rejects)
+	}
+	for _, want := range []string{"$2.6.0", "without a GPU name", "$1.0O"} {
+		found := false
+		for _, r := range res.Rejects {
+			found = found || strings.Contains(r.Reason, want)
+		}
+		if !found {
+			t.Errorf("no reject mentions %s", want)
+		}
+	}
+}
+
+func TestLayoutErrors(t *testing.T) {
+	for _, c := range []string{"layout_changed", "empty"} {
+		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
+			t.Errorf("%s: err = %v, want ErrLayout", c, err)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	info, f, ok := scrapers.Lookup(Name)
+	if !ok || f == nil {
+		t.Fatal("gmi is not registered")
+	}
+	if info.Provider != "gmi" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+		t.Errorf("info = %+v", info)
+	}
+	for _, p := range info.Pricing {
+		if !schemas.ValidPricing(p) {
+			t.Errorf("pricing %q", p)
+		}
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", map[string]any{"regions": []string{"us-east"}})); err == nil {
+		t.Error("an option was accepted by a source that has none")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "ftp://example.com/pricing", nil)); err == nil {
+		t.Error("a non-http endpoint was accepted")
+	}
+	if _, err := f(scrapertest.Config(t, Name, "", nil)); err != nil {
+		t.Errorf("default config: %v", err)
+	}
+}
+
+func TestCollect(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
+		{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
+		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+	}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Hits[pagePath] != 2 || srv.Hits["/robots.txt"] != 1 {
+		t.Errorf("hits = %v, want robots.txt once and the page twice (a 429 then the page)", srv.Hits)
+	}
+	for _, r := range srv.Reqs {
+		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+			t.Errorf("User-Agent = %q", ua)
+		}
+	}
+	if len(sink.Rows) != 8 {
+		t.Fatalf("rows = %d, want 8", len(sink.Rows))
+	}
+	for _, o := range sink.Rows {
+		if o.SourceURL != srv.URL+pagePath {
+			t.Errorf("row %s: source %q", o.SKU, o.SourceURL)
+		}
+	}
+}
+
+// rejectSink is a Sink that can quarantine.
+type rejectSink struct {
+	scrapertest.Sink
+	rejected []string
+}
+
+func (r *rejectSink) Reject(raw, reason string) { r.rejected = append(r.rejected, reason) }
+
+func TestCollectPartial(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {{File: "testdata/partial/input.html"}}})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs rejectSink
+	if err := src.Collect(context.Background(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Rows) != 5 || len(rs.rejected) != 3 {
+		t.Errorf("rows %d rejected %d, want 5 and 3", len(rs.Rows), len(rs.rejected))
+	}
+	var plain scrapertest.Sink
+	err = src.Collect(context.Background(), &plain)
+	if !errors.Is(err, pageutil.ErrUnquarantined) || len(plain.Rows) != 5 {
+		t.Errorf("without a Rejecter: err %v rows %d", err, len(plain.Rows))
+	}
+}
+
+func TestCollectRobots(t *testing.T) {
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{
+		"/robots.txt": {{Body: "User-agent: *\nDisallow: /pricing\n"}},
+		pagePath:      {{File: "testdata/full_page/input.html"}},
+	})
+	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink scrapertest.Sink
+	if err := src.Collect(context.Background(), &sink); !errors.Is(err, fetch.ErrRobots) {
+		t.Errorf("err = %v, want ErrRobots", err)
+	}
+	if srv.Hits[pagePath] != 0 {
+		t.Error("a page robots.txt disallows was fetched")
+	}
+}
+
+func TestCollectFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
+		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
+		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
+			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sink scrapertest.Sink
+			err = src.Collect(context.Background(), &sink)
+			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "gmi: ") {
+				t.Fatalf("err = %v, want %v", err, c.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*/input.html")
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		res, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && len(res.Rows) == 0 {
+			t.Error("no rows and no error")
+		}
+		for _, o := range res.Rows {
+			if o.SKU == "gmi:" || o.GPUName == "" || !schemas.ValidPricing(o.Pricing) {
+				t.Errorf("bad row %+v", o)
+			}
+		}
+	})
+}
