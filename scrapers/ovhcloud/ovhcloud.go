@@ -1,0 +1,158 @@
+// Package ovhcloud collects OVHcloud Public Cloud GPU instance prices from the public
+// order catalog API (https://api.ovh.com/1.0/order/catalog/public/cloud, no
+// credentials), in the currency of the subsidiary asked for (EUR for FR, the default).
+//
+// The catalog lists every Public Cloud product as addons with a planCode
+// "<flavour>.<billing mode>" ("h100-380.consumption", "l40s-90.monthly.postpaid"),
+// pricings[] whose price is an integer in 1e-8 of the currency unit (280000000 =
+// 2.80 EUR), and blobs: commercial{brick}, technical{gpu{model, number, memory{size}},
+// os{family}} and tags.
+//
+// Rules:
+//   - A GPU instance is an addon (or plan) whose blobs.commercial.brick is "gpu", or
+//     one without a brick whose flavour is of a GPU family (h100, h200, a100, a10, l40s,
+//     l4, v100s, t1, t2, rtx5000). AI Training/Deploy addons carry a GPU blob too but
+//     are brick "ai-serving" and priced per minute: they are not instances and are left
+//     out with every other addon (counted as not_gpu).
+//   - Windows flavours (os.family "windows", "win-" plan codes) are left out (counted):
+//     the price includes a licence.
+//   - The billing mode comes from the planCode suffix, never from intervalUnit (which
+//     the US catalog writes "none"): ".consumption" is on_demand per instance-hour
+//     (unit hour); ".monthly.postpaid" is a month billed without a longer term,
+//     commitment_1m per instance-month (unit month); "savings-plan-<n>m" is
+//     commitment_<n>m, unit from intervalUnit. ".monthly" alone is a configuration stub
+//     and is left out (counted). Any other suffix is emitted with pricing
+//     "ovhcloud:<suffix>" so ingest quarantines it where it is seen.
+//   - SKU is the flavour ("h100-380"), so the hourly and monthly prices of a flavour
+//     are two pricing kinds of one SKU. Legacy "-le-" flavours keep their own SKU.
+//   - Region is "" (catalog-wide) unless the addon lists region configurations; then
+//     one row per region.
+//   - Currency is locale.currencyCode as published; ingest converts it with the day's
+//     ECB rate (package scrapers/fx). A catalog of another subsidiary than the one
+//     asked for is an error.
+//   - The price is cross-checked against the addon's own formattedPrice: a record
+//     whose two figures disagree (the 1e-8 scale changed), or that has no usable
+//     pricing, is handed to scrapers.Reject. A price of 0 is emitted as published.
+package ovhcloud
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+)
+
+// Name is the registry name of this source.
+const Name = "ovhcloud"
+
+// DefaultEndpoint is the public cloud order catalog of the EU API.
+const DefaultEndpoint = "https://api.ovh.com/1.0/order/catalog/public/cloud"
+
+// DefaultSubsidiary is the subsidiary whose catalog is read: FR, priced in EUR.
+const DefaultSubsidiary = "FR"
+
+func init() {
+	scrapers.Register(scrapers.Info{
+		Name:            Name,
+		Provider:        "ovhcloud",
+		Method:          schemas.SourceAPI,
+		Pricing:         []string{schemas.OnDemand, schemas.CommitmentPricing(1), schemas.CommitmentPricing(12)},
+		Credentials:     "",
+		DefaultEndpoint: DefaultEndpoint,
+		Schedule:        "0 * * * *",
+		Description:     "OVHcloud public order catalog: Public Cloud GPU flavours, hourly (on-demand) and monthly postpaid, in the subsidiary's currency (EUR)",
+	}, New)
+}
+
+// Options are the source's settings (sources.ovhcloud.options).
+type Options struct {
+	// Subsidiary is the ovhSubsidiary asked for (FR, DE, GB, WE, CA, US, …); the
+	// catalog's prices are in its currency. Empty means FR. The US catalog is served
+	// by another host (api.us.ovhcloud.com): set the endpoint with it.
+	Subsidiary string `json:"subsidiary"`
+}
+
+var subsidiaryRE = regexp.MustCompile(`^[A-Z]{2,4}$`)
+
+// Validate checks the options without network I/O.
+func (o Options) Validate() error {
+	if o.Subsidiary != "" && !subsidiaryRE.MatchString(o.Subsidiary) {
+		return fmt.Errorf("ovhcloud: options: subsidiary %q is not an OVH subsidiary code (2-4 upper-case letters)", o.Subsidiary)
+	}
+	return nil
+}
+
+// Source is the OVHcloud catalog source.
+type Source struct {
+	cfg        scrapers.Config
+	subsidiary string
+}
+
+// New builds the source from its config.
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint)); err != nil || u.Host == "" {
+		return nil, fmt.Errorf("ovhcloud: endpoint %q is not an absolute URL", cfg.EndpointOr(DefaultEndpoint))
+	}
+	s := &Source{cfg: cfg, subsidiary: o.Subsidiary}
+	if s.subsidiary == "" {
+		s.subsidiary = DefaultSubsidiary
+	}
+	return s, nil
+}
+
+// Expect is the coverage guard: the FR catalog sells H100, L40S and L4 flavours by
+// the hour, about twenty GPU flavours in all; other subsidiaries sell fewer.
+func (s *Source) Expect() scrapers.Expectation {
+	if s.subsidiary != DefaultSubsidiary {
+		return scrapers.Expectation{MinRows: 4}
+	}
+	return scrapers.Expectation{MinRows: 15, SKUs: []string{"h100-380", "l40s-90", "l4-90"}}
+}
+
+// catalogURL is the endpoint with ovhSubsidiary set.
+func (s *Source) catalogURL() (string, error) {
+	u, err := url.Parse(s.cfg.EndpointOr(DefaultEndpoint))
+	if err != nil {
+		return "", fmt.Errorf("ovhcloud: endpoint: %w", err)
+	}
+	q := u.Query()
+	q.Set("ovhSubsidiary", s.subsidiary)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Collect reads the catalog and emits every GPU row.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	u, err := s.catalogURL()
+	if err != nil {
+		return err
+	}
+	resp, err := s.cfg.Client.Get(ctx, u, nil)
+	if err != nil {
+		return fmt.Errorf("ovhcloud: %w", err)
+	}
+	res, err := parseCatalog(bytes.NewReader(resp.Body), s.subsidiary, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	for _, o := range res.Rows {
+		o.SourceURL = u
+		e.Emit(o)
+	}
+	for _, r := range res.Rejected {
+		scrapers.Reject(e, r.Raw, r.Reason)
+	}
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejected), "skipped", res.Skipped)
+	return nil
+}
