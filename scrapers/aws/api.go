@@ -10,6 +10,7 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -35,16 +36,19 @@ const spotProductDescription = "Linux/UNIX"
 const credentialsTimeout = 10 * time.Second
 
 // loadDefaultAWS loads the standard AWS configuration (environment, shared files, SSO,
-// web identity, container and instance roles) with the shared HTTP client.
+// web identity, container and instance roles). The SDK gets its own buildable HTTP
+// client with the shared client's timeout: a plain *http.Client would make the SDK
+// refuse AWS_CA_BUNDLE.
 func (s *Source) loadDefaultAWS(ctx context.Context) (awssdk.Config, error) {
-	opts := []func(*config.LoadOptions) error{
+	hc := awshttp.NewBuildableClient()
+	if s.cfg.Client != nil && s.cfg.Client.HTTP != nil && s.cfg.Client.HTTP.Timeout > 0 {
+		hc = hc.WithTimeout(s.cfg.Client.HTTP.Timeout)
+	}
+	return config.LoadDefaultConfig(ctx,
 		config.WithRegion(PricingRegion),
 		config.WithAppID("gpuprice"),
-	}
-	if s.cfg.Client != nil && s.cfg.Client.HTTP != nil {
-		opts = append(opts, config.WithHTTPClient(s.cfg.Client.HTTP))
-	}
-	return config.LoadDefaultConfig(ctx, opts...)
+		config.WithHTTPClient(hc),
+	)
 }
 
 // hasCredentials reports whether the configuration yields usable credentials, by
