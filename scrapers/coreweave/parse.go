@@ -155,6 +155,12 @@ func parseRow(row *goquery.Selection, headers []string, region string, observedA
 	if slug == "" {
 		slug = pageutil.Slug(name, "nvidia")
 	}
+	if slug == "" {
+		slug = pageutil.Slug(name)
+	}
+	if slug == "" {
+		return nil, reject("GPU name %q has no letters or digits", name)
+	}
 	cells := rowCells(row, headers)
 	meta := metaValues(row)
 

@@ -104,6 +104,12 @@ func parseCard(card *goquery.Selection, labels []string, observedAt time.Time) (
 		return nil, reject("%s: %d price cells for the columns %q", name, cells.Length(), labels)
 	}
 	model := pageutil.Slug(name, "nvidia", "amd")
+	if model == "" {
+		model = pageutil.Slug(name)
+	}
+	if model == "" {
+		return nil, reject("GPU name %q has no letters or digits", name)
+	}
 	sku := "crusoe:" + model
 	for _, t := range tags {
 		// A tag the name already says ("NVL72" on "NVIDIA GB200 NVL72") adds nothing.

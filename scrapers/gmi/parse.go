@@ -100,6 +100,13 @@ func parseCard(card, h3, unitSpan *goquery.Selection, section string, observedAt
 	if name == "" {
 		return reject("card without a GPU name (h3)")
 	}
+	slug := pageutil.Slug(name, "nvidia", "gpu")
+	if slug == "" {
+		slug = pageutil.Slug(name)
+	}
+	if slug == "" {
+		return reject("GPU name %q has no letters or digits", name)
+	}
 	kind, ok := sectionKind(section)
 	if !ok {
 		return reject("%s: section %q states no commitment term", name, section)
@@ -117,7 +124,7 @@ func parseCard(card, h3, unitSpan *goquery.Selection, section string, observedAt
 		ObservedAt:  observedAt,
 		EffectiveAt: observedAt,
 		Provider:    "gmi",
-		SKU:         "gmi:" + pageutil.Slug(name, "nvidia", "gpu"),
+		SKU:         "gmi:" + slug,
 		GPUName:     name,
 		GPUCount:    1,
 		GPUMemoryGB: pageutil.MemoryGB(name),

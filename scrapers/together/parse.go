@@ -139,6 +139,9 @@ func parseRow(tr *goquery.Selection, cols []column, section, sub, unit string, o
 		return nil, reject("%s: %s: %d cells for %d columns", section, name, tds.Length(), len(cols))
 	}
 	model := pageutil.Slug(name, "nvidia")
+	if model == "" || pageutil.Slug(section) == "" {
+		return nil, reject("%s: hardware %q or its section has no letters or digits", section, name)
+	}
 	sku := "together:" + pageutil.Slug(section) + ":" + model
 	var rows []schemas.Observation
 	var rejects []pageutil.Rejected
