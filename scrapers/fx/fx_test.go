@@ -291,3 +291,9 @@ func ExampleTable() {
 	fmt.Printf("2.80 EUR = %.5f USD\n", 2.80*usdPerEUR)
 	// Output: 2.80 EUR = 3.25136 USD
 }
+
+// A Table is what ingest consumes as its FX (ingest.FX has this method set); the
+// assertion is local so that ingest may import this package without a cycle.
+var _ interface {
+	Rate(ctx context.Context, currency string, at time.Time) (float64, error)
+} = (*Table)(nil)
