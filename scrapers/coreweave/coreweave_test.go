@@ -317,3 +317,23 @@ func FuzzParsePage(f *testing.F) {
 		}
 	})
 }
+
+// TestDesktopCellsOnly covers rows without the labelled mobile column: specs and prices
+// come from the desktop cells under the table headers.
+func TestDesktopCellsOnly(t *testing.T) {
+	page := `<h5><strong class="eyebrow">REGION: EUROPE</strong></h5><div class="table-v2 gpu-pricing"><div class="table-v2-header"><div class="table-grid">` +
+		`<div class="table-v2-cell"><div class="table-header-text">GPU Model</div></div><div class="table-v2-cell"><div class="table-header-text">GPU Count</div></div>` +
+		`<div class="table-v2-cell"><div class="table-header-text">VRAM (GB)</div></div><div class="table-v2-cell"><div class="table-header-text">On-Demand Price (Per Hour)</div></div>` +
+		`<div class="table-v2-cell"><div class="table-header-text">Spot Price (Per Hour)</div></div></div></div>` +
+		`<div role="listitem" class="table-row-v2"><div class="table-grid"><div class="table-v2-cell table-v2-cell--name"><h3 data-product="hgx-h100" class="table-model-name">NVIDIA HGX H100</h3></div>` +
+		`<div class="table-v2-cell"><div>8</div></div><div class="table-v2-cell"><div>80</div></div><div class="table-v2-cell"><div>$1,049.24</div></div>` +
+		`<div class="table-v2-cell"><div>N/A</div></div></div></div></div>`
+	res, err := parsePage(strings.NewReader(page), scrapertest.ObservedAt)
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("rows %+v, err %v", res.Rows, err)
+	}
+	o := res.Rows[0]
+	if o.SKU != "coreweave:hgx-h100" || o.GPUCount != 8 || o.GPUMemoryGB != 80 || o.PriceNative != 1049.24 || o.Region != "EUROPE" || o.Pricing != schemas.OnDemand {
+		t.Errorf("row = %+v", o)
+	}
+}
