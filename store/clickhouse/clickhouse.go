@@ -1,0 +1,652 @@
+// Package clickhouse is the production store backend over ClickHouse's native
+// protocol (clickhouse-go/v2). It registers the DSN scheme "clickhouse":
+//
+//	clickhouse://[user[:password]@]host:9000[,host2:9000]/database[?dial_timeout=5s&…]
+//
+// Query parameters are clickhouse-go's (dial_timeout, read_timeout, compress,
+// secure, skip_verify, …); any other parameter is sent to the server as a setting.
+// The database defaults to "default". Open does not dial: a server that is down
+// shows up as store.ErrUnavailable on the first write, so ingest can spool. Migrate
+// creates the database when it is missing.
+//
+// The DDL (schemas/ddl/clickhouse) and every query here run on ClickHouse 18.16
+// through 24.x and later. Observations live in a ReplacingMergeTree(version) whose
+// sort key keeps a series' history together; since merges are eventual, every read
+// groups by the identity (provider, sku, region, zone, pricing, effective_at) and
+// takes each column's argMax by version, the last write, so a row written twice
+// counts once whether or not its parts have merged. Runs are read the same way on
+// (run_id, source). Times are DateTime('UTC'), whole seconds; a zero time.Time is
+// stored as the epoch and read back as zero.
+package clickhouse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+func init() {
+	store.Register("clickhouse", func(ctx context.Context, u *url.URL) (store.Store, error) {
+		return Open(ctx, u.String())
+	})
+}
+
+// Store is a ClickHouse-backed store.Store. It is safe for concurrent use.
+type Store struct {
+	conn     driver.Conn
+	opts     *ch.Options // for the database-creating connection of Migrate
+	database string
+	redacted string // the DSN with its password replaced
+
+	mu          sync.Mutex // guards lastVersion
+	lastVersion uint64
+}
+
+var _ store.Store = (*Store)(nil)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Open prepares a store for the DSN without dialling; see the package comment.
+func Open(ctx context.Context, dsn string) (store.Store, error) {
+	return open(dsn)
+}
+
+func open(dsn string) (*Store, error) {
+	redacted := store.Redact(dsn)
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
+		return nil, fmt.Errorf("clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s", redacted)
+	}
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: bad DSN %s: %w", redacted, scrub(err, u))
+	}
+	if opts.Auth.Database == "" {
+		opts.Auth.Database = "default"
+	}
+	if !identifier.MatchString(opts.Auth.Database) {
+		return nil, fmt.Errorf("clickhouse: database name %q in %s: use letters, digits and _", opts.Auth.Database, redacted)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: open %s: %w", redacted, scrub(err, u))
+	}
+	return &Store{conn: conn, opts: opts, database: opts.Auth.Database, redacted: redacted}, nil
+}
+
+// scrub returns err, or when the DSN's password appears in its text, an error with
+// the password replaced (and the chain of err lost).
+func scrub(err error, u *url.URL) error {
+	if u.User == nil {
+		return err
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "REDACTED"))
+}
+
+// String is the DSN without its password, for logs.
+func (s *Store) String() string { return s.redacted }
+
+// Close closes the connections.
+func (s *Store) Close() error {
+	if err := s.conn.Close(); err != nil {
+		return fmt.Errorf("clickhouse: close %s: %w", s.redacted, err)
+	}
+	return nil
+}
+
+// retryable are server error codes that say "not now" rather than "never":
+// overload, timeouts, read-only replicas, coordination trouble.
+var retryable = map[int32]bool{
+	159: true, // TIMEOUT_EXCEEDED
+	164: true, // READONLY
+	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
+	203: true, // NO_FREE_CONNECTION
+	209: true, // SOCKET_TIMEOUT
+	210: true, // NETWORK_ERROR
+	225: true, // NO_ZOOKEEPER
+	236: true, // ABORTED
+	241: true, // MEMORY_LIMIT_EXCEEDED
+	242: true, // TABLE_IS_READ_ONLY
+	252: true, // TOO_MANY_PARTS
+	285: true, // TOO_FEW_LIVE_REPLICAS
+	319: true, // UNKNOWN_STATUS_OF_INSERT
+	425: true, // SYSTEM_ERROR
+	999: true, // KEEPER_EXCEPTION
+}
+
+// unavailable reports whether err means the server could not be reached or
+// refused the request for now, so that the same request may succeed later.
+func unavailable(err error) bool {
+	var ex *ch.Exception
+	if errors.As(err, &ex) {
+		return retryable[ex.Code]
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ch.ErrAcquireConnTimeout) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH)
+}
+
+// wrap prefixes err with the operation and marks it store.ErrUnavailable when the
+// server is unreachable or refused the request for now.
+func (s *Store) wrap(op string, err error) error {
+	if unavailable(err) {
+		return fmt.Errorf("clickhouse: %s: %w: %w", op, store.ErrUnavailable, err)
+	}
+	return fmt.Errorf("clickhouse: %s: %w", op, err)
+}
+
+// Migrate creates the database if it is missing, then applies the pending
+// migrations of schemas/ddl/clickhouse in order, recording each in
+// schema_migrations after its statements ran. ClickHouse has no transactional DDL:
+// the statements are idempotent (IF NOT EXISTS), so a migration interrupted midway
+// is completed by the next Migrate.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	ms, err := schemas.Migrations(schemas.BackendClickHouse)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: %w", err)
+	}
+	if err := s.ensureDatabase(ctx); err != nil {
+		return nil, err
+	}
+	var exists uint64
+	if err := s.conn.QueryRow(ctx, `SELECT count() FROM system.tables
+		WHERE database = currentDatabase() AND name = 'schema_migrations'`).Scan(&exists); err != nil {
+		return nil, s.wrap("migrate", err)
+	}
+	applied := map[int]bool{}
+	if exists > 0 {
+		rows, err := s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
+		if err != nil {
+			return nil, s.wrap("migrate: read applied versions", err)
+		}
+		for rows.Next() {
+			var v uint32
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, s.wrap("migrate: read applied versions", err)
+			}
+			applied[int(v)] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap("migrate: read applied versions", err)
+		}
+	}
+	var done []int
+	for _, m := range ms {
+		if applied[m.Version] {
+			continue
+		}
+		op := fmt.Sprintf("migration %04d_%s", m.Version, m.Name)
+		for i, stmt := range m.Statements {
+			if err := s.conn.Exec(ctx, stmt); err != nil {
+				return done, s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err)
+			}
+		}
+		if err := s.record(ctx, m); err != nil {
+			return done, s.wrap(op+": record", err)
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
+
+// record notes an applied migration in schema_migrations. Inserts go through a
+// batch: ClickHouse 18.16 waits for data blocks after an INSERT … VALUES sent as a
+// plain query, so Exec would hang there.
+func (s *Store) record(ctx context.Context, m schemas.Migration) error {
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO schema_migrations (version, name, applied_at)`)
+	if err != nil {
+		return err
+	}
+	defer batch.Close()
+	if err := batch.Append(uint32(m.Version), m.Name, time.Now().UTC().Truncate(time.Second)); err != nil {
+		return err
+	}
+	return batch.Send()
+}
+
+// ensureDatabase creates the store's database when it does not exist, over a
+// connection to the server's default database (the handshake of the store's own
+// connections names a database, and fails while it is missing).
+func (s *Store) ensureDatabase(ctx context.Context) error {
+	o := *s.opts
+	o.Auth.Database = ""
+	conn, err := ch.Open(&o)
+	if err != nil {
+		return s.wrap("create database", err)
+	}
+	defer conn.Close()
+	var n uint64
+	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, s.database).Scan(&n); err != nil {
+		return s.wrap("create database", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	// The name is an identifier checked by open, quoted besides.
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS `"+s.database+"`"); err != nil {
+		return s.wrap("create database "+s.database, err)
+	}
+	return nil
+}
+
+// versions returns the first of n increasing write versions: the clock in
+// nanoseconds, kept strictly above every version this store handed out before.
+func (s *Store) versions(n int) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := uint64(time.Now().UnixNano())
+	if v <= s.lastVersion {
+		v = s.lastVersion + 1
+	}
+	s.lastVersion = v + uint64(n)
+	return v
+}
+
+// DateTime holds seconds since the epoch in a UInt32.
+var (
+	minTime = time.Unix(0, 0).UTC()
+	maxTime = time.Unix(1<<32-1, 0).UTC()
+)
+
+// toCH truncates t to whole seconds in UTC; the zero time becomes the epoch.
+func toCH(t time.Time) (time.Time, error) {
+	if t.IsZero() {
+		return minTime, nil
+	}
+	t = t.UTC().Truncate(time.Second)
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("time %s outside ClickHouse DateTime's range 1970-01-01..2106-02-07", t.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+// fromCH returns a DateTime read back in UTC, the epoch as the zero time.
+func fromCH(t time.Time) time.Time {
+	if t.Unix() == 0 {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
+	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
+	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs`
+
+// WriteObservations inserts obs as one batch. Within obs, the last row of an
+// identity wins; across writes, the later write wins.
+func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	obs = dedupe(obs)
+	if len(obs) == 0 {
+		return nil
+	}
+	version := s.versions(len(obs))
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO observations (`+obsColumns+`, version)`)
+	if err != nil {
+		return s.wrap("write observations", err)
+	}
+	defer batch.Close()
+	for i, o := range obs {
+		observed, err := toCH(o.ObservedAt)
+		if err != nil {
+			return fmt.Errorf("clickhouse: write observations: %s observed_at: %w", o.SeriesKey(), err)
+		}
+		effective, err := toCH(o.EffectiveAt)
+		if err != nil {
+			return fmt.Errorf("clickhouse: write observations: %s effective_at: %w", o.SeriesKey(), err)
+		}
+		attrs, err := encodeAttrs(o.Attrs)
+		if err != nil {
+			return fmt.Errorf("clickhouse: write observations: %s: %w", o.SeriesKey(), err)
+		}
+		if err := batch.Append(observed, effective, o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
+			o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour, o.PriceUSDGPUHour,
+			o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect, o.SourceKind, o.SourceURL,
+			o.RunID, attrs, version+uint64(i)); err != nil {
+			return s.wrap("write observations: append", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return s.wrap("write observations", err)
+	}
+	return nil
+}
+
+// identity is the key of an observation: its series plus effective_at in seconds.
+type identity struct {
+	provider, sku, region, zone, pricing string
+	effective                            int64
+}
+
+// dedupe keeps the last row of each identity, in the order of first appearance.
+func dedupe(obs []schemas.Observation) []schemas.Observation {
+	pos := make(map[identity]int, len(obs))
+	out := make([]schemas.Observation, 0, len(obs))
+	for _, o := range obs {
+		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
+		if i, ok := pos[k]; ok {
+			out[i] = o
+			continue
+		}
+		pos[k] = len(out)
+		out = append(out, o)
+	}
+	return out
+}
+
+func encodeAttrs(a map[string]string) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a) // keys sorted: the same map always encodes the same
+	if err != nil {
+		return "", fmt.Errorf("encode attrs: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeAttrs(s string) (map[string]string, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var a map[string]string
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil, fmt.Errorf("decode attrs %q: %w", s, err)
+	}
+	if len(a) == 0 {
+		return nil, nil
+	}
+	return a, nil
+}
+
+// deduped is a subquery of the observations matching f, one row per identity
+// holding the last write of each column (d_<column>); the identity columns keep
+// their names. Filters on identity columns run before the grouping, the others
+// after it, on the last write. Values are bound by the driver, never spliced in.
+func deduped(f store.Filter) (string, []any) {
+	var (
+		inner, outer []string
+		args         []any
+	)
+	if f.Provider != "" {
+		inner = append(inner, "provider = ?")
+		args = append(args, f.Provider)
+	}
+	if f.Pricing != "" {
+		inner = append(inner, "pricing = ?")
+		args = append(args, f.Pricing)
+	}
+	if f.Region != "" {
+		inner = append(inner, "region = ?")
+		args = append(args, f.Region)
+	}
+	for _, b := range []struct {
+		t  time.Time
+		op string
+	}{{f.Since, ">="}, {f.Until, "<"}} {
+		if b.t.IsZero() {
+			continue
+		}
+		t := b.t.UTC().Truncate(time.Second)
+		switch {
+		case t.Before(minTime):
+			t = minTime
+		case t.After(maxTime):
+			t = maxTime
+		}
+		inner = append(inner, "effective_at "+b.op+" ?")
+		args = append(args, t)
+	}
+	if f.GPU != "" {
+		outer = append(outer, "d_gpu = ?")
+		args = append(args, f.GPU)
+	}
+	if f.Tier != "" {
+		outer = append(outer, "d_tier = ?")
+		args = append(args, f.Tier)
+	}
+	q := `SELECT provider, sku, region, zone, pricing, effective_at,
+		argMax(observed_at, version) AS d_observed_at, argMax(tier, version) AS d_tier,
+		argMax(gpu, version) AS d_gpu, argMax(gpu_name, version) AS d_gpu_name,
+		argMax(gpu_count, version) AS d_gpu_count, argMax(gpu_memory_gb, version) AS d_gpu_memory_gb,
+		argMax(price_usd_hour, version) AS d_price_usd_hour,
+		argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour,
+		argMax(currency, version) AS d_currency, argMax(price_native, version) AS d_price_native,
+		argMax(unit, version) AS d_unit, argMax(fx_rate, version) AS d_fx_rate,
+		argMax(interconnect, version) AS d_interconnect, argMax(source_kind, version) AS d_source_kind,
+		argMax(source_url, version) AS d_source_url, argMax(run_id, version) AS d_run_id,
+		argMax(attrs, version) AS d_attrs
+	FROM observations`
+	if len(inner) > 0 {
+		q += ` WHERE ` + strings.Join(inner, " AND ")
+	}
+	q += ` GROUP BY provider, sku, region, zone, pricing, effective_at`
+	q = `(` + q + `)`
+	if len(outer) > 0 {
+		q = `(SELECT * FROM ` + q + ` WHERE ` + strings.Join(outer, " AND ") + `)`
+	}
+	return q, args
+}
+
+// Observations returns every observation matching f by series key then effective_at.
+func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	sub, args := deduped(f)
+	q := `SELECT d_observed_at, effective_at, provider, d_tier, sku, region, zone, d_gpu, d_gpu_name,
+		d_gpu_count, d_gpu_memory_gb, pricing, d_price_usd_hour, d_price_usd_gpu_hour, d_currency,
+		d_price_native, d_unit, d_fx_rate, d_interconnect, d_source_kind, d_source_url, d_run_id, d_attrs
+	FROM ` + sub + `
+	ORDER BY provider, sku, region, zone, pricing, effective_at`
+	out, err := s.queryObservations(ctx, q, args)
+	if err != nil {
+		return nil, s.wrap("observations", err)
+	}
+	return out, nil
+}
+
+// Latest returns the newest observation of every series among those matching f,
+// cheapest per GPU-hour first.
+func (s *Store) Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	sub, args := deduped(f)
+	q := `SELECT argMax(d_observed_at, effective_at), max(effective_at), provider,
+		argMax(d_tier, effective_at), sku, region, zone, argMax(d_gpu, effective_at),
+		argMax(d_gpu_name, effective_at), argMax(d_gpu_count, effective_at),
+		argMax(d_gpu_memory_gb, effective_at), pricing, argMax(d_price_usd_hour, effective_at),
+		argMax(d_price_usd_gpu_hour, effective_at) AS l_price_usd_gpu_hour,
+		argMax(d_currency, effective_at), argMax(d_price_native, effective_at),
+		argMax(d_unit, effective_at), argMax(d_fx_rate, effective_at),
+		argMax(d_interconnect, effective_at), argMax(d_source_kind, effective_at),
+		argMax(d_source_url, effective_at), argMax(d_run_id, effective_at), argMax(d_attrs, effective_at)
+	FROM ` + sub + `
+	GROUP BY provider, sku, region, zone, pricing
+	ORDER BY l_price_usd_gpu_hour, provider, sku, region, zone, pricing`
+	out, err := s.queryObservations(ctx, q, args)
+	if err != nil {
+		return nil, s.wrap("latest", err)
+	}
+	return out, nil
+}
+
+func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]schemas.Observation, error) {
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []schemas.Observation
+	for rows.Next() {
+		var (
+			o     schemas.Observation
+			attrs string
+		)
+		if err := rows.Scan(&o.ObservedAt, &o.EffectiveAt, &o.Provider, &o.Tier, &o.SKU, &o.Region,
+			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
+			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
+			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
+			return nil, err
+		}
+		o.ObservedAt, o.EffectiveAt = fromCH(o.ObservedAt), fromCH(o.EffectiveAt)
+		if o.Attrs, err = decodeAttrs(attrs); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// WriteRun stores a run record; a later record with the same run_id and source
+// replaces it.
+func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
+	op := "write run " + r.RunID + "/" + r.Source
+	started, err := toCH(r.StartedAt)
+	if err != nil {
+		return fmt.Errorf("clickhouse: %s: started_at: %w", op, err)
+	}
+	finished, err := toCH(r.FinishedAt)
+	if err != nil {
+		return fmt.Errorf("clickhouse: %s: finished_at: %w", op, err)
+	}
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at,
+		status, rows_accepted, rows_quarantined, unknown_gpus, error, version)`)
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	defer batch.Close()
+	if err := batch.Append(r.RunID, r.Source, started, finished, r.Status, int64(r.RowsAccepted),
+		int64(r.RowsQuarantine), int64(r.UnknownGPUs), r.Error, s.versions(1)); err != nil {
+		return s.wrap(op+": append", err)
+	}
+	if err := batch.Send(); err != nil {
+		return s.wrap(op, err)
+	}
+	return nil
+}
+
+// Runs returns run records newest first (ties by run_id, source); source "" means
+// all, limit 0 means all.
+func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("clickhouse: runs: negative limit %d", limit)
+	}
+	q := `SELECT run_id, source, argMax(started_at, version) AS r_started_at,
+		argMax(finished_at, version), argMax(status, version), argMax(rows_accepted, version),
+		argMax(rows_quarantined, version), argMax(unknown_gpus, version), argMax(error, version)
+	FROM runs`
+	var args []any
+	if source != "" {
+		q += ` WHERE source = ?`
+		args = append(args, source)
+	}
+	q += ` GROUP BY run_id, source ORDER BY r_started_at DESC, run_id, source`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("runs", err)
+	}
+	defer rows.Close()
+	var out []schemas.Run
+	for rows.Next() {
+		var (
+			r              schemas.Run
+			acc, quar, unk int64
+		)
+		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
+			&unk, &r.Error); err != nil {
+			return nil, s.wrap("runs", err)
+		}
+		r.StartedAt, r.FinishedAt = fromCH(r.StartedAt), fromCH(r.FinishedAt)
+		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("runs", err)
+	}
+	return out, nil
+}
+
+// WriteQuarantine appends quarantined rows as one batch.
+func (s *Store) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
+	if len(q) == 0 {
+		return nil
+	}
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO quarantine (quarantined_at, run_id, source, reason, raw)`)
+	if err != nil {
+		return s.wrap("write quarantine", err)
+	}
+	defer batch.Close()
+	for _, r := range q {
+		at, err := toCH(r.QuarantinedAt)
+		if err != nil {
+			return fmt.Errorf("clickhouse: write quarantine: %w", err)
+		}
+		if err := batch.Append(at, r.RunID, r.Source, r.Reason, r.Raw); err != nil {
+			return s.wrap("write quarantine: append", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return s.wrap("write quarantine", err)
+	}
+	return nil
+}
+
+// Quarantine returns quarantined rows newest first; limit 0 means all.
+func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantined, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("clickhouse: quarantine: negative limit %d", limit)
+	}
+	q := `SELECT quarantined_at, run_id, source, reason, raw FROM quarantine
+		ORDER BY quarantined_at DESC, run_id, source, reason, raw`
+	var args []any
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("quarantine", err)
+	}
+	defer rows.Close()
+	var out []schemas.Quarantined
+	for rows.Next() {
+		var r schemas.Quarantined
+		if err := rows.Scan(&r.QuarantinedAt, &r.RunID, &r.Source, &r.Reason, &r.Raw); err != nil {
+			return nil, s.wrap("quarantine", err)
+		}
+		r.QuarantinedAt = fromCH(r.QuarantinedAt)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("quarantine", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,258 @@
+package clickhouse_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/storetest"
+)
+
+// serverDSN returns the DSN of the test server from GPUPRICE_CLICKHOUSE_DSN. Without
+// it the test is skipped loudly, except under CI (CI set), where it fails: CI must
+// never skip the integration tests silently.
+func serverDSN(t *testing.T) *url.URL {
+	t.Helper()
+	dsn := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("GPUPRICE_CLICKHOUSE_DSN is not set under CI: start ClickHouse and set it " +
+				"(e.g. clickhouse://localhost:9000/default)")
+		}
+		t.Skip("!!! SKIPPING ClickHouse integration test: set GPUPRICE_CLICKHOUSE_DSN " +
+			"(e.g. clickhouse://localhost:9000/default) to run it !!!")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("GPUPRICE_CLICKHOUSE_DSN: %v", err)
+	}
+	return u
+}
+
+// freshDSN returns the server DSN naming a new, unique database that is dropped at
+// cleanup. The database does not exist until Migrate creates it.
+func freshDSN(t *testing.T) string {
+	t.Helper()
+	u := serverDSN(t)
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	db := "gpuprice_test_" + hex.EncodeToString(b)
+	u.Path = "/" + db
+	t.Cleanup(func() {
+		admin := adminConn(t, u)
+		defer admin.Close()
+		if err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
+			t.Errorf("drop %s: %v", db, err)
+		}
+	})
+	return u.String()
+}
+
+// adminConn opens a plain clickhouse-go connection to the server's default database.
+func adminConn(t *testing.T, u *url.URL) ch.Conn {
+	t.Helper()
+	v := *u
+	v.Path = "/default"
+	opts, err := ch.ParseDSN(v.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+func TestIntegrationClickHouse(t *testing.T) {
+	serverDSN(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		st, err := clickhouse.Open(t.Context(), freshDSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	})
+}
+
+// TestIntegrationClickHouseDuplicatesBeforeMerge proves the reads, not a lucky
+// merge, make a twice-written batch count once: with merges stopped the table holds
+// every copy, and the reads still return each identity once, with its last write.
+func TestIntegrationClickHouseDuplicatesBeforeMerge(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dsn)
+	db := strings.TrimPrefix(u.Path, "/")
+	admin := adminConn(t, u)
+	defer admin.Close()
+	if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`.observations"); err != nil {
+		t.Fatalf("stop merges: %v", err)
+	}
+
+	obs := storetest.Observations()
+	for range 3 {
+		if err := st.WriteObservations(ctx, obs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var raw uint64
+	if err := admin.QueryRow(ctx, "SELECT count() FROM `"+db+"`.observations").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != uint64(3*len(obs)) {
+		t.Fatalf("raw rows with merges stopped: %d, want %d (three unmerged copies)", raw, 3*len(obs))
+	}
+	got, err := st.Observations(ctx, store.Filter{})
+	if err != nil || len(got) != len(obs) {
+		t.Fatalf("Observations: %d rows, %v; want %d", len(got), err, len(obs))
+	}
+	latest, err := st.Latest(ctx, store.Filter{GPU: "H100-SXM-80GB"})
+	if err != nil || len(latest) != 7 {
+		t.Fatalf("Latest H100: %d rows, %v; want 7 series", len(latest), err)
+	}
+
+	// A corrected row, then a merge: the correction is what stays.
+	fixed := obs[0]
+	fixed.PriceUSDHour, fixed.PriceUSDGPUHour = 98.0, 12.25
+	if err := st.WriteObservations(ctx, []schemas.Observation{fixed}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Exec(ctx, "SYSTEM START MERGES `"+db+"`.observations"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Exec(ctx, "OPTIMIZE TABLE `"+db+"`.observations FINAL"); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.QueryRow(ctx, "SELECT count() FROM `"+db+"`.observations").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw != uint64(len(obs)) {
+		t.Fatalf("raw rows after OPTIMIZE FINAL: %d, want %d", raw, len(obs))
+	}
+	got, err = st.Observations(ctx, store.Filter{Provider: "aws", Pricing: schemas.OnDemand})
+	if err != nil || len(got) != 2 || got[0].PriceUSDHour != 98.0 {
+		t.Fatalf("after merge: %+v, %v; want the corrected price 98", got, err)
+	}
+}
+
+// TestIntegrationClickHouseMigrateCreatesDatabase checks that Migrate creates a
+// missing database, and that reads before it fail without claiming unavailability.
+func TestIntegrationClickHouseMigrateCreatesDatabase(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = st.Latest(ctx, store.Filter{})
+	if err == nil {
+		t.Fatal("Latest on a missing database: no error")
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a missing database is a setup error, not unavailability: %v", err)
+	}
+	applied, err := st.Migrate(ctx)
+	if err != nil || len(applied) == 0 {
+		t.Fatalf("Migrate: %v, %v", applied, err)
+	}
+	if _, err := st.Latest(ctx, store.Filter{}); err != nil {
+		t.Fatalf("Latest after Migrate: %v", err)
+	}
+}
+
+// TestUnreachableServerIsUnavailable needs no server: nothing listens on port 1.
+func TestUnreachableServerIsUnavailable(t *testing.T) {
+	ctx := t.Context()
+	const password = "hunter2-s3cret"
+	dsn := "clickhouse://gpuprice:" + password + "@127.0.0.1:1/x?dial_timeout=300ms"
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open must not dial: %v", err)
+	}
+	defer st.Close()
+	if s, ok := st.(interface{ String() string }); !ok || strings.Contains(s.String(), password) {
+		t.Fatalf("store's String() shows the password or is missing: %v", st)
+	}
+	start := time.Now()
+	errs := map[string]error{
+		"WriteObservations": st.WriteObservations(ctx, storetest.Observations()),
+		"WriteQuarantine":   st.WriteQuarantine(ctx, storetest.Quarantined()),
+		"WriteRun":          st.WriteRun(ctx, storetest.Runs()[0]),
+	}
+	_, errs["Migrate"] = st.Migrate(ctx)
+	_, errs["Latest"] = st.Latest(ctx, store.Filter{})
+	for op, err := range errs {
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s: err = %v, want store.ErrUnavailable", op, err)
+		}
+		if err != nil && strings.Contains(err.Error(), password) {
+			t.Errorf("%s: error shows the password: %v", op, err)
+		}
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("five calls against a closed port took %v; dial_timeout is not honoured", d)
+	}
+}
+
+// TestIntegrationClickHouseWrongPassword: a refused login is not unavailability
+// (spooling will not fix it), and the password stays out of the error.
+func TestIntegrationClickHouseWrongPassword(t *testing.T) {
+	u := serverDSN(t)
+	const password = "not-the-password-7731"
+	u.User = url.UserPassword("default", password)
+	st, err := store.Open(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.WriteObservations(t.Context(), storetest.Observations())
+	if err == nil {
+		t.Fatal("write with a wrong password: no error")
+	}
+	if errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("wrong password reported as unavailable: %v", err)
+	}
+	if strings.Contains(err.Error(), password) {
+		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+func TestBadDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"clickhouse:///nohost",
+		"clickhouse://localhost:9000/bad-name",
+		"clickhouse://localhost:9000/x;DROP",
+		"clickhouse://u:pw-secret-1@localhost:9000/db?dial_timeout=banana",
+	} {
+		_, err := store.Open(context.Background(), dsn)
+		if err == nil {
+			t.Errorf("Open(%q): no error", dsn)
+			continue
+		}
+		if strings.Contains(err.Error(), "pw-secret-1") {
+			t.Errorf("Open(%q): error shows the password: %v", dsn, err)
+		}
+	}
+}
