@@ -117,9 +117,8 @@ func normalizeCSV(t *testing.T, s string, start, end time.Time) string {
 	})
 }
 
-func collectAndExport(t *testing.T, storeDSN string) string {
+func collectAndExport(t *testing.T, srv *httptest.Server, storeDSN string) string {
 	t.Helper()
-	srv := replay(t)
 	cfg := writeConfig(t, srv.URL)
 	start := time.Now()
 	out, code := run(t, "--config", cfg, "--store", storeDSN, "collect")
@@ -180,7 +179,7 @@ func checkPrices(t *testing.T, recs [][]string) {
 
 func TestCollectPricesDuckDB(t *testing.T) {
 	dsn := "duckdb://" + filepath.Join(t.TempDir(), "gpuprice.duckdb")
-	got := collectAndExport(t, dsn)
+	got := collectAndExport(t, replay(t), dsn)
 	recs := parseCSV(t, got)
 	checkPrices(t, recs)
 
@@ -229,8 +228,9 @@ func TestCollectPricesSameOnClickHouse(t *testing.T) {
 	db := "gpuprice_e2e_" + randHex()
 	u.Path = "/" + db
 	t.Cleanup(func() { dropDatabase(t, u, db) })
-	onCH := collectAndExport(t, u.String())
-	onDuck := collectAndExport(t, "duckdb://"+filepath.Join(t.TempDir(), "gpuprice.duckdb"))
+	srv := replay(t) // one server, so source URLs match
+	onCH := collectAndExport(t, srv, u.String())
+	onDuck := collectAndExport(t, srv, "duckdb://"+filepath.Join(t.TempDir(), "gpuprice.duckdb"))
 	checkPrices(t, parseCSV(t, onCH))
 	if onCH != onDuck {
 		t.Errorf("prices differ between ClickHouse and DuckDB\n--- clickhouse ---\n%s\n--- duckdb ---\n%s", onCH, onDuck)
