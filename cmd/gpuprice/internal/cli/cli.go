@@ -82,10 +82,20 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	pf.StringVar(&a.configPath, "config", "", "YAML config file (see deploy/gpuprice.example.yaml)")
 	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
-	root.AddCommand(a.collectCmd(), a.pricesCmd(), a.importCmd(), a.migrateCmd(), a.versionCmd(),
-		a.sourcesCmd(), a.gpusCmd(), a.runsCmd(), a.quarantineCmd(), a.spoolCmd(), a.configCmd())
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
 	return root
 }
+
+// commands are the subcommands; each command file adds its own from init().
+var commands = []func(*app) *cobra.Command{
+	(*app).collectCmd, (*app).pricesCmd, (*app).importCmd, (*app).migrateCmd, (*app).versionCmd,
+	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd,
+}
+
+// addCommand registers a subcommand; called from init() in command files.
+func addCommand(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
 func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	dsn, err := a.cfg.StoreDSN(a.storeDSN)

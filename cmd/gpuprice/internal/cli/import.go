@@ -18,7 +18,17 @@ func (a *app) importCmd() *cobra.Command {
 		Use:   "import",
 		Short: "Load observations from files",
 	}
-	cmd.AddCommand(&cobra.Command{
+	for _, sub := range importCommands {
+		cmd.AddCommand(sub(a))
+	}
+	return cmd
+}
+
+// importCommands are the `import` subcommands; files add theirs from init().
+var importCommands = []func(*app) *cobra.Command{(*app).importCSVCmd}
+
+func (a *app) importCSVCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "csv FILE",
 		Short: "Import a CSV with the header `prices --format csv` writes",
 		Long: `Import reads observations from a CSV whose header is the one ` + "`gpuprice prices --format csv`" + `
@@ -70,6 +80,5 @@ nothing.`,
 			}
 			return nil
 		},
-	})
-	return cmd
+	}
 }
