@@ -636,7 +636,9 @@ func TestCollectAPI(t *testing.T) {
 
 func TestCollectAPIRejectsMalformedItems(t *testing.T) {
 	f := newFakeAWS(t)
-	f.pricing = func(int, map[string]any) (int, string) { return 200, file(t, "testdata/pricelist_malformed/input.json") }
+	f.pricing = func(int, map[string]any) (int, string) {
+		return 200, file(t, "testdata/pricelist_malformed/input.json")
+	}
 	s := newAPISource(t, f, map[string]any{"mode": "api", "regions": []any{"us-east-1"}, "collect": []any{"on_demand"}})
 	var sink rejectSink
 	if err := s.Collect(context.Background(), &sink); err != nil {
@@ -754,7 +756,10 @@ func TestCollectAutoFallsBackOnAuthError(t *testing.T) {
 func TestCollectPublic(t *testing.T) {
 	f := newFakeAWS(t)
 	publicFiles(f)
-	f.pricing = func(int, map[string]any) (int, string) { t.Error("price list API called in public mode"); return 500, "" }
+	f.pricing = func(int, map[string]any) (int, string) {
+		t.Error("price list API called in public mode")
+		return 500, ""
+	}
 	f.ec2 = func(int, string, url.Values) (int, string) { t.Error("EC2 called in public mode"); return 500, "" }
 	s := newAPISource(t, f, map[string]any{"mode": "public", "regions": []any{"us-east-2", "us-east-1"}})
 	var sink rejectSink
@@ -864,7 +869,10 @@ func TestCollectAutoWithoutCredentials(t *testing.T) {
 	clearAWSEnv(t)
 	f := newFakeAWS(t)
 	publicFiles(f)
-	f.pricing = func(int, map[string]any) (int, string) { t.Error("price list API called without credentials"); return 500, "" }
+	f.pricing = func(int, map[string]any) (int, string) {
+		t.Error("price list API called without credentials")
+		return 500, ""
+	}
 	f.ec2 = func(int, string, url.Values) (int, string) { t.Error("EC2 called without credentials"); return 500, "" }
 	src, err := New(scrapertest.Config(t, Name, f.URL+"/offers/v1.0/aws/AmazonEC2/current/region_index.json",
 		map[string]any{"regions": []any{"us-east-2"}, "spot_feed": f.URL + "/spot.js", "pricing_endpoint": f.URL, "ec2_endpoint": f.URL}))
