@@ -534,6 +534,8 @@ func (c *Catalog) bySKURules(provider string, h Hint) (id, why string, ok bool) 
 	}
 	if provider == "" || provider == "aws" {
 		for _, s := range []string{h.SKU, h.Name} {
+			// "p5.48xlarge:all-upfront": the aws source marks purchase options after a colon.
+			s, _, _ = strings.Cut(s, ":")
 			if m := awsInstanceType.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s))); m != nil {
 				if id, known := awsFamilies[m[1]]; known {
 					add(id, "aws instance family "+m[1])

@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/gpuprice/gpuprice/scrapers/aws"
 	_ "github.com/gpuprice/gpuprice/scrapers/azure"
 	_ "github.com/gpuprice/gpuprice/scrapers/coreweave"
 	_ "github.com/gpuprice/gpuprice/scrapers/crusoe"
