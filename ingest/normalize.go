@@ -158,7 +158,13 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	if o.GPU == "" || o.GPU == schemas.UnknownGPU {
 		o.GPU = schemas.UnknownGPU
 		if n.GPUs != nil {
-			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: o.GPUName, SKU: o.SKU, MemoryGB: o.GPUMemoryGB})
+			name := o.GPUName
+			if ff := o.Attrs["form_factor"]; ff != "" {
+				// Pages that print the form factor apart from the model ("NVIDIA H100" over
+				// "HGX") put it in Attrs["form_factor"]: the canonicaliser needs both.
+				name += " " + ff
+			}
+			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB})
 		}
 	}
 	return o, o.GPU == schemas.UnknownGPU, nil

@@ -171,3 +171,15 @@ func TestParseNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalizeUsesSeparateFormFactor(t *testing.T) {
+	n := testNormalizer()
+	n.GPUs = fakeGPUs{"NVIDIA H100 HGX": "H100-SXM-80GB"}
+	o, unknown, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) {
+		o.GPUName = "NVIDIA H100"
+		o.Attrs = map[string]string{"form_factor": "HGX"}
+	}))
+	if err != nil || unknown || o.GPU != "H100-SXM-80GB" || o.GPUName != "NVIDIA H100" {
+		t.Errorf("gpu %q (unknown=%v, err=%v), name %q", o.GPU, unknown, err, o.GPUName)
+	}
+}
