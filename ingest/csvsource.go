@@ -23,7 +23,7 @@ import (
 // a row that cannot be read is quarantined with the reason.
 type CSVSource struct {
 	Open   func() (io.ReadCloser, error)
-	Origin string               // where the rows came from, e.g. file:///abs/path.csv
+	Origin string                // where the rows came from, e.g. file:///abs/path.csv
 	Known  func(gpu string) bool // whether a gpu id is in the catalog
 }
 

@@ -86,4 +86,6 @@ func TestSpoolBounded(t *testing.T) {
 
 type writerFunc func([]schemas.Observation) error
 
-func (f writerFunc) WriteObservations(_ context.Context, obs []schemas.Observation) error { return f(obs) }
+func (f writerFunc) WriteObservations(_ context.Context, obs []schemas.Observation) error {
+	return f(obs)
+}
