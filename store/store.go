@@ -53,6 +53,19 @@ type Store interface {
 	// Observations returns every stored observation matching f, ordered by series key
 	// then effective_at, once each.
 	Observations(ctx context.Context, f Filter) ([]schemas.Observation, error)
+	// Each calls fn with every stored observation matching f, in the order and with
+	// the deduplication of Observations, streaming rows from the backend instead of
+	// holding them all (for exports of any size). It stops at the first error fn
+	// returns and returns that error unwrapped.
+	Each(ctx context.Context, f Filter, fn func(schemas.Observation) error) error
+
+	// WriteFXRates stores daily FX rates; a rate whose identity (currency, date) is
+	// stored already replaces it, and within rates the last of an identity wins.
+	// Dates are stored as their UTC day. A rate that fails Validate fails the write.
+	WriteFXRates(ctx context.Context, rates []schemas.FXRate) error
+	// FXRates returns the stored rates dated on or after since's UTC day (all when
+	// since is zero), ordered by currency then date.
+	FXRates(ctx context.Context, since time.Time) ([]schemas.FXRate, error)
 	// Runs returns run records, newest first; source "" means all; limit 0 means all.
 	Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error)
 	// Quarantine returns quarantined rows, newest first; limit 0 means all.
@@ -130,4 +143,30 @@ func Redact(dsn string) string {
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// PrepareFXRates is what backends do before writing rates: it validates each rate,
+// moves its date to its UTC day, and keeps the last rate of each (currency, date)
+// in the order of first appearance.
+func PrepareFXRates(rates []schemas.FXRate) ([]schemas.FXRate, error) {
+	type key struct {
+		currency string
+		day      int64
+	}
+	pos := make(map[key]int, len(rates))
+	out := make([]schemas.FXRate, 0, len(rates))
+	for _, r := range rates {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		r.Date = schemas.Day(r.Date)
+		k := key{r.Currency, r.Date.Unix()}
+		if i, ok := pos[k]; ok {
+			out[i] = r
+			continue
+		}
+		pos[k] = len(out)
+		out = append(out, r)
+	}
+	return out, nil
 }

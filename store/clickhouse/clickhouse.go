@@ -458,17 +458,48 @@ func deduped(f store.Filter) (string, []any) {
 
 // Observations returns every observation matching f by series key then effective_at.
 func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	var out []schemas.Observation
+	err := s.Each(ctx, f, func(o schemas.Observation) error {
+		out = append(out, o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// errStop carries an error of Each's callback through the row loop, so that it is
+// returned unwrapped.
+type errStop struct{ err error }
+
+func (e errStop) Error() string { return e.err.Error() }
+
+// Each streams the observations matching f by series key then effective_at. The
+// server deduplicates and sorts; the rows arrive block by block and are handed to
+// fn one at a time, never collected. When fn fails, the query is cancelled rather
+// than drained.
+func (s *Store) Each(ctx context.Context, f store.Filter, fn func(schemas.Observation) error) error {
 	sub, args := deduped(f)
 	q := `SELECT d_observed_at, effective_at, provider, d_tier, sku, region, zone, d_gpu, d_gpu_name,
 		d_gpu_count, d_gpu_memory_gb, pricing, d_price_usd_hour, d_price_usd_gpu_hour, d_currency,
 		d_price_native, d_unit, d_fx_rate, d_interconnect, d_source_kind, d_source_url, d_run_id, d_attrs
 	FROM ` + sub + `
 	ORDER BY provider, sku, region, zone, pricing, effective_at`
-	out, err := s.queryObservations(ctx, q, args)
-	if err != nil {
-		return nil, s.wrap("observations", err)
+	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
+		if err := fn(o); err != nil {
+			return errStop{err}
+		}
+		return nil
+	})
+	var stop errStop
+	if errors.As(err, &stop) {
+		return stop.err
 	}
-	return out, nil
+	if err != nil {
+		return s.wrap("observations", err)
+	}
+	return nil
 }
 
 // Latest returns the newest observation of every series among those matching f,
@@ -495,12 +526,28 @@ func (s *Store) Latest(ctx context.Context, f store.Filter) ([]schemas.Observati
 }
 
 func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]schemas.Observation, error) {
+	var out []schemas.Observation
+	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
+		out = append(out, o)
+		return nil
+	})
+	return out, err
+}
+
+// eachObservation runs q and calls fn for each row as it arrives.
+func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn func(schemas.Observation) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer rows.Close()
-	var out []schemas.Observation
+	// On an early return, cancel first: Close would otherwise read the rest of the
+	// result.
+	defer func() {
+		cancel()
+		rows.Close()
+	}()
 	for rows.Next() {
 		var (
 			o     schemas.Observation
@@ -510,15 +557,84 @@ func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]
 			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
 			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
 			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
-			return nil, err
+			return err
 		}
 		o.ObservedAt, o.EffectiveAt = fromCH(o.ObservedAt), fromCH(o.EffectiveAt)
 		if o.Attrs, err = decodeAttrs(attrs); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, o)
+		if err := fn(o); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
+}
+
+// WriteFXRates inserts rates as one batch; the last write of a (currency, date)
+// wins.
+func (s *Store) WriteFXRates(ctx context.Context, rates []schemas.FXRate) error {
+	rates, err := store.PrepareFXRates(rates)
+	if err != nil {
+		return fmt.Errorf("clickhouse: write fx rates: %w", err)
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	for _, r := range rates {
+		if _, err := toCH(r.Date); err != nil {
+			return fmt.Errorf("clickhouse: write fx rates: %s: %w", r.Currency, err)
+		}
+	}
+	version := s.versions(len(rates))
+	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO fx_rates (date, currency, usd_per_unit, source, version)`)
+	if err != nil {
+		return s.wrap("write fx rates", err)
+	}
+	defer batch.Close()
+	for i, r := range rates {
+		if err := batch.Append(r.Date, r.Currency, r.USDPerUnit, r.Source, version+uint64(i)); err != nil {
+			return s.wrap("write fx rates: append", err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return s.wrap("write fx rates", err)
+	}
+	return nil
+}
+
+// FXRates returns the rates dated on or after since's UTC day, by currency then date.
+func (s *Store) FXRates(ctx context.Context, since time.Time) ([]schemas.FXRate, error) {
+	q := `SELECT toString(date) AS day, currency, argMax(usd_per_unit, version), argMax(source, version)
+	FROM fx_rates`
+	var args []any
+	if !since.IsZero() {
+		q += ` WHERE date >= toDate(?)`
+		args = append(args, schemas.Day(since).Format(time.DateOnly))
+	}
+	q += ` GROUP BY currency, date ORDER BY currency, date`
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("fx rates", err)
+	}
+	defer rows.Close()
+	var out []schemas.FXRate
+	for rows.Next() {
+		var (
+			r   schemas.FXRate
+			day string
+		)
+		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
+			return nil, s.wrap("fx rates", err)
+		}
+		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
+			return nil, fmt.Errorf("clickhouse: fx rates: date %q: %w", day, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("fx rates", err)
+	}
+	return out, nil
 }
 
 // WriteRun stores a run record; a later record with the same run_id and source

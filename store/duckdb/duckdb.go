@@ -330,23 +330,60 @@ func (s *Store) Latest(ctx context.Context, f store.Filter) ([]schemas.Observati
 
 // Observations returns every observation matching f by series key then effective_at.
 func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
-	w, args := where(f)
-	q := `SELECT ` + obsColumns + ` FROM observations` + w + `
-		ORDER BY provider, sku, region, zone, pricing, effective_at`
-	out, err := s.queryObservations(ctx, q, args)
+	var out []schemas.Observation
+	err := s.Each(ctx, f, func(o schemas.Observation) error {
+		out = append(out, o)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: observations: %w", err)
+		return nil, err
 	}
 	return out, nil
 }
 
+// errStop carries an error of Each's callback through the row loop, so that it is
+// returned unwrapped.
+type errStop struct{ err error }
+
+func (e errStop) Error() string { return e.err.Error() }
+
+// Each streams the observations matching f by series key then effective_at.
+func (s *Store) Each(ctx context.Context, f store.Filter, fn func(schemas.Observation) error) error {
+	w, args := where(f)
+	q := `SELECT ` + obsColumns + ` FROM observations` + w + `
+		ORDER BY provider, sku, region, zone, pricing, effective_at`
+	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
+		if err := fn(o); err != nil {
+			return errStop{err}
+		}
+		return nil
+	})
+	var stop errStop
+	if errors.As(err, &stop) {
+		return stop.err
+	}
+	if err != nil {
+		return fmt.Errorf("duckdb: observations: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]schemas.Observation, error) {
+	var out []schemas.Observation
+	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
+		out = append(out, o)
+		return nil
+	})
+	return out, err
+}
+
+// eachObservation runs q and calls fn for each row, one at a time.
+func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn func(schemas.Observation) error) error {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []schemas.Observation
 	for rows.Next() {
 		var (
 			o     schemas.Observation
@@ -356,15 +393,89 @@ func (s *Store) queryObservations(ctx context.Context, q string, args []any) ([]
 			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
 			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
 			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
-			return nil, err
+			return err
 		}
 		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()
 		if o.Attrs, err = decodeAttrs(attrs); err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, o)
+		if err := fn(o); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
+}
+
+// WriteFXRates upserts rates in one transaction; the last write of a (currency,
+// date) wins.
+func (s *Store) WriteFXRates(ctx context.Context, rates []schemas.FXRate) error {
+	rates, err := store.PrepareFXRates(rates)
+	if err != nil {
+		return fmt.Errorf("duckdb: write fx rates: %w", err)
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	version := s.versions(len(rates))
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("duckdb: write fx rates: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	for start := 0; start < len(rates); start += rowsPerInsert {
+		chunk := rates[start:min(start+rowsPerInsert, len(rates))]
+		args := make([]any, 0, 5*len(chunk))
+		for i, r := range chunk {
+			args = append(args, r.Date.Format(time.DateOnly), r.Currency, r.USDPerUnit, r.Source, version+uint64(start+i))
+		}
+		q := `INSERT INTO fx_rates (date, currency, usd_per_unit, source, version) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(CAST(? AS DATE), ?, ?, ?, ?), ", len(chunk)), ", ") +
+			` ON CONFLICT (currency, date) DO UPDATE SET usd_per_unit = excluded.usd_per_unit,
+			source = excluded.source, version = excluded.version`
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("duckdb: write fx rates: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("duckdb: write fx rates: commit: %w", err)
+	}
+	return nil
+}
+
+// FXRates returns the rates dated on or after since's UTC day, by currency then date.
+func (s *Store) FXRates(ctx context.Context, since time.Time) ([]schemas.FXRate, error) {
+	q := `SELECT CAST(date AS VARCHAR), currency, usd_per_unit, source FROM fx_rates`
+	var args []any
+	if !since.IsZero() {
+		q += ` WHERE date >= CAST(? AS DATE)`
+		args = append(args, schemas.Day(since).Format(time.DateOnly))
+	}
+	q += ` ORDER BY currency, date`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: fx rates: %w", err)
+	}
+	defer rows.Close()
+	var out []schemas.FXRate
+	for rows.Next() {
+		var (
+			r   schemas.FXRate
+			day string
+		)
+		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
+			return nil, fmt.Errorf("duckdb: fx rates: %w", err)
+		}
+		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
+			return nil, fmt.Errorf("duckdb: fx rates: date %q: %w", day, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: fx rates: %w", err)
+	}
+	return out, nil
 }
 
 // WriteRun upserts a run record; a record with the same run_id and source is replaced.

@@ -9,6 +9,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -37,6 +38,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Runs", s.runs)
 	t.Run("Quarantine", s.quarantine)
 	t.Run("LargeBatch", s.largeBatch)
+	t.Run("Each", s.each)
+	t.Run("EachStopsAtError", s.eachStops)
+	t.Run("FXRates", s.fxRates)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("Close", s.close)
 }
@@ -823,4 +827,142 @@ func (s *suite) close(t *testing.T) {
 	if _, err := st.Latest(ctx(t), store.Filter{}); err == nil {
 		t.Error("Latest after Close: no error")
 	}
+}
+
+func each(t *testing.T, st store.Store, f store.Filter) []schemas.Observation {
+	t.Helper()
+	var got []schemas.Observation
+	if err := st.Each(ctx(t), f, func(o schemas.Observation) error {
+		got = append(got, o)
+		return nil
+	}); err != nil {
+		t.Fatalf("Each(%+v): %v", f, err)
+	}
+	return got
+}
+
+// each checks that Each yields what Observations returns: every matching row once,
+// in series then effective_at order, with duplicates written three times counted once.
+func (s *suite) each(t *testing.T) {
+	st := s.fresh(t)
+	spot := Observations()[2]
+	spot.EffectiveAt = T0.Add(40 * time.Minute) // after the suite's own spot points
+	all := append(Observations(), SpotHistory(spot, 1200)...)
+	for range 3 {
+		write(t, st, all)
+	}
+	for _, f := range []store.Filter{
+		{}, {GPU: "H100-SXM-80GB"}, {Provider: "aws", Pricing: schemas.Spot},
+		{Tier: schemas.TierMarketplace}, {Since: T0.Add(20 * time.Minute), Until: T0.Add(5 * time.Hour)},
+		{Provider: "nobody"},
+	} {
+		want := WantObservations(all, f)
+		if d := diff(each(t, st, f), want); d != "" {
+			t.Errorf("Each(%+v): %s", f, d)
+		}
+		if d := diff(observations(t, st, f), want); d != "" {
+			t.Errorf("Observations(%+v): %s", f, d)
+		}
+	}
+}
+
+// eachStops checks that Each stops at the callback's first error, returns it as it
+// is, and leaves the store usable.
+func (s *suite) eachStops(t *testing.T) {
+	st := s.fresh(t)
+	obs := SpotHistory(Observations()[2], 3000)
+	write(t, st, obs)
+	stop := errors.New("enough")
+	n := 0
+	err := st.Each(ctx(t), store.Filter{}, func(schemas.Observation) error {
+		n++
+		if n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		t.Fatalf("Each returned %v, want the callback's error itself", err)
+	}
+	if n != 10 {
+		t.Fatalf("callback ran %d times after failing at 10", n)
+	}
+	if got := observations(t, st, store.Filter{}); len(got) != len(obs) {
+		t.Fatalf("after a stopped Each: %d observations, want %d", len(got), len(obs))
+	}
+}
+
+// FXRates returns the suite's FX rates: two currencies over days around the month
+// boundary of T0, dates carrying times and zones that stores reduce to the UTC day.
+func FXRates() []schemas.FXRate {
+	day := func(d int) time.Time { return time.Date(2025, 2, 27, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	return []schemas.FXRate{
+		{Date: day(0), Currency: "EUR", USDPerUnit: 1.0412, Source: "ecb"},
+		{Date: day(1).Add(15 * time.Hour), Currency: "EUR", USDPerUnit: 1.0401, Source: "ecb"},
+		// 2025-03-01 00:30 in CET is still 2025-02-28 in UTC: it replaces the row above.
+		{Date: time.Date(2025, 3, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600)), Currency: "EUR", USDPerUnit: 1.0405, Source: "ecb-revised"},
+		{Date: day(2), Currency: "EUR", USDPerUnit: 1.0384, Source: "ecb"},
+		{Date: day(0), Currency: "GBP", USDPerUnit: 1.2587, Source: "ecb"},
+		{Date: day(2), Currency: "GBP", USDPerUnit: 1.2601, Source: "ecb"},
+	}
+}
+
+func (s *suite) fxRates(t *testing.T) {
+	st := s.fresh(t)
+	got, err := st.FXRates(ctx(t), time.Time{})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("FXRates on an empty store: %v, %v", got, err)
+	}
+	if err := st.WriteFXRates(ctx(t), nil); err != nil {
+		t.Fatalf("writing no rates: %v", err)
+	}
+	in := FXRates()
+	if err := st.WriteFXRates(ctx(t), in[:3]); err != nil {
+		t.Fatalf("WriteFXRates: %v", err)
+	}
+	if err := st.WriteFXRates(ctx(t), in[3:]); err != nil {
+		t.Fatalf("WriteFXRates: %v", err)
+	}
+	// A later write of a stored identity wins.
+	fix := schemas.FXRate{Date: in[0].Date, Currency: "EUR", USDPerUnit: 1.0419, Source: "ecb-fix"}
+	if err := st.WriteFXRates(ctx(t), []schemas.FXRate{fix}); err != nil {
+		t.Fatal(err)
+	}
+	d := func(y int, m time.Month, day int) time.Time { return time.Date(y, m, day, 0, 0, 0, 0, time.UTC) }
+	want := []schemas.FXRate{
+		{Date: d(2025, 2, 27), Currency: "EUR", USDPerUnit: 1.0419, Source: "ecb-fix"},
+		{Date: d(2025, 2, 28), Currency: "EUR", USDPerUnit: 1.0405, Source: "ecb-revised"},
+		{Date: d(2025, 3, 1), Currency: "EUR", USDPerUnit: 1.0384, Source: "ecb"},
+		{Date: d(2025, 2, 27), Currency: "GBP", USDPerUnit: 1.2587, Source: "ecb"},
+		{Date: d(2025, 3, 1), Currency: "GBP", USDPerUnit: 1.2601, Source: "ecb"},
+	}
+	check := func(since time.Time, want []schemas.FXRate) {
+		t.Helper()
+		got, err := st.FXRates(ctx(t), since)
+		if err != nil {
+			t.Fatalf("FXRates(%v): %v", since, err)
+		}
+		if len(got) == 0 && len(want) == 0 {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("FXRates(%v):\n got  %+v\n want %+v", since, got, want)
+		}
+	}
+	check(time.Time{}, want)
+	check(d(2025, 2, 28), []schemas.FXRate{want[1], want[2], want[4]})
+	check(d(2025, 2, 28).Add(23*time.Hour), []schemas.FXRate{want[1], want[2], want[4]}) // the day of since counts
+	check(d(2025, 3, 2), nil)
+
+	for _, bad := range []schemas.FXRate{
+		{Date: d(2025, 3, 2), Currency: "", USDPerUnit: 1, Source: "x"},
+		{Date: d(2025, 3, 2), Currency: "EUR", USDPerUnit: 0, Source: "x"},
+		{Date: d(2025, 3, 2), Currency: "EUR", USDPerUnit: -1.1, Source: "x"},
+		{Currency: "EUR", USDPerUnit: 1.1, Source: "x"},
+	} {
+		if err := st.WriteFXRates(ctx(t), []schemas.FXRate{in[0], bad}); err == nil {
+			t.Errorf("WriteFXRates(%+v): no error", bad)
+		}
+	}
+	check(time.Time{}, want) // the failed writes changed nothing
 }
