@@ -27,7 +27,7 @@ var (
 
 // StatusError is returned for a response whose status is not 2xx (after retries).
 type StatusError struct {
-	URL    string
+	URL    string // with credentials redacted (RedactURL)
 	Status int
 }
 
@@ -176,6 +176,7 @@ func (c *Client) Get(ctx context.Context, url string, hdr http.Header) (*Respons
 // response whole, up to MaxBody. Statuses 429, 500, 502, 503 and 504 are retried.
 func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, body []byte) (*Response, error) {
 	var out *Response
+	shown := RedactURL(url) // what errors and logs name: never a credential
 	err := c.Backoff.Do(ctx, func(attempt int) (bool, time.Duration, error) {
 		if c.Limiter != nil {
 			if err := c.Limiter.Wait(ctx, url); err != nil {
@@ -188,7 +189,7 @@ func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, bo
 		}
 		req, err := http.NewRequestWithContext(ctx, method, url, rd)
 		if err != nil {
-			return false, 0, fmt.Errorf("fetch: %w", err)
+			return false, 0, fmt.Errorf("fetch: %s: %w", shown, scrubURL(err, url, shown))
 		}
 		for k, vs := range hdr {
 			for _, v := range vs {
@@ -200,32 +201,33 @@ func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, bo
 		resp, err := c.HTTP.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return false, 0, fmt.Errorf("fetch: %s: %w", url, ctx.Err())
+				return false, 0, fmt.Errorf("fetch: %s: %w", shown, ctx.Err())
 			}
-			c.log("request failed", "url", url, "attempt", attempt, "error", err.Error())
-			return true, 0, fmt.Errorf("fetch: %s: %w", url, err)
+			err = scrubURL(err, url, shown)
+			c.log("request failed", "url", shown, "attempt", attempt, "error", err.Error())
+			return true, 0, fmt.Errorf("fetch: %w", err)
 		}
 		defer resp.Body.Close()
 		data, err := io.ReadAll(io.LimitReader(resp.Body, c.MaxBody+1))
 		if err != nil {
-			return true, 0, fmt.Errorf("fetch: %s: reading body: %w", url, err)
+			return true, 0, fmt.Errorf("fetch: %s: reading body: %w", shown, scrubURL(err, url, shown))
 		}
 		if int64(len(data)) > c.MaxBody {
-			return false, 0, fmt.Errorf("%w (%d bytes): %s", ErrTooLarge, c.MaxBody, url)
+			return false, 0, fmt.Errorf("%w (%d bytes): %s", ErrTooLarge, c.MaxBody, shown)
 		}
 		r := &Response{URL: url, Status: resp.StatusCode, Header: resp.Header, Body: data}
 		if c.Observer != nil {
 			c.Observer.Observe(ctx, method, url, body, r, start)
 		}
-		c.log("response", "url", url, "status", resp.StatusCode, "bytes", len(data), "attempt", attempt, "duration", time.Since(start))
+		c.log("response", "url", shown, "status", resp.StatusCode, "bytes", len(data), "attempt", attempt, "duration", time.Since(start))
 		switch {
 		case resp.StatusCode >= 200 && resp.StatusCode < 300, resp.StatusCode == http.StatusNotModified:
 			out = r
 			return false, 0, nil
 		case retryable(resp.StatusCode):
-			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: url, Status: resp.StatusCode}
+			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: shown, Status: resp.StatusCode}
 		default:
-			return false, 0, &StatusError{URL: url, Status: resp.StatusCode}
+			return false, 0, &StatusError{URL: shown, Status: resp.StatusCode}
 		}
 	})
 	return out, err

@@ -80,8 +80,9 @@ func (c *Client) fetchRobots(ctx context.Context, base string) *robotstxt.Robots
 	return data
 }
 
-// GetPage fetches a web page (not an API): robots.txt is honoured and the request is
-// conditional when a Cache is set.
+// GetPage fetches a web page (not an API): robots.txt is honoured, the request is
+// conditional when a Cache is set, and the body comes back in UTF-8 whatever the
+// encoding the page declared (Content-Type charset or <meta charset>).
 func (c *Client) GetPage(ctx context.Context, url string, hdr http.Header) (*Response, error) {
 	if err := c.allowed(ctx, url); err != nil {
 		return nil, err
@@ -92,5 +93,26 @@ func (c *Client) GetPage(ctx context.Context, url string, hdr http.Header) (*Res
 	if hdr.Get("Accept") == "" {
 		hdr.Set("Accept", "text/html,application/xhtml+xml")
 	}
-	return c.GetConditional(ctx, url, hdr)
+	r, err := c.GetConditional(ctx, url, hdr)
+	if err != nil {
+		return nil, err
+	}
+	return toUTF8(r)
+}
+
+// toUTF8 returns r with its body decoded to UTF-8 (see UTF8) and, when it was in
+// another encoding, a copy of its header saying charset=utf-8.
+func toUTF8(r *Response) (*Response, error) {
+	body, name, err := UTF8(r.Body, r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %s: %w", RedactURL(r.URL), err)
+	}
+	if name == "utf-8" {
+		return r, nil
+	}
+	out := *r
+	out.Body = body
+	out.Header = r.Header.Clone()
+	out.Header.Set("Content-Type", "text/html; charset=utf-8")
+	return &out, nil
 }
