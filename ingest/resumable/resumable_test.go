@@ -1,0 +1,143 @@
+package resumable
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+type memSink struct {
+	rows   map[string]schemas.Observation
+	writes [][]schemas.Observation
+	quar   []schemas.Quarantined
+	runs   []schemas.Run
+	fail   error
+}
+
+func (m *memSink) WriteObservations(_ context.Context, obs []schemas.Observation) error {
+	if m.fail != nil {
+		return m.fail
+	}
+	m.writes = append(m.writes, obs)
+	for _, o := range obs {
+		m.rows[o.SeriesKey()+"|"+o.EffectiveAt.String()] = o
+	}
+	return nil
+}
+
+func (m *memSink) WriteQuarantine(_ context.Context, q []schemas.Quarantined) error {
+	m.quar = append(m.quar, q...)
+	return nil
+}
+
+func (m *memSink) WriteRun(_ context.Context, r schemas.Run) error {
+	m.runs = append(m.runs, r)
+	return nil
+}
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func row(sku string, price float64) schemas.Observation {
+	return schemas.Observation{ObservedAt: t0, Provider: "aws", SKU: sku, Region: "us-east-1", Pricing: schemas.Spot,
+		Currency: "USD", Unit: schemas.UnitHour, PriceNative: price, GPUCount: 1, SourceKind: schemas.SourceAPI}
+}
+
+func newRun(sink *memSink) *Run {
+	return &Run{Sink: sink, Normalizer: &ingest.Normalizer{}, Source: "import:test", RunID: "r1",
+		SourceKind: schemas.SourceImport, BatchSize: 2, Now: func() time.Time { return t0 }}
+}
+
+func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
+	sink := &memSink{rows: map[string]schemas.Observation{}}
+	r := newRun(sink)
+	r.Emit(row("a", 1))
+	r.Emit(row("b", 2))
+	r.Emit(row("c", 3))
+	r.Emit(row("bad", 0)) // price 0: quarantined
+	r.Reject(`{"x":1}`, "unreadable")
+	if len(sink.rows) != 0 {
+		t.Fatal("rows written before Commit")
+	}
+	if err := r.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.rows) != 3 || len(sink.writes) != 2 || len(sink.quar) != 2 {
+		t.Fatalf("after commit: %d rows in %d writes, %d quarantined; want 3 in 2, 2", len(sink.rows), len(sink.writes), len(sink.quar))
+	}
+	for _, o := range sink.rows {
+		if o.SourceKind != schemas.SourceImport || o.RunID != "r1" || o.PriceUSDGPUHour == 0 {
+			t.Errorf("row not normalised as an import: %+v", o)
+		}
+	}
+	if c := r.Counts(); c.Accepted != 3 || c.Quarantined != 2 || c.UnknownGPU != 3 {
+		t.Errorf("counts %+v", c)
+	}
+	run, err := r.Finish(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != schemas.RunDegraded || run.RowsAccepted != 3 || run.RowsQuarantine != 2 ||
+		!strings.Contains(run.Error, "price 0 means not offered (1)") || len(sink.runs) != 1 {
+		t.Errorf("run %+v", run)
+	}
+}
+
+func TestRunStatus(t *testing.T) {
+	sink := &memSink{rows: map[string]schemas.Observation{}}
+	if run, _ := newRun(sink).Finish(context.Background(), nil); run.Status != schemas.RunOK {
+		t.Errorf("empty resumed run: %+v", run)
+	}
+	if run, _ := newRun(sink).Finish(context.Background(), errors.New("boom")); run.Status != schemas.RunFailed || run.Error != "boom" {
+		t.Errorf("failed run: %+v", run)
+	}
+	r := newRun(sink)
+	r.Emit(row("a", 1))
+	r.Commit(context.Background())
+	r.Emit(row("b", 1)) // not committed: not counted
+	if run, _ := r.Finish(context.Background(), context.Canceled); run.Status != schemas.RunDegraded || run.RowsAccepted != 1 {
+		t.Errorf("interrupted run: %+v", run)
+	}
+}
+
+func TestCommitErrorIsReturned(t *testing.T) {
+	sink := &memSink{rows: map[string]schemas.Observation{}, fail: store.ErrUnavailable}
+	r := newRun(sink)
+	r.Emit(row("a", 1))
+	if err := r.Commit(context.Background()); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Commit = %v", err)
+	}
+	if c := r.Counts(); c.Accepted != 0 {
+		t.Errorf("failed commit counted: %+v", c)
+	}
+}
+
+func TestCheckpoint(t *testing.T) {
+	c := Checkpoint{Path: filepath.Join(t.TempDir(), "sub", "cp.json")}
+	var v map[string]string
+	if ok, err := c.Load(&v); ok || err != nil {
+		t.Fatalf("Load of none = %v, %v", ok, err)
+	}
+	if err := c.Save(map[string]string{"us-east-1": "tok"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.Load(&v); !ok || err != nil || v["us-east-1"] != "tok" {
+		t.Fatalf("Load = %v, %v, %v", ok, err, v)
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(c.Path), "*.tmp"))
+	if len(matches) != 0 {
+		t.Errorf("temporary files left: %v", matches)
+	}
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+}
