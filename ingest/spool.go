@@ -39,16 +39,40 @@ type DirSpool struct {
 }
 
 type segment struct {
-	Checksum string                `json:"sha256"`
-	Rows     []schemas.Observation `json:"rows"`
+	Checksum   string                `json:"sha256"`
+	Rows       []schemas.Observation `json:"rows"`
+	Quarantine []schemas.Quarantined `json:"quarantine,omitempty"`
+	Runs       []schemas.Run         `json:"runs,omitempty"`
+}
+
+// checksum is the SHA-256 of the segment's content: of its rows alone when it holds
+// nothing else (the format of segments written before quarantine and runs could be
+// spooled), else of rows, quarantine and runs together.
+func (g segment) checksum() (string, error) {
+	if len(g.Quarantine) == 0 && len(g.Runs) == 0 {
+		sum, _, err := rowsChecksum(g.Rows)
+		return sum, err
+	}
+	data, err := json.Marshal(struct {
+		Rows       []schemas.Observation `json:"rows"`
+		Quarantine []schemas.Quarantined `json:"quarantine"`
+		Runs       []schemas.Run         `json:"runs"`
+	}{g.Rows, g.Quarantine, g.Runs})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // SpoolStatus describes what waits in a spool.
 type SpoolStatus struct {
 	Dir      string
-	Segments int
-	Rows     int
-	Bytes    int64
+	Segments   int
+	Rows       int
+	Quarantine int // quarantined rows waiting
+	Runs       int // run records waiting
+	Bytes      int64
 	Oldest   time.Time
 	Corrupt  []string
 }
@@ -74,18 +98,36 @@ func (s *DirSpool) Spool(_ context.Context, rows []schemas.Observation) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	return s.write(segment{Rows: rows}, fmt.Sprintf("batch of %d rows", len(rows)))
+}
+
+// SpoolQuarantine keeps quarantined rows the store could not take, like Spool.
+func (s *DirSpool) SpoolQuarantine(_ context.Context, q []schemas.Quarantined) error {
+	if len(q) == 0 {
+		return nil
+	}
+	return s.write(segment{Quarantine: q}, fmt.Sprintf("%d quarantined rows", len(q)))
+}
+
+// SpoolRun keeps a run record the store could not take, like Spool.
+func (s *DirSpool) SpoolRun(_ context.Context, r schemas.Run) error {
+	return s.write(segment{Runs: []schemas.Run{r}}, "run record "+r.RunID+"/"+r.Source)
+}
+
+func (s *DirSpool) write(seg segment, what string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("ingest: spool: %w", err)
 	}
-	sum, _, err := rowsChecksum(rows)
+	sum, err := seg.checksum()
 	if err != nil {
 		return fmt.Errorf("ingest: spool: %w", err)
 	}
+	seg.Checksum = sum
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(segment{Checksum: sum, Rows: rows}); err != nil {
+	if err := json.NewEncoder(zw).Encode(seg); err != nil {
 		return fmt.Errorf("ingest: spool: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -96,7 +138,7 @@ func (s *DirSpool) Spool(_ context.Context, rows []schemas.Observation) error {
 		return err
 	}
 	if used+int64(buf.Len()) > s.max() {
-		return fmt.Errorf("%w: %d bytes used of %d, batch of %d rows not taken", ErrSpoolFull, used, s.max(), len(rows))
+		return fmt.Errorf("%w: %d bytes used of %d, %s not taken", ErrSpoolFull, used, s.max(), what)
 	}
 	s.seq++
 	name := fmt.Sprintf("%020d-%06d.seg.gz", time.Now().UnixNano(), s.seq)
@@ -158,29 +200,29 @@ func (s *DirSpool) usedBytes() (int64, error) {
 	return n, nil
 }
 
-func readSegment(path string) ([]schemas.Observation, error) {
+func readSegment(path string) (segment, error) {
+	var seg segment
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return seg, err
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
+		return seg, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
 	}
 	data, err := io.ReadAll(io.LimitReader(zr, 4<<30))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
+		return seg, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
 	}
-	var seg segment
 	if err := json.Unmarshal(data, &seg); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
+		return seg, fmt.Errorf("%w: %s: %v", ErrSpoolCorrupt, filepath.Base(path), err)
 	}
-	sum, _, err := rowsChecksum(seg.Rows)
+	sum, err := seg.checksum()
 	if err != nil || sum != seg.Checksum {
-		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrSpoolCorrupt, filepath.Base(path))
+		return seg, fmt.Errorf("%w: %s: checksum mismatch", ErrSpoolCorrupt, filepath.Base(path))
 	}
-	return seg.Rows, nil
+	return seg, nil
 }
 
 // Status reads the spool without changing it.
@@ -197,13 +239,15 @@ func (s *DirSpool) Status() (SpoolStatus, error) {
 			continue
 		}
 		st.Bytes += fi.Size()
-		rows, err := readSegment(p)
+		seg, err := readSegment(p)
 		if err != nil {
 			st.Corrupt = append(st.Corrupt, name)
 			continue
 		}
 		st.Segments++
-		st.Rows += len(rows)
+		st.Rows += len(seg.Rows)
+		st.Quarantine += len(seg.Quarantine)
+		st.Runs += len(seg.Runs)
 		if st.Oldest.IsZero() || fi.ModTime().Before(st.Oldest) {
 			st.Oldest = fi.ModTime()
 		}
@@ -211,10 +255,19 @@ func (s *DirSpool) Status() (SpoolStatus, error) {
 	return st, nil
 }
 
+// RecordWriter is the part of a store that takes quarantined rows and run records;
+// Replay needs it for segments that hold them.
+type RecordWriter interface {
+	WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error
+	WriteRun(ctx context.Context, r schemas.Run) error
+}
+
 // Replay writes every segment to w in write order, removing each once stored. It stops
 // at the first write error (the segment stays for the next replay). Corrupt segments
-// are moved aside to <dir>/corrupt/ and reported, never deleted. Replaying twice is
-// harmless: the store keeps one row per observation identity.
+// are moved aside to <dir>/corrupt/ and reported, never deleted. Segments holding
+// quarantined rows or run records need w to be a RecordWriter too. Replaying twice is
+// harmless for observations and run records: the store keeps one of each identity.
+// It returns the observations written.
 func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -222,23 +275,74 @@ func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err er
 	if err != nil {
 		return 0, err
 	}
+	rw, records := w.(RecordWriter)
 	var corrupt []error
 	for _, name := range names {
 		p := filepath.Join(s.Dir, name)
-		batch, rerr := readSegment(p)
+		seg, rerr := readSegment(p)
 		if rerr != nil {
 			_ = os.MkdirAll(filepath.Join(s.Dir, "corrupt"), 0o700)
 			_ = os.Rename(p, filepath.Join(s.Dir, "corrupt", name))
 			corrupt = append(corrupt, rerr)
 			continue
 		}
-		if werr := w.WriteObservations(ctx, batch); werr != nil {
+		fail := func(werr error) (int, error) {
 			return rows, errors.Join(append(corrupt, fmt.Errorf("ingest: replaying %s: %w", name, werr))...)
+		}
+		if (len(seg.Quarantine) > 0 || len(seg.Runs) > 0) && !records {
+			return fail(errors.New("the writer cannot store quarantined rows or run records"))
+		}
+		if len(seg.Rows) > 0 {
+			if werr := w.WriteObservations(ctx, seg.Rows); werr != nil {
+				return fail(werr)
+			}
+		}
+		if len(seg.Quarantine) > 0 {
+			if werr := rw.WriteQuarantine(ctx, seg.Quarantine); werr != nil {
+				return fail(werr)
+			}
+		}
+		for _, r := range seg.Runs {
+			if werr := rw.WriteRun(ctx, r); werr != nil {
+				return fail(werr)
+			}
 		}
 		if rerr := os.Remove(p); rerr != nil {
 			return rows, fmt.Errorf("ingest: spool: %w", rerr)
 		}
-		rows += len(batch)
+		rows += len(seg.Rows)
 	}
 	return rows, errors.Join(corrupt...)
+}
+
+// SpoolingSink is a Sink that keeps quarantined rows and run records on Spool when
+// the store is unavailable (store.ErrUnavailable), so that an outage loses neither;
+// Replay writes them later. Observations are spooled by the Batcher.
+type SpoolingSink struct {
+	Sink
+	Spool *DirSpool
+}
+
+// WriteQuarantine writes q to the store, or to the spool when the store is unavailable.
+func (s SpoolingSink) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
+	err := s.Sink.WriteQuarantine(ctx, q)
+	if err == nil || !errors.Is(err, store.ErrUnavailable) || s.Spool == nil {
+		return err
+	}
+	if serr := s.Spool.SpoolQuarantine(ctx, q); serr != nil {
+		return errors.Join(err, fmt.Errorf("ingest: spooling quarantine: %w", serr))
+	}
+	return nil
+}
+
+// WriteRun writes r to the store, or to the spool when the store is unavailable.
+func (s SpoolingSink) WriteRun(ctx context.Context, r schemas.Run) error {
+	err := s.Sink.WriteRun(ctx, r)
+	if err == nil || !errors.Is(err, store.ErrUnavailable) || s.Spool == nil {
+		return err
+	}
+	if serr := s.Spool.SpoolRun(ctx, r); serr != nil {
+		return errors.Join(err, fmt.Errorf("ingest: spooling run record: %w", serr))
+	}
+	return nil
 }
