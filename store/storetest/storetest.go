@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
@@ -41,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Each", s.each)
 	t.Run("EachStopsAtError", s.eachStops)
 	t.Run("FXRates", s.fxRates)
+	t.Run("Rollup", s.rollup)
+	t.Run("RollupIncremental", s.rollupIncremental)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("Close", s.close)
 }
@@ -965,4 +968,199 @@ func (s *suite) fxRates(t *testing.T) {
 		}
 	}
 	check(time.Time{}, want) // the failed writes changed nothing
+}
+
+// WantBars is the reference rollup: the bars of width w (store.Hourly or
+// store.Daily) of the deduplicated observations, in store order. Within obs the last
+// row of an identity wins, as in a store.
+func WantBars(obs []schemas.Observation, w time.Duration) []store.Bar {
+	type ident struct {
+		series string
+		at     int64
+	}
+	last := map[ident]schemas.Observation{}
+	for _, o := range obs {
+		last[ident{o.SeriesKey(), o.EffectiveAt.Unix()}] = Normalize(o)
+	}
+	var rows []schemas.Observation
+	for _, o := range last {
+		rows = append(rows, o)
+	}
+	rows = WantObservations(rows, store.Filter{})
+	var out []store.Bar
+	for _, o := range rows {
+		start := o.EffectiveAt.Truncate(w)
+		p := o.PriceUSDGPUHour
+		if n := len(out); n > 0 && out[n-1].SeriesKey() == o.SeriesKey() && out[n-1].Start.Equal(start) {
+			b := &out[n-1]
+			b.High, b.Low = math.Max(b.High, p), math.Min(b.Low, p)
+			b.Close = p
+			b.Mean = (b.Mean*float64(b.Count) + p) / float64(b.Count+1)
+			b.Count++
+			b.GPU, b.Tier, b.Interconnect = o.GPU, o.Tier, o.Interconnect
+			continue
+		}
+		out = append(out, store.Bar{Provider: o.Provider, SKU: o.SKU, Region: o.Region, Zone: o.Zone,
+			Pricing: o.Pricing, GPU: o.GPU, Tier: o.Tier, Interconnect: o.Interconnect, Start: start,
+			Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1})
+	}
+	return out
+}
+
+// BarsDiff reports the first difference between two bar lists; prices compare to
+// a relative 1e-9 (stores sum in their own order).
+func BarsDiff(got, want []store.Bar) string {
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for i := 0; i < len(got) || i < len(want); i++ {
+		switch {
+		case i >= len(got):
+			return fmt.Sprintf("bar %d missing: want %s @ %s", i, want[i].SeriesKey(), want[i].Start)
+		case i >= len(want):
+			return fmt.Sprintf("bar %d extra: got %s @ %s", i, got[i].SeriesKey(), got[i].Start)
+		}
+		g, w := got[i], want[i]
+		if g.SeriesKey() != w.SeriesKey() || !g.Start.Equal(w.Start) || g.Start.Location() != time.UTC ||
+			g.GPU != w.GPU || g.Tier != w.Tier || g.Interconnect != w.Interconnect || g.Count != w.Count ||
+			!near(g.Open, w.Open) || !near(g.High, w.High) || !near(g.Low, w.Low) ||
+			!near(g.Close, w.Close) || !near(g.Mean, w.Mean) {
+			return fmt.Sprintf("bar %d:\n got  %+v\n want %+v", i, g, w)
+		}
+	}
+	return ""
+}
+
+func bars(t *testing.T, st store.Store, q store.BarQuery) []store.Bar {
+	t.Helper()
+	r, ok := st.(store.Rollups)
+	if !ok {
+		t.Fatalf("%T does not implement store.Rollups", st)
+	}
+	got, err := r.Bars(ctx(t), q)
+	if err != nil {
+		t.Fatalf("Bars(%+v): %v", q, err)
+	}
+	return got
+}
+
+func rollup(t *testing.T, st store.Store, since, until time.Time) {
+	t.Helper()
+	if err := st.(store.Rollups).Rollup(ctx(t), since, until); err != nil {
+		t.Fatalf("Rollup(%v, %v): %v", since, until, err)
+	}
+}
+
+// RollupData is the suite's observations plus a spot history of 3000 minutes
+// (past two UTC midnights) after them.
+func RollupData() []schemas.Observation {
+	spot := Observations()[2]
+	spot.EffectiveAt = T0.Add(40 * time.Minute)
+	return append(Observations(), SpotHistory(spot, 3000)...)
+}
+
+func (s *suite) rollup(t *testing.T) {
+	st := s.fresh(t)
+	if got := bars(t, st, store.BarQuery{Width: store.Daily}); len(got) != 0 {
+		t.Fatalf("bars before any rollup: %d", len(got))
+	}
+	all := RollupData()
+	// Written three times, the last time with one identity corrected: bars count
+	// each identity once, with its last write.
+	write(t, st, all)
+	write(t, st, all)
+	fixed := all[3] // aws spot at T0+20m
+	fixed.PriceUSDHour, fixed.PriceUSDGPUHour = 24.0, 3.0
+	all = append(all, fixed)
+	write(t, st, all)
+	rollup(t, st, time.Time{}, time.Time{})
+	rollup(t, st, time.Time{}, time.Time{}) // re-running changes nothing
+	for _, w := range store.Widths {
+		want := WantBars(all, w)
+		if d := BarsDiff(bars(t, st, store.BarQuery{Width: w}), want); d != "" {
+			t.Fatalf("%v bars: %s", w, d)
+		}
+	}
+	hourly := WantBars(all, store.Hourly)
+	for _, b := range hourly {
+		if b.Provider == "aws" && b.Pricing == schemas.Spot && b.Start.Equal(T0) {
+			// T0+10m 31.46/8, T0+20m corrected to 3.0, T0+30m 33.01/8, then the walk's
+			// 20 minutes from T0+40m.
+			if b.Open != 31.46/8 || b.Low != 3.0 || b.Count != 23 {
+				t.Fatalf("aws spot bar at T0: %+v", b)
+			}
+		}
+	}
+	// Filters select series as for observations; Since and Until bound the bar start.
+	for _, q := range []store.BarQuery{
+		{Width: store.Hourly, Filter: store.Filter{GPU: "H100-SXM-80GB", Pricing: schemas.Spot}},
+		{Width: store.Hourly, Filter: store.Filter{Tier: schemas.TierSpecialist}},
+		{Width: store.Daily, Filter: store.Filter{Provider: "aws", Region: "us-east-1"}},
+		{Width: store.Hourly, Filter: store.Filter{Since: T0.Add(2 * time.Hour), Until: T0.Add(26 * time.Hour)}},
+	} {
+		var want []store.Bar
+		for _, b := range WantBars(all, q.Width) {
+			o := schemas.Observation{GPU: b.GPU, Provider: b.Provider, Pricing: b.Pricing, Region: b.Region,
+				Tier: b.Tier, EffectiveAt: b.Start}
+			if Matches(q.Filter, o) {
+				want = append(want, b)
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("query %+v selects nothing in the reference", q)
+		}
+		if d := BarsDiff(bars(t, st, q), want); d != "" {
+			t.Errorf("Bars(%+v): %s", q, d)
+		}
+	}
+	// CarryIn adds each series' last bar before Since.
+	since := T0.Add(30 * time.Hour)
+	got := bars(t, st, store.BarQuery{Width: store.Daily, CarryIn: true, Filter: store.Filter{Since: since}})
+	var want []store.Bar
+	daily := WantBars(all, store.Daily)
+	for i, b := range daily {
+		lastBefore := b.Start.Before(since) && (i+1 == len(daily) || daily[i+1].SeriesKey() != b.SeriesKey() || !daily[i+1].Start.Before(since))
+		if !b.Start.Before(since) || lastBefore {
+			want = append(want, b)
+		}
+	}
+	if d := BarsDiff(got, want); d != "" {
+		t.Fatalf("CarryIn: %s", d)
+	}
+	r := st.(store.Rollups)
+	if _, err := r.Bars(ctx(t), store.BarQuery{Width: 5 * time.Minute}); err == nil {
+		t.Error("Bars with a 5-minute width: no error")
+	}
+}
+
+// rollupIncremental checks that a Rollup over a short span rewrites exactly the
+// bars of the days it meets, from all their observations.
+func (s *suite) rollupIncremental(t *testing.T) {
+	st := s.fresh(t)
+	all := RollupData()
+	write(t, st, all)
+	rollup(t, st, time.Time{}, time.Time{})
+	// New and corrected points in one hour of the spot history, a day after T0.
+	spot := all[len(all)-1]
+	at := T0.Add(25*time.Hour + 7*time.Minute + 30*time.Second)
+	extra := spot
+	extra.EffectiveAt, extra.PriceUSDGPUHour = at, 0.5
+	corrected := all[len(all)-1500]
+	corrected.PriceUSDGPUHour = 9.75
+	more := []schemas.Observation{extra, corrected}
+	write(t, st, more)
+	all = append(all, more...)
+	// Before the rollup the bars are stale; after a rollup of the span written they
+	// match the reference everywhere.
+	if d := BarsDiff(bars(t, st, store.BarQuery{Width: store.Hourly}), WantBars(all, store.Hourly)); d == "" {
+		t.Fatal("bars match new observations before any rollup: the test proves nothing")
+	}
+	lo, hi := corrected.EffectiveAt, extra.EffectiveAt
+	if hi.Before(lo) {
+		lo, hi = hi, lo
+	}
+	rollup(t, st, lo, hi.Add(time.Second))
+	for _, w := range store.Widths {
+		if d := BarsDiff(bars(t, st, store.BarQuery{Width: w}), WantBars(all, w)); d != "" {
+			t.Fatalf("%v bars after an incremental rollup: %s", w, d)
+		}
+	}
 }

@@ -1,0 +1,108 @@
+package duckdb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/store"
+)
+
+var _ store.Rollups = (*Store)(nil)
+
+// truncUnit is the date_trunc unit of each width.
+var truncUnit = map[time.Duration]string{store.Hourly: "hour", store.Daily: "day"}
+
+// Rollup recomputes the bars of every width over the UTC days that meet [since,
+// until) from the observations (one row per identity already) and upserts them, in
+// one transaction.
+func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
+	since, until = store.RollupSpan(since, until)
+	w, args := where(store.Filter{Since: since, Until: until})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("duckdb: rollup: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	for _, width := range store.Widths {
+		q := `INSERT OR REPLACE INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu,
+			tier, interconnect, open, high, low, close, mean, count, version)
+		SELECT ` + fmt.Sprint(int(width/time.Second)) + `, date_trunc('` + truncUnit[width] + `', effective_at) AS b_start,
+			provider, sku, region, zone, pricing,
+			arg_max(gpu, effective_at), arg_max(tier, effective_at), arg_max(interconnect, effective_at),
+			arg_min(price_usd_gpu_hour, effective_at), max(price_usd_gpu_hour), min(price_usd_gpu_hour),
+			arg_max(price_usd_gpu_hour, effective_at), avg(price_usd_gpu_hour), count(*), ?
+		FROM observations` + w + `
+		GROUP BY provider, sku, region, zone, pricing, b_start`
+		if _, err := tx.ExecContext(ctx, q, append([]any{s.versions(1)}, args...)...); err != nil {
+			return fmt.Errorf("duckdb: rollup %v bars: %w", width, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("duckdb: rollup: commit: %w", err)
+	}
+	return nil
+}
+
+// Bars returns the bars q selects, by series then bar start.
+func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
+	if err := store.CheckWidth(q.Width); err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	window, args := barsWhere(q, q.Since, q.Until)
+	query := `SELECT ` + barColumns + ` FROM bars` + window
+	if q.CarryIn && !q.Since.IsZero() {
+		carry, cargs := barsWhere(q, time.Time{}, q.Since)
+		query += ` UNION ALL (SELECT ` + barColumns + ` FROM bars` + carry + `
+			QUALIFY row_number() OVER (PARTITION BY provider, sku, region, zone, pricing ORDER BY bar_start DESC) = 1)`
+		args = append(args, cargs...)
+	}
+	query = `SELECT * FROM (` + query + `) ORDER BY provider, sku, region, zone, pricing, bar_start`
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: bars: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Bar
+	for rows.Next() {
+		var b store.Bar
+		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU,
+			&b.Tier, &b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count); err != nil {
+			return nil, fmt.Errorf("duckdb: bars: %w", err)
+		}
+		b.Start = b.Start.UTC()
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: bars: %w", err)
+	}
+	return out, nil
+}
+
+const barColumns = `provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect,
+	open, high, low, close, mean, count`
+
+// barsWhere is the WHERE clause of the bars of q's width and series starting in
+// [since, until).
+func barsWhere(q store.BarQuery, since, until time.Time) (string, []any) {
+	f := q.Filter
+	f.Since, f.Until = time.Time{}, time.Time{}
+	w, args := where(f)
+	conds := []string{"width = ?"}
+	args = append([]any{uint32(q.Width / time.Second)}, args...)
+	if w != "" {
+		conds = append(conds, strings.TrimPrefix(w, " WHERE "))
+	}
+	if !since.IsZero() {
+		conds = append(conds, "bar_start >= ?")
+		args = append(args, utc(since))
+	}
+	if !until.IsZero() {
+		conds = append(conds, "bar_start < ?")
+		args = append(args, utc(until))
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
