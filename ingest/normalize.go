@@ -173,3 +173,26 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 // round keeps prices to 1e-9 dollars so that arithmetic noise never separates
 // equal prices (and both stores hold the same value).
 func round(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+// FXChain asks each FX in turn and returns the first rate found (e.g. the stored ECB
+// rates, then static rates from the config).
+type FXChain []FX
+
+// Rate implements FX.
+func (c FXChain) Rate(ctx context.Context, currency string, at time.Time) (float64, error) {
+	var errs []error
+	for _, f := range c {
+		if f == nil {
+			continue
+		}
+		r, err := f.Rate(ctx, currency, at)
+		if err == nil && r > 0 {
+			return r, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return 0, fmt.Errorf("%w for %s", ErrNoRate, currency)
+	}
+	return 0, errors.Join(errs...)
+}

@@ -183,3 +183,20 @@ func TestNormalizeUsesSeparateFormFactor(t *testing.T) {
 		t.Errorf("gpu %q (unknown=%v, err=%v), name %q", o.GPU, unknown, err, o.GPUName)
 	}
 }
+
+func TestFXChainFallsBack(t *testing.T) {
+	chain := FXChain{StaticFX{"EUR": 1.1}, StaticFX{"GBP": 1.3, "EUR": 9}}
+	ctx := context.Background()
+	if r, err := chain.Rate(ctx, "EUR", t0); err != nil || r != 1.1 {
+		t.Errorf("EUR: %v %v, want the first answer 1.1", r, err)
+	}
+	if r, err := chain.Rate(ctx, "GBP", t0); err != nil || r != 1.3 {
+		t.Errorf("GBP: %v %v, want the fallback 1.3", r, err)
+	}
+	if _, err := chain.Rate(ctx, "JPY", t0); !errors.Is(err, ErrNoRate) {
+		t.Errorf("JPY: err %v, want ErrNoRate", err)
+	}
+	if _, err := (FXChain{}).Rate(ctx, "EUR", t0); !errors.Is(err, ErrNoRate) {
+		t.Errorf("empty chain: err %v", err)
+	}
+}

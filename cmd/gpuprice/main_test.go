@@ -33,6 +33,7 @@ func replay(t *testing.T) *httptest.Server {
 	}
 	azure1, azure2 := read("azure/testdata/page1/input.json"), read("azure/testdata/page2/input.json")
 	vast, lambda := read("vast/testdata/mixed_gpus/input.json"), read("lambda/testdata/full_page/input.html")
+	ecb := read("fx/testdata/hist_90d/input.xml")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/api/retail/prices" && r.URL.Query().Get("$skip") != "":
@@ -41,6 +42,9 @@ func replay(t *testing.T) *httptest.Server {
 			w.Write(azure1)
 		case r.URL.Path == "/api/v0/bundles/":
 			w.Write(vast)
+		case r.URL.Path == "/stats/eurofxref/eurofxref-hist-90d.xml":
+			w.Header().Set("Content-Type", "text/xml")
+			w.Write(ecb)
 		case r.URL.Path == "/service/gpu-cloud":
 			w.Header().Set("Content-Type", "text/html")
 			w.Write(lambda)
@@ -61,7 +65,8 @@ sources:
   azure: {endpoint: %s/api/retail/prices}
   vast: {endpoint: %s/api/v0/bundles/}
   lambda: {endpoint: %s/service/gpu-cloud}
-`, dir, base, base, base)
+  fx: {endpoint: %s/stats/eurofxref/eurofxref-hist-90d.xml}
+`, dir, base, base, base, base)
 	for _, extra := range disabledOthers() {
 		cfg += "  " + extra + ": {enabled: false}\n"
 	}
@@ -134,6 +139,9 @@ func collectAndExport(t *testing.T, srv *httptest.Server, storeDSN string) strin
 	if _, code := run(t, "--config", cfg, "--store", storeDSN, "collect"); code != 0 {
 		t.Fatal("second collect failed")
 	}
+	if fxOut, _ := run(t, "--config", cfg, "--store", storeDSN, "fx", "--currency", "EUR"); !regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d\s+EUR\s+1\.\d+\s+ecb`).MatchString(fxOut) {
+		t.Errorf("ECB rates not stored:\n%s", fxOut)
+	}
 	csvOut, code := run(t, "--config", cfg, "--store", storeDSN, "prices", "--format", "csv")
 	if code != 0 {
 		t.Fatal("prices failed")
@@ -189,8 +197,12 @@ func TestCollectPricesDuckDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := "duckdb://" + filepath.Join(t.TempDir(), "fresh.duckdb")
+	noFX := filepath.Join(t.TempDir(), "nofx.yaml")
+	if err := os.WriteFile(noFX, []byte("sources: {fx: {enabled: false}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 2; i++ { // twice: importing again adds nothing
-		if out, code := run(t, "--store", fresh, "import", "csv", file); code != 0 {
+		if out, code := run(t, "--config", noFX, "--store", fresh, "import", "csv", file); code != 0 {
 			t.Fatalf("import failed: %s", out)
 		}
 	}

@@ -45,7 +45,7 @@ non-zero only when every source failed.`,
 			if err != nil {
 				return err
 			}
-			col, err := a.collector(st, spool)
+			col, err := a.collector(st, a.loadFX(ctx, st), spool)
 			if err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func (a *app) spool() (*ingest.DirSpool, error) {
 	return &ingest.DirSpool{Dir: dir, MaxBytes: a.cfg.Spool.MaxBytes}, nil
 }
 
-func (a *app) normalizer() (*ingest.Normalizer, error) {
+func (a *app) normalizer(fxc ingest.FX) (*ingest.Normalizer, error) {
 	cat, err := schemas.LoadCatalog()
 	if err != nil {
 		return nil, err
@@ -83,13 +83,14 @@ func (a *app) normalizer() (*ingest.Normalizer, error) {
 	return &ingest.Normalizer{
 		GPUs:      cat,
 		Providers: a.cfg.ProviderCatalog(),
-		FX:        ingest.StaticFX(a.cfg.FX),
+		FX:        fxc,
 		Bounds:    ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
 	}, nil
 }
 
-func (a *app) collector(sink ingest.Sink, spool ingest.Spooler) (*ingest.Collector, error) {
-	norm, err := a.normalizer()
+// collector builds the ingest path into sink; fxc converts non-USD prices (see loadFX).
+func (a *app) collector(sink ingest.Sink, fxc ingest.FX, spool ingest.Spooler) (*ingest.Collector, error) {
+	norm, err := a.normalizer(fxc)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func (a *app) client() *fetch.Client {
 // jobs builds the sources to run: the named ones, else every enabled one.
 func (a *app) jobs(only []string) ([]ingest.Job, error) {
 	for name := range a.cfg.Sources {
-		if _, _, ok := scrapers.Lookup(name); !ok {
+		if _, _, ok := scrapers.Lookup(name); !ok && name != fxSourceName {
 			return nil, fmt.Errorf("config: sources.%s: no such source (known: %s)", name, strings.Join(scrapers.Names(), ", "))
 		}
 	}

@@ -63,7 +63,7 @@ nothing.`,
 			if _, err := spool.Replay(ctx, st); err != nil {
 				a.log.Warn("spool replay incomplete", "error", err.Error())
 			}
-			col, err := a.collector(st, spool)
+			col, err := a.collector(st, a.loadFX(ctx, st), spool)
 			if err != nil {
 				return err
 			}
