@@ -1,0 +1,264 @@
+// Package archive keeps the raw provider responses of a collection, so that prices
+// can be rebuilt after a parser fix (`gpuprice collect --record DIR`, then
+// `gpuprice reparse DIR`), and uploads an archive to S3 when configured.
+//
+// An archive is a directory:
+//
+//	manifest.json          run id, start and end, each source's observation time,
+//	                       endpoint and options, and every entry below
+//	responses/000001.json  one response: source, method, URL and headers with
+//	                       credentials redacted, status, time, request body (POST),
+//	                       the body's SHA-256
+//	responses/000001.gz    its body, gzip'd
+//
+// Every file is written to a temporary name, synced and renamed, so a crash leaves
+// whole files only. Recording goes through fetch.Observer (one per source); replay is
+// an http.RoundTripper that answers each request from the archive, so the sources'
+// real parsers run on the archived bytes.
+package archive
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+)
+
+// ManifestName is the archive's index file.
+const ManifestName = "manifest.json"
+
+// FormatVersion is the version of the archive layout written here.
+const FormatVersion = 1
+
+// ErrNotArchive is returned by Open for a directory without a manifest or entries.
+var ErrNotArchive = errors.New("archive: not an archive")
+
+// Entry describes one archived response.
+type Entry struct {
+	Seq         int         `json:"seq"`
+	Source      string      `json:"source"`
+	Method      string      `json:"method"`
+	URL         string      `json:"url"` // credentials redacted
+	Status      int         `json:"status"`
+	Header      http.Header `json:"header"` // credential headers redacted
+	RequestBody []byte      `json:"request_body,omitempty"`
+	At          time.Time   `json:"at"`
+	File        string      `json:"file"` // the gzip'd body, relative to the archive
+	BodySHA256  string      `json:"body_sha256"`
+	Bytes       int         `json:"bytes"`
+	// Key identifies the request for replay: a SHA-256 of the method, the redacted URL
+	// and the request body as sent.
+	Key string `json:"key"`
+}
+
+// SourceInfo is what a source ran with.
+type SourceInfo struct {
+	// ObservedAt is the time the source stamped on its rows; reparse uses it again so
+	// that rebuilt rows replace the recorded run's rows instead of adding to them.
+	ObservedAt time.Time      `json:"observed_at"`
+	Endpoint   string         `json:"endpoint,omitempty"`
+	Options    map[string]any `json:"options,omitempty"`
+}
+
+// Manifest is the archive's index.
+type Manifest struct {
+	Version    int                   `json:"version"`
+	RunID      string                `json:"run_id"`
+	StartedAt  time.Time             `json:"started_at"`
+	FinishedAt time.Time             `json:"finished_at"`
+	Sources    map[string]SourceInfo `json:"sources"`
+	Entries    []Entry               `json:"entries"`
+}
+
+// RequestKey is the replay key of a request.
+func RequestKey(method, rawURL string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(strings.ToUpper(method) + "\n" + fetch.RedactURL(rawURL) + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Recorder writes an archive. It is safe for concurrent use.
+type Recorder struct {
+	dir     string
+	secrets []string
+
+	mu       sync.Mutex
+	manifest Manifest
+	errs     []error
+}
+
+// Create starts an archive in dir (created if missing; it must not hold an archive
+// already). secrets are values replaced by REDACTED wherever they appear in what is
+// archived (URLs, headers, request and response bodies), on top of the redaction of
+// credential headers and query parameters.
+func Create(dir, runID string, started time.Time, secrets []string) (*Recorder, error) {
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil {
+		return nil, fmt.Errorf("archive: %s already holds an archive; record into a new directory", dir)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "responses"), 0o755); err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	var keep []string
+	for _, s := range secrets {
+		if s != "" {
+			keep = append(keep, s)
+		}
+	}
+	r := &Recorder{dir: dir, secrets: keep, manifest: Manifest{
+		Version: FormatVersion, RunID: runID, StartedAt: started.UTC(), Sources: map[string]SourceInfo{},
+	}}
+	return r, r.writeManifest()
+}
+
+// Dir is the archive's directory.
+func (r *Recorder) Dir() string { return r.dir }
+
+// Source registers a source and returns the fetch.Observer its client reports to.
+func (r *Recorder) Source(name string, info SourceInfo) fetch.Observer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info.ObservedAt = info.ObservedAt.UTC()
+	r.manifest.Sources[name] = info
+	return observer{r: r, source: name}
+}
+
+type observer struct {
+	r      *Recorder
+	source string
+}
+
+// Observe implements fetch.Observer.
+func (o observer) Observe(_ context.Context, method, rawURL string, reqBody []byte, resp *fetch.Response, at time.Time) {
+	o.r.record(o.source, method, rawURL, reqBody, resp, at)
+}
+
+func (r *Recorder) scrub(b []byte) []byte {
+	for _, s := range r.secrets {
+		if bytes.Contains(b, []byte(s)) {
+			b = bytes.ReplaceAll(b, []byte(s), []byte(fetch.Redacted))
+		}
+	}
+	return b
+}
+
+func (r *Recorder) scrubString(s string) string { return string(r.scrub([]byte(s))) }
+
+func (r *Recorder) record(source, method, rawURL string, reqBody []byte, resp *fetch.Response, at time.Time) {
+	body := r.scrub(bytes.Clone(resp.Body))
+	hdr := fetch.RedactHeader(resp.Header)
+	for k, vs := range hdr {
+		for i := range vs {
+			vs[i] = r.scrubString(vs[i])
+		}
+		hdr[k] = vs
+	}
+	sum := sha256.Sum256(body)
+	r.mu.Lock()
+	seq := len(r.manifest.Entries) + 1
+	e := Entry{
+		Seq: seq, Source: source, Method: strings.ToUpper(method), URL: r.scrubString(fetch.RedactURL(rawURL)),
+		Status: resp.Status, Header: hdr, At: at.UTC(), File: fmt.Sprintf("responses/%06d.gz", seq),
+		BodySHA256: hex.EncodeToString(sum[:]), Bytes: len(body), Key: RequestKey(method, rawURL, reqBody),
+	}
+	if len(reqBody) > 0 {
+		e.RequestBody = r.scrub(bytes.Clone(reqBody))
+	}
+	r.manifest.Entries = append(r.manifest.Entries, e)
+	r.mu.Unlock()
+
+	err := r.writeEntry(e, body)
+	if err != nil {
+		r.mu.Lock()
+		r.errs = append(r.errs, err)
+		r.mu.Unlock()
+	}
+}
+
+func (r *Recorder) writeEntry(e Entry, body []byte) error {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(body); err != nil {
+		return fmt.Errorf("archive: %s: %w", e.File, err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("archive: %s: %w", e.File, err)
+	}
+	if err := writeFile(filepath.Join(r.dir, e.File), buf.Bytes()); err != nil {
+		return err
+	}
+	meta, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	return writeFile(filepath.Join(r.dir, strings.TrimSuffix(e.File, ".gz")+".json"), meta)
+}
+
+// Close writes the manifest and returns the errors met while recording.
+func (r *Recorder) Close(finished time.Time) error {
+	r.mu.Lock()
+	r.manifest.FinishedAt = finished.UTC()
+	r.mu.Unlock()
+	err := r.writeManifest()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(append(r.errs, err)...)
+}
+
+// Manifest returns a copy of what has been recorded so far.
+func (r *Recorder) Manifest() Manifest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.manifest
+	m.Entries = append([]Entry(nil), m.Entries...)
+	return m
+}
+
+func (r *Recorder) writeManifest() error {
+	r.mu.Lock()
+	data, err := json.MarshalIndent(r.manifest, "", "  ")
+	r.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("archive: manifest: %w", err)
+	}
+	return writeFile(filepath.Join(r.dir, ManifestName), data)
+}
+
+// writeFile writes data to path durably: a temporary file, synced, renamed.
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("archive: %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("archive: %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("archive: %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	return nil
+}
