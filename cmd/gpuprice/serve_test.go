@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// waitFor polls cond (no timing assertion: the deadline only stops a broken test).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestServe(t *testing.T) {
+	srv := replay(t)
+	cfg := writeConfig(t, srv.URL)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "serve.duckdb")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now"}, &out, &errb)
+	}()
+	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	var base string
+	waitFor(t, "the listen address", func() bool {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+			return true
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
+		default:
+		}
+		return false
+	})
+	waitFor(t, "the first runs of azure, vast and lambda", func() bool {
+		_, body := get(t, base+"/api/runs")
+		var runs []schemas.Run
+		_ = json.Unmarshal([]byte(body), &runs)
+		seen := map[string]bool{}
+		for _, r := range runs {
+			seen[r.Source] = r.RowsAccepted > 0
+		}
+		return seen["azure"] && seen["vast"] && seen["lambda"]
+	})
+	if code, body := get(t, base+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
+		t.Errorf("healthz: %d %q", code, body)
+	}
+	code, body := get(t, base+"/api/prices?gpu=H100-SXM-80GB&pricing=on_demand")
+	var rows []schemas.Observation
+	if err := json.Unmarshal([]byte(body), &rows); code != 200 || err != nil || len(rows) == 0 {
+		t.Fatalf("api/prices: %d %v %.300s", code, err, body)
+	}
+	for i, o := range rows {
+		if o.GPU != "H100-SXM-80GB" || o.Pricing != "on_demand" || (i > 0 && o.PriceUSDGPUHour < rows[i-1].PriceUSDGPUHour) {
+			t.Fatalf("api/prices row %d: %+v", i, o)
+		}
+	}
+	if code, _ := get(t, base+"/api/prices?pricing=preemptible"); code != http.StatusBadRequest {
+		t.Errorf("bad pricing kind: status %d, want 400", code)
+	}
+	if code, body := get(t, base+"/api/prices?provider=lambda&format=csv&limit=2"); code != 200 || strings.Count(body, "\n") != 3 || !strings.HasPrefix(body, "observed_at,provider") {
+		t.Errorf("csv: %d %q", code, body)
+	}
+	_, metrics := get(t, base+"/metrics")
+	for _, want := range []string{
+		`gpuprice_source_up{source="lambda"} 1`,
+		`gpuprice_runs_total{source="vast",status=`,
+		`gpuprice_cheapest_usd_per_gpu_hour{gpu="H100-SXM-80GB",pricing="on_demand",tier="specialist"}`,
+		`gpuprice_spool_rows 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if _, page := get(t, base+"/"); !strings.Contains(page, "<td>H100-SXM-80GB</td>") || !strings.Contains(page, "<td>lambda</td>") {
+		t.Errorf("page lacks the H100 row:\n%.500s", page)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d after cancel:\n%s", code, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+}
