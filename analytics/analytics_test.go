@@ -1,0 +1,270 @@
+package analytics
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+func near(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.9g, want %.9g (±%g)", name, got, want, tol)
+	}
+}
+
+var t0 = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+
+// TestTokensArchitectureExample is the example of ARCHITECTURE.md: H100 SXM at
+// $2.49/GPU-h, 7B params, MFU 0.50, 989 dense BF16 TFLOPS → ≈ $58.7–58.8 per 1B
+// tokens. By hand: 6 × 7e9 = 4.2e10 FLOPs a token; 989e12 × 0.5 × 3600 = 1.7802e18
+// FLOPs a GPU-hour; 1.7802e18 / 4.2e10 = 42,385,714.3 tokens a GPU-hour;
+// 2.49 × 1e9 / 42,385,714.3 = 58.7462; 1e11 tokens take 2359.2855 GPU-hours, $5874.62
+// (checked with a calculator, not this package).
+func TestTokensArchitectureExample(t *testing.T) {
+	c, err := Tokens(2.49, 7e9, 989, 0.5, 1e11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "tokens per GPU-hour", c.TokensPerGPUHour, 42385714.2857, 1e-3)
+	near(t, "$ per 1B tokens", c.USDPer1BTokens, 58.7462, 1e-4)
+	if math.Abs(c.USDPer1BTokens-58.8) > 0.06 {
+		t.Errorf("$/1B %v is not ≈ $58.8", c.USDPer1BTokens)
+	}
+	near(t, "GPU-hours for 1e11 tokens", c.GPUHours, 2359.285474, 1e-5)
+	near(t, "cost of the run", c.RunUSD, 5874.620829, 1e-5)
+	c2, _ := Tokens(2.49, 7e9, 989.4, 0.5, 0)
+	near(t, "$ per 1B at 989.4 TFLOPS", c2.USDPer1BTokens, 58.7225, 1e-4)
+	if c2.GPUHours != 0 || c2.RunUSD != 0 {
+		t.Errorf("no --tokens, yet run totals: %+v", c2)
+	}
+	ex := c.Explain()
+	for _, s := range []string{"42385714", "$58.7462", "2359.29", "$5874.62"} {
+		if !strings.Contains(ex, s) {
+			t.Errorf("Explain lacks %q:\n%s", s, ex)
+		}
+	}
+	for _, bad := range [][4]float64{{2.49, 0, 989, .5}, {2.49, 7e9, 0, .5}, {2.49, 7e9, 989, 0}, {2.49, 7e9, 989, 1.2}, {-1, 7e9, 989, .5}} {
+		if _, err := Tokens(bad[0], bad[1], bad[2], bad[3], 0); err == nil {
+			t.Errorf("Tokens%v: no error", bad)
+		}
+	}
+}
+
+func TestMFUFor(t *testing.T) {
+	cases := []struct {
+		gpu, provider, ic string
+		lo, hi            float64
+	}{
+		{"H100-SXM-80GB", "coreweave", schemas.InterconnectInfiniband, .50, .58},
+		{"H100-SXM-80GB", "crusoe", schemas.InterconnectInfiniband, .48, .58},
+		{"H100-SXM-80GB", "someone", schemas.InterconnectNVLinkOnly, .38, .48},
+		{"H100-PCIE-80GB", "someone", schemas.InterconnectEthernet, .28, .38},
+		{"A100-SXM-80GB", "crusoe", schemas.InterconnectInfiniband, .42, .52},
+		{"B200-SXM-180GB", "crusoe", schemas.InterconnectInfiniband, .52, .62},
+	}
+	for _, c := range cases {
+		b, err := MFUFor(c.gpu, c.provider, c.ic)
+		if err != nil || b.Low != c.lo || b.High != c.hi || b.Source == "" {
+			t.Errorf("MFUFor(%s, %s, %s) = %+v, %v; want %v–%v", c.gpu, c.provider, c.ic, b, err, c.lo, c.hi)
+		}
+	}
+	if b, _ := MFUFor("H100-SXM-80GB", "x", schemas.InterconnectInfiniband); b.Mid() != 0.53 {
+		t.Errorf("H100 SXM InfiniBand midpoint %v, want 0.53", b.Mid())
+	}
+	if _, err := MFUFor("RTX4090-PCIE-24GB", "vast", schemas.InterconnectEthernet); !errors.Is(err, ErrNoMFUBand) {
+		t.Errorf("RTX 4090: err = %v, want ErrNoMFUBand", err)
+	}
+}
+
+func TestPeakTFLOPS(t *testing.T) {
+	g := schemas.GPU{ID: "X", DenseBF16TFLOPS: 989, DenseFP8TFLOPS: 1979}
+	if p, err := PeakTFLOPS(g, BF16); p != 989 || err != nil {
+		t.Errorf("bf16: %v, %v", p, err)
+	}
+	if p, err := PeakTFLOPS(g, FP8); p != 1979 || err != nil {
+		t.Errorf("fp8: %v, %v", p, err)
+	}
+	if _, err := PeakTFLOPS(schemas.GPU{ID: "A100", DenseBF16TFLOPS: 312}, FP8); err == nil {
+		t.Error("fp8 on a GPU without FP8: no error")
+	}
+	if _, err := PeakTFLOPS(g, "int4"); err == nil {
+		t.Error("int4: no error")
+	}
+}
+
+func TestPercentileAndTrim(t *testing.T) {
+	xs := []float64{4, 1, 3, 2}
+	near(t, "p25", Percentile(xs, .25), 1.75, 1e-12)
+	near(t, "p90", Percentile(xs, .9), 3.7, 1e-12)
+	near(t, "p50", Median(xs), 2.5, 1e-12)
+	near(t, "p100", Percentile(xs, 1), 4, 0)
+	if xs[0] != 4 {
+		t.Error("Percentile sorted its input")
+	}
+	// mean 14.5, sample SD 30.15: 100 lies 85.5 > 75.4 away and goes; the median of
+	// 1…9 is 5 (untrimmed: 5.5).
+	m, dropped := TrimmedMedian([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 100})
+	if m != 5 || dropped != 1 {
+		t.Errorf("TrimmedMedian = %v, %d dropped; want 5, 1", m, dropped)
+	}
+	if m, d := TrimmedMedian([]float64{1, 100}); m != 50.5 || d != 0 {
+		t.Errorf("two values: %v, %d", m, d)
+	}
+}
+
+func bar(series string, start time.Time, o, h, l, c float64) store.Bar {
+	return store.Bar{Provider: "aws", SKU: series, Region: "us-east-1", Zone: "us-east-1a", Pricing: schemas.Spot,
+		GPU: "H100-SXM-80GB", Tier: schemas.TierHyperscaler, Start: start, Open: o, High: h, Low: l, Close: c, Mean: c, Count: 1}
+}
+
+// TestVolatility: closes 100, 110, 99, 99 on hourly bars. Log returns ln 1.1,
+// ln 0.9, 0: sample SD 0.1003773, × √8760 = 9.394799. Closes: mean 102, sample SD
+// √(86/3) → CV 0.0524914. Range 112/98 − 1. Drawdown from 110 to 99: 0.1. Two
+// changes. Below 105 over five hourly steps (100, 110, 99, 99, 99 carried): 0.8.
+func TestVolatility(t *testing.T) {
+	bars := []store.Bar{
+		bar("p5", t0, 100, 100, 100, 100),
+		bar("p5", t0.Add(time.Hour), 100, 112, 105, 110),
+		bar("p5", t0.Add(2*time.Hour), 110, 110, 98, 99),
+		bar("p5", t0.Add(4*time.Hour), 99, 99, 99, 99), // an empty hour before it
+	}
+	v := SeriesVolatilityOf(bars, time.Hour, t0.Add(5*time.Hour), 105)
+	near(t, "std", v.StdLogReturn, 0.10037728548770321, 1e-12)
+	near(t, "annualised", v.Annualised, 9.394799152236715, 1e-9)
+	near(t, "cv", v.CV, 0.052491432693493496, 1e-12)
+	near(t, "range", v.Range, 112.0/98-1, 1e-12)
+	near(t, "drawdown", v.MaxDrawdown, 0.1, 1e-12)
+	near(t, "share below", v.ShareBelow, 0.8, 1e-12)
+	if v.Changes != 2 || v.Bars != 4 || v.Returns != 3 {
+		t.Errorf("changes %d, bars %d, returns %d; want 2, 4, 3", v.Changes, v.Bars, v.Returns)
+	}
+	// Daily bars annualise by √365.
+	d := SeriesVolatilityOf(bars, 24*time.Hour, t0.Add(5*time.Hour), 0)
+	near(t, "daily annualised", d.Annualised, 0.10037728548770321*math.Sqrt(365), 1e-9)
+	if d.ShareBelow != -1 {
+		t.Errorf("no threshold, ShareBelow %v", d.ShareBelow)
+	}
+	// Two series in one offering: medians.
+	other := []store.Bar{bar("p4", t0, 10, 10, 10, 10), bar("p4", t0.Add(time.Hour), 10, 10, 10, 10),
+		bar("p4", t0.Add(2*time.Hour), 10, 10, 10, 10)}
+	vs := Volatilities(append(other, bars...), time.Hour, t0.Add(5*time.Hour), -1)
+	g := Group(vs, ByOffering)
+	if len(g) != 1 || g[0].Series != 2 || g[0].Changes != 2 {
+		t.Fatalf("Group: %+v", g)
+	}
+	near(t, "group std", g[0].StdLogReturn, 0.10037728548770321/2, 1e-12)
+	if z := Group(vs, ByZone); len(z) != 1 || z[0].Zone != "us-east-1a" {
+		t.Errorf("ByZone: %+v", z)
+	}
+}
+
+func day(d int) time.Time { return t0.AddDate(0, 0, d) }
+
+func TestDailyPricesCarryForward(t *testing.T) {
+	bars := []store.Bar{bar("a", day(-3), 5, 5, 5, 5), bar("a", day(1), 6, 6, 6, 6), bar("b", day(2), 7, 7, 7, 7)}
+	got := DailyPrices(bars, day(0), day(3))
+	want := map[string]float64{"a|0": 5, "a|1": 6, "a|2": 6, "b|2": 7}
+	if len(got) != len(want) {
+		t.Fatalf("%d day prices, want %d: %+v", len(got), len(want), got)
+	}
+	for _, p := range got {
+		k := p.Bar.SKU + "|" + string(rune('0'+int(p.Day.Sub(t0)/(24*time.Hour))))
+		if want[k] != p.Price {
+			t.Errorf("%s: %v, want %v", k, p.Price, want[k])
+		}
+	}
+}
+
+func dp(provider, tier, pricing string, sku string, d int, price float64) DayPrice {
+	b := store.Bar{Provider: provider, SKU: sku, Pricing: pricing, GPU: "H100-SXM-80GB", Tier: tier, Start: day(d), Close: price}
+	return DayPrice{Day: day(d), Series: b.SeriesKey(), Bar: b, Price: price}
+}
+
+// TestSpreads: hyperscalers 4.0 and 4.4 (median 4.2), specialists 2.0, 2.2, 2.6
+// (median 2.2): ratio 4.2/2.2 = 1.90909, premium 90.909 %. The next day the
+// specialists' median is 2.1: ratio 2.0, and the ratio moved by +0.0909.
+func TestSpreads(t *testing.T) {
+	h, s, m := schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace
+	prices := []DayPrice{
+		dp("aws", h, "on_demand", "p5", 0, 4.0), dp("azure", h, "on_demand", "nd", 0, 4.4),
+		dp("lambda", s, "on_demand", "l", 0, 2.0), dp("coreweave", s, "on_demand", "c", 0, 2.2),
+		dp("gmi", s, "on_demand", "g", 0, 2.6), dp("vast", m, "on_demand", "v", 0, 1.8),
+		dp("aws", h, "on_demand", "p5", 1, 4.0), dp("azure", h, "on_demand", "nd", 1, 4.4),
+		dp("lambda", s, "on_demand", "l", 1, 2.0), dp("coreweave", s, "on_demand", "c", 1, 2.2),
+	}
+	days := Spreads(prices)
+	if len(days) != 2 {
+		t.Fatalf("%d spread days: %+v", len(days), days)
+	}
+	near(t, "day 0 hyperscaler", days[0].Hyperscaler, 4.2, 1e-12)
+	near(t, "day 0 specialist", days[0].Specialist, 2.2, 1e-12)
+	near(t, "day 0 marketplace", days[0].Marketplace, 1.8, 1e-12)
+	near(t, "day 0 ratio", days[0].Ratio, 4.2/2.2, 1e-12)
+	near(t, "day 0 premium", days[0].PremiumPct, (4.2/2.2-1)*100, 1e-9)
+	near(t, "day 1 ratio", days[1].Ratio, 2.0, 1e-12)
+	sum := SummariseSpreads(days)
+	if len(sum) != 1 || sum[0].Days != 2 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	near(t, "ratio change", sum[0].RatioChange, 2.0-4.2/2.2, 1e-12)
+}
+
+// TestHistory: on-demand day prices over three days, aws 2.0, 2.1, 2.2 and lambda
+// 3.0 each day; reserved_1y at aws 1.4 on the last day: 30 % off aws's 2.0… 2.2.
+func TestHistory(t *testing.T) {
+	h, s := schemas.TierHyperscaler, schemas.TierSpecialist
+	prices := []DayPrice{
+		dp("aws", h, "on_demand", "p5", 0, 2.0), dp("aws", h, "on_demand", "p5", 1, 2.1), dp("aws", h, "on_demand", "p5", 2, 2.2),
+		dp("lambda", s, "on_demand", "l", 0, 3.0), dp("lambda", s, "on_demand", "l", 1, 3.0), dp("lambda", s, "on_demand", "l", 2, 3.0),
+		dp("aws", h, "reserved_1y", "p5", 2, 1.54),
+	}
+	got := HistoryOf("H100-SXM-80GB", "on_demand", prices, day(0), day(3), 1)
+	o := got.Overall
+	// All six samples sorted: 2.0 2.1 2.2 3.0 3.0 3.0: p10 h=0.5 → 2.05; p50 h=2.5 → 2.6.
+	near(t, "p10", o.P10, 2.05, 1e-12)
+	near(t, "p50", o.P50, 2.6, 1e-12)
+	near(t, "p90", o.P90, 3.0, 1e-12)
+	near(t, "min", o.Min, 2.0, 0)
+	near(t, "latest", o.Latest, 2.2, 0)
+	if o.Series != 2 || o.Samples != 6 {
+		t.Errorf("series %d samples %d", o.Series, o.Samples)
+	}
+	// daily medians 2.5, 2.55, 2.6: slope 0.05/day → 1.5 per 30 days, over a mean of 2.55.
+	near(t, "trend", o.TrendPer30d, 1.5, 1e-9)
+	near(t, "trend %", o.TrendPctPer30d, 1.5/2.55*100, 1e-9)
+	if len(got.Providers) != 2 || got.Providers[0].Provider != "aws" {
+		t.Fatalf("providers: %+v", got.Providers)
+	}
+	aws := got.Providers[0]
+	near(t, "aws trend", aws.TrendPer30d, 3.0, 1e-9)
+	near(t, "aws reserved discount", aws.ReservedDiscountPct, 30, 1e-9)
+	near(t, "lambda reserved discount", got.Providers[1].ReservedDiscountPct, 0, 0)
+	if len(got.Cheapest) != 1 || got.Cheapest[0].Provider != "aws" || got.Cheapest[0].Price != 2.2 {
+		t.Errorf("cheapest: %+v", got.Cheapest)
+	}
+}
+
+// TestIndex: ten others' offers 1…9 and 100 → 5 after trimming; hyperscalers apart.
+func TestIndex(t *testing.T) {
+	var prices []DayPrice
+	for i, p := range []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 100} {
+		prices = append(prices, dp("vast", schemas.TierMarketplace, "on_demand", string(rune('a'+i)), 0, p))
+	}
+	prices = append(prices, dp("aws", schemas.TierHyperscaler, "on_demand", "p5", 0, 12.3))
+	idx := Index(prices)
+	if len(idx) != 2 {
+		t.Fatalf("index: %+v", idx)
+	}
+	if idx[0].Group != GroupHyperscaler || idx[0].Price != 12.3 || idx[0].Offers != 1 {
+		t.Errorf("hyperscaler point: %+v", idx[0])
+	}
+	if idx[1].Group != GroupOthers || idx[1].Price != 5 || idx[1].Dropped != 1 || idx[1].Method != IndexVersion {
+		t.Errorf("others point: %+v", idx[1])
+	}
+}

@@ -1,0 +1,174 @@
+package analytics
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// HistoryStats is what a buyer brings to a negotiation, for one provider or for all
+// ("*"), over the day prices of one GPU and pricing kind in a window.
+type HistoryStats struct {
+	Provider string `json:"provider"`
+	Series   int    `json:"series"`
+	Samples  int    `json:"samples"` // series-days
+	// Percentiles (type 7) and minimum of the series-day prices.
+	P10 float64 `json:"p10"`
+	P25 float64 `json:"p25"`
+	P50 float64 `json:"p50"`
+	P75 float64 `json:"p75"`
+	P90 float64 `json:"p90"`
+	Min float64 `json:"min"`
+	// Latest is the lowest price in force on the window's last day among the
+	// series; LatestMedian their median.
+	Latest       float64 `json:"latest"`
+	LatestMedian float64 `json:"latest_median"`
+	// TrendPer30d is the least-squares slope of the daily median price against time,
+	// in $/GPU-hour per 30 days, and TrendPctPer30d that slope over the mean of the
+	// daily medians, in percent.
+	TrendPer30d    float64 `json:"trend_per_30d"`
+	TrendPctPer30d float64 `json:"trend_pct_per_30d"`
+	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
+	// on_demand) of the same GPU at the same providers, in percent; 0 when either
+	// is missing.
+	ReservedDiscountPct float64 `json:"reserved_discount_pct"`
+}
+
+// Offer is one series' price in force on the window's last day.
+type Offer struct {
+	Provider string    `json:"provider"`
+	SKU      string    `json:"sku"`
+	Region   string    `json:"region"`
+	Zone     string    `json:"zone"`
+	Pricing  string    `json:"pricing"`
+	Tier     string    `json:"tier"`
+	Price    float64   `json:"price_usd_gpu_hour"`
+	Since    time.Time `json:"since"` // start of the bar the price comes from
+}
+
+// History is the negotiation report.
+type History struct {
+	GPU       string         `json:"gpu"`
+	Pricing   string         `json:"pricing"`
+	From      time.Time      `json:"from"`
+	To        time.Time      `json:"to"`
+	Overall   HistoryStats   `json:"overall"`
+	Providers []HistoryStats `json:"providers"`
+	Cheapest  []Offer        `json:"cheapest"`
+}
+
+// HistoryOf computes the report of one pricing kind from the day prices of one GPU
+// over all pricing kinds (the other kinds give the reserved discount). cheapest
+// bounds the offers listed.
+func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheapest int) History {
+	h := History{GPU: gpu, Pricing: pricing, From: from, To: to}
+	lastDay := to.UTC().Truncate(store.Daily)
+	if lastDay.Equal(to.UTC()) {
+		lastDay = lastDay.Add(-store.Daily)
+	}
+	type group struct {
+		vals   []float64
+		byDay  map[int64][]float64
+		series map[string]bool
+		latest map[string]float64
+	}
+	newGroup := func() *group {
+		return &group{byDay: map[int64][]float64{}, series: map[string]bool{}, latest: map[string]float64{}}
+	}
+	all := newGroup()
+	per := map[string]*group{}
+	// latest on-demand and reserved_1y prices per provider, for the discount.
+	od, res := map[string][]float64{}, map[string][]float64{}
+	var offers []Offer
+	for _, p := range prices {
+		if p.Day.Equal(lastDay) {
+			switch p.Bar.Pricing {
+			case schemas.OnDemand:
+				od[p.Bar.Provider] = append(od[p.Bar.Provider], p.Price)
+			case schemas.Reserved1Y:
+				res[p.Bar.Provider] = append(res[p.Bar.Provider], p.Price)
+			}
+		}
+		if p.Bar.Pricing != pricing {
+			continue
+		}
+		g := per[p.Bar.Provider]
+		if g == nil {
+			g = newGroup()
+			per[p.Bar.Provider] = g
+		}
+		for _, g := range []*group{all, g} {
+			g.vals = append(g.vals, p.Price)
+			g.byDay[p.Day.Unix()] = append(g.byDay[p.Day.Unix()], p.Price)
+			g.series[p.Series] = true
+			if p.Day.Equal(lastDay) {
+				g.latest[p.Series] = p.Price
+			}
+		}
+		if p.Day.Equal(lastDay) {
+			b := p.Bar
+			offers = append(offers, Offer{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
+				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start})
+		}
+	}
+	stats := func(name string, g *group, odv, resv []float64) HistoryStats {
+		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
+		sorted := append([]float64(nil), g.vals...)
+		sort.Float64s(sorted)
+		s.P10, s.P25, s.P50 = finite(percentileSorted(sorted, .10)), finite(percentileSorted(sorted, .25)), finite(percentileSorted(sorted, .50))
+		s.P75, s.P90 = finite(percentileSorted(sorted, .75)), finite(percentileSorted(sorted, .90))
+		if len(sorted) > 0 {
+			s.Min = sorted[0]
+		}
+		var latest []float64
+		for _, v := range g.latest {
+			latest = append(latest, v)
+		}
+		sort.Float64s(latest)
+		if len(latest) > 0 {
+			s.Latest = latest[0]
+		}
+		s.LatestMedian = finite(Median(latest))
+		var xs, ys []float64
+		for d, v := range g.byDay {
+			xs = append(xs, float64(d)/86400)
+			ys = append(ys, Median(v))
+		}
+		slope := OLSSlope(xs, ys)
+		s.TrendPer30d = finite(slope * 30)
+		s.TrendPctPer30d = finite(slope * 30 / Mean(ys) * 100)
+		if m, r := Median(odv), Median(resv); m > 0 && r > 0 {
+			s.ReservedDiscountPct = (1 - r/m) * 100
+		}
+		return s
+	}
+	var allOD, allRes []float64
+	for _, v := range od {
+		allOD = append(allOD, v...)
+	}
+	for _, v := range res {
+		allRes = append(allRes, v...)
+	}
+	h.Overall = stats("*", all, allOD, allRes)
+	var names []string
+	for n := range per {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		h.Providers = append(h.Providers, stats(n, per[n], od[n], res[n]))
+	}
+	sort.SliceStable(offers, func(i, j int) bool {
+		if offers[i].Price != offers[j].Price {
+			return offers[i].Price < offers[j].Price
+		}
+		return offers[i].Provider+offers[i].SKU+offers[i].Region+offers[i].Zone < offers[j].Provider+offers[j].SKU+offers[j].Region+offers[j].Zone
+	})
+	if cheapest >= 0 && len(offers) > cheapest {
+		offers = offers[:cheapest]
+	}
+	h.Cheapest = offers
+	return h
+}

@@ -1,0 +1,71 @@
+package analytics
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// IndexMethod names the method of the reference index; it changes whenever the
+// method does, and every index row carries it.
+const IndexMethod = "gpuprice-index/1: day prices (last daily close in force), per GPU × pricing × day × group; drop values beyond 2.5 sample SD from the mean (n ≥ 3), median of the rest"
+
+// IndexVersion is the short form of IndexMethod.
+const IndexVersion = "gpuprice-index/1"
+
+// Index groups: hyperscalers are reported apart from everyone else.
+const (
+	GroupHyperscaler = "hyperscaler"
+	GroupOthers      = "others"
+)
+
+// IndexPoint is the reference price of one GPU, pricing kind and group on one day.
+type IndexPoint struct {
+	GPU     string    `json:"gpu"`
+	Pricing string    `json:"pricing"`
+	Group   string    `json:"group"`
+	Day     time.Time `json:"day"`
+	Price   float64   `json:"price_usd_gpu_hour"`
+	Offers  int       `json:"offers"`
+	Dropped int       `json:"dropped"`
+	Method  string    `json:"method"`
+}
+
+// Index computes the daily reference prices of the day prices, sorted by GPU,
+// pricing, group, day.
+func Index(prices []DayPrice) []IndexPoint {
+	type key struct {
+		gpu, pricing, group string
+		day                 int64
+	}
+	acc := map[key][]float64{}
+	for _, p := range prices {
+		g := GroupOthers
+		if p.Bar.Tier == schemas.TierHyperscaler {
+			g = GroupHyperscaler
+		}
+		k := key{p.Bar.GPU, p.Bar.Pricing, g, p.Day.Unix()}
+		acc[k] = append(acc[k], p.Price)
+	}
+	out := make([]IndexPoint, 0, len(acc))
+	for k, v := range acc {
+		m, dropped := TrimmedMedian(v)
+		out = append(out, IndexPoint{GPU: k.gpu, Pricing: k.pricing, Group: k.group, Day: time.Unix(k.day, 0).UTC(),
+			Price: m, Offers: len(v), Dropped: dropped, Method: IndexVersion})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.GPU != b.GPU {
+			return a.GPU < b.GPU
+		}
+		if a.Pricing != b.Pricing {
+			return a.Pricing < b.Pricing
+		}
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		return a.Day.Before(b.Day)
+	})
+	return out
+}

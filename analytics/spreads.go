@@ -1,0 +1,120 @@
+package analytics
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// SpreadDay is the tier spread of one GPU and pricing kind on one day.
+type SpreadDay struct {
+	GPU     string    `json:"gpu"`
+	Pricing string    `json:"pricing"`
+	Day     time.Time `json:"day"`
+	// Medians of the day's prices per GPU-hour of each tier's series (0 when the
+	// tier has none), and how many series each took.
+	Hyperscaler  float64 `json:"hyperscaler"`
+	Specialist   float64 `json:"specialist"`
+	Marketplace  float64 `json:"marketplace"`
+	NHyperscaler int     `json:"n_hyperscaler"`
+	NSpecialist  int     `json:"n_specialist"`
+	NMarketplace int     `json:"n_marketplace"`
+	// Ratio is Hyperscaler / Specialist and PremiumPct (Ratio − 1) × 100; both 0
+	// when either tier has no price that day.
+	Ratio      float64 `json:"ratio"`
+	PremiumPct float64 `json:"premium_pct"`
+}
+
+// SpreadSummary is how the spread of one GPU and pricing kind moved over the
+// window: its first and last day with a ratio, and the change between them.
+type SpreadSummary struct {
+	GPU          string    `json:"gpu"`
+	Pricing      string    `json:"pricing"`
+	First, Last  time.Time `json:"-"`
+	FirstDay     string    `json:"first_day"`
+	LastDay      string    `json:"last_day"`
+	FirstRatio   float64   `json:"first_ratio"`
+	LastRatio    float64   `json:"last_ratio"`
+	RatioChange  float64   `json:"ratio_change"`  // LastRatio − FirstRatio
+	PremiumMoved float64   `json:"premium_moved"` // in percentage points
+	MinRatio     float64   `json:"min_ratio"`
+	MaxRatio     float64   `json:"max_ratio"`
+	Days         int       `json:"days_with_ratio"`
+}
+
+// Spreads computes the daily tier spreads of the day prices, by GPU, pricing, day.
+func Spreads(prices []DayPrice) []SpreadDay {
+	type key struct {
+		gpu, pricing string
+		day          int64
+	}
+	type tiers struct{ h, s, m []float64 }
+	acc := map[key]*tiers{}
+	for _, p := range prices {
+		k := key{p.Bar.GPU, p.Bar.Pricing, p.Day.Unix()}
+		t := acc[k]
+		if t == nil {
+			t = &tiers{}
+			acc[k] = t
+		}
+		switch p.Bar.Tier {
+		case schemas.TierHyperscaler:
+			t.h = append(t.h, p.Price)
+		case schemas.TierSpecialist:
+			t.s = append(t.s, p.Price)
+		case schemas.TierMarketplace:
+			t.m = append(t.m, p.Price)
+		}
+	}
+	out := make([]SpreadDay, 0, len(acc))
+	for k, t := range acc {
+		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
+			Hyperscaler: finite(Median(t.h)), Specialist: finite(Median(t.s)), Marketplace: finite(Median(t.m)),
+			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m)}
+		if d.Hyperscaler > 0 && d.Specialist > 0 {
+			d.Ratio = d.Hyperscaler / d.Specialist
+			d.PremiumPct = (d.Ratio - 1) * 100
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.GPU != b.GPU {
+			return a.GPU < b.GPU
+		}
+		if a.Pricing != b.Pricing {
+			return a.Pricing < b.Pricing
+		}
+		return a.Day.Before(b.Day)
+	})
+	return out
+}
+
+// SummariseSpreads reports, per GPU and pricing kind, how the ratio moved.
+func SummariseSpreads(days []SpreadDay) []SpreadSummary {
+	var out []SpreadSummary
+	for _, d := range days {
+		if d.Ratio == 0 {
+			continue
+		}
+		n := len(out)
+		if n == 0 || out[n-1].GPU != d.GPU || out[n-1].Pricing != d.Pricing {
+			out = append(out, SpreadSummary{GPU: d.GPU, Pricing: d.Pricing, First: d.Day, FirstRatio: d.Ratio,
+				MinRatio: math.Inf(1), MaxRatio: math.Inf(-1)})
+			n++
+		}
+		s := &out[n-1]
+		s.Last, s.LastRatio = d.Day, d.Ratio
+		s.MinRatio, s.MaxRatio = math.Min(s.MinRatio, d.Ratio), math.Max(s.MaxRatio, d.Ratio)
+		s.Days++
+	}
+	for i := range out {
+		s := &out[i]
+		s.RatioChange = s.LastRatio - s.FirstRatio
+		s.PremiumMoved = s.RatioChange * 100
+		s.FirstDay, s.LastDay = s.First.Format(time.DateOnly), s.Last.Format(time.DateOnly)
+	}
+	return out
+}

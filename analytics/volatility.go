@@ -1,0 +1,223 @@
+package analytics
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// SeriesVolatility is the volatility of one series over a window, from its bars.
+type SeriesVolatility struct {
+	Provider string `json:"provider"`
+	SKU      string `json:"sku"`
+	Region   string `json:"region"`
+	Zone     string `json:"zone"`
+	Pricing  string `json:"pricing"`
+	GPU      string `json:"gpu"`
+	Tier     string `json:"tier"`
+
+	Bars    int `json:"bars"`    // non-empty bars in the window
+	Returns int `json:"returns"` // log returns between consecutive non-empty bars: Bars−1
+
+	// StdLogReturn is the sample standard deviation (n−1) of ln(close_i/close_{i−1})
+	// over consecutive non-empty bars; 0 when Returns < 2.
+	StdLogReturn float64 `json:"std_log_return"`
+	// Annualised is StdLogReturn × √(bars in 365 days of the bar width).
+	Annualised float64 `json:"annualised"`
+	// CV is the sample standard deviation of the closes over their mean.
+	CV float64 `json:"cv"`
+	// Range is max(high)/min(low) − 1 over the window's bars.
+	Range float64 `json:"range"`
+	// MaxDrawdown is the largest fall of a close from the highest close before it,
+	// as a fraction of that high: max_i (1 − close_i / max_{j≤i} close_j).
+	MaxDrawdown float64 `json:"max_drawdown"`
+	// Changes counts the bars whose close differs from the previous bar's close.
+	Changes int `json:"changes"`
+	// ShareBelow is the share of time, from the first bar's start to the window's
+	// end in steps of the bar width, whose price in force (the last close at or
+	// before the step) is below the threshold; −1 when no threshold was given.
+	ShareBelow float64 `json:"share_below"`
+
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"` // of the closes
+	Close float64 `json:"close"`
+}
+
+// Key is the series key, as store.Bar.SeriesKey.
+func (v SeriesVolatility) Key() string {
+	return v.Provider + "|" + v.SKU + "|" + v.Region + "|" + v.Zone + "|" + v.Pricing
+}
+
+// SeriesVolatilityOf computes the volatility of one series from its bars of width
+// w, sorted by start (as store.Rollups.Bars returns them). end is the window's end
+// (exclusive); below > 0 sets the ShareBelow threshold.
+func SeriesVolatilityOf(bars []store.Bar, w time.Duration, end time.Time, below float64) SeriesVolatility {
+	if len(bars) == 0 {
+		return SeriesVolatility{ShareBelow: -1}
+	}
+	b0 := bars[len(bars)-1]
+	v := SeriesVolatility{Provider: b0.Provider, SKU: b0.SKU, Region: b0.Region, Zone: b0.Zone,
+		Pricing: b0.Pricing, GPU: b0.GPU, Tier: b0.Tier, Bars: len(bars), ShareBelow: -1}
+	closes := make([]float64, len(bars))
+	var rets []float64
+	hi, lo := math.Inf(-1), math.Inf(1)
+	peak := math.Inf(-1)
+	for i, b := range bars {
+		closes[i] = b.Close
+		hi, lo = math.Max(hi, b.High), math.Min(lo, b.Low)
+		if i > 0 {
+			if b.Close > 0 && bars[i-1].Close > 0 {
+				rets = append(rets, math.Log(b.Close/bars[i-1].Close))
+			}
+			if b.Close != bars[i-1].Close {
+				v.Changes++
+			}
+		}
+		peak = math.Max(peak, b.Close)
+		if peak > 0 {
+			v.MaxDrawdown = math.Max(v.MaxDrawdown, 1-b.Close/peak)
+		}
+	}
+	v.Returns = len(rets)
+	v.StdLogReturn = finite(SampleStd(rets))
+	v.Annualised = v.StdLogReturn * math.Sqrt(float64(365*24*time.Hour)/float64(w))
+	v.Mean = Mean(closes)
+	v.CV = finite(SampleStd(closes) / v.Mean)
+	if lo > 0 {
+		v.Range = hi/lo - 1
+	}
+	v.Min, v.Max, v.Close = lo, hi, b0.Close
+	if below > 0 {
+		v.ShareBelow = shareBelow(bars, w, end, below)
+	}
+	return v
+}
+
+// shareBelow steps from the first bar's start to end by w, carrying the last
+// close forward, and returns the share of steps below the threshold.
+func shareBelow(bars []store.Bar, w time.Duration, end time.Time, below float64) float64 {
+	var steps, under int
+	i := 0
+	for t := bars[0].Start; t.Before(end); t = t.Add(w) {
+		for i+1 < len(bars) && !bars[i+1].Start.After(t) {
+			i++
+		}
+		steps++
+		if bars[i].Close < below {
+			under++
+		}
+	}
+	if steps == 0 {
+		return 0
+	}
+	return float64(under) / float64(steps)
+}
+
+// SplitSeries splits bars sorted by series (as the stores return them) into one
+// slice per series.
+func SplitSeries(bars []store.Bar) [][]store.Bar {
+	var out [][]store.Bar
+	for i := 0; i < len(bars); {
+		j := i + 1
+		for j < len(bars) && bars[j].SeriesKey() == bars[i].SeriesKey() {
+			j++
+		}
+		out = append(out, bars[i:j])
+		i = j
+	}
+	return out
+}
+
+// Volatilities computes SeriesVolatilityOf for every series among bars.
+func Volatilities(bars []store.Bar, w time.Duration, end time.Time, below float64) []SeriesVolatility {
+	var out []SeriesVolatility
+	for _, s := range SplitSeries(bars) {
+		out = append(out, SeriesVolatilityOf(s, w, end, below))
+	}
+	return out
+}
+
+// GroupVolatility summarises the series of one group (e.g. a GPU × provider ×
+// pricing kind, or one AWS zone): the median of each figure over its series, the
+// sum of their changes, and how many series it holds.
+type GroupVolatility struct {
+	GPU          string  `json:"gpu"`
+	Provider     string  `json:"provider"`
+	Pricing      string  `json:"pricing"`
+	Region       string  `json:"region,omitempty"`
+	Zone         string  `json:"zone,omitempty"`
+	Series       int     `json:"series"`
+	StdLogReturn float64 `json:"std_log_return"`
+	Annualised   float64 `json:"annualised"`
+	CV           float64 `json:"cv"`
+	Range        float64 `json:"range"`
+	MaxDrawdown  float64 `json:"max_drawdown"`
+	Changes      int     `json:"changes"`
+	ShareBelow   float64 `json:"share_below"` // −1 without a threshold
+	MedianClose  float64 `json:"median_close"`
+}
+
+// Grouping names how Group aggregates series.
+type Grouping string
+
+// Groupings.
+const (
+	BySeries   Grouping = "series"   // no aggregation
+	ByOffering Grouping = "offering" // GPU × provider × pricing kind
+	ByZone     Grouping = "zone"     // GPU × provider × pricing × region × zone
+)
+
+// Group aggregates series volatilities by g (ByOffering or ByZone), sorted by GPU,
+// provider, pricing, region, zone. Series with fewer than two returns take part
+// in every median but StdLogReturn's and Annualised's.
+func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
+	type acc struct {
+		gv                                  GroupVolatility
+		std, ann, cv, rng, dd, below, close []float64
+	}
+	groups := map[string]*acc{}
+	var order []string
+	for _, v := range vs {
+		gv := GroupVolatility{GPU: v.GPU, Provider: v.Provider, Pricing: v.Pricing}
+		if g == ByZone {
+			gv.Region, gv.Zone = v.Region, v.Zone
+		}
+		k := gv.GPU + "|" + gv.Provider + "|" + gv.Pricing + "|" + gv.Region + "|" + gv.Zone
+		a, ok := groups[k]
+		if !ok {
+			a = &acc{gv: gv}
+			groups[k] = a
+			order = append(order, k)
+		}
+		a.gv.Series++
+		a.gv.Changes += v.Changes
+		if v.Returns >= 2 {
+			a.std = append(a.std, v.StdLogReturn)
+			a.ann = append(a.ann, v.Annualised)
+		}
+		a.cv = append(a.cv, v.CV)
+		a.rng = append(a.rng, v.Range)
+		a.dd = append(a.dd, v.MaxDrawdown)
+		a.close = append(a.close, v.Close)
+		if v.ShareBelow >= 0 {
+			a.below = append(a.below, v.ShareBelow)
+		}
+	}
+	sort.Strings(order)
+	out := make([]GroupVolatility, 0, len(order))
+	for _, k := range order {
+		a := groups[k]
+		a.gv.StdLogReturn, a.gv.Annualised = finite(Median(a.std)), finite(Median(a.ann))
+		a.gv.CV, a.gv.Range, a.gv.MaxDrawdown = finite(Median(a.cv)), finite(Median(a.rng)), finite(Median(a.dd))
+		a.gv.MedianClose = finite(Median(a.close))
+		a.gv.ShareBelow = -1
+		if len(a.below) > 0 {
+			a.gv.ShareBelow = Median(a.below)
+		}
+		out = append(out, a.gv)
+	}
+	return out
+}
