@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,62 +10,118 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 func (a *app) collectCmd() *cobra.Command {
 	var only []string
+	var record string
 	cmd := &cobra.Command{
 		Use:   "collect [--source NAME]...",
 		Short: "Collect once from every enabled source (or the named ones)",
 		Long: `Collect runs every enabled source once, in parallel, normalises and checks what
 they publish, stores the accepted rows, quarantines the rest with the reason, and
-prints a summary per source. It first replays any spooled batches. The exit status is
-non-zero only when every source failed.`,
+prints a summary per source. It first replays any spooled batches (observations,
+quarantined rows and run records kept while the store was unreachable). The exit
+status is non-zero only when every source failed.
+
+--record DIR keeps every raw response of the run in DIR (gzip'd, with URL, status,
+headers and time; credentials redacted) so that ` + "`gpuprice reparse DIR`" + ` can rebuild the
+prices after a parser fix; with archive.s3.bucket set the archive is then uploaded.`,
+		Example: `  gpuprice collect
+  gpuprice collect --source azure --source vast
+  gpuprice collect --record /var/lib/gpuprice/archive/$(date -u +%Y%m%dT%H%M%SZ)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			st, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			spool, err := a.spool()
-			if err != nil {
-				return err
-			}
-			if n, err := spool.Replay(ctx, st); err != nil {
-				a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
-			} else if n > 0 {
-				a.log.Info("spool replayed", "rows", n)
-			}
-			jobs, err := a.jobs(only)
-			if err != nil {
-				return err
-			}
-			col, err := a.collector(st, a.loadFX(ctx, st), spool)
-			if err != nil {
-				return err
-			}
-			results := col.Collect(ctx, ingest.NewRunID(time.Now()), jobs)
-			a.printResults(results)
-			failed := 0
-			for _, r := range results {
-				if r.Status == schemas.RunFailed {
-					failed++
-				}
-			}
-			if failed == len(results) {
-				return ErrAllFailed
-			}
-			return nil
+			err := a.collect(cmd, only, record)
+			return redactErr(err)
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "source", nil, "collect only this source (repeatable); see `gpuprice sources`")
+	cmd.Flags().StringVar(&record, "record", "", "keep every raw response in this new directory (see `gpuprice reparse`)")
 	return cmd
+}
+
+func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
+	ctx := cmd.Context()
+	a.log = redactLogger(a.log)
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	spool, err := a.spool()
+	if err != nil {
+		return err
+	}
+	a.replaySpool(ctx, spool, st)
+	start := time.Now().UTC()
+	runID := ingest.NewRunID(start)
+	var rec *archive.Recorder
+	if record != "" {
+		if rec, err = archive.Create(record, runID, start, config.Secrets()); err != nil {
+			return err
+		}
+	}
+	jobs, err := a.buildJobs(only, rec, start.Truncate(time.Second))
+	if err != nil {
+		return err
+	}
+	col, err := a.collector(st, a.loadFX(ctx, st), spool)
+	if err != nil {
+		return err
+	}
+	results := col.Collect(ctx, runID, jobs)
+	a.printResults(results)
+	if rec != nil {
+		if err := a.finishArchive(ctx, rec); err != nil {
+			return err
+		}
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Status == schemas.RunFailed {
+			failed++
+		}
+	}
+	if failed == len(results) {
+		return ErrAllFailed
+	}
+	return nil
+}
+
+// replaySpool writes what waits in the spool to st before new rows, logging (not
+// failing on) a store that is still down.
+func (a *app) replaySpool(ctx context.Context, spool *ingest.DirSpool, st store.Store) {
+	if n, err := spool.Replay(ctx, st); err != nil {
+		a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
+	} else if n > 0 {
+		a.log.Info("spool replayed", "rows", n)
+	}
+}
+
+// finishArchive closes a recorded archive and uploads it when archive.s3 is set.
+func (a *app) finishArchive(ctx context.Context, rec *archive.Recorder) error {
+	err := rec.Close(time.Now())
+	m := rec.Manifest()
+	fmt.Fprintf(a.stdout, "archived %d responses of run %s in %s\n", len(m.Entries), m.RunID, rec.Dir())
+	if err != nil {
+		return fmt.Errorf("archive incomplete: %w", err)
+	}
+	if s3c := a.cfg.Archive.S3; s3c.Enabled() {
+		n, err := archive.Upload(ctx, rec.Dir(), s3c)
+		if err != nil {
+			return fmt.Errorf("archive kept in %s but not uploaded: %w", rec.Dir(), err)
+		}
+		fmt.Fprintf(a.stdout, "uploaded %d objects to s3://%s/%s\n", n, s3c.Bucket, s3c.ObjectKey(m.RunID, ""))
+	}
+	return nil
 }
 
 func (a *app) spool() (*ingest.DirSpool, error) {
@@ -94,13 +151,19 @@ func (a *app) collector(sink ingest.Sink, fxc ingest.FX, spool ingest.Spooler) (
 	if err != nil {
 		return nil, err
 	}
+	// Secrets are masked in all that is stored; quarantined rows and run records wait
+	// in the spool, like observations, while the store is unreachable.
+	sink = redactSink{sink}
+	if ds, ok := spool.(*ingest.DirSpool); ok && ds != nil {
+		sink = ingest.SpoolingSink{Sink: sink, Spool: ds}
+	}
 	return &ingest.Collector{
 		Sink:          sink,
 		Normalizer:    norm,
 		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
 		Spool:         spool,
 		SourceTimeout: a.cfg.Ingest.SourceTimeout,
-		Logger:        a.log,
+		Logger:        redactLogger(a.log),
 	}, nil
 }
 
@@ -112,13 +175,21 @@ func (a *app) client() *fetch.Client {
 		UserAgent:   a.cfg.HTTP.UserAgent,
 		Backoff:     b,
 		MaxBody:     a.cfg.HTTP.MaxBodyBytes,
-		Logger:      a.log,
+		Logger:      redactLogger(a.log),
 		MinInterval: a.cfg.HTTP.MinInterval,
 	})
 }
 
 // jobs builds the sources to run: the named ones, else every enabled one.
 func (a *app) jobs(only []string) ([]ingest.Job, error) {
+	return a.buildJobs(only, nil, time.Time{})
+}
+
+// buildJobs is jobs, recording into rec when it is not nil: each source then gets its
+// own client reporting to the archive (sharing the host limiter and robots.txt cache),
+// and a clock fixed at observed, stored in the archive so that reparse stamps rebuilt
+// rows with the same time and they replace the recorded run's rows.
+func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time) ([]ingest.Job, error) {
 	for name := range a.cfg.Sources {
 		if _, _, ok := scrapers.Lookup(name); !ok && name != fxSourceName {
 			return nil, fmt.Errorf("config: sources.%s: no such source (known: %s)", name, strings.Join(scrapers.Names(), ", "))
@@ -132,7 +203,8 @@ func (a *app) jobs(only []string) ([]ingest.Job, error) {
 			}
 		}
 	}
-	client := a.client()
+	base := a.client()
+	log := redactLogger(a.log)
 	var jobs []ingest.Job
 	for _, n := range names {
 		_, factory, ok := scrapers.Lookup(n)
@@ -140,9 +212,15 @@ func (a *app) jobs(only []string) ([]ingest.Job, error) {
 			return nil, fmt.Errorf("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
 		}
 		sc := a.cfg.Sources[n]
+		client, now := base, time.Now
+		if rec != nil {
+			c := *base
+			c.Observer = rec.Source(n, archive.SourceInfo{ObservedAt: observed, Endpoint: sc.Endpoint, Options: sc.Options})
+			client, now = &c, func() time.Time { return observed }
+		}
 		src, err := factory(scrapers.Config{
 			Name: n, Endpoint: sc.Endpoint, Options: sc.Options, Client: client,
-			Logger: a.log.With("source", n), Now: time.Now,
+			Logger: log.With("source", n), Now: now,
 		})
 		if err != nil {
 			return nil, err
@@ -160,7 +238,7 @@ func (a *app) printResults(results []ingest.Result) {
 	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tERROR")
 	for _, r := range results {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
-			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(r.Error, 160))
+			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(config.Redact(r.Error), 160))
 	}
 	w.Flush()
 }
@@ -241,7 +319,7 @@ func (a *app) runsCmd() *cobra.Command {
 			fmt.Fprintln(w, "RUN\tSOURCE\tSTARTED\tSECONDS\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tERROR")
 			for _, r := range runs {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%d\t%s\n", r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
-					r.FinishedAt.Sub(r.StartedAt).Seconds(), r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs, oneLine(r.Error, 200))
+					r.FinishedAt.Sub(r.StartedAt).Seconds(), r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs, oneLine(config.Redact(r.Error), 200))
 			}
 			return w.Flush()
 		},
@@ -270,7 +348,7 @@ func (a *app) quarantineCmd() *cobra.Command {
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "WHEN\tSOURCE\tRUN\tREASON\tRAW")
 			for _, q := range rows {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, oneLine(q.Raw, 200))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, config.Redact(q.Reason), oneLine(config.Redact(q.Raw), 200))
 			}
 			return w.Flush()
 		},
@@ -297,7 +375,8 @@ func (a *app) spoolCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "spool %s: %d segments, %d rows, %d bytes", s.Dir, s.Segments, s.Rows, s.Bytes)
+			fmt.Fprintf(a.stdout, "spool %s: %d segments, %d rows, %d quarantined rows, %d run records, %d bytes",
+				s.Dir, s.Segments, s.Rows, s.Quarantine, s.Runs, s.Bytes)
 			if !s.Oldest.IsZero() {
 				fmt.Fprintf(a.stdout, ", oldest %s", s.Oldest.UTC().Format(time.RFC3339))
 			}

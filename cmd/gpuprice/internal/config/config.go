@@ -1,6 +1,8 @@
 // Package config loads and validates gpuprice's one YAML configuration file. Defaults
 // come first, then the file (unknown keys are errors), then Validate (fields only, no
-// network). Secrets are never read from the file: they come from the environment.
+// network). Secrets are never read from the file: they come from the environment or
+// from files named by NAME_FILE variables (LoadSecretFiles), and Secrets/Redact mask
+// them in anything printed.
 package config
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -35,6 +38,7 @@ type Config struct {
 	HTTP      HTTP                     `yaml:"http"`
 	Ingest    Ingest                   `yaml:"ingest"`
 	Spool     Spool                    `yaml:"spool"`
+	Archive   Archive                  `yaml:"archive"`
 	FX        map[string]float64       `yaml:"fx"`
 	Providers map[string]ProviderEntry `yaml:"providers"`
 	Sources   map[string]Source        `yaml:"sources"`
@@ -62,6 +66,13 @@ type Ingest struct {
 type Spool struct {
 	Dir      string `yaml:"dir"`
 	MaxBytes int64  `yaml:"max_bytes"`
+}
+
+// Archive configures the raw response archive of `collect --record`.
+type Archive struct {
+	// S3 uploads each recorded archive when a bucket is set; credentials come from
+	// the AWS default chain.
+	S3 archive.S3Config `yaml:"s3"`
 }
 
 // ProviderEntry overrides the provider catalog.
@@ -96,6 +107,9 @@ func Default() Config {
 // path gives the defaults.
 func Load(path string) (Config, error) {
 	c := Default()
+	if err := LoadSecretFiles(); err != nil {
+		return c, err
+	}
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -162,6 +176,9 @@ func (c Config) Validate() error {
 	}
 	if c.Spool.MaxBytes <= 0 {
 		bad("spool.max_bytes must be positive")
+	}
+	if err := c.Archive.S3.Validate(); err != nil {
+		bad("%v", err)
 	}
 	for cur, r := range c.FX {
 		if len(cur) != 3 || strings.ToUpper(cur) != cur {
@@ -269,12 +286,24 @@ func (c Config) SpoolDir() (string, error) {
 	return filepath.Join(dir, "spool"), nil
 }
 
-// Redacted returns the configuration as YAML with secrets masked, for `gpuprice config`.
+// Redacted returns the configuration as YAML with secrets masked, for `gpuprice config`:
+// the store DSN's password, credential-like source endpoint parameters, and any
+// secret value of the environment (Secrets) wherever it appears.
 func (c Config) Redacted() string {
 	c.Store = store.Redact(c.Store)
+	if len(c.Sources) > 0 {
+		src := make(map[string]Source, len(c.Sources))
+		for name, sc := range c.Sources {
+			if sc.Endpoint != "" {
+				sc.Endpoint = store.Redact(sc.Endpoint)
+			}
+			src[name] = sc
+		}
+		c.Sources = src
+	}
 	out, err := yaml.Marshal(c)
 	if err != nil {
 		return fmt.Sprintf("config: %v", err)
 	}
-	return string(out)
+	return Redact(string(out))
 }
