@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// analyticsStore writes a small, hand-checkable history into a new DuckDB file and
+// returns its DSN: an AWS spot series with hourly closes 4.0, 4.4, 3.96, 3.96 on
+// 2025-03-10, and five H100 on-demand offers of that day.
+func analyticsStore(t *testing.T, dsn string) string {
+	t.Helper()
+	t.Setenv("GPUPRICE_DATA_DIR", t.TempDir())
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
+	mk := func(provider, tier, sku, zone, pricing, ic string, at time.Time, gpuHour float64) schemas.Observation {
+		return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: provider, Tier: tier, SKU: sku,
+			Region: "r1", Zone: zone, GPU: "H100-SXM-80GB", GPUName: "H100", GPUCount: 8, GPUMemoryGB: 80,
+			Pricing: pricing, PriceUSDHour: 8 * gpuHour, PriceUSDGPUHour: gpuHour, Currency: "USD",
+			PriceNative: 8 * gpuHour, Unit: schemas.UnitHour, FXRate: 1, Interconnect: ic,
+			SourceKind: schemas.SourceAPI, SourceURL: "https://example.test", RunID: "r"}
+	}
+	var obs []schemas.Observation
+	for i, p := range []float64{4.0, 4.4, 3.96, 3.96} {
+		obs = append(obs, mk("aws", schemas.TierHyperscaler, "p5.48xlarge", "r1a", schemas.Spot, schemas.InterconnectEFA,
+			day.Add(time.Duration(i)*time.Hour+10*time.Minute), p))
+	}
+	noon := day.Add(12 * time.Hour)
+	obs = append(obs,
+		mk("aws", schemas.TierHyperscaler, "p5.48xlarge", "", schemas.OnDemand, schemas.InterconnectEFA, noon, 4.0),
+		mk("azure", schemas.TierHyperscaler, "nd", "", schemas.OnDemand, schemas.InterconnectInfiniband, noon, 4.4),
+		mk("lambda", schemas.TierSpecialist, "gpu_8x_h100", "", schemas.OnDemand, schemas.InterconnectInfiniband, noon, 2.49),
+		mk("coreweave", schemas.TierSpecialist, "h100", "", schemas.OnDemand, schemas.InterconnectInfiniband, noon, 2.2),
+		mk("gmi", schemas.TierSpecialist, "h100", "", schemas.OnDemand, schemas.InterconnectInfiniband, noon, 2.6),
+	)
+	// Written twice: nothing may count twice.
+	for range 2 {
+		if err := st.WriteObservations(ctx, obs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dsn
+}
+
+func runJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("gpuprice %v: exit %d", args, code)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("gpuprice %v: %v\n%s", args, err, out)
+	}
+}
+
+func TestAnalyticsCommandsDuckDB(t *testing.T) {
+	testAnalyticsCommands(t, "duckdb://"+filepath.Join(t.TempDir(), "a.duckdb"))
+}
+
+// TestAnalyticsCommandsClickHouse runs the same commands, with the same expected
+// numbers, on ClickHouse.
+func TestAnalyticsCommandsClickHouse(t *testing.T) {
+	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
+	if base == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse analytics test must run in CI")
+		}
+		t.Skip("SKIPPING the ClickHouse analytics test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := "gpuprice_analytics_" + randHex()
+	u.Path = "/" + db
+	t.Cleanup(func() { dropDatabase(t, u, db) })
+	testAnalyticsCommands(t, u.String())
+}
+
+func testAnalyticsCommands(t *testing.T, dsn string) {
+	dsn = analyticsStore(t, dsn)
+	if out, code := run(t, "rollup", "--store", dsn); code != 0 || !strings.Contains(out, "rolled up all days") {
+		t.Fatalf("rollup: %d %q", code, out)
+	}
+	at := "2025-03-10T04:00:00Z"
+
+	// Log returns ln 1.1, ln 0.9, 0: sample SD 0.1003773 (as in analytics' own test,
+	// whose closes 100, 110, 99, 99 have the same returns).
+	var vol []struct {
+		Zone         string  `json:"zone"`
+		Bars         int     `json:"bars"`
+		StdLogReturn float64 `json:"std_log_return"`
+		ShareBelow   float64 `json:"share_below"`
+	}
+	runJSON(t, &vol, "volatility", "--store", dsn, "--pricing", "spot", "--window", "4h", "--bar", "1h",
+		"--at", at, "--below", "4.2", "--format", "json")
+	if len(vol) != 1 || vol[0].Bars != 4 || math.Abs(vol[0].StdLogReturn-0.10037728548770321) > 1e-9 || vol[0].ShareBelow != 0.75 {
+		t.Fatalf("volatility: %+v", vol)
+	}
+
+	// Lambda at $2.49, 7B, MFU 0.5 and the catalog's 989.4 TFLOPS: $58.7225 per 1B
+	// tokens (ARCHITECTURE.md's example, ≈ $58.7).
+	out, code := run(t, "tokens", "--store", dsn, "--params", "7e9", "--mfu", "0.5", "--explain", "--provider", "lambda")
+	if code != 0 || !strings.Contains(out, "$58.7225") || !strings.Contains(out, "989.4 TFLOPS") {
+		t.Fatalf("tokens --explain: %d\n%s", code, out)
+	}
+	var tok []struct {
+		Provider string `json:"provider"`
+		Cost     struct {
+			MFU            float64 `json:"mfu"`
+			USDPer1BTokens float64 `json:"usd_per_1b_tokens"`
+		} `json:"cost"`
+	}
+	runJSON(t, &tok, "tokens", "--store", dsn, "--params", "7e9", "--pricing", "on_demand", "--format", "json")
+	if len(tok) != 5 || tok[0].Provider != "coreweave" || tok[0].Cost.MFU != 0.54 {
+		t.Fatalf("tokens with default MFU: %+v", tok)
+	}
+	// coreweave: band 50–58 %, midpoint 0.54: 2.2 × 4.2e19 / (989.4e12 × 0.54 × 3600).
+	if want := 2.2 * 4.2e19 / (989.4e12 * 0.54 * 3600); math.Abs(tok[0].Cost.USDPer1BTokens-want) > 1e-9 {
+		t.Fatalf("coreweave $/1B %v, want %v", tok[0].Cost.USDPer1BTokens, want)
+	}
+
+	// Hyperscalers 4.0, 4.4 → 4.2; specialists 2.2, 2.49, 2.6 → 2.49.
+	var spreads struct {
+		Days []struct {
+			Day   time.Time `json:"day"`
+			Ratio float64   `json:"ratio"`
+		} `json:"days"`
+	}
+	runJSON(t, &spreads, "spreads", "--store", dsn, "--pricing", "on_demand", "--since", "1d", "--at", "2025-03-10T23:00:00Z", "--format", "json")
+	if len(spreads.Days) != 1 || math.Abs(spreads.Days[0].Ratio-4.2/2.49) > 1e-12 {
+		t.Fatalf("spreads: %+v", spreads)
+	}
+
+	var hist struct {
+		Overall struct {
+			P50    float64 `json:"p50"`
+			Min    float64 `json:"min"`
+			Series int     `json:"series"`
+		} `json:"overall"`
+	}
+	runJSON(t, &hist, "history", "--store", dsn, "--gpu", "H100-SXM-80GB", "--since", "1d", "--at", "2025-03-10T23:00:00Z", "--format", "json")
+	if hist.Overall.Series != 5 || hist.Overall.P50 != 2.6 || hist.Overall.Min != 2.2 {
+		t.Fatalf("history: %+v", hist)
+	}
+
+	var idx []struct {
+		Group   string  `json:"group"`
+		Pricing string  `json:"pricing"`
+		Price   float64 `json:"price_usd_gpu_hour"`
+	}
+	runJSON(t, &idx, "index", "--store", dsn, "--pricing", "on_demand", "--since", "1d", "--at", "2025-03-10T23:00:00Z", "--format", "json")
+	if len(idx) != 2 || idx[0].Group != "hyperscaler" || math.Abs(idx[0].Price-4.2) > 1e-12 || idx[1].Price != 2.49 {
+		t.Fatalf("index: %+v", idx)
+	}
+
+	for _, args := range [][]string{
+		{"volatility", "--bar", "5m"}, {"volatility", "--window", "-1d"}, {"tokens"}, {"tokens", "--params", "7e9", "--precision", "int4"},
+		{"history"}, {"spreads", "--format", "xml"},
+	} {
+		if _, code := run(t, append(args, "--store", dsn)...); code == 0 {
+			t.Errorf("gpuprice %v: exit 0, want an error", args)
+		}
+	}
+}
