@@ -1,0 +1,125 @@
+package clickhouse_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/storetest"
+)
+
+// BenchmarkClickHouseAnalytics compares a full scan of the raw observations with
+// the 30-day reads of volatility, spreads and history, which read bars. It needs
+// GPUPRICE_CLICKHOUSE_DSN; GPUPRICE_BENCH_ROWS sets the raw rows (default 200000,
+// 1000 series of 5-minute data). The data set is loaded once into the database
+// gpuprice_bench_<rows> and kept for later runs (drop it by hand).
+//
+//	GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default GPUPRICE_BENCH_ROWS=10000000 \
+//	  go test ./store/clickhouse/ -run '^$' -bench ClickHouseAnalytics -benchtime 5x -timeout 2h
+func BenchmarkClickHouseAnalytics(b *testing.B) {
+	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
+	if base == "" {
+		b.Skip("set GPUPRICE_CLICKHOUSE_DSN to run the ClickHouse benchmark")
+	}
+	rows := 200_000
+	if s := os.Getenv("GPUPRICE_BENCH_ROWS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1000 {
+			b.Fatalf("GPUPRICE_BENCH_ROWS=%q: a row count of at least 1000", s)
+		}
+		rows = n
+	}
+	const series = 1000
+	steps := rows / series
+	u, _ := url.Parse(base)
+	u.Path = fmt.Sprintf("/gpuprice_bench_%d", rows)
+	ctx := context.Background()
+	st, err := clickhouse.Open(ctx, u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := start.Add(time.Duration(steps) * 5 * time.Minute)
+	admin := adminConn(&testing.T{}, u)
+	defer admin.Close()
+	var have uint64
+	if err := admin.QueryRow(ctx, "SELECT count() FROM "+u.Path[1:]+".observations").Scan(&have); err != nil {
+		b.Fatal(err)
+	}
+	if have < uint64(steps*series) {
+		t0 := time.Now()
+		err := storetest.Generate(storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: 5 * time.Minute, Seed: 1},
+			200_000, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("loaded %d rows in %v", steps*series, time.Since(t0).Round(time.Second))
+		t0 = time.Now()
+		if err := st.(store.Rollups).Rollup(ctx, time.Time{}, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("backfilled bars in %v", time.Since(t0).Round(time.Second))
+	}
+	r := st.(store.Rollups)
+	since := end.Add(-30 * 24 * time.Hour)
+	gpu := "H100-SXM-80GB"
+	b.Run("FullScanRaw", func(b *testing.B) {
+		for b.Loop() {
+			var n uint64
+			var sum float64
+			if err := admin.QueryRow(ctx, "SELECT count(), sum(price_usd_gpu_hour) FROM "+u.Path[1:]+".observations").Scan(&n, &sum); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// What a raw read must do to count each identity once (the Observations path).
+	b.Run("FullScanRawDeduped", func(b *testing.B) {
+		for b.Loop() {
+			var n uint64
+			var sum float64
+			if err := admin.QueryRow(ctx, `SELECT count(), sum(p) FROM (SELECT argMax(price_usd_gpu_hour, version) AS p
+				FROM `+u.Path[1:]+`.observations GROUP BY provider, sku, region, zone, pricing, effective_at)`).Scan(&n, &sum); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Volatility30d", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{Pricing: schemas.Spot, Since: since, Until: end}, Width: store.Hourly})
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.Group(analytics.Volatilities(bars, store.Hourly, end, 0), analytics.ByOffering)
+		}
+	})
+	b.Run("Spreads30d", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{Since: since, Until: end}, Width: store.Daily, CarryIn: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.SummariseSpreads(analytics.Spreads(analytics.DailyPrices(bars, since, end)))
+		}
+	})
+	b.Run("History30d", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: gpu, Since: since, Until: end}, Width: store.Daily, CarryIn: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.HistoryOf(gpu, schemas.OnDemand, analytics.DailyPrices(bars, since, end), since, end, 5)
+		}
+	})
+}

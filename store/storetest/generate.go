@@ -1,0 +1,99 @@
+package storetest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// GenSpec describes a synthetic price history for benchmarks: Series series, each
+// with one observation every Step for Steps steps from Start.
+type GenSpec struct {
+	Series int
+	Steps  int
+	Start  time.Time
+	Step   time.Duration
+	Seed   uint64
+}
+
+// genProviders are the generator's providers with their tier and interconnect.
+var genProviders = []struct{ name, tier, ic string }{
+	{"aws", schemas.TierHyperscaler, schemas.InterconnectEFA},
+	{"azure", schemas.TierHyperscaler, schemas.InterconnectInfiniband},
+	{"gcp", schemas.TierHyperscaler, schemas.InterconnectRoCE},
+	{"lambda", schemas.TierSpecialist, schemas.InterconnectInfiniband},
+	{"coreweave", schemas.TierSpecialist, schemas.InterconnectInfiniband},
+	{"runpod", schemas.TierMarketplace, schemas.InterconnectEthernet},
+	{"vast", schemas.TierMarketplace, schemas.InterconnectEthernet},
+}
+
+var genGPUs = []struct {
+	id   string
+	base float64
+}{{"H100-SXM-80GB", 3.2}, {"A100-SXM-80GB", 1.6}, {"B200-SXM-180GB", 9.0}, {"L40S-PCIE-48GB", 1.1}}
+
+// Generate produces a realistic, deterministic history (SYNTHETIC, for benchmarks
+// only, never to be presented as data): spot series follow a geometric random walk
+// with mean reversion, on-demand and reserved series hold their price and change
+// it in rare steps. Rows are handed to emit in batches of at most batch rows, time
+// step by time step.
+func Generate(spec GenSpec, batch int, emit func([]schemas.Observation) error) error {
+	if spec.Series <= 0 || spec.Steps <= 0 || spec.Step <= 0 || batch <= 0 {
+		return fmt.Errorf("storetest: generate: bad spec %+v, batch %d", spec, batch)
+	}
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x9e3779b97f4a7c15))
+	type series struct {
+		o     schemas.Observation
+		base  float64
+		price float64
+		spot  bool
+	}
+	ss := make([]series, spec.Series)
+	pricings := []string{schemas.Spot, schemas.Spot, schemas.OnDemand, schemas.Reserved1Y}
+	for i := range ss {
+		p := genProviders[i%len(genProviders)]
+		g := genGPUs[(i/len(genProviders))%len(genGPUs)]
+		pr := pricings[(i/(len(genProviders)*len(genGPUs)))%len(pricings)]
+		tierMul := map[string]float64{schemas.TierHyperscaler: 1.35, schemas.TierSpecialist: 0.85, schemas.TierMarketplace: 0.75}[p.tier]
+		prMul := map[string]float64{schemas.Spot: 0.6, schemas.OnDemand: 1, schemas.Reserved1Y: 0.7}[pr]
+		base := g.base * tierMul * prMul * (0.9 + 0.2*rng.Float64())
+		ss[i] = series{o: schemas.Observation{
+			Provider: p.name, Tier: p.tier, SKU: fmt.Sprintf("%s-sku-%d", g.id, i), Region: fmt.Sprintf("region-%d", i%17),
+			Zone: fmt.Sprintf("zone-%c", 'a'+rune(i%3)), GPU: g.id, GPUName: g.id, GPUCount: 8, GPUMemoryGB: 80,
+			Pricing: pr, Currency: "USD", Unit: schemas.UnitHour, FXRate: 1, Interconnect: p.ic,
+			SourceKind: schemas.SourceImport, SourceURL: "synthetic://storetest.Generate", RunID: "bench",
+		}, base: base, price: base, spot: pr == schemas.Spot}
+	}
+	buf := make([]schemas.Observation, 0, batch)
+	for step := 0; step < spec.Steps; step++ {
+		at := spec.Start.Add(time.Duration(step) * spec.Step)
+		for i := range ss {
+			s := &ss[i]
+			if s.spot {
+				// log-price random walk, pulled back towards the base
+				s.price *= math.Exp(0.01*rng.NormFloat64() + 0.002*math.Log(s.base/s.price))
+			} else if rng.Float64() < 0.0005 {
+				s.price *= 1 + 0.05*(rng.Float64()-0.6) // rare step changes, mostly down
+			}
+			o := s.o
+			o.ObservedAt, o.EffectiveAt = at, at
+			o.PriceUSDGPUHour = math.Round(s.price*1e4) / 1e4
+			o.PriceUSDHour = o.PriceUSDGPUHour * 8
+			o.PriceNative = o.PriceUSDHour
+			buf = append(buf, o)
+			if len(buf) == batch {
+				if err := emit(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if len(buf) > 0 {
+		return emit(buf)
+	}
+	return nil
+}
