@@ -25,6 +25,10 @@ fi
 
 export GPUPRICE_CLICKHOUSE_DSN="${GPUPRICE_CLICKHOUSE_DSN:-clickhouse://localhost:9000/default}"
 export CI="${CI:-1}"   # integration tests fail instead of skipping when their server is missing
+# The outage test (cmd/gpuprice TestIntegrationClickHouseOutage) may start, SIGKILL and
+# restart a clickhouse-server of its own (this binary, --config-file as above, its own
+# ports and data directory); it never touches the server started here.
+export GPUPRICE_CLICKHOUSE_CONTROL="${GPUPRICE_CLICKHOUSE_CONTROL:-1}"
 
 echo "== gofmt and go vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
