@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/resumable"
+	"github.com/gpuprice/gpuprice/ingest/skypilot"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+func init() { importCommands = append(importCommands, (*app).importSkypilotCmd) }
+
+func (a *app) importSkypilotCmd() *cobra.Command {
+	var clouds, versions []string
+	var restart bool
+	cmd := &cobra.Command{
+		Use:   "skypilot-catalog PATH",
+		Short: "Import the price history in the git history of a SkyPilot catalog clone",
+		Long: `Import walks the git history of a local clone of the public SkyPilot catalog
+(git clone https://github.com/skypilot-org/skypilot-catalog): every commit that
+changed a catalogs/v<N>/<cloud>/vms.csv is a snapshot of that cloud's prices at the
+commit time. Each GPU instance type gives an on_demand row (Price) and a spot row
+(SpotPrice) per instance-hour in USD; GPU names are canonicalised; rows without GPUs
+are skipped. Rows carry source_kind=import and source_url
+skypilot-catalog:<commit>:<path>, and go through the same gates as collected rows.
+
+Resumable: after each snapshot is stored, the last imported commit of its file is
+kept in <data dir>/import/skypilot-<hash of PATH>.json, and the next import (after a
+git pull, or after an interruption) starts after it. Importing twice adds nothing.
+It needs the git command.`,
+		Example: `  git clone https://github.com/skypilot-org/skypilot-catalog ~/skypilot-catalog
+  gpuprice import skypilot-catalog ~/skypilot-catalog --versions v7`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			repo, err := filepath.Abs(args[0])
+			if err != nil {
+				return err
+			}
+			dir, err := a.cfg.DataDirPath()
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256([]byte(repo))
+			cp := resumable.Checkpoint{Path: filepath.Join(dir, "import", "skypilot-"+hex.EncodeToString(sum[:6])+".json")}
+			st, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			norm, err := a.normalizer(ingest.StaticFX(a.cfg.FX)) // USD prices: no ECB refresh needed
+			if err != nil {
+				return err
+			}
+			run := &resumable.Run{Sink: st, Normalizer: norm, Source: "import:skypilot-catalog",
+				RunID: ingest.NewRunID(time.Now()), SourceKind: schemas.SourceImport}
+			var bar *progress
+			im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions, Restart: restart,
+				Progress: func(done, total int, s skypilot.Snapshot, rows int) {
+					if bar == nil {
+						bar = newProgress(a.stderr, total, "snapshots")
+					}
+					if done > 0 {
+						bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))], s.Time.Format("2006-01-02"), rows))
+					}
+				}}
+			res, err := im.Import(ctx)
+			if bar != nil {
+				bar.Finish()
+			}
+			if err == nil && res.Imported == 0 && res.Snapshots > 0 {
+				run.Note(fmt.Sprintf("nothing new: all %d snapshots were imported before", res.Snapshots))
+			}
+			if err == nil && res.Snapshots == 0 {
+				run.Note("no catalogs/v*/<cloud>/vms.csv in the history (or none matching --clouds/--versions)")
+			}
+			a.log.Info("skypilot catalog read", "snapshots", res.Snapshots, "imported", res.Imported, "skipped", res.Skipped,
+				"lines", res.Stats.Lines, "without_gpu", res.Stats.NoGPU, "empty_prices", res.Stats.NoPrice)
+			return a.finishRun(ctx, run, err)
+		},
+	}
+	cmd.Flags().StringSliceVar(&clouds, "clouds", nil, "only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")
+	cmd.Flags().StringSliceVar(&versions, "versions", nil, "only these catalog versions (v6, v7, …; default all)")
+	cmd.Flags().BoolVar(&restart, "restart", false, "ignore the checkpoint and read the whole history again")
+	return cmd
+}
