@@ -36,6 +36,9 @@ type Result struct {
 	schemas.Run
 	Spooled  int
 	Duration time.Duration
+	// Span of the accepted rows' effective_at: [Since, Until). Zero when none were
+	// accepted. Rollups are rebuilt over it.
+	Since, Until time.Time
 }
 
 // Collector runs sources in parallel into a sink. A failing or slow source never
@@ -92,6 +95,8 @@ type jobEmitter struct {
 	accepted   int
 	unknownGPU int
 	skus       map[string]bool
+	minEff     time.Time
+	maxEff     time.Time
 	quarantine []schemas.Quarantined
 	reasons    map[string]int
 }
@@ -121,6 +126,12 @@ func (e *jobEmitter) Emit(o schemas.Observation) {
 		return
 	}
 	e.accepted++
+	if e.minEff.IsZero() || n.EffectiveAt.Before(e.minEff) {
+		e.minEff = n.EffectiveAt
+	}
+	if n.EffectiveAt.After(e.maxEff) {
+		e.maxEff = n.EffectiveAt
+	}
 	if unknown {
 		e.unknownGPU++
 	}
@@ -197,7 +208,11 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		log.Info("source collected", "status", status, "accepted", e.accepted, "quarantined", len(e.quarantine),
 			"unknown_gpus", e.unknownGPU, "spooled", spooled, "error", run.Error)
 	}
-	return Result{Run: run, Spooled: spooled, Duration: c.now().Sub(start)}
+	res := Result{Run: run, Spooled: spooled, Duration: c.now().Sub(start)}
+	if e.accepted > 0 {
+		res.Since, res.Until = e.minEff, e.maxEff.Add(time.Second)
+	}
+	return res
 }
 
 // safeCollect turns a panicking source into an error so siblings go on.

@@ -144,6 +144,13 @@ func TestCollectIsolatesSources(t *testing.T) {
 			t.Errorf("%s: run id %q", r.Source, r.RunID)
 		}
 	}
+	good := res[0]
+	if !good.Since.Equal(t0.Truncate(time.Second)) || !good.Until.Equal(t0.Truncate(time.Second).Add(time.Second)) {
+		t.Errorf("span of good rows [%v, %v)", good.Since, good.Until)
+	}
+	if !res[1].Since.IsZero() {
+		t.Errorf("a failed source has a span: %v", res[1].Since)
+	}
 	if len(sink.rows) != 7+2+2 {
 		t.Errorf("stored %d rows, want 11", len(sink.rows))
 	}

@@ -74,6 +74,7 @@ nothing.`,
 				Known:  func(g string) bool { _, ok := cat.Lookup(g); return ok },
 			}
 			res := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{{Name: "import:csv", Source: src}})
+			a.rollupAfter(ctx, st, res)
 			a.printResults(res)
 			if res[0].Status == schemas.RunFailed {
 				return fmt.Errorf("import failed: %s", res[0].Error)

@@ -180,7 +180,9 @@ func (s *service) collect(ctx context.Context, j ingest.Job) {
 		s.a.log.Error("collector not built", "source", j.Name, "error", err.Error())
 		return
 	}
-	r := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{j})[0]
+	res := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{j})
+	s.a.rollupAfter(ctx, s.st, res)
+	r := res[0]
 	s.runs.WithLabelValues(r.Source, r.Status).Inc()
 	s.lastRun.WithLabelValues(r.Source).Set(float64(r.FinishedAt.Unix()))
 	s.lastRows.WithLabelValues(r.Source).Set(float64(r.RowsAccepted))
