@@ -44,7 +44,7 @@ prices after a parser fix; with archive.s3.bucket set the archive is then upload
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "source", nil, "collect only this source (repeatable); see `gpuprice sources`")
-	cmd.Flags().StringVar(&record, "record", "", "keep every raw response in this new directory (see `gpuprice reparse`)")
+	cmd.Flags().StringVar(&record, "record", "", "keep every raw response in this new directory, for reparse")
 	return cmd
 }
 
