@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gpuprice.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestArchiveS3Keys(t *testing.T) {
+	c, err := Load(write(t, "archive:\n  s3: {bucket: prices, prefix: raw, region: eu-west-1, endpoint: http://127.0.0.1:9000, path_style: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Archive.S3; !s.Enabled() || s.Bucket != "prices" || !s.PathStyle || s.ObjectKey("run-1", "manifest.json") != "raw/run-1/manifest.json" {
+		t.Errorf("archive.s3 = %+v", s)
+	}
+	for body, want := range map[string]string{
+		"archive:\n  s3: {prefix: raw}\n":                        "bucket is required",
+		"archive:\n  s3: {bucket: b, endpoint: ftp://x}\n":       "not an http(s) URL",
+		"archive:\n  s3: {bucket: b, access_key: AKIA}\n":        "access_key",
+		"archive:\n  s3: {bucket: b, secret_access_key: x}\n":    "secret_access_key",
+		"http: {max_body_bytes: 0}\n":                            "max_body_bytes must be positive",
+		"store: clickhouse://u:hunter2@db:9000/x\n":              "holds a password",
+		"sources:\n  runpod: {endpoint: 'file:///etc/passwd'}\n": "not an http(s) URL",
+	} {
+		_, err := Load(write(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", body, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%q: error prints the password: %v", body, err)
+		}
+	}
+}
+
+func TestSecretFilesAndRedaction(t *testing.T) {
+	const pw = "p@ss word/42"
+	f := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(f, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvClickHousePassword, "")
+	t.Setenv(EnvClickHousePassword+"_FILE", f)
+	t.Setenv("MY_SERVICE_API_KEY", "k-123456789")
+	t.Setenv("SHORT_TOKEN", "abc") // too short to redact: would mask ordinary text
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv(EnvClickHousePassword) != pw {
+		t.Fatalf("%s_FILE not read: %q", EnvClickHousePassword, os.Getenv(EnvClickHousePassword))
+	}
+	dsn, err := c.StoreDSN("clickhouse://gp@db:9000/prices")
+	if err != nil || !strings.Contains(dsn, "p%40ss%20word%2F42") {
+		t.Fatalf("DSN %q %v", dsn, err)
+	}
+	c.Store = dsn
+	out := c.Redacted()
+	if strings.Contains(out, "p%40ss") || strings.Contains(out, pw) || !strings.Contains(out, "REDACTED") {
+		t.Errorf("config output leaks the password:\n%s", out)
+	}
+	for _, in := range []string{"dial " + dsn, "key k-123456789 refused", "auth " + pw} {
+		if got := Redact(in); strings.Contains(got, "p%40ss") || strings.Contains(got, pw) || strings.Contains(got, "k-123456789") {
+			t.Errorf("Redact(%q) = %q", in, got)
+		}
+	}
+	if got := Redact("abc def"); got != "abc def" {
+		t.Errorf("short value redacted: %q", got)
+	}
+	t.Setenv("GPUPRICE_STORE_FILE", filepath.Join(t.TempDir(), "missing"))
+	t.Setenv("GPUPRICE_STORE", "")
+	if _, err := Load(""); err == nil || !strings.Contains(err.Error(), "GPUPRICE_STORE_FILE") {
+		t.Errorf("missing secret file: %v", err)
+	}
+}
