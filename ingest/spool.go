@@ -67,14 +67,14 @@ func (g segment) checksum() (string, error) {
 
 // SpoolStatus describes what waits in a spool.
 type SpoolStatus struct {
-	Dir      string
+	Dir        string
 	Segments   int
 	Rows       int
 	Quarantine int // quarantined rows waiting
 	Runs       int // run records waiting
 	Bytes      int64
-	Oldest   time.Time
-	Corrupt  []string
+	Oldest     time.Time
+	Corrupt    []string
 }
 
 func rowsChecksum(rows []schemas.Observation) (string, []byte, error) {
