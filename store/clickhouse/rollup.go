@@ -17,13 +17,51 @@ var barExpr = map[time.Duration]string{
 	store.Daily:  "toStartOfDay(effective_at)",
 }
 
+// rollupChunk is the most days of observations one INSERT … SELECT of Rollup
+// deduplicates, so that a backfill over years holds a week of identities in memory
+// at a time, not the whole table (ClickHouse's GROUP BY keeps every key in memory).
+const rollupChunk = 7 * store.Daily
+
 // Rollup recomputes the bars of every width over the UTC days that meet [since,
-// until) on the server, with one INSERT … SELECT per width from the deduplicated
-// observations; the new bars carry a higher version than any before them.
+// until) on the server, with one INSERT … SELECT per width and per week of days
+// from the deduplicated observations; the new bars carry a higher version than any
+// before them. Zero bounds are the first and last stored effective_at. Chunks are
+// whole UTC days, so that no bar spans two of them.
 func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
+	if since.IsZero() || until.IsZero() {
+		var lo, hi time.Time
+		var n uint64
+		if err := s.conn.QueryRow(ctx, `SELECT min(effective_at), max(effective_at), count() FROM observations`).Scan(&lo, &hi, &n); err != nil {
+			return s.wrap("rollup: span", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if since.IsZero() {
+			since = lo
+		}
+		if until.IsZero() {
+			until = hi.Add(time.Second)
+		}
+	}
 	since, until = store.RollupSpan(since, until)
+	for from := since; from.Before(until); from = from.Add(rollupChunk) {
+		to := from.Add(rollupChunk)
+		if to.After(until) {
+			to = until
+		}
+		if err := s.rollupSpan(ctx, from, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rollupSpan rewrites the bars of every width from the observations of [since,
+// until), whole UTC days.
+func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 	for _, w := range store.Widths {
-		sub, args := deduped(store.Filter{Since: since, Until: until})
+		// The last write of each identity, only the columns bars need.
 		q := `INSERT INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu, tier,
 			interconnect, open, high, low, close, mean, count, version)
 		SELECT toUInt32(` + fmt.Sprint(int(w/time.Second)) + `), ` + barExpr[w] + ` AS b_start,
@@ -32,14 +70,30 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 			argMin(d_price_usd_gpu_hour, effective_at), max(d_price_usd_gpu_hour),
 			min(d_price_usd_gpu_hour), argMax(d_price_usd_gpu_hour, effective_at),
 			avg(d_price_usd_gpu_hour), count(), toUInt64(?)
-		FROM ` + sub + `
+		FROM (SELECT provider, sku, region, zone, pricing, effective_at,
+				argMax(gpu, version) AS d_gpu, argMax(tier, version) AS d_tier,
+				argMax(interconnect, version) AS d_interconnect,
+				argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour
+			FROM observations WHERE effective_at >= ? AND effective_at < ?
+			GROUP BY provider, sku, region, zone, pricing, effective_at)
 		GROUP BY provider, sku, region, zone, pricing, b_start`
-		args = append([]any{s.versions(1)}, args...) // the version's ? comes first in the text
-		if err := s.conn.Exec(ctx, q, args...); err != nil {
+		if err := s.conn.Exec(ctx, q, s.versions(1), clampTime(since), clampTime(until)); err != nil {
 			return s.wrap(fmt.Sprintf("rollup %v bars", w), err)
 		}
 	}
 	return nil
+}
+
+// clampTime is t in whole seconds, UTC, within DateTime's range.
+func clampTime(t time.Time) time.Time {
+	t = t.UTC().Truncate(time.Second)
+	switch {
+	case t.Before(minTime):
+		return minTime
+	case t.After(maxTime):
+		return maxTime
+	}
+	return t
 }
 
 // Bars returns the bars q selects, by series then bar start, each its last write.
