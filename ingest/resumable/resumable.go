@@ -49,6 +49,8 @@ type Run struct {
 	unknownGPU int
 	reasons    map[string]int
 	notes      []string
+	minEff     time.Time // span of the committed rows' effective_at
+	maxEff     time.Time
 }
 
 func (r *Run) now() time.Time {
@@ -144,8 +146,28 @@ func (r *Run) Commit(ctx context.Context) error {
 	r.mu.Lock()
 	r.accepted += len(rows)
 	r.quarCount += len(q)
+	for _, o := range rows {
+		if r.minEff.IsZero() || o.EffectiveAt.Before(r.minEff) {
+			r.minEff = o.EffectiveAt
+		}
+		if o.EffectiveAt.After(r.maxEff) {
+			r.maxEff = o.EffectiveAt
+		}
+	}
 	r.mu.Unlock()
 	return nil
+}
+
+// Span returns the span [since, until) of the committed rows' effective_at (until
+// is one second past the newest), zero when none was committed: what rollups must
+// be rebuilt over.
+func (r *Run) Span() (since, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.minEff.IsZero() {
+		return time.Time{}, time.Time{}
+	}
+	return r.minEff, r.maxEff.Add(time.Second)
 }
 
 // Counts are what the committed steps of a run held so far.

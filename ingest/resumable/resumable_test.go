@@ -45,7 +45,14 @@ func (m *memSink) WriteRun(_ context.Context, r schemas.Run) error {
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func row(sku string, price float64) schemas.Observation {
-	return schemas.Observation{ObservedAt: t0, Provider: "aws", SKU: sku, Region: "us-east-1", Pricing: schemas.Spot,
+	eff := t0
+	switch sku {
+	case "b":
+		eff = t0.Add(-2 * time.Hour)
+	case "c":
+		eff = t0.Add(-time.Hour)
+	}
+	return schemas.Observation{ObservedAt: t0, EffectiveAt: eff, Provider: "aws", SKU: sku, Region: "us-east-1", Pricing: schemas.Spot,
 		Currency: "USD", Unit: schemas.UnitHour, PriceNative: price, GPUCount: 1, SourceKind: schemas.SourceAPI}
 }
 
@@ -79,6 +86,9 @@ func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
 	if c := r.Counts(); c.Accepted != 3 || c.Quarantined != 2 || c.UnknownGPU != 3 {
 		t.Errorf("counts %+v", c)
 	}
+	if since, until := r.Span(); !since.Equal(t0.Add(-2*time.Hour)) || !until.Equal(t0.Add(time.Second)) {
+		t.Errorf("span [%v, %v)", since, until)
+	}
 	run, err := r.Finish(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +101,12 @@ func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
 
 func TestRunStatus(t *testing.T) {
 	sink := &memSink{rows: map[string]schemas.Observation{}}
-	if run, _ := newRun(sink).Finish(context.Background(), nil); run.Status != schemas.RunOK {
+	empty := newRun(sink)
+	if run, _ := empty.Finish(context.Background(), nil); run.Status != schemas.RunOK {
 		t.Errorf("empty resumed run: %+v", run)
+	}
+	if since, until := empty.Span(); !since.IsZero() || !until.IsZero() {
+		t.Errorf("span of nothing [%v, %v)", since, until)
 	}
 	if run, _ := newRun(sink).Finish(context.Background(), errors.New("boom")); run.Status != schemas.RunFailed || run.Error != "boom" {
 		t.Errorf("failed run: %+v", run)

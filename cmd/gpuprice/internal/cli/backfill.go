@@ -19,6 +19,7 @@ import (
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/aws"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).backfillCmd) }
@@ -204,7 +205,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 					a.log.Warn("checkpoint not removed", "error", err.Error())
 				}
 			}
-			return a.finishRun(ctx, run, importErr)
+			return a.finishRun(ctx, st, run, importErr)
 		},
 	}
 	fl := cmd.Flags()
@@ -216,14 +217,19 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 	return cmd
 }
 
-// finishRun writes the run record (even when ctx was cancelled), prints it, and
-// returns importErr or an error for a failed run.
-func (a *app) finishRun(ctx context.Context, run *resumable.Run, importErr error) error {
-	rec, err := run.Finish(context.WithoutCancel(ctx), importErr)
+// finishRun writes the run record and rebuilds the rollups over what the run stored
+// (even when ctx was cancelled: what was committed is in the store), prints the
+// record, and returns importErr.
+func (a *app) finishRun(ctx context.Context, st store.Store, run *resumable.Run, importErr error) error {
+	ctx = context.WithoutCancel(ctx)
+	rec, err := run.Finish(ctx, importErr)
 	if err != nil {
 		a.log.Warn("run record not stored", "error", err.Error())
 	}
-	a.printResults([]ingest.Result{{Run: rec, Duration: rec.FinishedAt.Sub(rec.StartedAt)}})
+	res := ingest.Result{Run: rec, Duration: rec.FinishedAt.Sub(rec.StartedAt)}
+	res.Since, res.Until = run.Span()
+	a.rollupAfter(ctx, st, []ingest.Result{res})
+	a.printResults([]ingest.Result{res})
 	if importErr != nil {
 		return importErr
 	}

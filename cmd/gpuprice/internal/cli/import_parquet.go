@@ -73,6 +73,7 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	}
 	res := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{{Name: job, Source: src}})
 	a.printResults(res)
+	a.rollupAfter(ctx, st, res)
 	if res[0].Status == schemas.RunFailed {
 		return fmt.Errorf("import failed: %s", res[0].Error)
 	}

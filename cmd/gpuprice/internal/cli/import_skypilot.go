@@ -83,7 +83,7 @@ It needs the git command.`,
 			}
 			a.log.Info("skypilot catalog read", "snapshots", res.Snapshots, "imported", res.Imported, "skipped", res.Skipped,
 				"lines", res.Stats.Lines, "without_gpu", res.Stats.NoGPU, "empty_prices", res.Stats.NoPrice)
-			return a.finishRun(ctx, run, err)
+			return a.finishRun(ctx, st, run, err)
 		},
 	}
 	cmd.Flags().StringSliceVar(&clouds, "clouds", nil, "only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")
