@@ -129,6 +129,14 @@ func TestExportFormatsAndRoundTrip(t *testing.T) {
 	if a, b := dropColumns(back, 20), dropColumns(recs, 20); a != b {
 		t.Errorf("parquet round trip differs (source_url aside):\n%s\n---\n%s", a, b)
 	}
+	// import csv reads Parquet too (told by its first bytes).
+	dsn3 := "duckdb://" + filepath.Join(t.TempDir(), "c.duckdb")
+	if out, code := run(t, "--config", cfg, "--store", dsn3, "import", "csv", pq); code != 0 {
+		t.Fatalf("import csv of a parquet file failed:\n%s", out)
+	}
+	if a, b := dropColumns(parseCSV(t, exportOut(t, cfg, dsn3, "--format", "csv")), 20), dropColumns(recs, 20); a != b {
+		t.Errorf("import csv of parquet differs (source_url aside):\n%s\n---\n%s", a, b)
+	}
 
 	if _, code := run(t, "--config", cfg, "--store", dsn, "export", "--format", "xlsx"); code == 0 {
 		t.Error("--format xlsx accepted")

@@ -40,7 +40,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "gpuprice:", err)
+		fmt.Fprintln(stderr, "gpuprice:", redactErr(err))
 		return 1
 	}
 	return 0
@@ -74,7 +74,8 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
-			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv}))
+			// Every log line passes the redactor: no secret from the environment is printed.
+			a.log = redactLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})))
 			return nil
 		},
 	}

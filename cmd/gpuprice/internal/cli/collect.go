@@ -78,6 +78,7 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 		return err
 	}
 	results := col.Collect(ctx, runID, jobs)
+	a.rollupAfter(ctx, st, results)
 	a.printResults(results)
 	if rec != nil {
 		if err := a.finishArchive(ctx, rec); err != nil {
@@ -99,10 +100,14 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 // replaySpool writes what waits in the spool to st before new rows, logging (not
 // failing on) a store that is still down.
 func (a *app) replaySpool(ctx context.Context, spool *ingest.DirSpool, st store.Store) {
-	if n, err := spool.Replay(ctx, st); err != nil {
+	sw := &spanWriter{Store: st}
+	if n, err := spool.Replay(ctx, sw); err != nil {
 		a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
 	} else if n > 0 {
 		a.log.Info("spool replayed", "rows", n)
+	}
+	if !sw.since.IsZero() {
+		a.rollupAfter(ctx, st, []ingest.Result{{Run: schemas.Run{RowsAccepted: 1}, Since: sw.since, Until: sw.until}})
 	}
 }
 

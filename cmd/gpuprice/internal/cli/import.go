@@ -1,17 +1,6 @@
 package cli
 
-import (
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"time"
-
-	"github.com/spf13/cobra"
-
-	"github.com/gpuprice/gpuprice/ingest"
-	"github.com/gpuprice/gpuprice/schemas"
-)
+import "github.com/spf13/cobra"
 
 func (a *app) importCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -39,47 +28,7 @@ source_kind=import and the file they came from; importing the same file twice ad
 nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			path, err := filepath.Abs(args[0])
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(path); err != nil {
-				return err
-			}
-			cat, err := schemas.LoadCatalog()
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			spool, err := a.spool()
-			if err != nil {
-				return err
-			}
-			if _, err := spool.Replay(ctx, st); err != nil {
-				a.log.Warn("spool replay incomplete", "error", err.Error())
-			}
-			col, err := a.collector(st, a.loadFX(ctx, st), spool)
-			if err != nil {
-				return err
-			}
-			col.SourceKind = schemas.SourceImport
-			src := &ingest.CSVSource{
-				Open:   func() (io.ReadCloser, error) { return os.Open(path) },
-				Origin: "file://" + filepath.ToSlash(path),
-				Known:  func(g string) bool { _, ok := cat.Lookup(g); return ok },
-			}
-			res := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{{Name: "import:csv", Source: src}})
-			a.rollupAfter(ctx, st, res)
-			a.printResults(res)
-			if res[0].Status == schemas.RunFailed {
-				return fmt.Errorf("import failed: %s", res[0].Error)
-			}
-			return nil
+			return a.importFile(cmd.Context(), args[0], "import:csv")
 		},
 	}
 }

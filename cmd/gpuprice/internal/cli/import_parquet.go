@@ -58,9 +58,7 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := spool.Replay(ctx, st); err != nil {
-		a.log.Warn("spool replay incomplete", "error", err.Error())
-	}
+	a.replaySpool(ctx, spool, st)
 	col, err := a.collector(st, a.loadFX(ctx, st), spool)
 	if err != nil {
 		return err

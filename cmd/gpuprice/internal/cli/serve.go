@@ -172,9 +172,7 @@ func (s *service) collect(ctx context.Context, j ingest.Job) {
 	if ctx.Err() != nil {
 		return
 	}
-	if n, err := s.spool.Replay(ctx, s.st); err != nil {
-		s.a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
-	}
+	s.a.replaySpool(ctx, s.spool, s.st)
 	col, err := s.a.collector(s.st, s.currentFX(ctx), s.spool)
 	if err != nil {
 		s.a.log.Error("collector not built", "source", j.Name, "error", err.Error())
