@@ -91,6 +91,12 @@ func TestServe(t *testing.T) {
 		}
 		return seen["azure"] && seen["vast"] && seen["lambda"]
 	})
+	// The run record is stored before the service updates its metrics: wait for both.
+	waitFor(t, "the metrics of the first runs", func() bool {
+		_, m := get(t, base+"/metrics")
+		return strings.Contains(m, `gpuprice_source_up{source="azure"}`) && strings.Contains(m, `gpuprice_source_up{source="vast"}`) &&
+			strings.Contains(m, `gpuprice_source_up{source="lambda"}`)
+	})
 	if code, body := get(t, base+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
 		t.Errorf("healthz: %d %q", code, body)
 	}
