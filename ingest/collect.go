@@ -173,6 +173,9 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 	if werr != nil {
 		problems = append(problems, werr.Error())
 	}
+	if spooled > 0 {
+		problems = append(problems, fmt.Sprintf("%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them", spooled))
+	}
 	if len(e.quarantine) > 0 {
 		if err := c.Sink.WriteQuarantine(ctx, e.quarantine); err != nil {
 			problems = append(problems, fmt.Sprintf("ingest: writing quarantine: %v", err))

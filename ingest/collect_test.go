@@ -189,7 +189,7 @@ func TestCollectSpoolsWhenStoreUnavailable(t *testing.T) {
 	c := newCollector(sink)
 	c.Spool = sp
 	res := c.Collect(context.Background(), "r", []Job{{Name: "x", Source: emitN(5, nil)}})
-	if res[0].Spooled != 5 || res[0].Status != schemas.RunOK {
+	if res[0].Spooled != 5 || res[0].Status != schemas.RunDegraded || !strings.Contains(res[0].Error, "5 rows spooled") {
 		t.Fatalf("spooled %d, status %s (%s)", res[0].Spooled, res[0].Status, res[0].Error)
 	}
 	st, err := sp.Status()
