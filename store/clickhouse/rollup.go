@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -96,57 +97,88 @@ func clampTime(t time.Time) time.Time {
 	return t
 }
 
+// seriesKey groups bars by series on the server without hashing five strings per
+// row into a hash table: two independent 64-bit hashes of the series' columns (a
+// 128-bit key; a collision between two series is as unlikely as one in ClickHouse's
+// own hashed GROUP BY keys).
+const seriesKey = `cityHash64(provider, sku, region, zone, pricing), sipHash64(provider, sku, region, zone, pricing)`
+
 // Bars returns the bars q selects, by series then bar start, each its last write.
+//
+// The server sends one row per series, its strings once and its bars as parallel
+// arrays (start, version, open, high, low, close, mean, count, and gpu, tier and
+// interconnect only when they vary within the series); the rows of a bar written
+// more than once are resolved here, the last version winning, as a GROUP BY with
+// argMax(…, version) would on the server. This moves a tenth of the bytes of one
+// row per bar and spares the server a GROUP BY on strings.
 func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
-	window, args := s.barsQuery(q, q.Since, q.Until)
-	query := window
-	if q.CarryIn && !q.Since.IsZero() {
-		carry, cargs := s.barsQuery(q, time.Time{}, q.Since)
-		// The last bar before the window, per series.
-		carry = `SELECT provider, sku, region, zone, pricing, max(b_start) AS c_start,
-			argMax(b_gpu, b_start) AS c_gpu, argMax(b_tier, b_start) AS c_tier,
-			argMax(b_interconnect, b_start) AS c_interconnect, argMax(b_open, b_start) AS c_open,
-			argMax(b_high, b_start) AS c_high, argMax(b_low, b_start) AS c_low,
-			argMax(b_close, b_start) AS c_close, argMax(b_mean, b_start) AS c_mean,
-			argMax(b_count, b_start) AS c_count
-		FROM (` + carry + `) GROUP BY provider, sku, region, zone, pricing`
-		query = window + ` UNION ALL ` + carry
-		args = append(args, cargs...)
-	}
-	query = `SELECT provider, sku, region, zone, pricing, b_start, b_gpu, b_tier, b_interconnect,
-		b_open, b_high, b_low, b_close, b_mean, b_count FROM (` + query + `)
-	ORDER BY provider, sku, region, zone, pricing, b_start`
-	rows, err := s.conn.Query(ctx, query, args...)
+	window, err := s.barSeries(ctx, q, q.Since, q.Until)
 	if err != nil {
-		return nil, s.wrap("bars", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []store.Bar
-	for rows.Next() {
-		var (
-			b store.Bar
-			n uint64
-		)
-		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU,
-			&b.Tier, &b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n); err != nil {
-			return nil, s.wrap("bars", err)
-		}
-		b.Start = b.Start.UTC()
-		b.Count = int64(n)
-		out = append(out, b)
+	if !q.CarryIn || q.Since.IsZero() {
+		return flatten(window, nil), nil
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("bars", err)
+	carry, err := s.carryBars(ctx, q)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return flatten(window, carry), nil
 }
 
-// barsQuery selects the deduplicated bars of q's width and series whose start is in
-// [since, until), with columns named b_<column>.
-func (s *Store) barsQuery(q store.BarQuery, since, until time.Time) (string, []any) {
+// series is the bars of one series, by start, once each.
+type series struct {
+	key  [5]string // provider, sku, region, zone, pricing
+	bars []store.Bar
+}
+
+func (sr *series) less(o *series) bool {
+	for i := range sr.key {
+		if sr.key[i] != o.key[i] {
+			return sr.key[i] < o.key[i]
+		}
+	}
+	return false
+}
+
+// flatten returns the bars of every series, by series then start, each series'
+// carried-in bar (if any) first.
+func flatten(window []series, carry map[[5]string]store.Bar) []store.Bar {
+	byKey := make(map[[5]string]int, len(window))
+	for i := range window {
+		byKey[window[i].key] = i
+	}
+	n := 0
+	for _, sr := range window {
+		n += len(sr.bars)
+	}
+	for k := range carry {
+		if _, ok := byKey[k]; !ok {
+			byKey[k] = len(window)
+			window = append(window, series{key: k})
+		}
+		n++
+	}
+	sort.Slice(window, func(i, j int) bool { return window[i].less(&window[j]) })
+	out := make([]store.Bar, 0, n)
+	for _, sr := range window {
+		if b, ok := carry[sr.key]; ok {
+			out = append(out, b)
+		}
+		out = append(out, sr.bars...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// barConds returns the WHERE conditions of q's width and series with bar_start in
+// [since, until), with their arguments. The tier is filtered after deduplication.
+func barConds(q store.BarQuery, since, until time.Time) (string, []any) {
 	conds := []string{"width = ?"}
 	args := []any{uint32(q.Width / time.Second)}
 	eq := func(col, v string) {
@@ -159,34 +191,143 @@ func (s *Store) barsQuery(q store.BarQuery, since, until time.Time) (string, []a
 	eq("provider", q.Provider)
 	eq("pricing", q.Pricing)
 	eq("region", q.Region)
-	for _, b := range []struct {
-		t  time.Time
-		op string
-	}{{since, ">="}, {until, "<"}} {
-		if b.t.IsZero() {
-			continue
-		}
-		t := b.t.UTC().Truncate(time.Second)
-		switch {
-		case t.Before(minTime):
-			t = minTime
-		case t.After(maxTime):
-			t = maxTime
-		}
-		conds = append(conds, "bar_start "+b.op+" ?")
-		args = append(args, t)
+	if !since.IsZero() {
+		conds = append(conds, "bar_start >= ?")
+		args = append(args, clampTime(since))
 	}
-	sq := `SELECT provider, sku, region, zone, pricing, bar_start AS b_start,
-		argMax(gpu, version) AS b_gpu, argMax(tier, version) AS b_tier,
-		argMax(interconnect, version) AS b_interconnect, argMax(open, version) AS b_open,
-		argMax(high, version) AS b_high, argMax(low, version) AS b_low,
-		argMax(close, version) AS b_close, argMax(mean, version) AS b_mean,
-		argMax(count, version) AS b_count
-	FROM bars WHERE ` + strings.Join(conds, " AND ") + `
-	GROUP BY provider, sku, region, zone, pricing, bar_start`
-	if q.Tier != "" {
-		sq += ` HAVING b_tier = ?`
+	if !until.IsZero() {
+		conds = append(conds, "bar_start < ?")
+		args = append(args, clampTime(until))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// barSeries reads the bars of q in [since, until), one row per series.
+func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until time.Time) ([]series, error) {
+	where, args := barConds(q, since, until)
+	query := `SELECT s_provider, s_sku, s_region, s_zone, s_pricing, s_same, s_gpu, s_tier, s_interconnect,
+		arrayMap(x -> x.1, a), arrayMap(x -> x.2, a), arrayMap(x -> x.3, a), arrayMap(x -> x.4, a),
+		arrayMap(x -> x.5, a), arrayMap(x -> x.6, a), arrayMap(x -> x.7, a), arrayMap(x -> x.8, a),
+		if(s_same, emptyArrayString(), arrayMap(x -> x.9, a)),
+		if(s_same, emptyArrayString(), arrayMap(x -> x.10, a)),
+		if(s_same, emptyArrayString(), arrayMap(x -> x.11, a))
+	FROM (SELECT any(provider) AS s_provider, any(sku) AS s_sku, any(region) AS s_region,
+			any(zone) AS s_zone, any(pricing) AS s_pricing,
+			min(gpu) = max(gpu) AND min(tier) = max(tier) AND min(interconnect) = max(interconnect) AS s_same,
+			any(gpu) AS s_gpu, any(tier) AS s_tier, any(interconnect) AS s_interconnect,
+			groupArray((bar_start, version, open, high, low, close, mean, count, gpu, tier, interconnect)) AS a
+		FROM bars WHERE ` + where + `
+		GROUP BY ` + seriesKey + `)`
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap("bars", err)
+	}
+	defer rows.Close()
+	var out []series
+	for rows.Next() {
+		var (
+			sr                                series
+			same                              uint8
+			gpu, tier, ic                     string
+			starts                            []time.Time
+			versions, counts                  []uint64
+			opens, highs, lows, closes, means []float64
+			gpus, tiers, ics                  []string
+		)
+		if err := rows.Scan(&sr.key[0], &sr.key[1], &sr.key[2], &sr.key[3], &sr.key[4], &same, &gpu, &tier, &ic,
+			&starts, &versions, &opens, &highs, &lows, &closes, &means, &counts, &gpus, &tiers, &ics); err != nil {
+			return nil, s.wrap("bars", err)
+		}
+		// Order by start then version, and keep the last version of each start.
+		idx := make([]int, len(starts))
+		sorted := true
+		for i := range idx {
+			idx[i] = i
+			if i > 0 && !before(starts, versions, i-1, i) {
+				sorted = false
+			}
+		}
+		if !sorted {
+			sort.Slice(idx, func(a, b int) bool { return before(starts, versions, idx[a], idx[b]) })
+		}
+		sr.bars = make([]store.Bar, 0, len(idx))
+		for k, i := range idx {
+			if k+1 < len(idx) && starts[idx[k+1]].Equal(starts[i]) {
+				continue // a later version of the same bar follows
+			}
+			b := store.Bar{Provider: sr.key[0], SKU: sr.key[1], Region: sr.key[2], Zone: sr.key[3], Pricing: sr.key[4],
+				Start: starts[i].UTC(), GPU: gpu, Tier: tier, Interconnect: ic,
+				Open: opens[i], High: highs[i], Low: lows[i], Close: closes[i], Mean: means[i], Count: int64(counts[i])}
+			if same == 0 {
+				b.GPU, b.Tier, b.Interconnect = gpus[i], tiers[i], ics[i]
+			}
+			if q.Tier != "" && b.Tier != q.Tier {
+				continue
+			}
+			sr.bars = append(sr.bars, b)
+		}
+		if len(sr.bars) > 0 {
+			out = append(out, sr)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("bars", err)
+	}
+	return out, nil
+}
+
+// before orders bar rows by start, then version.
+func before(starts []time.Time, versions []uint64, i, j int) bool {
+	if !starts[i].Equal(starts[j]) {
+		return starts[i].Before(starts[j])
+	}
+	return versions[i] < versions[j]
+}
+
+// carryBars returns, per series of q, its last bar before q.Since: the last write
+// of the series' latest bar_start, or with a tier filter, of the latest bar_start
+// whose last write has that tier.
+func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]store.Bar, error) {
+	where, args := barConds(q, time.Time{}, q.Since)
+	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count)`
+	var inner string
+	if q.Tier == "" {
+		inner = `SELECT any(provider) AS p, any(sku) AS k, any(region) AS r, any(zone) AS z, any(pricing) AS pr,
+			argMax(` + cols + `, (bar_start, version)) AS c
+		FROM bars WHERE ` + where + ` GROUP BY ` + seriesKey
+	} else {
+		inner = `SELECT any(b_provider) AS p, any(b_sku) AS k, any(b_region) AS r, any(b_zone) AS z,
+			any(b_pricing) AS pr, argMax(b, b.1) AS c
+		FROM (SELECT cityHash64(provider, sku, region, zone, pricing) AS h1,
+				sipHash64(provider, sku, region, zone, pricing) AS h2,
+				any(provider) AS b_provider, any(sku) AS b_sku, any(region) AS b_region,
+				any(zone) AS b_zone, any(pricing) AS b_pricing, argMax(` + cols + `, version) AS b
+			FROM bars WHERE ` + where + `
+			GROUP BY h1, h2, bar_start HAVING b.3 = ?)
+		GROUP BY h1, h2`
 		args = append(args, q.Tier)
 	}
-	return sq, args
+	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10 FROM (` + inner + `)`
+	rows, err := s.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.wrap("bars: carry-in", err)
+	}
+	defer rows.Close()
+	out := map[[5]string]store.Bar{}
+	for rows.Next() {
+		var (
+			b store.Bar
+			n uint64
+		)
+		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU, &b.Tier,
+			&b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n); err != nil {
+			return nil, s.wrap("bars: carry-in", err)
+		}
+		b.Start, b.Count = b.Start.UTC(), int64(n)
+		out[[5]string{b.Provider, b.SKU, b.Region, b.Zone, b.Pricing}] = b
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("bars: carry-in", err)
+	}
+	return out, nil
 }
