@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -254,53 +253,6 @@ func oneLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-func (a *app) sourcesCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "sources",
-		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			last := map[string]schemas.Run{}
-			if st, err := a.openStore(cmd.Context()); err == nil {
-				runs, err := st.Runs(cmd.Context(), "", 0)
-				if err == nil {
-					for _, r := range runs {
-						if _, seen := last[r.Source]; !seen {
-							last[r.Source] = r
-						}
-					}
-				}
-				st.Close()
-			} else {
-				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SOURCE\tPROVIDER\tMETHOD\tPRICING\tCREDENTIALS\tSCHEDULE\tENABLED\tLAST RUN")
-			names := scrapers.Names()
-			sort.Strings(names)
-			for _, n := range names {
-				info, _, _ := scrapers.Lookup(n)
-				sc := a.cfg.Sources[n]
-				sched := info.Schedule
-				if sc.Schedule != "" {
-					sched = sc.Schedule
-				}
-				cred := info.Credentials
-				if cred == "" {
-					cred = "none"
-				}
-				lr := "never"
-				if r, ok := last[n]; ok {
-					lr = fmt.Sprintf("%s %s (%d rows)", r.FinishedAt.Format(time.RFC3339), r.Status, r.RowsAccepted)
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", n, info.Provider, info.Method,
-					strings.Join(info.Pricing, ","), cred, sched, sc.IsEnabled(), lr)
-			}
-			return w.Flush()
-		},
-	}
 }
 
 func (a *app) runsCmd() *cobra.Command {
