@@ -122,13 +122,20 @@ func SplitSeries(bars []store.Bar) [][]store.Bar {
 	var out [][]store.Bar
 	for i := 0; i < len(bars); {
 		j := i + 1
-		for j < len(bars) && bars[j].SeriesKey() == bars[i].SeriesKey() {
+		for j < len(bars) && sameSeries(&bars[j], &bars[i]) {
 			j++
 		}
 		out = append(out, bars[i:j])
 		i = j
 	}
 	return out
+}
+
+// sameSeries reports whether two bars are of one series, as equal SeriesKeys
+// would, without building the keys.
+func sameSeries(a, b *store.Bar) bool {
+	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone &&
+		a.Pricing == b.Pricing
 }
 
 // Volatilities computes SeriesVolatilityOf for every series among bars.

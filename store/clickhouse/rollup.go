@@ -105,12 +105,9 @@ const seriesKey = `cityHash64(provider, sku, region, zone, pricing), sipHash64(p
 
 // Bars returns the bars q selects, by series then bar start, each its last write.
 //
-// The server sends one row per series, its strings once and its bars as parallel
-// arrays (start, version, open, high, low, close, mean, count, and gpu, tier and
-// interconnect only when they vary within the series); the rows of a bar written
-// more than once are resolved here, the last version winning, as a GROUP BY with
-// argMax(…, version) would on the server. This moves a tenth of the bytes of one
-// row per bar and spares the server a GROUP BY on strings.
+// The server groups nothing on strings and sends no string per bar (see
+// barSeries): the window's rows travel as numbers and the versions of a bar are
+// resolved here, the last one winning, as argMax(…, version) would on the server.
 func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
@@ -202,86 +199,114 @@ func barConds(q store.BarQuery, since, until time.Time) (string, []any) {
 	return strings.Join(conds, " AND "), args
 }
 
-// barSeries reads the bars of q in [since, until), one row per series.
+// barSeries reads the bars of q in [since, until) in two passes over the same rows,
+// neither grouping on strings nor sending them per bar: every stored row of a bar
+// (each version) as numbers, with its series as a 128-bit hash and its gpu, tier
+// and interconnect as a 64-bit hash; then the strings of each (series, attributes)
+// pair once. Versions are resolved here, the last one winning.
 func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until time.Time) ([]series, error) {
 	where, args := barConds(q, since, until)
-	query := `SELECT s_provider, s_sku, s_region, s_zone, s_pricing, s_same, s_gpu, s_tier, s_interconnect,
-		arrayMap(x -> x.1, a), arrayMap(x -> x.2, a), arrayMap(x -> x.3, a), arrayMap(x -> x.4, a),
-		arrayMap(x -> x.5, a), arrayMap(x -> x.6, a), arrayMap(x -> x.7, a), arrayMap(x -> x.8, a),
-		if(s_same, emptyArrayString(), arrayMap(x -> x.9, a)),
-		if(s_same, emptyArrayString(), arrayMap(x -> x.10, a)),
-		if(s_same, emptyArrayString(), arrayMap(x -> x.11, a))
-	FROM (SELECT any(provider) AS s_provider, any(sku) AS s_sku, any(region) AS s_region,
-			any(zone) AS s_zone, any(pricing) AS s_pricing,
-			min(gpu) = max(gpu) AND min(tier) = max(tier) AND min(interconnect) = max(interconnect) AS s_same,
-			any(gpu) AS s_gpu, any(tier) AS s_tier, any(interconnect) AS s_interconnect,
-			groupArray((bar_start, version, open, high, low, close, mean, count, gpu, tier, interconnect)) AS a
-		FROM bars WHERE ` + where + `
-		GROUP BY ` + seriesKey + `)`
-	rows, err := s.conn.Query(ctx, query, args...)
+	const hashes = `cityHash64(provider, sku, region, zone, pricing) AS h1,
+		sipHash64(provider, sku, region, zone, pricing) AS h2, cityHash64(gpu, tier, interconnect) AS ha`
+	type names struct {
+		key                    [5]string
+		gpu, tier, interconect string
+	}
+	type hkey struct{ h1, h2, ha uint64 }
+	attrs := map[hkey]names{}
+	rows, err := s.conn.Query(ctx, `SELECT h1, h2, ha, any(provider), any(sku), any(region), any(zone), any(pricing),
+		any(gpu), any(tier), any(interconnect)
+	FROM (SELECT `+hashes+`, provider, sku, region, zone, pricing, gpu, tier, interconnect
+		FROM bars WHERE `+where+`)
+	GROUP BY h1, h2, ha`, args...)
+	if err != nil {
+		return nil, s.wrap("bars: series", err)
+	}
+	for rows.Next() {
+		var (
+			k hkey
+			n names
+		)
+		if err := rows.Scan(&k.h1, &k.h2, &k.ha, &n.key[0], &n.key[1], &n.key[2], &n.key[3], &n.key[4],
+			&n.gpu, &n.tier, &n.interconect); err != nil {
+			rows.Close()
+			return nil, s.wrap("bars: series", err)
+		}
+		attrs[k] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("bars: series", err)
+	}
+	if len(attrs) == 0 {
+		return nil, nil
+	}
+
+	type row struct {
+		ha                           uint64
+		start                        uint32
+		version                      uint64
+		open, high, low, close, mean float64
+		count                        uint64
+	}
+	type skey struct{ h1, h2 uint64 }
+	bySeries := map[skey][]row{}
+	rows, err = s.conn.Query(ctx, `SELECT `+hashes+`, toUInt32(bar_start), version, open, high, low, close, mean, count
+	FROM bars WHERE `+where, args...)
 	if err != nil {
 		return nil, s.wrap("bars", err)
 	}
 	defer rows.Close()
-	var out []series
 	for rows.Next() {
 		var (
-			sr                                series
-			same                              uint8
-			gpu, tier, ic                     string
-			starts                            []time.Time
-			versions, counts                  []uint64
-			opens, highs, lows, closes, means []float64
-			gpus, tiers, ics                  []string
+			k skey
+			r row
 		)
-		if err := rows.Scan(&sr.key[0], &sr.key[1], &sr.key[2], &sr.key[3], &sr.key[4], &same, &gpu, &tier, &ic,
-			&starts, &versions, &opens, &highs, &lows, &closes, &means, &counts, &gpus, &tiers, &ics); err != nil {
+		if err := rows.Scan(&k.h1, &k.h2, &r.ha, &r.start, &r.version, &r.open, &r.high, &r.low, &r.close,
+			&r.mean, &r.count); err != nil {
 			return nil, s.wrap("bars", err)
 		}
+		bySeries[k] = append(bySeries[k], r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("bars", err)
+	}
+	out := make([]series, 0, len(bySeries))
+	for k, rs := range bySeries {
 		// Order by start then version, and keep the last version of each start.
-		idx := make([]int, len(starts))
-		sorted := true
-		for i := range idx {
-			idx[i] = i
-			if i > 0 && !before(starts, versions, i-1, i) {
-				sorted = false
+		less := func(a, b row) bool {
+			if a.start != b.start {
+				return a.start < b.start
 			}
+			return a.version < b.version
 		}
-		if !sorted {
-			sort.Slice(idx, func(a, b int) bool { return before(starts, versions, idx[a], idx[b]) })
+		if !sort.SliceIsSorted(rs, func(i, j int) bool { return less(rs[i], rs[j]) }) {
+			sort.Slice(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
 		}
-		sr.bars = make([]store.Bar, 0, len(idx))
-		for k, i := range idx {
-			if k+1 < len(idx) && starts[idx[k+1]].Equal(starts[i]) {
+		sr := series{bars: make([]store.Bar, 0, len(rs))}
+		for i, r := range rs {
+			if i+1 < len(rs) && rs[i+1].start == r.start {
 				continue // a later version of the same bar follows
 			}
-			b := store.Bar{Provider: sr.key[0], SKU: sr.key[1], Region: sr.key[2], Zone: sr.key[3], Pricing: sr.key[4],
-				Start: starts[i].UTC(), GPU: gpu, Tier: tier, Interconnect: ic,
-				Open: opens[i], High: highs[i], Low: lows[i], Close: closes[i], Mean: means[i], Count: int64(counts[i])}
-			if same == 0 {
-				b.GPU, b.Tier, b.Interconnect = gpus[i], tiers[i], ics[i]
+			n, ok := attrs[hkey{k.h1, k.h2, r.ha}]
+			if !ok {
+				// Written between the two reads: read again.
+				return s.barSeries(ctx, q, since, until)
 			}
-			if q.Tier != "" && b.Tier != q.Tier {
+			if q.Tier != "" && n.tier != q.Tier {
 				continue
 			}
-			sr.bars = append(sr.bars, b)
+			sr.key = n.key
+			sr.bars = append(sr.bars, store.Bar{Provider: n.key[0], SKU: n.key[1], Region: n.key[2], Zone: n.key[3],
+				Pricing: n.key[4], Start: time.Unix(int64(r.start), 0).UTC(), GPU: n.gpu, Tier: n.tier,
+				Interconnect: n.interconect, Open: r.open, High: r.high, Low: r.low, Close: r.close, Mean: r.mean,
+				Count: int64(r.count)})
 		}
 		if len(sr.bars) > 0 {
 			out = append(out, sr)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("bars", err)
-	}
 	return out, nil
-}
-
-// before orders bar rows by start, then version.
-func before(starts []time.Time, versions []uint64, i, j int) bool {
-	if !starts[i].Equal(starts[j]) {
-		return starts[i].Before(starts[j])
-	}
-	return versions[i] < versions[j]
 }
 
 // carryBars returns, per series of q, its last bar before q.Since: the last write
