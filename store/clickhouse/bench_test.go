@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -85,11 +87,17 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 		}
 	})
 	// What a raw read must do to count each identity once (the Observations path).
+	// Past some 50M rows its GROUP BY outgrows the server's default 10 GB per query:
+	// it may use 16 GB and spill to disk beyond 6 GB.
+	big := ch.Context(ctx, ch.WithSettings(ch.Settings{
+		"max_memory_usage":                   16 << 30,
+		"max_bytes_before_external_group_by": 6 << 30,
+	}))
 	b.Run("FullScanRawDeduped", func(b *testing.B) {
 		for b.Loop() {
 			var n uint64
 			var sum float64
-			if err := admin.QueryRow(ctx, `SELECT count(), sum(p) FROM (SELECT argMax(price_usd_gpu_hour, version) AS p
+			if err := admin.QueryRow(big, `SELECT count(), sum(p) FROM (SELECT argMax(price_usd_gpu_hour, version) AS p
 				FROM `+u.Path[1:]+`.observations GROUP BY provider, sku, region, zone, pricing, effective_at)`).Scan(&n, &sum); err != nil {
 				b.Fatal(err)
 			}
