@@ -28,11 +28,6 @@
 package crusoe
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"net/url"
-
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
@@ -57,54 +52,20 @@ func init() {
 	}, New)
 }
 
-// Options: this source has none; any key is an error.
-type Options struct{}
-
-// Source is the Crusoe pricing page source.
-type Source struct {
-	cfg scrapers.Config
-}
-
-// New builds the source from its config.
-func New(cfg scrapers.Config) (scrapers.Source, error) {
-	var o Options
-	if err := cfg.DecodeOptions(&o); err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
-	if err != nil {
-		return nil, fmt.Errorf("crusoe: endpoint: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("crusoe: endpoint %q is not an http(s) URL", u.Redacted())
-	}
-	return &Source{cfg: cfg}, nil
-}
-
-// Expect is the coverage guard: the page lists H200, H100 and A100 (SXM and PCIe) at
+// page describes the source. Its coverage guard: the page lists H200, H100 and A100 (SXM and PCIe) at
 // least, each with an on-demand price.
-func (s *Source) Expect() scrapers.Expectation {
-	return scrapers.Expectation{
+var page = pageutil.Page{
+	Name:            Name,
+	DefaultEndpoint: DefaultEndpoint,
+	Parse:           parsePage,
+	Expectation: scrapers.Expectation{
 		MinRows: 6,
 		SKUs:    []string{"crusoe:h200-hgx-141gb", "crusoe:h100-hgx-80gb", "crusoe:a100-sxm-80gb"},
-	}
+	},
 }
 
-// Collect fetches the page and emits its rows; unreadable cards are quarantined.
-func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
-	u := s.cfg.EndpointOr(DefaultEndpoint)
-	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
-	if err != nil {
-		return fmt.Errorf("crusoe: %w", err)
-	}
-	res, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
-	if err != nil {
-		return err
-	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read",
-		"rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
-	if err := pageutil.Emit(e, res, u); err != nil {
-		return fmt.Errorf("crusoe: %w", err)
-	}
-	return nil
-}
+// Source is the Crusoe pricing page source.
+type Source = pageutil.PageSource
+
+// New builds the source from its config; it takes no options (any key is an error).
+func New(cfg scrapers.Config) (scrapers.Source, error) { return page.New(cfg) }

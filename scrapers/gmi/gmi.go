@@ -21,11 +21,6 @@
 package gmi
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"net/url"
-
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
@@ -50,53 +45,19 @@ func init() {
 	}, New)
 }
 
-// Options: this source has none; any key is an error.
-type Options struct{}
-
-// Source is the GMI Cloud pricing page source.
-type Source struct {
-	cfg scrapers.Config
-}
-
-// New builds the source from its config.
-func New(cfg scrapers.Config) (scrapers.Source, error) {
-	var o Options
-	if err := cfg.DecodeOptions(&o); err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
-	if err != nil {
-		return nil, fmt.Errorf("gmi: endpoint: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("gmi: endpoint %q is not an http(s) URL", u.Redacted())
-	}
-	return &Source{cfg: cfg}, nil
-}
-
-// Expect is the coverage guard: the page shows five GPU cards, H100 and H200 priced.
-func (s *Source) Expect() scrapers.Expectation {
-	return scrapers.Expectation{
+// page describes the source. Its coverage guard: the page shows five GPU cards, H100 and H200 priced.
+var page = pageutil.Page{
+	Name:            Name,
+	DefaultEndpoint: DefaultEndpoint,
+	Parse:           parsePage,
+	Expectation: scrapers.Expectation{
 		MinRows: 4,
 		SKUs:    []string{"gmi:h100", "gmi:h200", "gmi:b200"},
-	}
+	},
 }
 
-// Collect fetches the page and emits its rows; unreadable cards are quarantined.
-func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
-	u := s.cfg.EndpointOr(DefaultEndpoint)
-	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
-	if err != nil {
-		return fmt.Errorf("gmi: %w", err)
-	}
-	res, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
-	if err != nil {
-		return err
-	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read",
-		"rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
-	if err := pageutil.Emit(e, res, u); err != nil {
-		return fmt.Errorf("gmi: %w", err)
-	}
-	return nil
-}
+// Source is the GMI Cloud pricing page source.
+type Source = pageutil.PageSource
+
+// New builds the source from its config; it takes no options (any key is an error).
+func New(cfg scrapers.Config) (scrapers.Source, error) { return page.New(cfg) }

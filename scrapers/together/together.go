@@ -26,11 +26,6 @@
 package together
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"net/url"
-
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
@@ -55,54 +50,20 @@ func init() {
 	}, New)
 }
 
-// Options: this source has none; any key is an error.
-type Options struct{}
-
-// Source is the Together AI pricing page source.
-type Source struct {
-	cfg scrapers.Config
-}
-
-// New builds the source from its config.
-func New(cfg scrapers.Config) (scrapers.Source, error) {
-	var o Options
-	if err := cfg.DecodeOptions(&o); err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
-	if err != nil {
-		return nil, fmt.Errorf("together: endpoint: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("together: endpoint %q is not an http(s) URL", u.Redacted())
-	}
-	return &Source{cfg: cfg}, nil
-}
-
-// Expect is the coverage guard: HGX H100 in both sections and HGX B200 in the GPU
+// page describes the source. Its coverage guard: HGX H100 in both sections and HGX B200 in the GPU
 // clusters table.
-func (s *Source) Expect() scrapers.Expectation {
-	return scrapers.Expectation{
+var page = pageutil.Page{
+	Name:            Name,
+	DefaultEndpoint: DefaultEndpoint,
+	Parse:           parsePage,
+	Expectation: scrapers.Expectation{
 		MinRows: 6,
 		SKUs:    []string{"together:dedicated-inference:hgx-h100", "together:gpu-clusters:hgx-h100", "together:gpu-clusters:hgx-b200"},
-	}
+	},
 }
 
-// Collect fetches the page and emits its rows; unreadable rows are quarantined.
-func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
-	u := s.cfg.EndpointOr(DefaultEndpoint)
-	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
-	if err != nil {
-		return fmt.Errorf("together: %w", err)
-	}
-	res, err := parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
-	if err != nil {
-		return err
-	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read",
-		"rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
-	if err := pageutil.Emit(e, res, u); err != nil {
-		return fmt.Errorf("together: %w", err)
-	}
-	return nil
-}
+// Source is the Together AI pricing page source.
+type Source = pageutil.PageSource
+
+// New builds the source from its config; it takes no options (any key is an error).
+func New(cfg scrapers.Config) (scrapers.Source, error) { return page.New(cfg) }

@@ -110,7 +110,7 @@ func TestParsePageRules(t *testing.T) {
 			t.Errorf("row %s: %+v", o.SKU, o)
 		}
 	}
-	src := &Source{}
+	src := page
 	for _, want := range src.Expect().SKUs {
 		if _, ok := rows[want+"|on_demand"]; !ok {
 			t.Errorf("expected SKU %s not on the page", want)
