@@ -96,7 +96,7 @@ func (s Source) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 func Default() Config {
 	return Config{
 		LogLevel: "info",
-		HTTP:     HTTP{Timeout: 30 * time.Second, MaxBodyBytes: 64 << 20, Retries: 4},
+		HTTP:     HTTP{Timeout: 30 * time.Second, MaxBodyBytes: 64 << 20, Retries: 4, MinInterval: 250 * time.Millisecond},
 		Ingest: Ingest{BatchSize: 5000, FlushInterval: 2 * time.Second, MinUSDGPUHour: 0.01,
 			MaxUSDGPUHour: 150, SourceTimeout: 10 * time.Minute},
 		Spool: Spool{MaxBytes: 1 << 30},
