@@ -191,6 +191,12 @@ func TestCollectPricesDuckDB(t *testing.T) {
 	recs := parseCSV(t, got)
 	checkPrices(t, recs)
 
+	// Bars were rebuilt after the collection: analytics read them with no `rollup` run.
+	hist, code := run(t, "--store", dsn, "history", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand")
+	if code != 0 || !regexp.MustCompile(`(?m)^lambda\s+\d+\s+\d+\s+\d`).MatchString(hist) {
+		t.Errorf("history after collect has no lambda H100 row:\n%s", hist)
+	}
+
 	// The export re-imports into a fresh store as the same prices.
 	file := filepath.Join(t.TempDir(), "prices.csv")
 	if err := os.WriteFile(file, []byte(strings.ReplaceAll(got, "NOW", time.Now().UTC().Format(time.RFC3339))), 0o600); err != nil {
