@@ -62,9 +62,16 @@ func (a *app) pricesCmd() *cobra.Command {
 	var ff filterFlags
 	var format string
 	var limit int
+	var stale time.Duration
+	var allSeries bool
 	cmd := &cobra.Command{
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
+		Long: `prices lists the latest price of every series (provider, sku, region, zone,
+pricing kind) still on offer, cheapest per GPU-hour first. A series counts as on offer
+when it was observed within --stale of its provider's newest observation, so offers a
+marketplace no longer lists drop out after the next collection; --all-series lists
+every series ever seen.`,
 		Example: `  gpuprice prices --gpu H100-SXM-80GB --pricing on_demand
   gpuprice prices --provider vast --pricing spot --format csv > vast.csv`,
 		Args: cobra.NoArgs,
@@ -82,6 +89,9 @@ func (a *app) pricesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !allSeries {
+				rows = currentOnly(rows, stale)
+			}
 			if limit > 0 && len(rows) > limit {
 				rows = rows[:limit]
 			}
@@ -91,6 +101,8 @@ func (a *app) pricesCmd() *cobra.Command {
 	ff.add(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
+	cmd.Flags().DurationVar(&stale, "stale", defaultStale, "drop series not seen within this long of their provider's newest observation")
+	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
 	return cmd
 }
 

@@ -42,7 +42,7 @@ before every run, and ECB rates are refreshed at most hourly.
 
 HTTP endpoints:
   /              the cheapest current offer per GPU and pricing kind, and the last runs
-  /api/prices    latest prices as JSON or CSV (?gpu= &provider= &pricing= &region= &tier= &format=csv &limit=)
+  /api/prices    latest prices of series on offer, JSON or CSV (?gpu= &provider= &pricing= &region= &tier= &format=csv &limit= &all_series=true)
   /api/runs      run records as JSON (?source= &limit=)
   /metrics       Prometheus metrics: runs, rows, durations, spool, cheapest $/GPU-hour
   /healthz       200 when the store answers`,
@@ -220,6 +220,7 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 		m.s.a.log.Warn("metrics: latest prices not readable", "error", err.Error())
 		return
 	}
+	rows = currentOnly(rows, defaultStale)
 	type key struct{ gpu, pricing, tier string }
 	cheapest := map[key]float64{}
 	count := map[key]int{}
@@ -280,6 +281,9 @@ func (s *service) apiPrices(w http.ResponseWriter, r *http.Request) {
 		s.a.log.Warn("api: latest failed", "error", err.Error())
 		http.Error(w, "store: query failed", http.StatusServiceUnavailable)
 		return
+	}
+	if q.Get("all_series") != "true" {
+		rows = currentOnly(rows, defaultStale)
 	}
 	if limit > 0 && len(rows) > limit {
 		rows = rows[:limit]
@@ -345,6 +349,7 @@ func (s *service) page(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "store: query failed", http.StatusServiceUnavailable)
 		return
 	}
+	rows = currentOnly(rows, defaultStale)
 	idx := map[[2]string]int{}
 	var out []best
 	for _, o := range rows {
