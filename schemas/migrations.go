@@ -125,3 +125,17 @@ func SplitStatements(body string) ([]string, error) {
 	}
 	return out, nil
 }
+
+var addColumn = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([a-z_][a-z0-9_]*)\s+ADD\s+COLUMN\s+([a-z_][a-z0-9_]*)\s`)
+
+// AddedColumn reports the table and column a statement "ALTER TABLE t ADD COLUMN c …"
+// adds (without IF NOT EXISTS). ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS; its
+// migrator skips such a statement when the column exists, so that a migration
+// interrupted before it was recorded can run again.
+func AddedColumn(stmt string) (table, column string, ok bool) {
+	m := addColumn.FindStringSubmatch(strings.TrimSpace(stmt))
+	if m == nil || strings.EqualFold(m[2], "IF") {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}

@@ -135,3 +135,40 @@ func TestMigrationsFromSortsAndSplits(t *testing.T) {
 		t.Fatalf("got  %#v\nwant %#v", got, want)
 	}
 }
+
+func TestAddedColumn(t *testing.T) {
+	for stmt, want := range map[string][2]string{
+		"ALTER TABLE bars ADD COLUMN last_observed_at DateTime('UTC') AFTER count": {"bars", "last_observed_at"},
+		"alter table bars\n  add column x Int32":                                   {"bars", "x"},
+		"ALTER TABLE bars ADD COLUMN IF NOT EXISTS x TIMESTAMP":                    {},
+		"ALTER TABLE bars DROP COLUMN x":                                           {},
+		"CREATE TABLE bars (x Int32)":                                              {},
+	} {
+		table, col, ok := AddedColumn(stmt)
+		if ok != (want[0] != "") || table != want[0] || col != want[1] {
+			t.Errorf("AddedColumn(%q) = %q, %q, %v; want %q", stmt, table, col, ok, want)
+		}
+	}
+}
+
+// TestMigrationsBarsLastObservedAt checks that both backends give bars a
+// last_observed_at after the migration that creates bars.
+func TestMigrationsBarsLastObservedAt(t *testing.T) {
+	for _, backend := range []string{BackendClickHouse, BackendDuckDB} {
+		ms, err := Migrations(backend)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, m := range ms[3:] {
+			for _, s := range m.Statements {
+				if regexp.MustCompile(`(?i)^ALTER TABLE bars ADD COLUMN (IF NOT EXISTS )?last_observed_at `).MatchString(s) {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no migration adds bars.last_observed_at", backend)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+-- gpuprice ClickHouse schema, version 4: each bar keeps last_observed_at, the latest
+-- observed_at among the (deduplicated, last-write) observations of the bar. A
+-- re-collected identity keeps its effective_at but gets a new observed_at, so a list
+-- price published once (one old bar) shows when it was last seen once its bar is
+-- rebuilt; analytics stop carrying a withdrawn series forward from it (see
+-- docs/analytics.md, "Day price"). Bars rolled up before this version read
+-- 1970-01-01 (unknown) until a rollup rebuilds them.
+-- ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: the store's migrator skips an
+-- ALTER TABLE … ADD COLUMN whose column exists already, so that a migration stopped
+-- before it was recorded can run again.
+ALTER TABLE bars ADD COLUMN last_observed_at DateTime('UTC') AFTER count;
