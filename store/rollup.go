@@ -17,8 +17,8 @@ var Widths = []time.Duration{Hourly, Daily}
 
 // Bar summarises one series over one bar (an hour or a UTC day) from its
 // deduplicated observations: the first, highest, lowest and last price per GPU-hour
-// by effective_at, their plain mean and their number. A bar exists only where the
-// series has at least one observation.
+// by effective_at, their plain mean and their number, and the latest observed_at
+// among them. A bar exists only where the series has at least one observation.
 type Bar struct {
 	Provider     string    `json:"provider"`
 	SKU          string    `json:"sku"`
@@ -35,6 +35,12 @@ type Bar struct {
 	Close        float64   `json:"close"`
 	Mean         float64   `json:"mean"`
 	Count        int64     `json:"count"`
+	// LastObservedAt is the latest observed_at of the bar's observations (each
+	// identity's last write): when a collection last saw any of them. A re-collected
+	// identity keeps its effective_at, so a price published once, whose only bar is
+	// old, has a fresh LastObservedAt once that bar is rebuilt. Zero when unknown: a
+	// bar rolled up before the stores kept it (schema version 4).
+	LastObservedAt time.Time `json:"last_observed_at"`
 }
 
 // SeriesKey identifies the series of a bar, as schemas.Observation.SeriesKey does.

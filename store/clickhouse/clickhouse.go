@@ -206,6 +206,11 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		}
 		op := fmt.Sprintf("migration %04d_%s", m.Version, m.Name)
 		for i, stmt := range m.Statements {
+			if skip, err := s.columnExists(ctx, stmt); err != nil {
+				return done, s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err)
+			} else if skip {
+				continue
+			}
 			if err := s.conn.Exec(ctx, stmt); err != nil {
 				return done, s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err)
 			}
@@ -216,6 +221,22 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		done = append(done, m.Version)
 	}
 	return done, nil
+}
+
+// columnExists reports whether stmt is an ALTER TABLE … ADD COLUMN whose column
+// the table has already: ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS, and a
+// migration stopped after such a statement but before its record runs again.
+func (s *Store) columnExists(ctx context.Context, stmt string) (bool, error) {
+	table, col, ok := schemas.AddedColumn(stmt)
+	if !ok {
+		return false, nil
+	}
+	var n uint64
+	if err := s.conn.QueryRow(ctx, `SELECT count() FROM system.columns
+		WHERE database = currentDatabase() AND table = ? AND name = ?`, table, col).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // record notes an applied migration in schema_migrations. Inserts go through a

@@ -62,19 +62,21 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 // until), whole UTC days.
 func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 	for _, w := range store.Widths {
-		// The last write of each identity, only the columns bars need.
+		// The last write of each identity, only the columns bars need; a bar's
+		// last_observed_at is the latest observed_at of those last writes.
 		q := `INSERT INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu, tier,
-			interconnect, open, high, low, close, mean, count, version)
+			interconnect, open, high, low, close, mean, count, last_observed_at, version)
 		SELECT toUInt32(` + fmt.Sprint(int(w/time.Second)) + `), ` + barExpr[w] + ` AS b_start,
 			provider, sku, region, zone, pricing,
 			argMax(d_gpu, effective_at), argMax(d_tier, effective_at), argMax(d_interconnect, effective_at),
 			argMin(d_price_usd_gpu_hour, effective_at), max(d_price_usd_gpu_hour),
 			min(d_price_usd_gpu_hour), argMax(d_price_usd_gpu_hour, effective_at),
-			avg(d_price_usd_gpu_hour), count(), toUInt64(?)
+			avg(d_price_usd_gpu_hour), count(), max(d_observed_at), toUInt64(?)
 		FROM (SELECT provider, sku, region, zone, pricing, effective_at,
 				argMax(gpu, version) AS d_gpu, argMax(tier, version) AS d_tier,
 				argMax(interconnect, version) AS d_interconnect,
-				argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour
+				argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour,
+				argMax(observed_at, version) AS d_observed_at
 			FROM observations WHERE effective_at >= ? AND effective_at < ?
 			GROUP BY provider, sku, region, zone, pricing, effective_at)
 		GROUP BY provider, sku, region, zone, pricing, b_start`
@@ -83,6 +85,15 @@ func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 		}
 	}
 	return nil
+}
+
+// unixOrZero is the time of sec Unix seconds in UTC, or the zero time for 0: the
+// last_observed_at of a bar rolled up before schema version 4.
+func unixOrZero(sec int64) time.Time {
+	if sec == 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
 }
 
 // clampTime is t in whole seconds, UTC, within DateTime's range.
@@ -248,10 +259,12 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 		version                      uint64
 		open, high, low, close, mean float64
 		count                        uint64
+		seen                         uint32
 	}
 	type skey struct{ h1, h2 uint64 }
 	bySeries := map[skey][]row{}
-	rows, err = s.conn.Query(ctx, `SELECT `+hashes+`, toUInt32(bar_start), version, open, high, low, close, mean, count
+	rows, err = s.conn.Query(ctx, `SELECT `+hashes+`, toUInt32(bar_start), version, open, high, low, close, mean, count,
+		toUInt32(last_observed_at)
 	FROM bars WHERE `+where, args...)
 	if err != nil {
 		return nil, s.wrap("bars", err)
@@ -263,7 +276,7 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 			r row
 		)
 		if err := rows.Scan(&k.h1, &k.h2, &r.ha, &r.start, &r.version, &r.open, &r.high, &r.low, &r.close,
-			&r.mean, &r.count); err != nil {
+			&r.mean, &r.count, &r.seen); err != nil {
 			return nil, s.wrap("bars", err)
 		}
 		bySeries[k] = append(bySeries[k], r)
@@ -300,7 +313,7 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 			sr.bars = append(sr.bars, store.Bar{Provider: n.key[0], SKU: n.key[1], Region: n.key[2], Zone: n.key[3],
 				Pricing: n.key[4], Start: time.Unix(int64(r.start), 0).UTC(), GPU: n.gpu, Tier: n.tier,
 				Interconnect: n.interconect, Open: r.open, High: r.high, Low: r.low, Close: r.close, Mean: r.mean,
-				Count: int64(r.count)})
+				Count: int64(r.count), LastObservedAt: unixOrZero(int64(r.seen))})
 		}
 		if len(sr.bars) > 0 {
 			out = append(out, sr)
@@ -314,7 +327,7 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 // whose last write has that tier.
 func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]store.Bar, error) {
 	where, args := barConds(q, time.Time{}, q.Since)
-	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count)`
+	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count, last_observed_at)`
 	var inner string
 	if q.Tier == "" {
 		inner = `SELECT any(provider) AS p, any(sku) AS k, any(region) AS r, any(zone) AS z, any(pricing) AS pr,
@@ -332,7 +345,7 @@ func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]
 		GROUP BY h1, h2`
 		args = append(args, q.Tier)
 	}
-	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10 FROM (` + inner + `)`
+	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10, toUInt32(c.11) FROM (` + inner + `)`
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("bars: carry-in", err)
@@ -341,14 +354,15 @@ func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]
 	out := map[[5]string]store.Bar{}
 	for rows.Next() {
 		var (
-			b store.Bar
-			n uint64
+			b    store.Bar
+			n    uint64
+			seen uint32
 		)
 		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU, &b.Tier,
-			&b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n); err != nil {
+			&b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n, &seen); err != nil {
 			return nil, s.wrap("bars: carry-in", err)
 		}
-		b.Start, b.Count = b.Start.UTC(), int64(n)
+		b.Start, b.Count, b.LastObservedAt = b.Start.UTC(), int64(n), unixOrZero(int64(seen))
 		out[[5]string{b.Provider, b.SKU, b.Region, b.Zone, b.Pricing}] = b
 	}
 	if err := rows.Err(); err != nil {

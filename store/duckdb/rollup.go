@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -15,8 +16,8 @@ var _ store.Rollups = (*Store)(nil)
 var truncUnit = map[time.Duration]string{store.Hourly: "hour", store.Daily: "day"}
 
 // Rollup recomputes the bars of every width over the UTC days that meet [since,
-// until) from the observations (one row per identity already) and upserts them, in
-// one transaction.
+// until) from the observations (one row per identity already, its last write) and
+// upserts them, in one transaction.
 func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 	since, until = store.RollupSpan(since, until)
 	w, args := where(store.Filter{Since: since, Until: until})
@@ -29,12 +30,12 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 	defer tx.Rollback() // a no-op after Commit
 	for _, width := range store.Widths {
 		q := `INSERT OR REPLACE INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu,
-			tier, interconnect, open, high, low, close, mean, count, version)
+			tier, interconnect, open, high, low, close, mean, count, last_observed_at, version)
 		SELECT ` + fmt.Sprint(int(width/time.Second)) + `, date_trunc('` + truncUnit[width] + `', effective_at) AS b_start,
 			provider, sku, region, zone, pricing,
 			arg_max(gpu, effective_at), arg_max(tier, effective_at), arg_max(interconnect, effective_at),
 			arg_min(price_usd_gpu_hour, effective_at), max(price_usd_gpu_hour), min(price_usd_gpu_hour),
-			arg_max(price_usd_gpu_hour, effective_at), avg(price_usd_gpu_hour), count(*), ?
+			arg_max(price_usd_gpu_hour, effective_at), avg(price_usd_gpu_hour), count(*), max(observed_at), ?
 		FROM observations` + w + `
 		GROUP BY provider, sku, region, zone, pricing, b_start`
 		if _, err := tx.ExecContext(ctx, q, append([]any{s.versions(1)}, args...)...); err != nil {
@@ -68,12 +69,18 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	defer rows.Close()
 	var out []store.Bar
 	for rows.Next() {
-		var b store.Bar
+		var (
+			b    store.Bar
+			seen sql.NullTime
+		)
 		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU,
-			&b.Tier, &b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count); err != nil {
+			&b.Tier, &b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count, &seen); err != nil {
 			return nil, fmt.Errorf("duckdb: bars: %w", err)
 		}
 		b.Start = b.Start.UTC()
+		if seen.Valid { // NULL: rolled up before schema version 4
+			b.LastObservedAt = seen.Time.UTC()
+		}
 		out = append(out, b)
 	}
 	if err := rows.Err(); err != nil {
@@ -83,7 +90,7 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 }
 
 const barColumns = `provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect,
-	open, high, low, close, mean, count`
+	open, high, low, close, mean, count, last_observed_at`
 
 // barsWhere is the WHERE clause of the bars of q's width and series starting in
 // [since, until).

@@ -971,8 +971,9 @@ func (s *suite) fxRates(t *testing.T) {
 }
 
 // WantBars is the reference rollup: the bars of width w (store.Hourly or
-// store.Daily) of the deduplicated observations, in store order. Within obs the last
-// row of an identity wins, as in a store.
+// store.Daily) of the deduplicated observations, in store order, each with the
+// latest observed_at of its observations. Within obs the last row of an identity
+// wins, as in a store.
 func WantBars(obs []schemas.Observation, w time.Duration) []store.Bar {
 	type ident struct {
 		series string
@@ -998,11 +999,14 @@ func WantBars(obs []schemas.Observation, w time.Duration) []store.Bar {
 			b.Mean = (b.Mean*float64(b.Count) + p) / float64(b.Count+1)
 			b.Count++
 			b.GPU, b.Tier, b.Interconnect = o.GPU, o.Tier, o.Interconnect
+			if o.ObservedAt.After(b.LastObservedAt) {
+				b.LastObservedAt = o.ObservedAt
+			}
 			continue
 		}
 		out = append(out, store.Bar{Provider: o.Provider, SKU: o.SKU, Region: o.Region, Zone: o.Zone,
 			Pricing: o.Pricing, GPU: o.GPU, Tier: o.Tier, Interconnect: o.Interconnect, Start: start,
-			Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1})
+			Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1, LastObservedAt: o.ObservedAt})
 	}
 	return out
 }
@@ -1021,6 +1025,7 @@ func BarsDiff(got, want []store.Bar) string {
 		g, w := got[i], want[i]
 		if g.SeriesKey() != w.SeriesKey() || !g.Start.Equal(w.Start) || g.Start.Location() != time.UTC ||
 			g.GPU != w.GPU || g.Tier != w.Tier || g.Interconnect != w.Interconnect || g.Count != w.Count ||
+			!g.LastObservedAt.Equal(w.LastObservedAt) || g.LastObservedAt.Location() != time.UTC ||
 			!near(g.Open, w.Open) || !near(g.High, w.High) || !near(g.Low, w.Low) ||
 			!near(g.Close, w.Close) || !near(g.Mean, w.Mean) {
 			return fmt.Sprintf("bar %d:\n got  %+v\n want %+v", i, g, w)
