@@ -7,35 +7,92 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
+// When a series counts as withdrawn (docs/analytics.md, "Day price").
+const (
+	// StaleAfter is how far a series' last sighting may lie behind the newest
+	// sighting among its provider's series and the series still count as on
+	// offer: the rule of `gpuprice prices` and `tokens`, read from the bars'
+	// last_observed_at instead of raw rows.
+	StaleAfter = 24 * time.Hour
+	// Grace is how long after the UTC day of its last sighting a withdrawn
+	// series' last price stays in force.
+	Grace = store.Daily
+)
+
 // DayPrice is the price of one series in force on one UTC day: the close of the
 // series' last daily bar starting on or before that day. A price carries forward
 // until the series has a newer bar (an on-demand price published once stays in
 // force), from the series' first bar, or the bar carried in from before the
-// window.
+// window, but not past the end of a withdrawn series (see PriceEnd).
 type DayPrice struct {
 	Day    time.Time
 	Series string
 	Bar    store.Bar // the bar the price comes from
 	Price  float64
+	// LastSeen is the latest LastObservedAt among the series' bars read: when a
+	// collection last saw the series. Zero when unknown.
+	LastSeen time.Time
 }
 
 // DailyPrices lays daily bars (sorted by series then start, as Bars with CarryIn
-// returns them) on the days [from, to), day by day.
+// returns them) on the days [from, to), day by day. A series withdrawn by its
+// provider gets no price from the day PriceEnd gives on; its provider's newest
+// sighting is the latest among the series of bars.
 func DailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
+	series := SplitSeries(bars)
+	seen := make([]time.Time, len(series))
+	newest := map[string]time.Time{}
+	for i, s := range series {
+		for _, b := range s {
+			if b.LastObservedAt.After(seen[i]) {
+				seen[i] = b.LastObservedAt
+			}
+		}
+		if p := s[0].Provider; seen[i].After(newest[p]) {
+			newest[p] = seen[i]
+		}
+	}
 	var out []DayPrice
-	for _, s := range SplitSeries(bars) {
+	for n, s := range series {
+		end := PriceEnd(s[len(s)-1], seen[n], newest[s[0].Provider])
 		i := -1
 		for d := from; d.Before(to); d = d.Add(store.Daily) {
+			if !end.IsZero() && !d.Before(end) {
+				break
+			}
 			for i+1 < len(s) && !s[i+1].Start.After(d) {
 				i++
 			}
 			if i < 0 {
 				continue
 			}
-			out = append(out, DayPrice{Day: d, Series: s[i].SeriesKey(), Bar: s[i], Price: s[i].Close})
+			out = append(out, DayPrice{Day: d, Series: s[i].SeriesKey(), Bar: s[i], Price: s[i].Close, LastSeen: seen[n]})
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Day.Before(out[b].Day) })
 	return out
+}
+
+// PriceEnd is the first UTC day on which a series whose last bar is last, last
+// seen at seen, has no price any more, given the newest sighting among its
+// provider's series; the zero time when its price carries forward without end.
+//
+// A series is withdrawn when seen is more than StaleAfter behind newest: its
+// provider was collected since and no longer listed it. Its price then stays in
+// force through the day of seen and Grace after it (and at least through the day
+// of its last bar), never beyond. A series within StaleAfter of newest is still
+// on offer, however old its last bar (a list price published once) and however
+// long ago its provider was last collected (its last known prices stay). A series
+// whose sightings are unknown (bars rolled up before the stores kept them) is
+// never withdrawn.
+func PriceEnd(last store.Bar, seen, newest time.Time) time.Time {
+	if seen.IsZero() || !seen.Before(newest.Add(-StaleAfter)) {
+		return time.Time{}
+	}
+	end := seen.UTC().Truncate(store.Daily).Add(store.Daily + Grace)
+	if b := last.Start.UTC().Truncate(store.Daily).Add(store.Daily); b.After(end) {
+		end = b
+	}
+	return end
 }

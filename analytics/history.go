@@ -46,6 +46,8 @@ type Offer struct {
 	Tier     string    `json:"tier"`
 	Price    float64   `json:"price_usd_gpu_hour"`
 	Since    time.Time `json:"since"` // start of the bar the price comes from
+	// LastSeen is when a collection last saw the offer (zero when unknown).
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // History is the negotiation report.
@@ -110,7 +112,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		if p.Day.Equal(lastDay) {
 			b := p.Bar
 			offers = append(offers, Offer{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
-				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start})
+				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start, LastSeen: p.LastSeen})
 		}
 	}
 	stats := func(name string, g *group, odv, resv []float64) HistoryStats {

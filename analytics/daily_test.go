@@ -1,0 +1,127 @@
+package analytics
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// seenBar is a daily bar of one of provider's series, closing at price, whose
+// observations were last seen at seen.
+func seenBar(provider, sku string, start time.Time, price float64, seen time.Time) store.Bar {
+	b := bar(sku, start, price, price, price, price)
+	b.Provider, b.Zone, b.LastObservedAt = provider, "", seen
+	return b
+}
+
+// TestDailyPricesWithdrawn lays out, over the days 0…9 of a window:
+//
+//   - azure "nd": one bar from 2024-10-01, seen at day 9 13:00 (a list price
+//     re-collected every hour): in force every day, 10 prices;
+//   - vast "a": bars on days 0…3, last seen day 3 17:00, while vast's newest
+//     sighting is day 9 12:00 (more than 24h later): withdrawn, in force through
+//     day 3 and one day of grace, days 0…4, 5 prices;
+//   - vast "b": bars on days 0…9, seen day 9 12:00 (the newest): 10 prices;
+//   - vast "c": one bar on day 0, seen day 8 12:00, exactly 24h before vast's
+//     newest: still on offer (as in `gpuprice prices`), 10 prices;
+//   - vast "f": one bar starting on day 6, seen on day 2 (an announced price,
+//     withdrawn since): only its own day, 1 price;
+//   - lambda "l": one bar on day 0, seen day 2 01:00, and lambda not collected
+//     since: its last known price stays, 10 prices;
+//   - aws "u": one bar on day 1 with no sighting (rolled up before the stores kept
+//     it): carried forward as before, days 1…9, 9 prices.
+func TestDailyPricesWithdrawn(t *testing.T) {
+	old := time.Date(2024, 10, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d, h int) time.Time { return day(d).Add(time.Duration(h) * time.Hour) }
+	var bars []store.Bar
+	for d := 0; d <= 3; d++ {
+		bars = append(bars, seenBar("vast", "a", day(d), 2.0, at(d, 17)))
+	}
+	for d := 0; d <= 9; d++ {
+		bars = append(bars, seenBar("vast", "b", day(d), 2.4, at(d, 12)))
+	}
+	bars = append(bars,
+		seenBar("vast", "c", day(0), 2.3, at(8, 12)),
+		seenBar("vast", "f", day(6), 1.9, at(2, 0)),
+		seenBar("azure", "nd", old, 6.98, at(9, 13)),
+		seenBar("lambda", "l", day(0), 2.49, at(2, 1)),
+		seenBar("aws", "u", day(1), 4.0, time.Time{}),
+	)
+	// Bars come sorted by series then start, as stores return them.
+	sortBars(bars)
+	got := DailyPrices(bars, day(0), day(10))
+	days := map[string][]int{}
+	for _, p := range got {
+		d := int(p.Day.Sub(t0) / store.Daily)
+		days[p.Bar.SKU] = append(days[p.Bar.SKU], d)
+		if p.Bar.SKU == "a" && !p.LastSeen.Equal(at(3, 17)) {
+			t.Errorf("a on day %d: LastSeen %v", d, p.LastSeen)
+		}
+	}
+	span := func(lo, hi int) string {
+		var s []int
+		for d := lo; d <= hi; d++ {
+			s = append(s, d)
+		}
+		return fmt.Sprint(s)
+	}
+	for sku, want := range map[string]string{
+		"nd": span(0, 9), "a": span(0, 4), "b": span(0, 9), "c": span(0, 9), "f": "[6]", "l": span(0, 9), "u": span(1, 9),
+	} {
+		if g := fmt.Sprint(days[sku]); g != want {
+			t.Errorf("series %s priced on days %s, want %s", sku, g, want)
+		}
+	}
+	// On day 4 six offers are in force, a (2.0, in its grace day) the cheapest; on
+	// day 5 a is gone.
+	h := HistoryOf("H100-SXM-80GB", "spot", got, day(0), day(5), 10)
+	if len(h.Cheapest) != 6 || h.Cheapest[0].SKU != "a" || !h.Cheapest[0].LastSeen.Equal(at(3, 17)) {
+		t.Errorf("cheapest offers on day 4: %+v", h.Cheapest)
+	}
+	h = HistoryOf("H100-SXM-80GB", "spot", got, day(0), day(6), 10)
+	for _, o := range h.Cheapest {
+		if o.SKU == "a" {
+			t.Errorf("withdrawn offer a among the cheapest on day 5: %+v", h.Cheapest)
+		}
+	}
+}
+
+func sortBars(bars []store.Bar) {
+	for i := 1; i < len(bars); i++ {
+		for j := i; j > 0 && less(bars[j], bars[j-1]); j-- {
+			bars[j], bars[j-1] = bars[j-1], bars[j]
+		}
+	}
+}
+
+func less(a, b store.Bar) bool {
+	if a.SeriesKey() != b.SeriesKey() {
+		return a.SeriesKey() < b.SeriesKey()
+	}
+	return a.Start.Before(b.Start)
+}
+
+// TestPriceEnd checks the boundaries: 24h behind the provider's newest sighting is
+// still on offer, one second more is withdrawn; a sighting late in a day keeps the
+// price through the next day.
+func TestPriceEnd(t *testing.T) {
+	newest := day(5).Add(12 * time.Hour)
+	last := bar("x", day(1), 1, 1, 1, 1)
+	for _, c := range []struct {
+		seen time.Time
+		want time.Time
+	}{
+		{time.Time{}, time.Time{}},
+		{newest, time.Time{}},
+		{newest.Add(-StaleAfter), time.Time{}},
+		{newest.Add(-StaleAfter - time.Second), day(6)},     // seen day 4 11:59:59: through day 5
+		{day(2).Add(23*time.Hour + 59*time.Minute), day(4)}, // through day 3
+		{day(0), day(2)},                                    // seen before its last bar's day: the bar's own day still counts
+	} {
+		if got := PriceEnd(last, c.seen, newest); !got.Equal(c.want) {
+			t.Errorf("PriceEnd(seen %v) = %v, want %v", c.seen, got, c.want)
+		}
+	}
+}
