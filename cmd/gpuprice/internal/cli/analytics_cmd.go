@@ -393,7 +393,9 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 }
 
 // dayPrices reads the daily bars of f (with the bar in force before the window)
-// and lays them on the days of [end − span, end).
+// and lays them on the days of [end − span, end). A series its provider no longer
+// lists stops the day after its last sighting (analytics.PriceEnd), as `prices`
+// and `tokens` leave it out.
 func (a *app) dayPrices(cmd *cobra.Command, st store.Store, f store.Filter, span time.Duration, end time.Time) ([]analytics.DayPrice, time.Time, time.Time, error) {
 	r, err := a.rollups(st)
 	if err != nil {
@@ -528,9 +530,13 @@ func (a *app) historyCmd() *cobra.Command {
 				fmt.Fprintln(a.stdout, "\ncheapest offers now:")
 				var crow [][]string
 				for _, o := range h.Cheapest {
-					crow = append(crow, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly)})
+					seen := "-"
+					if !o.LastSeen.IsZero() {
+						seen = o.LastSeen.Format(time.RFC3339)
+					}
+					crow = append(crow, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly), seen})
 				}
-				return output(a.stdout, format, []string{"usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since"}, crow, nil)
+				return output(a.stdout, format, []string{"usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since", "last_seen"}, crow, nil)
 			}
 			return nil
 		},
