@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -96,6 +97,7 @@ type Recorder struct {
 	secrets []string
 
 	mu       sync.Mutex
+	seq      int // the last entry number given out
 	manifest Manifest
 	errs     []error
 }
@@ -126,7 +128,9 @@ func Create(dir, runID string, started time.Time, secrets []string) (*Recorder, 
 // Dir is the archive's directory.
 func (r *Recorder) Dir() string { return r.dir }
 
-// Source registers a source and returns the fetch.Observer its client reports to.
+// Source registers a source and returns the fetch.Observer its client reports to. It
+// is also a fetch.StreamObserver: a streamed body (fetch.Client.Stream) is compressed
+// to its file as it is read, never held.
 func (r *Recorder) Source(name string, info SourceInfo) fetch.Observer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,6 +149,11 @@ func (o observer) Observe(_ context.Context, method, rawURL string, reqBody []by
 	o.r.record(o.source, method, rawURL, reqBody, resp, at)
 }
 
+// ObserveStream implements fetch.StreamObserver.
+func (o observer) ObserveStream(_ context.Context, method, rawURL string, reqBody []byte, status int, header http.Header, at time.Time) fetch.StreamEntry {
+	return o.r.stream(o.source, method, rawURL, reqBody, status, header, at)
+}
+
 func (r *Recorder) scrub(b []byte) []byte {
 	for _, s := range r.secrets {
 		if bytes.Contains(b, []byte(s)) {
@@ -156,35 +165,59 @@ func (r *Recorder) scrub(b []byte) []byte {
 
 func (r *Recorder) scrubString(s string) string { return string(r.scrub([]byte(s))) }
 
-func (r *Recorder) record(source, method, rawURL string, reqBody []byte, resp *fetch.Response, at time.Time) {
-	body := r.scrub(bytes.Clone(resp.Body))
-	hdr := fetch.RedactHeader(resp.Header)
+// entry numbers a new entry and fills in what is known before its body: the request
+// and the response's status and headers, redacted.
+func (r *Recorder) entry(source, method, rawURL string, reqBody []byte, status int, header http.Header, at time.Time) Entry {
+	hdr := fetch.RedactHeader(header)
 	for k, vs := range hdr {
 		for i := range vs {
 			vs[i] = r.scrubString(vs[i])
 		}
 		hdr[k] = vs
 	}
-	sum := sha256.Sum256(body)
 	r.mu.Lock()
-	seq := len(r.manifest.Entries) + 1
+	r.seq++
+	seq := r.seq
+	r.mu.Unlock()
 	e := Entry{
 		Seq: seq, Source: source, Method: strings.ToUpper(method), URL: r.scrubString(fetch.RedactURL(rawURL)),
-		Status: resp.Status, Header: hdr, At: at.UTC(), File: fmt.Sprintf("responses/%06d.gz", seq),
-		BodySHA256: hex.EncodeToString(sum[:]), Bytes: len(body), Key: RequestKey(method, rawURL, reqBody),
+		Status: status, Header: hdr, At: at.UTC(), File: fmt.Sprintf("responses/%06d.gz", seq),
+		Key: RequestKey(method, rawURL, reqBody),
 	}
 	if len(reqBody) > 0 {
 		e.RequestBody = r.scrub(bytes.Clone(reqBody))
 	}
-	r.manifest.Entries = append(r.manifest.Entries, e)
-	r.mu.Unlock()
+	return e
+}
 
-	err := r.writeEntry(e, body)
-	if err != nil {
-		r.mu.Lock()
-		r.errs = append(r.errs, err)
-		r.mu.Unlock()
+func (r *Recorder) record(source, method, rawURL string, reqBody []byte, resp *fetch.Response, at time.Time) {
+	body := r.scrub(bytes.Clone(resp.Body))
+	e := r.entry(source, method, rawURL, reqBody, resp.Status, resp.Header, at)
+	sum := sha256.Sum256(body)
+	e.BodySHA256, e.Bytes = hex.EncodeToString(sum[:]), len(body)
+	r.add(e)
+
+	if err := r.writeEntry(e, body); err != nil {
+		r.fail(err)
 	}
+}
+
+// add lists e in the manifest, in entry number order.
+func (r *Recorder) add(e Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	es := r.manifest.Entries
+	i := len(es)
+	for i > 0 && es[i-1].Seq > e.Seq {
+		i--
+	}
+	r.manifest.Entries = slices.Insert(es, i, e)
+}
+
+func (r *Recorder) fail(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
 }
 
 func (r *Recorder) writeEntry(e Entry, body []byte) error {

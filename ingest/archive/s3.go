@@ -1,7 +1,6 @@
 package archive
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,21 +100,35 @@ func Upload(ctx context.Context, dir string, c S3Config) (int, error) {
 	sort.Strings(files)
 	files = append(files, ManifestName)
 	for i, rel := range files {
-		data, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			return i, fmt.Errorf("archive: S3 upload: %w", err)
-		}
-		ctype := "application/json"
-		if strings.HasSuffix(rel, ".gz") {
-			ctype = "application/gzip"
-		}
-		key := c.ObjectKey(a.Manifest.RunID, rel)
-		if _, err := client.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(c.Bucket), Key: aws.String(key), Body: bytes.NewReader(data),
-			ContentType: aws.String(ctype), ContentLength: aws.Int64(int64(len(data))),
-		}); err != nil {
-			return i, fmt.Errorf("archive: S3 upload s3://%s/%s: %w", c.Bucket, key, err)
+		if err := put(ctx, client, c, a.Manifest.RunID, dir, rel); err != nil {
+			return i, err
 		}
 	}
 	return len(files), nil
+}
+
+// put uploads one archive file, streamed from disk (a recorded offer file is
+// hundreds of megabytes compressed).
+func put(ctx context.Context, client *s3.Client, c S3Config, runID, dir, rel string) error {
+	f, err := os.Open(filepath.Join(dir, rel))
+	if err != nil {
+		return fmt.Errorf("archive: S3 upload: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("archive: S3 upload: %w", err)
+	}
+	ctype := "application/json"
+	if strings.HasSuffix(rel, ".gz") {
+		ctype = "application/gzip"
+	}
+	key := c.ObjectKey(runID, rel)
+	if _, err := client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(c.Bucket), Key: aws.String(key), Body: f,
+		ContentType: aws.String(ctype), ContentLength: aws.Int64(fi.Size()),
+	}); err != nil {
+		return fmt.Errorf("archive: S3 upload s3://%s/%s: %w", c.Bucket, key, err)
+	}
+	return nil
 }

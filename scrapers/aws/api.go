@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
 )
 
 // PricingRegion is the region of the Price List Query API endpoint used.
@@ -49,6 +51,29 @@ func (s *Source) loadDefaultAWS(ctx context.Context) (awssdk.Config, error) {
 		config.WithAppID("gpuprice"),
 		config.WithHTTPClient(hc),
 	)
+}
+
+// sdkHTTP is the HTTP client of the SDK's calls (GetProducts,
+// DescribeSpotPriceHistory): the shared client's transport when one is set (reparse's
+// archive, which answers without network), else the SDK's own (base: it honours
+// AWS_CA_BUNDLE, which a plain *http.Client would make the SDK refuse). Every response
+// is reported to the shared client's Observer, with the request body, so that
+// `collect --record` archives the API calls like any other response; the SDK's pages
+// are small and read whole. The credential chain's own requests (instance metadata,
+// SSO, STS) do not go through it: their answers are credentials.
+func (s *Source) sdkHTTP(base awssdk.HTTPClient) awssdk.HTTPClient {
+	fc := s.cfg.Client
+	if fc == nil {
+		return base
+	}
+	var d fetch.Doer = base
+	if d == nil {
+		d = awshttp.NewBuildableClient()
+	}
+	if fc.HTTP != nil && fc.HTTP.Transport != nil {
+		d = &http.Client{Transport: fc.HTTP.Transport, Timeout: fc.HTTP.Timeout}
+	}
+	return fetch.Observed(d, fc.Observer, fc.MaxBody)
 }
 
 // hasCredentials reports whether the configuration yields usable credentials, by

@@ -46,18 +46,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 )
 
 // Name is the registry name of this source; Provider the provider on its rows.
@@ -300,6 +297,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		default:
 			mode = ModeAPI
 		}
+		ac.HTTPClient = s.sdkHTTP(ac.HTTPClient)
 	}
 	var errs []error
 	if s.part(PartOnDemand) || s.part(PartReserved) {
@@ -385,59 +383,12 @@ func (s *Source) collectBulk(ctx context.Context, e scrapers.Emitter) error {
 }
 
 // stream GETs url and hands the body to read without reading it whole (fetch.Client
-// caps bodies; offer files are gigabytes). It uses the shared client's transport with
-// the bulk timeout, its User-Agent, host limiter and retry policy: 429, 5xx and
-// transport errors are retried before the body is read, never after.
+// caps bodies; offer files are gigabytes), through the shared client's Stream: its
+// transport with the bulk timeout, its User-Agent, host limiter and retry policy (429,
+// 5xx and transport errors are retried before the body is read, never after), and
+// its Observer, which keeps the file as it is read when recording.
 func (s *Source) stream(ctx context.Context, u string, read func(io.Reader) error) error {
-	fc := s.cfg.Client
-	hc := http.Client{Timeout: s.bulkTimeout}
-	if fc.HTTP != nil {
-		hc = *fc.HTTP
-		hc.Timeout = s.bulkTimeout
-	}
-	var resp *http.Response
-	err := fc.Backoff.Do(ctx, func(attempt int) (bool, time.Duration, error) {
-		if fc.Limiter != nil {
-			if err := fc.Limiter.Wait(ctx, u); err != nil {
-				return false, 0, err
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return false, 0, err
-		}
-		req.Header.Set("User-Agent", fc.UserAgent)
-		r, err := hc.Do(req)
-		if err != nil {
-			return ctx.Err() == nil, 0, err
-		}
-		if r.StatusCode == http.StatusOK {
-			resp = r
-			return false, 0, nil
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10))
-		r.Body.Close()
-		serr := &fetch.StatusError{URL: u, Status: r.StatusCode}
-		switch r.StatusCode {
-		case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
-			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true, retryAfter(r.Header.Get("Retry-After")), serr
-		}
-		return false, 0, serr
-	})
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return read(resp.Body)
-}
-
-// retryAfter reads a Retry-After header given in seconds; 0 otherwise.
-func retryAfter(v string) time.Duration {
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	return 0
+	return s.cfg.Client.Stream(ctx, u, nil, s.bulkTimeout, read)
 }
 
 // collectSpotFeed reads the public spot feed.
