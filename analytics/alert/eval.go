@@ -1,0 +1,374 @@
+package alert
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Instance is the outcome of one rule for one subject at one evaluation.
+type Instance struct {
+	Rule    string `json:"rule"`
+	Kind    Kind   `json:"kind"`
+	Subject string `json:"subject"`
+	Firing  bool   `json:"firing"`
+	// Value is the figure compared with Threshold, in Unit: "pct" (spread_shift:
+	// change of the ratio; spot_move: price move), "usd_gpu_hour" (price_below:
+	// the cheapest offer), "runs" (source_failed: failed runs in a row).
+	Value     float64 `json:"value"`
+	Threshold float64 `json:"threshold"`
+	Unit      string  `json:"unit"`
+	Summary   string  `json:"summary"`
+	// Detail holds the figures behind Value (e.g. first_ratio, last_ratio).
+	Detail map[string]float64 `json:"detail,omitempty"`
+	Labels map[string]string  `json:"labels"`
+}
+
+// Key identifies an instance across evaluations: rule and subject.
+func (i Instance) Key() string { return i.Rule + "/" + i.Subject }
+
+// labels returns the instance labels: alertname, kind, subject, severity, the
+// given pairs and the rule's own labels.
+func (r Rule) labels(subject string, kv ...string) map[string]string {
+	l := map[string]string{"alertname": r.Name, "kind": string(r.Kind), "subject": subject, "severity": r.severity()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			l[kv[i]] = kv[i+1]
+		}
+	}
+	for k, v := range r.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// EvalSpreadShift evaluates a spread_shift rule over the daily tier spreads of its
+// window (analytics.Spreads of the day prices from the day Window before the last
+// day through the last day). Per GPU and pricing kind (the rule's, or all when its
+// GPU is empty), the change is (last ratio − first ratio) ÷ first ratio, the first
+// and last days with a ratio as analytics.SummariseSpreads finds them; the
+// instance fires when |change| × 100 ≥ ThresholdPct.
+func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
+	var out []Instance
+	for _, s := range analytics.SummariseSpreads(days) {
+		if (r.GPU != "" && s.GPU != r.GPU) || s.Pricing != r.pricing() {
+			continue
+		}
+		subject := s.GPU + " " + s.Pricing
+		change := 0.0
+		if s.FirstRatio > 0 {
+			change = (s.LastRatio - s.FirstRatio) / s.FirstRatio * 100
+		}
+		in := Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: change, Threshold: r.ThresholdPct, Unit: "pct",
+			Firing: s.Days >= 2 && math.Abs(change) >= r.ThresholdPct,
+			Detail: map[string]float64{"first_ratio": s.FirstRatio, "last_ratio": s.LastRatio, "premium_moved_points": s.PremiumMoved,
+				"days_with_ratio": float64(s.Days)},
+			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing)}
+		in.Summary = fmt.Sprintf("%s: hyperscaler/specialist ratio %.4f on %s → %.4f on %s (%+.2f %%, threshold ±%g %%)",
+			subject, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, change, r.ThresholdPct)
+		out = append(out, in)
+	}
+	return out
+}
+
+// seriesMove is one spot series' figures for spot_move.
+type seriesMove struct {
+	vol     analytics.SeriesVolatility // of the window's bars (Bars 0: none)
+	movePct float64
+}
+
+// EvalSpotMove evaluates a spot_move rule over hourly bars sorted by series then
+// start (store.Rollups.Bars with CarryIn: a series' bar before since is the price
+// in force when the window [since, end) opened).
+//
+// Per series, the move is last close ÷ reference − 1, the reference being the
+// close carried in from before the window, else the first bar's open; a series
+// counts when it has a bar in the window, or its carried-in bar was observed
+// within it (still on offer, unchanged: move 0). The volatility is
+// analytics.SeriesVolatilityOf over the window's bars, as `gpuprice volatility
+// --bar 1h` computes it. By offering (GPU × provider), the move is the median of
+// its series' moves and the volatility analytics.Group's (median annualised
+// volatility of the series with two returns or more). An instance fires when
+// |move| × 100 ≥ ThresholdPct (when set) or annualised volatility × 100 ≥
+// VolatilityPct (when set).
+func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
+	var moves []seriesMove
+	for _, s := range analytics.SplitSeries(bars) {
+		if s[0].Pricing != schemas.Spot || (r.GPU != "" && s[0].GPU != r.GPU) || (r.Provider != "" && s[0].Provider != r.Provider) {
+			continue
+		}
+		i := 0
+		for i < len(s) && s[i].Start.Before(since) {
+			i++
+		}
+		in := s[i:]
+		var carry *store.Bar
+		if i > 0 {
+			carry = &s[i-1]
+		}
+		if len(in) == 0 && (carry == nil || carry.LastObservedAt.Before(since)) {
+			continue
+		}
+		ref, last := 0.0, 0.0
+		if carry != nil {
+			ref, last = carry.Close, carry.Close
+		} else {
+			ref = in[0].Open
+		}
+		if len(in) > 0 {
+			last = in[len(in)-1].Close
+		}
+		if !(ref > 0) {
+			continue
+		}
+		m := seriesMove{movePct: (last/ref - 1) * 100}
+		if len(in) > 0 {
+			m.vol = analytics.SeriesVolatilityOf(in, store.Hourly, end, 0)
+		} else {
+			b := *carry
+			m.vol = analytics.SeriesVolatility{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
+				Pricing: b.Pricing, GPU: b.GPU, Tier: b.Tier, Close: b.Close, ShareBelow: -1}
+		}
+		moves = append(moves, m)
+	}
+	fire := func(move, annualised float64) bool {
+		return (r.ThresholdPct > 0 && math.Abs(move) >= r.ThresholdPct) || (r.VolatilityPct > 0 && annualised*100 >= r.VolatilityPct)
+	}
+	summary := func(subject string, move, ann float64, series int) string {
+		s := fmt.Sprintf("%s: spot price moved %+.2f %% over the last %s", subject, move, Span(end.Sub(since)))
+		if r.ThresholdPct > 0 {
+			s += fmt.Sprintf(" (threshold ±%g %%)", r.ThresholdPct)
+		}
+		s += fmt.Sprintf("; annualised volatility %.1f %%", ann*100)
+		if r.VolatilityPct > 0 {
+			s += fmt.Sprintf(" (threshold %g %%)", r.VolatilityPct)
+		}
+		if series > 1 {
+			s += fmt.Sprintf("; median of %d series", series)
+		}
+		return s
+	}
+	var out []Instance
+	if r.By == "series" {
+		for _, m := range moves {
+			v := m.vol
+			subject := v.GPU + " " + v.Key()
+			ann := 0.0
+			if v.Returns >= 2 {
+				ann = v.Annualised
+			}
+			out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: m.movePct, Threshold: r.ThresholdPct,
+				Unit: "pct", Firing: fire(m.movePct, ann), Summary: summary(subject, m.movePct, ann, 1),
+				Detail: map[string]float64{"move_pct": m.movePct, "annualised_volatility_pct": ann * 100, "close": v.Close},
+				Labels: r.labels(subject, "gpu", v.GPU, "provider", v.Provider, "pricing", v.Pricing, "sku", v.SKU,
+					"region", v.Region, "zone", v.Zone)})
+		}
+		return out
+	}
+	type group struct {
+		gpu, provider string
+		moves         []float64
+		vols          []analytics.SeriesVolatility
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, m := range moves {
+		k := m.vol.GPU + " " + m.vol.Provider
+		g := groups[k]
+		if g == nil {
+			g = &group{gpu: m.vol.GPU, provider: m.vol.Provider}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.moves = append(g.moves, m.movePct)
+		if m.vol.Bars > 0 {
+			g.vols = append(g.vols, m.vol)
+		}
+	}
+	sort.Strings(order)
+	for _, k := range order {
+		g := groups[k]
+		move := analytics.Median(g.moves)
+		ann := 0.0
+		if gv := analytics.Group(g.vols, analytics.ByOffering); len(gv) == 1 {
+			ann = gv[0].Annualised
+		}
+		subject := k + " " + schemas.Spot
+		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: move, Threshold: r.ThresholdPct,
+			Unit: "pct", Firing: fire(move, ann), Summary: summary(subject, move, ann, len(g.moves)),
+			Detail: map[string]float64{"move_pct": move, "annualised_volatility_pct": ann * 100, "series": float64(len(g.moves))},
+			Labels: r.labels(subject, "gpu", g.gpu, "provider", g.provider, "pricing", schemas.Spot)})
+	}
+	return out
+}
+
+// EvalPriceBelow evaluates a price_below rule over the latest prices of series
+// still on offer (as `gpuprice prices` lists them). The instance, one per GPU and
+// pricing kind, fires when the cheapest matching offer is below BelowUSDGPUHour;
+// there is none when nothing matches.
+func EvalPriceBelow(r Rule, latest []schemas.Observation) []Instance {
+	var best *schemas.Observation
+	n := 0
+	for i, o := range latest {
+		if o.GPU != r.GPU || o.Pricing != r.pricing() || (r.Provider != "" && o.Provider != r.Provider) {
+			continue
+		}
+		n++
+		if best == nil || o.PriceUSDGPUHour < best.PriceUSDGPUHour {
+			best = &latest[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	subject := r.GPU + " " + r.pricing()
+	if r.Provider != "" {
+		subject = r.GPU + " " + r.Provider + " " + r.pricing()
+	}
+	return []Instance{{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: best.PriceUSDGPUHour, Threshold: r.BelowUSDGPUHour,
+		Unit: "usd_gpu_hour", Firing: best.PriceUSDGPUHour < r.BelowUSDGPUHour,
+		Summary: fmt.Sprintf("%s: cheapest offer $%.4f/GPU-hour at %s %s %s (threshold below $%g; %d offers)", subject,
+			best.PriceUSDGPUHour, best.Provider, best.SKU, best.Region, r.BelowUSDGPUHour, n),
+		Detail: map[string]float64{"offers": float64(n)},
+		Labels: r.labels(subject, "gpu", r.GPU, "pricing", r.pricing(), "provider", best.Provider, "sku", best.SKU, "region", best.Region)}}
+}
+
+// EvalSourceFailed evaluates a source_failed rule over each source's latest runs,
+// newest first. Per source (the rule's, or every source of runs), the value is
+// how many of the latest runs failed in a row; the instance fires when it reaches
+// Runs (default 3).
+func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
+	names := make([]string, 0, len(runs))
+	for s := range runs {
+		if r.Source == "" || s == r.Source {
+			names = append(names, s)
+		}
+	}
+	sort.Strings(names)
+	var out []Instance
+	for _, s := range names {
+		failed := 0
+		var lastErr string
+		for _, run := range runs[s] {
+			if run.Status != schemas.RunFailed {
+				break
+			}
+			if failed == 0 {
+				lastErr = run.Error
+			}
+			failed++
+		}
+		if len(runs[s]) == 0 {
+			continue
+		}
+		sum := fmt.Sprintf("source %s: the last %d runs failed (threshold %d)", s, failed, r.runs())
+		if failed == 0 {
+			sum = fmt.Sprintf("source %s: last run %s", s, runs[s][0].Status)
+		}
+		if lastErr != "" {
+			sum += ": " + firstLine(lastErr)
+		}
+		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: s, Value: float64(failed), Threshold: float64(r.runs()),
+			Unit: "runs", Firing: failed >= r.runs(), Summary: sum, Labels: r.labels(s, "source", s)})
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// Reader is what evaluation reads from the store. Latest must return only series
+// still on offer (the rule of `gpuprice prices`: seen within 24 h of their
+// provider's newest observation).
+type Reader interface {
+	Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
+	Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error)
+	Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error)
+}
+
+// Result is the evaluation of one rule: its instances, or the error that kept it
+// from being evaluated (its alerts then keep their state).
+type Result struct {
+	Rule      Rule
+	Instances []Instance
+	Err       error
+}
+
+// SpreadWindow returns the days spread_shift reads for a window ending at now:
+// from the UTC day window before now's day through now's day, i.e. what
+// `gpuprice spreads --since <window + 1d> --at now` shows.
+func SpreadWindow(window time.Duration, now time.Time) (from, to time.Time) {
+	to = now.UTC().Truncate(store.Daily).Add(store.Daily)
+	from = to.Add(-store.Daily - window).Truncate(store.Daily)
+	return from, to
+}
+
+// Evaluate evaluates every rule at now. sources are the sources source_failed
+// rules look at when they name none. One rule's failure is recorded in its Result
+// and the others go on.
+func Evaluate(ctx context.Context, rd Reader, rules []Rule, sources []string, now time.Time) []Result {
+	out := make([]Result, 0, len(rules))
+	for _, r := range rules {
+		res := Result{Rule: r}
+		res.Instances, res.Err = evalRule(ctx, rd, r, sources, now)
+		if res.Err != nil {
+			res.Err = fmt.Errorf("alert: rule %s: %w", r.Name, res.Err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time.Time) ([]Instance, error) {
+	switch r.Kind {
+	case SpreadShift:
+		from, to := SpreadWindow(r.window(), now)
+		bars, err := rd.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: r.GPU, Pricing: r.pricing(), Since: from, Until: to},
+			Width: store.Daily, CarryIn: true})
+		if err != nil {
+			return nil, err
+		}
+		return EvalSpreadShift(r, analytics.Spreads(analytics.DailyPrices(bars, from, to))), nil
+	case SpotMove:
+		since := now.Add(-r.window())
+		bars, err := rd.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: r.GPU, Provider: r.Provider, Pricing: schemas.Spot,
+			Since: since, Until: now}, Width: store.Hourly, CarryIn: true})
+		if err != nil {
+			return nil, err
+		}
+		return EvalSpotMove(r, bars, since, now), nil
+	case PriceBelow:
+		latest, err := rd.Latest(ctx, store.Filter{GPU: r.GPU, Pricing: r.pricing(), Provider: r.Provider})
+		if err != nil {
+			return nil, err
+		}
+		return EvalPriceBelow(r, latest), nil
+	case SourceFailed:
+		names := sources
+		if r.Source != "" {
+			names = []string{r.Source}
+		}
+		runs := map[string][]schemas.Run{}
+		for _, s := range names {
+			rs, err := rd.Runs(ctx, s, r.runs())
+			if err != nil {
+				return nil, err
+			}
+			runs[s] = rs
+		}
+		return EvalSourceFailed(r, runs), nil
+	}
+	return nil, fmt.Errorf("unknown kind %q", r.Kind)
+}
