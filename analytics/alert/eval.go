@@ -67,7 +67,7 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 			change = (s.LastRatio - s.FirstRatio) / s.FirstRatio * 100
 		}
 		in := Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: change, Threshold: r.ThresholdPct, Unit: "pct",
-			Firing: s.Days >= 2 && math.Abs(change) >= r.ThresholdPct,
+			Firing: s.Days >= 2 && atLeast(math.Abs(change), r.ThresholdPct),
 			Detail: map[string]float64{"first_ratio": s.FirstRatio, "last_ratio": s.LastRatio, "premium_moved_points": s.PremiumMoved,
 				"days_with_ratio": float64(s.Days)},
 			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing)}
@@ -139,7 +139,7 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		moves = append(moves, m)
 	}
 	fire := func(move, annualised float64) bool {
-		return (r.ThresholdPct > 0 && math.Abs(move) >= r.ThresholdPct) || (r.VolatilityPct > 0 && annualised*100 >= r.VolatilityPct)
+		return (r.ThresholdPct > 0 && atLeast(math.Abs(move), r.ThresholdPct)) || (r.VolatilityPct > 0 && atLeast(annualised*100, r.VolatilityPct))
 	}
 	summary := func(subject string, move, ann float64, series int) string {
 		s := fmt.Sprintf("%s: spot price moved %+.2f %% over the last %s", subject, move, Span(end.Sub(since)))
@@ -280,6 +280,10 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 	}
 	return out
 }
+
+// atLeast reports v ≥ threshold, forgiving the rounding of the arithmetic before
+// it (a ratio from 1.6 to 1.8 is a change of 12.5 %, computed 12.4999…).
+func atLeast(v, threshold float64) bool { return v >= threshold-1e-9*math.Max(1, math.Abs(threshold)) }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
