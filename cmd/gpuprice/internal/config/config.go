@@ -12,12 +12,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -28,7 +30,36 @@ const (
 	EnvStore              = "GPUPRICE_STORE"               // store DSN; wins over the file
 	EnvClickHousePassword = "GPUPRICE_CLICKHOUSE_PASSWORD" // put into a clickhouse DSN
 	EnvDataDir            = "GPUPRICE_DATA_DIR"            // where the embedded store and spool live
+	// The alert notifiers' URLs in the sample configuration (secrets: a Slack
+	// webhook URL embeds a token). Notifiers may name other variables with url_env;
+	// Load adds those to SecretEnv.
+	EnvAlertWebhookURL = "GPUPRICE_ALERT_WEBHOOK_URL"
+	EnvSlackWebhookURL = "GPUPRICE_SLACK_WEBHOOK_URL"
 )
+
+func init() { SecretEnv = append(SecretEnv, EnvAlertWebhookURL, EnvSlackWebhookURL) }
+
+// addSecretEnv adds names to SecretEnv (once each) and reads NAME_FILE for those
+// not set, as LoadSecretFiles does: the alert notifiers' url_env variables.
+func addSecretEnv(names []string) error {
+	for _, name := range names {
+		if !slices.Contains(SecretEnv, name) {
+			SecretEnv = append(SecretEnv, name)
+		}
+		path := os.Getenv(name + "_FILE")
+		if path == "" || os.Getenv(name) != "" {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("config: %s_FILE: %w", name, err)
+		}
+		if err := os.Setenv(name, strings.TrimRight(string(data), "\r\n")); err != nil {
+			return fmt.Errorf("config: %s_FILE: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // Config is the whole configuration.
 type Config struct {
@@ -42,6 +73,8 @@ type Config struct {
 	FX        map[string]float64       `yaml:"fx"`
 	Providers map[string]ProviderEntry `yaml:"providers"`
 	Sources   map[string]Source        `yaml:"sources"`
+	// Alerts are the alert rules and notifiers (docs/alerts.md).
+	Alerts alert.Config `yaml:"alerts"`
 }
 
 // HTTP configures the shared fetch client.
@@ -118,6 +151,11 @@ func Load(path string) (Config, error) {
 		if err := decode(bytes.NewReader(data), &c); err != nil {
 			return c, fmt.Errorf("config: %s: %w", path, err)
 		}
+	}
+	// The notifiers' URL variables are secrets whatever their names, even when the
+	// file fails validation (its errors must not print them).
+	if err := addSecretEnv(c.Alerts.SecretEnv()); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, err
@@ -207,6 +245,15 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	if err := c.Alerts.Validate(); err != nil {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				bad("%w", e)
+			}
+		} else {
+			bad("%w", err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -272,6 +319,19 @@ func (c Config) StoreDSN(flag string) (string, error) {
 		dsn = withPassword(dsn, pw)
 	}
 	return dsn, nil
+}
+
+// AlertStatePath is the alert state file: alerts.state_file, else
+// <data_dir>/alerts-state.json.
+func (c Config) AlertStatePath() (string, error) {
+	if c.Alerts.StateFile != "" {
+		return c.Alerts.StateFile, nil
+	}
+	dir, err := c.DataDirPath()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "alerts-state.json"), nil
 }
 
 // SpoolDir returns the spool directory.

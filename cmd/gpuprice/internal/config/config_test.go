@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, body string) string {
@@ -81,5 +82,50 @@ func TestSecretFilesAndRedaction(t *testing.T) {
 	t.Setenv("GPUPRICE_STORE", "")
 	if _, err := Load(""); err == nil || !strings.Contains(err.Error(), "GPUPRICE_STORE_FILE") {
 		t.Errorf("missing secret file: %v", err)
+	}
+}
+
+func TestAlertsSection(t *testing.T) {
+	t.Setenv("MY_HOOK_URL", "https://hooks.example.test/services/T0/B0/sekret-123")
+	c, err := Load(write(t, `alerts:
+  schedule: "*/5 * * * *"
+  repeat_interval: 6h
+  rules:
+    - {name: h100-premium-shift, kind: spread_shift, gpu: H100-SXM-80GB, pricing: on_demand, window: 7d, threshold_pct: 10}
+    - {name: spot-swing, kind: spot_move, gpu: H100-SXM-80GB, window: 24h, threshold_pct: 15}
+    - {name: cheap-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 2.0}
+    - {name: source-down, kind: source_failed, runs: 3}
+  notifiers:
+    - {name: ops-webhook, kind: webhook, url_env: MY_HOOK_URL}
+    - {name: am, kind: alertmanager, url: "http://alertmanager:9093"}
+    - {name: log, kind: log}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Alerts.Rules) != 4 || c.Alerts.RepeatInterval != 6*time.Hour || c.Alerts.ScheduleSpec() != "*/5 * * * *" {
+		t.Errorf("alerts = %+v", c.Alerts)
+	}
+	// The notifier's variable is a secret now: redacted wherever printed.
+	if got := Redact("POST https://hooks.example.test/services/T0/B0/sekret-123 failed"); strings.Contains(got, "sekret") {
+		t.Errorf("webhook URL not redacted: %q", got)
+	}
+	if out := c.Redacted(); !strings.Contains(out, "url_env: MY_HOOK_URL") || !strings.Contains(out, "window: 7d") {
+		t.Errorf("config output:\n%s", out)
+	}
+	p, err := c.AlertStatePath()
+	if err != nil || filepath.Base(p) != "alerts-state.json" {
+		t.Errorf("state path %q %v", p, err)
+	}
+	for body, want := range map[string]string{
+		"alerts:\n  rules: [{name: x, kind: spread_shift, threshold_pct: 5}]\n  notifiers: [{name: l, kind: log}]\n  bogus: 1\n": "field bogus not found",
+		"alerts:\n  rules: [{name: x, kind: spread_shift, window: 7x, threshold_pct: 5}]\n":                                      "use e.g. 7d",
+		"alerts:\n  notifiers: [{name: s, kind: slack, url: 'https://hooks.slack.com/services/T/B/tok'}]\n":                      "config: alerts.notifiers[0] (s).url",
+		"alerts:\n  rules: [{name: x, kind: spot_move}]\n  notifiers: [{name: l, kind: log}]\n":                                  "config: alerts.rules[0] (x): give threshold_pct",
+	} {
+		_, err := Load(write(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", body, err, want)
+		}
 	}
 }
