@@ -12,9 +12,13 @@
 //	responses/000001.gz    its body, gzip'd
 //
 // Every file is written to a temporary name, synced and renamed, so a crash leaves
-// whole files only. Recording goes through fetch.Observer (one per source); replay is
-// an http.RoundTripper that answers each request from the archive, so the sources'
-// real parsers run on the archived bytes.
+// whole files only. Recording goes through fetch.Observer (one per source), which is
+// also a fetch.StreamObserver: a body streamed by fetch.Client.Stream (an AWS offer
+// file of gigabytes) is scrubbed, hashed and gzip'd to its file as it is read, never
+// held. Replay is an http.RoundTripper that answers each request from the archive,
+// streaming the body from its file, so the sources' real parsers run on the archived
+// bytes. Requests are matched on method, URL and body, not headers, so signed
+// requests (AWS SigV4) match whatever time they are signed at.
 package archive
 
 import (

@@ -132,3 +132,61 @@ func TestRecordLargeOfferBoundedMemory(t *testing.T) {
 	t.Logf("recorded %d MB (peak heap growth %.1f MB), replayed (%.1f MB)", live.watch.n>>20,
 		float64(live.watch.peakHeap)/(1<<20), float64(replay.watch.peakHeap)/(1<<20))
 }
+
+// The SDK's calls, a throttled one and its retry included, are archived with their
+// request bodies and replayed to the SDK in order: the same rows come back with the
+// fake AWS gone.
+func TestRecordAPIRetriesThenReplay(t *testing.T) {
+	f := newFakeAWS(t)
+	pages := pricingPages(t)
+	f.pricing = func(n int, in map[string]any) (int, string) {
+		if n == 0 {
+			return http.StatusTooManyRequests, `{"__type":"ThrottlingException","message":"Rate exceeded"}`
+		}
+		return pages(n, in)
+	}
+	f.ec2 = spotPages(t)
+	dir := filepath.Join(t.TempDir(), "archive")
+	rec, err := archive.Create(dir, "run-api", scrapertest.ObservedAt, []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := map[string]any{"mode": "api", "regions": []any{"us-east-1"}, "since": "3h"}
+	s := newAPISource(t, f, opts)
+	s.cfg.Client.Observer = rec.Source(Name, archive.SourceInfo{ObservedAt: scrapertest.ObservedAt})
+	var live rejectSink
+	if err := s.Collect(context.Background(), &live); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	m := rec.Manifest()
+	var statuses []int
+	for _, e := range m.Entries {
+		statuses = append(statuses, e.Status)
+		if e.Method != http.MethodPost || len(e.RequestBody) == 0 {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if len(statuses) != 5 || statuses[0] != http.StatusTooManyRequests || len(f.pricReq) != 3 {
+		t.Fatalf("archived statuses %v after %d GetProducts", statuses, len(f.pricReq))
+	}
+	f.Close()
+
+	a, err := archive.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = newAPISource(t, f, opts)
+	s.cfg.Client.HTTP.Transport = a
+	var replayed rejectSink
+	if err := s.Collect(context.Background(), &replayed); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(live.Sorted())
+	got, _ := json.Marshal(replayed.Sorted())
+	if string(got) != string(want) || len(live.Rows) == 0 || len(a.Misses()) != 0 || len(replayed.rejects) != len(live.rejects) {
+		t.Errorf("replayed %d rows, recorded %d; misses %v", len(replayed.Rows), len(live.Rows), a.Misses())
+	}
+}

@@ -1,7 +1,9 @@
 // Package fetch is the one HTTP client every gpuprice source uses: a clear User-Agent,
 // a timeout on every request, capped response bodies, and retries with backoff on
 // 429 and 5xx that honour Retry-After. It retries only GET and POST requests the caller
-// marks idempotent (price queries are).
+// marks idempotent (price queries are). Stream reads files too large to hold with the
+// same policy, and Observed reports the responses of another client (an SDK's) to an
+// Observer.
 package fetch
 
 import (
