@@ -38,7 +38,9 @@ func (a *app) serveCmd() *cobra.Command {
 		Long: `serve is the long-running service: each enabled source runs on its own cron
 schedule (sources.<name>.schedule, else the source's default; see ` + "`gpuprice sources`" + `),
 a run still going when its next turn comes is skipped, spooled batches are replayed
-before every run, and ECB rates are refreshed at most hourly.
+before every run, and ECB rates are refreshed at most hourly. With alert rules
+configured, they are evaluated on alerts.schedule (default every 15 minutes) and
+after the first collections of --run-now, as ` + "`gpuprice alerts`" + ` does.
 
 HTTP endpoints:
   /              the cheapest current offer per GPU and pricing kind, and the last runs
@@ -61,6 +63,10 @@ type service struct {
 	a     *app
 	st    store.Store
 	spool *ingest.DirSpool
+
+	alertMu     sync.Mutex // one evaluation at a time: they share the state file
+	alertFiring *prometheus.GaugeVec
+	alertFailed *prometheus.CounterVec
 
 	fxMu   sync.Mutex
 	fx     ingest.FX
@@ -106,6 +112,16 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		}
 		a.log.Info("source scheduled", "source", j.Name, "schedule", spec)
 	}
+	if len(a.cfg.Alerts.Rules) > 0 {
+		if _, err := a.alertEngine(); err != nil { // notifiers' URLs set: fail at start, not at the first turn
+			return err
+		}
+		spec := a.cfg.Alerts.ScheduleSpec()
+		if _, err := sched.AddFunc(spec, func() { s.evaluateAlerts(ctx) }); err != nil {
+			return fmt.Errorf("alerts.schedule %q: %w", spec, err)
+		}
+		a.log.Info("alerts scheduled", "rules", len(a.cfg.Alerts.Rules), "schedule", spec)
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -115,12 +131,20 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sched.Start()
-	var first sync.WaitGroup
+	var first, collected sync.WaitGroup
 	if runNow {
 		for _, j := range jobs {
-			first.Add(1)
-			go func() { defer first.Done(); s.collect(ctx, j) }()
+			collected.Add(1)
+			go func() { defer collected.Done(); s.collect(ctx, j) }()
 		}
+		first.Add(1)
+		go func() { // alerts once the first collections are in
+			defer first.Done()
+			collected.Wait()
+			if len(a.cfg.Alerts.Rules) > 0 {
+				s.evaluateAlerts(ctx)
+			}
+		}()
 	}
 	select {
 	case <-ctx.Done():
@@ -154,7 +178,9 @@ func newService(a *app, st store.Store, spool *ingest.DirSpool) *service {
 	s.up = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_up", Help: "1 when the source's last run was ok or degraded, 0 when it failed."}, []string{"source"})
 	s.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuprice_source_run_duration_seconds", Help: "Duration of source runs.",
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}, []string{"source"})
-	s.reg.MustRegister(s.runs, s.lastRun, s.lastRows, s.lastQuar, s.up, s.duration, &marketCollector{s})
+	s.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing", Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
+	s.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total", Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
+	s.reg.MustRegister(s.runs, s.lastRun, s.lastRows, s.lastQuar, s.up, s.duration, s.alertFiring, s.alertFailed, &marketCollector{s})
 	return s
 }
 
@@ -191,6 +217,42 @@ func (s *service) collect(ctx context.Context, j ingest.Job) {
 	}
 	s.up.WithLabelValues(r.Source).Set(up)
 	s.duration.WithLabelValues(r.Source).Observe(r.Duration.Seconds())
+}
+
+// evaluateAlerts evaluates the alert rules and notifies (see `gpuprice alerts`).
+func (s *service) evaluateAlerts(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	s.alertMu.Lock()
+	defer s.alertMu.Unlock()
+	rep, err := s.a.evaluateAlerts(ctx, s.st, time.Now().UTC(), false)
+	if err != nil {
+		s.alertFailed.WithLabelValues("").Inc()
+		s.a.log.Error("alerts not evaluated", "error", err.Error())
+		return
+	}
+	for _, r := range rep.Rules {
+		if r.Error != "" {
+			s.alertFailed.WithLabelValues("").Inc()
+			s.a.log.Error("alert rule not evaluated", "rule", r.Rule, "error", r.Error)
+			continue
+		}
+		n := 0
+		for _, in := range r.Instances {
+			if in.Firing {
+				n++
+			}
+		}
+		s.alertFiring.WithLabelValues(r.Rule).Set(float64(n))
+	}
+	for _, d := range rep.Deliveries {
+		if d.Error != "" {
+			s.alertFailed.WithLabelValues(d.Notifier).Inc()
+		} else {
+			s.a.log.Info("alerts sent", "notifier", d.Notifier, "firing", d.Firing, "resolved", d.Resolved)
+		}
+	}
 }
 
 // marketCollector exports, at scrape time, the spool size and the cheapest current

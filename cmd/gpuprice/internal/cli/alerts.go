@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+func init() { addCommand((*app).alertsCmd) }
+
+// ErrAlertsFailed is returned by `alerts` when a rule could not be evaluated or a
+// notifier failed (the others went on; the report says which).
+var ErrAlertsFailed = errors.New("alerts: a rule or a notifier failed")
+
+func (a *app) alertsCmd() *cobra.Command {
+	var dryRun bool
+	var format, at string
+	cmd := &cobra.Command{
+		Use:   "alerts",
+		Short: "Evaluate the alert rules now and notify what started firing or resolved",
+		Long: `alerts evaluates every rule of the configuration's alerts section (see
+docs/alerts.md) against the stored bars and latest prices, prints each rule's
+instances with their value and state (started, firing, resolved, ok), and tells
+the notifiers about alerts that started firing or resolved since the last
+evaluation. Which alerts fire is kept in the data directory (alerts-state.json),
+so running this from cron and running serve behave the same.
+
+The exit status is 1 when a rule could not be evaluated or a notifier failed; the
+other rules and notifiers still ran, and a failed notification is sent again at
+the next evaluation.`,
+		Example: `  gpuprice alerts --dry-run
+  gpuprice alerts --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "table" && format != "json" {
+				return fmt.Errorf("--format %q: use table or json", format)
+			}
+			now, err := parseAt(at)
+			if err != nil {
+				return err
+			}
+			if len(a.cfg.Alerts.Rules) == 0 {
+				return errors.New("alerts: no rules configured: add an alerts section to the config file (see deploy/gpuprice.example.yaml)")
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := a.evaluateAlerts(cmd.Context(), st, now, dryRun)
+			if err != nil {
+				return err
+			}
+			if err := a.printAlerts(rep, format); err != nil {
+				return err
+			}
+			if rep.Failed() {
+				return ErrAlertsFailed
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&dryRun, "dry-run", false, "evaluate and show what would be sent; send nothing and keep the state as it was")
+	fl.StringVar(&format, "format", "table", "table or json")
+	fl.StringVar(&at, "at", "", "evaluate as of this time, RFC 3339 or a date (default: now)")
+	return cmd
+}
+
+// alertReader reads what the rules need through the store, as the analytics
+// commands do: bars from store.Rollups, latest prices of series still on offer.
+type alertReader struct {
+	st store.Store
+	r  store.Rollups
+}
+
+func (r alertReader) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
+	return r.r.Bars(ctx, q)
+}
+
+func (r alertReader) Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	rows, err := r.st.Latest(ctx, f)
+	return currentOnly(rows, defaultStale), err
+}
+
+func (r alertReader) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {
+	return r.st.Runs(ctx, source, limit)
+}
+
+// alertEngine builds the engine of the configuration: its rules, its notifiers
+// (posting through the shared fetch client) and the enabled sources.
+func (a *app) alertEngine() (alert.Engine, error) {
+	targets, err := alert.BuildTargets(a.cfg.Alerts.Notifiers, a.client(), os.Getenv, redactLogger(a.log))
+	if err != nil {
+		return alert.Engine{}, err
+	}
+	var sources []string
+	for _, n := range scrapers.Names() {
+		if a.cfg.Sources[n].IsEnabled() {
+			sources = append(sources, n)
+		}
+	}
+	return alert.Engine{Rules: a.cfg.Alerts.Rules, Targets: targets, RepeatInterval: a.cfg.Alerts.RepeatInterval,
+		Sources: sources, Log: redactLogger(a.log)}, nil
+}
+
+// evaluateAlerts evaluates the rules at now with the state file, sends what is
+// due (not when dry) and saves the state (not when dry). Every error text in the
+// report is redacted.
+func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time, dry bool) (alert.Report, error) {
+	r, err := a.rollups(st)
+	if err != nil {
+		return alert.Report{}, err
+	}
+	eng, err := a.alertEngine()
+	if err != nil {
+		return alert.Report{}, err
+	}
+	path, err := a.cfg.AlertStatePath()
+	if err != nil {
+		return alert.Report{}, err
+	}
+	state, err := alert.LoadState(path)
+	if err != nil {
+		return alert.Report{}, err
+	}
+	rep := eng.Run(ctx, alertReader{st: st, r: r}, state, now, dry)
+	for i := range rep.Rules {
+		rep.Rules[i].Error = config.Redact(rep.Rules[i].Error)
+	}
+	for i := range rep.Deliveries {
+		rep.Deliveries[i].Error = config.Redact(rep.Deliveries[i].Error)
+	}
+	if !dry {
+		for _, e := range state.Alerts {
+			for n, m := range e.Errors {
+				e.Errors[n] = config.Redact(m)
+			}
+		}
+		if err := state.Save(path); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func (a *app) printAlerts(rep alert.Report, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tKIND\tSUBJECT\tSTATE\tVALUE\tTHRESHOLD\tSINCE\tSUMMARY")
+	for _, r := range rep.Rules {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\terror\t-\t-\t-\t%s\n", r.Rule, r.Kind, firstLineOf(r.Error))
+			continue
+		}
+		if len(r.Instances) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\tno data\t-\t-\t-\tnothing matches the rule yet\n", r.Rule, r.Kind)
+			continue
+		}
+		for _, in := range r.Instances {
+			since := "-"
+			if !in.StartsAt.IsZero() {
+				since = in.StartsAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Rule, r.Kind, in.Subject, in.State, alertNum(in.Value, in.Unit),
+				alertNum(in.Threshold, in.Unit), since, in.Summary)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, d := range rep.Deliveries {
+		what := fmt.Sprintf("%d firing, %d resolved", d.Firing, d.Resolved)
+		switch {
+		case rep.DryRun:
+			fmt.Fprintf(a.stdout, "notifier %s (%s): would send %s (dry run)\n", d.Notifier, d.Kind, what)
+		case d.Error != "":
+			fmt.Fprintf(a.stdout, "notifier %s (%s): FAILED to send %s: %s (sent again next time)\n", d.Notifier, d.Kind, what, d.Error)
+		default:
+			fmt.Fprintf(a.stdout, "notifier %s (%s): sent %s\n", d.Notifier, d.Kind, what)
+		}
+	}
+	if len(rep.Deliveries) == 0 {
+		fmt.Fprintln(a.stdout, "nothing to notify")
+	}
+	return nil
+}
+
+func alertNum(v float64, unit string) string {
+	switch unit {
+	case "pct":
+		return strconv.FormatFloat(v, 'f', 2, 64) + "%"
+	case "usd_gpu_hour":
+		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
