@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sort"
 	"time"
@@ -18,6 +19,9 @@ type Engine struct {
 	Sources []string
 	// Log receives delivery failures (nil: not logged; they are in the Report).
 	Log *slog.Logger
+	// Redact, when set, masks secrets in every text evaluation produces (summaries,
+	// errors) before it is sent, stored or reported.
+	Redact func(string) string
 }
 
 // InstanceReport is one instance of a Report.
@@ -79,6 +83,16 @@ func (r Report) Failed() bool {
 // sent and st is left as it was.
 func (e Engine) Run(ctx context.Context, rd Reader, st *State, now time.Time, dryRun bool) Report {
 	results := Evaluate(ctx, rd, e.Rules, e.Sources, now)
+	if e.Redact != nil {
+		for i := range results {
+			for j := range results[i].Instances {
+				results[i].Instances[j].Summary = e.Redact(results[i].Instances[j].Summary)
+			}
+			if results[i].Err != nil {
+				results[i].Err = errors.New(e.Redact(results[i].Err.Error()))
+			}
+		}
+	}
 	work := st
 	if dryRun {
 		work = st.clone()
@@ -150,6 +164,9 @@ func (e Engine) Run(ctx context.Context, rd Reader, st *State, now time.Time, dr
 				}
 				en.Notified[t.Config.Name] = now
 				delete(en.Errors, t.Config.Name)
+			}
+			if err != nil && e.Redact != nil {
+				err = errors.New(e.Redact(err.Error()))
 			}
 			if err != nil {
 				d.Error = err.Error()

@@ -115,12 +115,12 @@ func (a *app) alertEngine() (alert.Engine, error) {
 		}
 	}
 	return alert.Engine{Rules: a.cfg.Alerts.Rules, Targets: targets, RepeatInterval: a.cfg.Alerts.RepeatInterval,
-		Sources: sources, Log: redactLogger(a.log)}, nil
+		Sources: sources, Log: redactLogger(a.log), Redact: config.Redact}, nil
 }
 
 // evaluateAlerts evaluates the rules at now with the state file, sends what is
-// due (not when dry) and saves the state (not when dry). Every error text in the
-// report is redacted.
+// due (not when dry) and saves the state (not when dry). Every text the engine
+// produces is redacted (config.Redact).
 func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time, dry bool) (alert.Report, error) {
 	r, err := a.rollups(st)
 	if err != nil {
@@ -139,18 +139,7 @@ func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time,
 		return alert.Report{}, err
 	}
 	rep := eng.Run(ctx, alertReader{st: st, r: r}, state, now, dry)
-	for i := range rep.Rules {
-		rep.Rules[i].Error = config.Redact(rep.Rules[i].Error)
-	}
-	for i := range rep.Deliveries {
-		rep.Deliveries[i].Error = config.Redact(rep.Deliveries[i].Error)
-	}
 	if !dry {
-		for _, e := range state.Alerts {
-			for n, m := range e.Errors {
-				e.Errors[n] = config.Redact(m)
-			}
-		}
 		if err := state.Save(path); err != nil {
 			return rep, err
 		}
