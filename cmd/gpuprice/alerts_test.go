@@ -10,12 +10,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -340,5 +342,65 @@ alerts:
 	if cout, _, code := runCtx(context.Background(), "config", "--config", cfg); code != 0 || strings.Contains(cout, token) ||
 		!strings.Contains(cout, "url_env: GPUPRICE_SLACK_WEBHOOK_URL") {
 		t.Errorf("config output (%d):\n%s", code, cout)
+	}
+}
+
+// TestServeEvaluatesAlerts: serve --run-now evaluates the rules once the first
+// collections are in, tells the webhook once and exports the firing count.
+func TestServeEvaluatesAlerts(t *testing.T) {
+	srv := replay(t)
+	cfg := writeConfig(t, srv.URL)
+	hook := newReceiver(t)
+	t.Setenv("GPUPRICE_ALERT_WEBHOOK_URL", hook.srv.URL+"/hook/serve-secret-token")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`alerts:
+  schedule: "0 0 1 1 *"
+  rules:
+    - {name: any-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 1000}
+  notifiers:
+    - {name: hook, kind: webhook, url_env: GPUPRICE_ALERT_WEBHOOK_URL}
+`)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "serve.duckdb")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now"}, &out, &errb)
+	}()
+	waitFor(t, "the alert webhook", func() bool {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
+		default:
+		}
+		return hook.count() > 0
+	})
+	var p alert.Payload
+	hook.last(t, &p)
+	if len(p.Events) != 1 || p.Events[0].Rule != "any-h100" || p.Events[0].Status != alert.StatusFiring {
+		t.Errorf("payload %+v", p)
+	}
+	base := regexp.MustCompile(`serving on (http://[0-9.:]+)`).FindStringSubmatch(out.String())
+	if base == nil {
+		t.Fatalf("no address in %q", out.String())
+	}
+	waitFor(t, "the firing alert in /metrics", func() bool { // set once the evaluation returns
+		_, m := get(t, base[1]+"/metrics")
+		return strings.Contains(m, `gpuprice_alerts_firing{rule="any-h100"} 1`)
+	})
+	cancel()
+	if code := <-done; code != 0 || hook.count() != 1 {
+		t.Errorf("serve exited %d, webhook posts %d", code, hook.count())
+	}
+	if strings.Contains(out.String()+errb.String(), "serve-secret-token") {
+		t.Errorf("serve printed the webhook URL")
 	}
 }
