@@ -2,9 +2,7 @@ package gmi
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +10,8 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil/pagetest"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
@@ -176,109 +174,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestCollect(t *testing.T) {
-	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
-		{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
-		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
-	}})
-	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink scrapertest.Sink
-	if err := src.Collect(context.Background(), &sink); err != nil {
-		t.Fatal(err)
-	}
-	if srv.Hits[pagePath] != 2 || srv.Hits["/robots.txt"] != 1 {
-		t.Errorf("hits = %v, want robots.txt once and the page twice (a 429 then the page)", srv.Hits)
-	}
-	for _, r := range srv.Reqs {
-		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
-			t.Errorf("User-Agent = %q", ua)
-		}
-	}
-	if len(sink.Rows) != 8 {
-		t.Fatalf("rows = %d, want 8", len(sink.Rows))
-	}
-	for _, o := range sink.Rows {
-		if o.SourceURL != srv.URL+pagePath {
-			t.Errorf("row %s: source %q", o.SKU, o.SourceURL)
-		}
-	}
-}
-
-// rejectSink is a Sink that can quarantine.
-type rejectSink struct {
-	scrapertest.Sink
-	rejected []string
-}
-
-func (r *rejectSink) Reject(raw, reason string) { r.rejected = append(r.rejected, reason) }
-
-func TestCollectPartial(t *testing.T) {
-	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {{File: "testdata/partial/input.html"}}})
-	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rs rejectSink
-	if err := src.Collect(context.Background(), &rs); err != nil {
-		t.Fatal(err)
-	}
-	if len(rs.Rows) != 5 || len(rs.rejected) != 3 {
-		t.Errorf("rows %d rejected %d, want 5 and 3", len(rs.Rows), len(rs.rejected))
-	}
-	var plain scrapertest.Sink
-	err = src.Collect(context.Background(), &plain)
-	if !errors.Is(err, pageutil.ErrUnquarantined) || len(plain.Rows) != 5 {
-		t.Errorf("without a Rejecter: err %v rows %d", err, len(plain.Rows))
-	}
-}
-
-func TestCollectRobots(t *testing.T) {
-	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{
-		"/robots.txt": {{Body: "User-agent: *\nDisallow: /pricing\n"}},
-		pagePath:      {{File: "testdata/full_page/input.html"}},
-	})
-	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink scrapertest.Sink
-	if err := src.Collect(context.Background(), &sink); !errors.Is(err, fetch.ErrRobots) {
-		t.Errorf("err = %v, want ErrRobots", err)
-	}
-	if srv.Hits[pagePath] != 0 {
-		t.Error("a page robots.txt disallows was fetched")
-	}
-}
-
-func TestCollectFailures(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		route scrapertest.Route
-		is    error
-	}{
-		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
-		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
-		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
-		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {c.route}})
-			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sink scrapertest.Sink
-			err = src.Collect(context.Background(), &sink)
-			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "gmi: ") {
-				t.Fatalf("err = %v, want %v", err, c.is)
-			}
-			if len(sink.Rows) != 0 {
-				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
-			}
-		})
-	}
+	pagetest.Run(t, pagetest.Case{Name: Name, New: New, PagePath: pagePath, FullRows: 8, PartialRows: 5, PartialRejects: 3, ErrLayout: ErrLayout})
 }
 
 func FuzzParsePage(f *testing.F) {

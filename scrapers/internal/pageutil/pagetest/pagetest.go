@@ -1,0 +1,128 @@
+// Package pagetest runs the Collect-level tests every single-page source built on
+// pageutil.Page shares, over the source's own recorded pages in testdata/: the full
+// page after a 429, a partly unreadable page (with and without a quarantining
+// emitter), robots.txt, and failures (500 and 429 forever, a changed layout, an empty
+// page).
+package pagetest
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
+)
+
+// Case describes one source and what its recorded pages hold.
+type Case struct {
+	Name           string           // registry name: the prefix of the source's errors
+	New            scrapers.Factory // the source's constructor
+	PagePath       string           // path of the pricing page on the replay server
+	FullRows       int              // rows from testdata/full_page/input.html
+	PartialRows    int              // readable rows of testdata/partial/input.html
+	PartialRejects int              // unreadable rows of it
+	ErrLayout      error            // the source's "layout changed" error
+}
+
+// rejectSink is a Sink that can quarantine.
+type rejectSink struct {
+	scrapertest.Sink
+	rejected []string
+}
+
+func (r *rejectSink) Reject(_, reason string) { r.rejected = append(r.rejected, reason) }
+
+// Run runs the shared tests as subtests of t.
+func Run(t *testing.T, c Case) {
+	t.Helper()
+	newSource := func(t *testing.T, url string) scrapers.Source {
+		t.Helper()
+		src, err := c.New(scrapertest.Config(t, c.Name, url, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return src
+	}
+	t.Run("Collect", func(t *testing.T) {
+		srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{c.PagePath: {
+			{Status: http.StatusTooManyRequests, Header: map[string]string{"Retry-After": "0"}},
+			{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
+		}})
+		var sink scrapertest.Sink
+		if err := newSource(t, srv.URL+c.PagePath).Collect(context.Background(), &sink); err != nil {
+			t.Fatal(err)
+		}
+		if srv.Hits[c.PagePath] != 2 || srv.Hits["/robots.txt"] != 1 {
+			t.Errorf("hits = %v, want robots.txt once and the page twice (a 429 then the page)", srv.Hits)
+		}
+		for _, r := range srv.Reqs {
+			if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
+				t.Errorf("User-Agent = %q", ua)
+			}
+		}
+		if len(sink.Rows) != c.FullRows {
+			t.Fatalf("rows = %d, want %d", len(sink.Rows), c.FullRows)
+		}
+		for _, o := range sink.Rows {
+			if o.SourceURL != srv.URL+c.PagePath {
+				t.Errorf("row %s: source %q", o.SKU, o.SourceURL)
+			}
+		}
+	})
+	t.Run("Partial", func(t *testing.T) {
+		srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{c.PagePath: {{File: "testdata/partial/input.html"}}})
+		src := newSource(t, srv.URL+c.PagePath)
+		var rs rejectSink
+		if err := src.Collect(context.Background(), &rs); err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.Rows) != c.PartialRows || len(rs.rejected) != c.PartialRejects {
+			t.Errorf("rows %d rejected %d, want %d and %d", len(rs.Rows), len(rs.rejected), c.PartialRows, c.PartialRejects)
+		}
+		var plain scrapertest.Sink
+		err := src.Collect(context.Background(), &plain)
+		if !errors.Is(err, pageutil.ErrUnquarantined) || len(plain.Rows) != c.PartialRows {
+			t.Errorf("without a Rejecter: err %v rows %d", err, len(plain.Rows))
+		}
+	})
+	t.Run("Robots", func(t *testing.T) {
+		srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{
+			"/robots.txt": {{Body: "User-agent: *\nDisallow: " + c.PagePath + "\n"}},
+			c.PagePath:    {{File: "testdata/full_page/input.html"}},
+		})
+		var sink scrapertest.Sink
+		if err := newSource(t, srv.URL+c.PagePath).Collect(context.Background(), &sink); !errors.Is(err, fetch.ErrRobots) {
+			t.Errorf("err = %v, want ErrRobots", err)
+		}
+		if srv.Hits[c.PagePath] != 0 {
+			t.Error("a page robots.txt disallows was fetched")
+		}
+	})
+	for _, f := range []struct {
+		name  string
+		route scrapertest.Route
+		is    error
+	}{
+		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
+		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
+		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, c.ErrLayout},
+		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, c.ErrLayout},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{c.PagePath: {f.route}})
+			var sink scrapertest.Sink
+			err := newSource(t, srv.URL+c.PagePath).Collect(context.Background(), &sink)
+			if !errors.Is(err, f.is) || !strings.HasPrefix(err.Error(), c.Name+": ") {
+				t.Fatalf("err = %v, want %v", err, f.is)
+			}
+			if len(sink.Rows) != 0 {
+				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
+			}
+		})
+	}
+}
