@@ -190,7 +190,16 @@ func (s *Source) collectSpotHistory(ctx context.Context, ac awssdk.Config, e scr
 	now := s.cfg.Now()
 	start := now.Add(-s.since)
 	var errs []error
-	for _, region := range s.opts.Regions {
+	regions := s.opts.Regions
+	if !s.custom {
+		// Without a configured list: every region enabled for the account.
+		if enabled, err := EnabledRegions(ctx, ac, s.opts.EC2Endpoint); err != nil {
+			log.Warn("enabled regions not listed; using the default GPU regions", "error", err.Error())
+		} else if len(enabled) > 0 {
+			regions = enabled
+		}
+	}
+	for _, region := range regions {
 		client := ec2.NewFromConfig(ac, func(o *ec2.Options) {
 			o.Region = region
 			if s.opts.EC2Endpoint != "" {

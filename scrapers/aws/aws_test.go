@@ -402,6 +402,9 @@ type fakeAWS struct {
 	ec2Reg  []string
 	fileReq []*http.Request
 	hits    map[string]int
+	// DescribeRegions: how often asked, and a status to refuse it with (0: answer)
+	regionsAsked  int
+	regionsStatus int
 }
 
 var credentialScope = regexp.MustCompile(`Credential=[^/]+/[0-9]+/([a-z0-9-]+)/([a-z0-9]+)/aws4_request`)
@@ -433,6 +436,17 @@ func newFakeAWS(t *testing.T) *fakeAWS {
 			_, _ = io.WriteString(w, out)
 		case r.Method == http.MethodPost:
 			form, err := url.ParseQuery(string(body))
+			if err == nil && form.Get("Action") == "DescribeRegions" {
+				f.regionsAsked++
+				w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+				if f.regionsStatus != 0 {
+					w.WriteHeader(f.regionsStatus)
+					_, _ = io.WriteString(w, file(t, "testdata/spot_history/unauthorized.xml"))
+					return
+				}
+				_, _ = io.WriteString(w, file(t, "testdata/describe_regions/response.xml"))
+				return
+			}
 			if err != nil || form.Get("Action") != "DescribeSpotPriceHistory" {
 				t.Errorf("unexpected POST %s: %s", r.URL, body)
 				http.Error(w, "bad request", http.StatusBadRequest)
@@ -631,6 +645,26 @@ func TestCollectAPI(t *testing.T) {
 	}
 	if kinds[schemas.OnDemand] != 10 || kinds[schemas.Spot] != 7 || kinds[schemas.Reserved1Y] == 0 || kinds[schemas.Reserved3Y] == 0 {
 		t.Errorf("rows per pricing kind = %v", kinds)
+	}
+}
+
+func TestCollectAPISpotInEveryEnabledRegion(t *testing.T) {
+	f := newFakeAWS(t)
+	f.ec2 = func(int, string, url.Values) (int, string) { return 200, file(t, "testdata/spot_history/other_region.xml") }
+	s := newAPISource(t, f, map[string]any{"mode": "api", "collect": []any{"spot"}})
+	var sink rejectSink
+	_ = s.Collect(context.Background(), &sink)
+	if want := []string{"ap-east-1", "us-east-1", "us-west-2"}; f.regionsAsked != 1 || !slices.Equal(f.ec2Reg, want) {
+		t.Errorf("spot history asked in %v (DescribeRegions %d×), want the enabled regions %v", f.ec2Reg, f.regionsAsked, want)
+	}
+	// DescribeRegions refused: the default GPU regions.
+	f2 := newFakeAWS(t)
+	f2.regionsStatus = http.StatusForbidden
+	f2.ec2 = f.ec2
+	s2 := newAPISource(t, f2, map[string]any{"mode": "api", "collect": []any{"spot"}})
+	_ = s2.Collect(context.Background(), &sink)
+	if len(f2.ec2Reg) != len(DefaultRegions) {
+		t.Errorf("with DescribeRegions refused: spot history in %d regions, want the %d defaults", len(f2.ec2Reg), len(DefaultRegions))
 	}
 }
 
