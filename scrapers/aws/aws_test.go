@@ -650,7 +650,9 @@ func TestCollectAPI(t *testing.T) {
 
 func TestCollectAPISpotInEveryEnabledRegion(t *testing.T) {
 	f := newFakeAWS(t)
-	f.ec2 = func(int, string, url.Values) (int, string) { return 200, file(t, "testdata/spot_history/other_region.xml") }
+	f.ec2 = func(int, string, url.Values) (int, string) {
+		return 200, file(t, "testdata/spot_history/other_region.xml")
+	}
 	s := newAPISource(t, f, map[string]any{"mode": "api", "collect": []any{"spot"}})
 	var sink rejectSink
 	_ = s.Collect(context.Background(), &sink)
