@@ -21,7 +21,6 @@ package clickhouse
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -325,7 +324,7 @@ const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone
 // WriteObservations inserts obs as one batch. Within obs, the last row of an
 // identity wins; across writes, the later write wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
-	obs = dedupe(obs)
+	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
 		return nil
 	}
@@ -344,7 +343,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		if err != nil {
 			return fmt.Errorf("clickhouse: write observations: %s effective_at: %w", o.SeriesKey(), err)
 		}
-		attrs, err := encodeAttrs(o.Attrs)
+		attrs, err := store.EncodeAttrs(o.Attrs)
 		if err != nil {
 			return fmt.Errorf("clickhouse: write observations: %s: %w", o.SeriesKey(), err)
 		}
@@ -361,52 +360,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-// identity is the key of an observation: its series plus effective_at in seconds.
-type identity struct {
-	provider, sku, region, zone, pricing string
-	effective                            int64
-}
 
-// dedupe keeps the last row of each identity, in the order of first appearance.
-func dedupe(obs []schemas.Observation) []schemas.Observation {
-	pos := make(map[identity]int, len(obs))
-	out := make([]schemas.Observation, 0, len(obs))
-	for _, o := range obs {
-		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
-		if i, ok := pos[k]; ok {
-			out[i] = o
-			continue
-		}
-		pos[k] = len(out)
-		out = append(out, o)
-	}
-	return out
-}
-
-func encodeAttrs(a map[string]string) (string, error) {
-	if len(a) == 0 {
-		return "{}", nil
-	}
-	b, err := json.Marshal(a) // keys sorted: the same map always encodes the same
-	if err != nil {
-		return "", fmt.Errorf("encode attrs: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeAttrs(s string) (map[string]string, error) {
-	if s == "" || s == "{}" {
-		return nil, nil
-	}
-	var a map[string]string
-	if err := json.Unmarshal([]byte(s), &a); err != nil {
-		return nil, fmt.Errorf("decode attrs %q: %w", s, err)
-	}
-	if len(a) == 0 {
-		return nil, nil
-	}
-	return a, nil
-}
 
 // deduped is a subquery of the observations matching f, one row per identity
 // holding the last write of each column (d_<column>); the identity columns keep
@@ -581,7 +535,7 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 			return err
 		}
 		o.ObservedAt, o.EffectiveAt = fromCH(o.ObservedAt), fromCH(o.EffectiveAt)
-		if o.Attrs, err = decodeAttrs(attrs); err != nil {
+		if o.Attrs, err = store.DecodeAttrs(attrs); err != nil {
 			return err
 		}
 		if err := fn(o); err != nil {

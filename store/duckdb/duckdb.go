@@ -14,7 +14,6 @@ package duckdb
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -191,7 +190,7 @@ const rowsPerInsert = 200
 // WriteObservations upserts obs in one transaction, in multi-row inserts. Within
 // obs, the last row of an identity wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
-	obs = dedupe(obs)
+	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
 		return nil
 	}
@@ -210,7 +209,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		chunk := obs[start:min(start+rowsPerInsert, len(obs))]
 		args := make([]any, 0, 24*len(chunk))
 		for i, o := range chunk {
-			attrs, err := encodeAttrs(o.Attrs)
+			attrs, err := store.EncodeAttrs(o.Attrs)
 			if err != nil {
 				return fmt.Errorf("duckdb: write observations: %s: %w", o.SeriesKey(), err)
 			}
@@ -233,54 +232,9 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-// identity is the key of an observation: its series plus effective_at in seconds.
-type identity struct {
-	provider, sku, region, zone, pricing string
-	effective                            int64
-}
-
-// dedupe keeps the last row of each identity, in the order of first appearance.
-func dedupe(obs []schemas.Observation) []schemas.Observation {
-	pos := make(map[identity]int, len(obs))
-	out := make([]schemas.Observation, 0, len(obs))
-	for _, o := range obs {
-		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
-		if i, ok := pos[k]; ok {
-			out[i] = o
-			continue
-		}
-		pos[k] = len(out)
-		out = append(out, o)
-	}
-	return out
-}
 
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
 
-func encodeAttrs(a map[string]string) (string, error) {
-	if len(a) == 0 {
-		return "{}", nil
-	}
-	b, err := json.Marshal(a) // keys sorted: the same map always encodes the same
-	if err != nil {
-		return "", fmt.Errorf("encode attrs: %w", err)
-	}
-	return string(b), nil
-}
-
-func decodeAttrs(s string) (map[string]string, error) {
-	if s == "" || s == "{}" {
-		return nil, nil
-	}
-	var a map[string]string
-	if err := json.Unmarshal([]byte(s), &a); err != nil {
-		return nil, fmt.Errorf("decode attrs %q: %w", s, err)
-	}
-	if len(a) == 0 {
-		return nil, nil
-	}
-	return a, nil
-}
 
 // where turns a filter into a WHERE clause with ? placeholders and its arguments.
 // Column names are constants; values are only ever parameters.
@@ -396,7 +350,7 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 			return err
 		}
 		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()
-		if o.Attrs, err = decodeAttrs(attrs); err != nil {
+		if o.Attrs, err = store.DecodeAttrs(attrs); err != nil {
 			return err
 		}
 		if err := fn(o); err != nil {

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// identity is the key of an observation: its series plus effective_at in seconds.
+type identity struct {
+	provider, sku, region, zone, pricing string
+	effective                            int64
+}
+
+// LastPerIdentity keeps the last row of each observation identity in a batch, in the
+// order of first appearance: what every backend writes, so that a batch holding the
+// same identity twice stores its last write, as two batches would.
+func LastPerIdentity(obs []schemas.Observation) []schemas.Observation {
+	pos := make(map[identity]int, len(obs))
+	out := make([]schemas.Observation, 0, len(obs))
+	for _, o := range obs {
+		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
+		if i, ok := pos[k]; ok {
+			out[i] = o
+			continue
+		}
+		pos[k] = len(out)
+		out = append(out, o)
+	}
+	return out
+}
+
+// EncodeAttrs is how backends store an observation's attrs: a JSON object with sorted
+// keys ("{}" when empty), so the same map always encodes the same.
+func EncodeAttrs(a map[string]string) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return "", fmt.Errorf("encode attrs: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeAttrs reads what EncodeAttrs wrote; empty attrs read back as nil.
+func DecodeAttrs(s string) (map[string]string, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var a map[string]string
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil, fmt.Errorf("decode attrs %q: %w", s, err)
+	}
+	if len(a) == 0 {
+		return nil, nil
+	}
+	return a, nil
+}
