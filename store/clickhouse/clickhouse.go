@@ -360,8 +360,6 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-
-
 // deduped is a subquery of the observations matching f, one row per identity
 // holding the last write of each column (d_<column>); the identity columns keep
 // their names. Filters on identity columns run before the grouping, the others

@@ -232,9 +232,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
-
 
 // where turns a filter into a WHERE clause with ? placeholders and its arguments.
 // Column names are constants; values are only ever parameters.
