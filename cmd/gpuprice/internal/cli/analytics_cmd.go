@@ -411,6 +411,25 @@ func (a *app) dayPrices(cmd *cobra.Command, st store.Store, f store.Filter, span
 	return analytics.DailyPrices(bars, from, to), from, to, nil
 }
 
+// loadDayPrices parses --since and --at, opens the store and reads the day prices of f
+// over the window (see dayPrices).
+func (a *app) loadDayPrices(cmd *cobra.Command, f store.Filter, since, at string) ([]analytics.DayPrice, time.Time, time.Time, error) {
+	span, err := parseSpan("since", since)
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	end, err := parseAt(at)
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	st, err := a.openStore(cmd.Context())
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	defer st.Close()
+	return a.dayPrices(cmd, st, f, span, end)
+}
+
 func (a *app) spreadsCmd() *cobra.Command {
 	var gpu, pricing, since, at, format string
 	cmd := &cobra.Command{
@@ -424,20 +443,7 @@ func (a *app) spreadsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			span, err := parseSpan("since", since)
-			if err != nil {
-				return err
-			}
-			end, err := parseAt(at)
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			prices, _, _, err := a.dayPrices(cmd, st, f, span, end)
+			prices, _, _, err := a.loadDayPrices(cmd, f, since, at)
 			if err != nil {
 				return err
 			}
@@ -493,21 +499,8 @@ func (a *app) historyCmd() *cobra.Command {
 			if !schemas.ValidPricing(pricing) {
 				return fmt.Errorf("--pricing %q: not a pricing kind", pricing)
 			}
-			span, err := parseSpan("since", since)
-			if err != nil {
-				return err
-			}
-			end, err := parseAt(at)
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			// Every pricing kind: the others give the reserved discount.
-			prices, from, to, err := a.dayPrices(cmd, st, store.Filter{GPU: gpu, Region: region}, span, end)
+			prices, from, to, err := a.loadDayPrices(cmd, store.Filter{GPU: gpu, Region: region}, since, at)
 			if err != nil {
 				return err
 			}
@@ -566,20 +559,7 @@ func (a *app) indexCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			span, err := parseSpan("since", since)
-			if err != nil {
-				return err
-			}
-			end, err := parseAt(at)
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			prices, _, _, err := a.dayPrices(cmd, st, f, span, end)
+			prices, _, _, err := a.loadDayPrices(cmd, f, since, at)
 			if err != nil {
 				return err
 			}
