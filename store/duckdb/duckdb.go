@@ -526,8 +526,11 @@ func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantine
 	if limit < 0 {
 		return nil, fmt.Errorf("duckdb: quarantine: negative limit %d", limit)
 	}
-	q := `SELECT quarantined_at, run_id, source, reason, raw FROM quarantine
-		ORDER BY quarantined_at DESC, run_id, source, reason, raw`
+	// A row written twice (a replayed spool segment, a reparsed archive) is listed
+	// once, at the time it was first quarantined.
+	q := `SELECT min(quarantined_at) AS first_at, run_id, source, reason, raw FROM quarantine
+		GROUP BY run_id, source, reason, raw
+		ORDER BY first_at DESC, run_id, source, reason, raw`
 	var args []any
 	if limit > 0 {
 		q += ` LIMIT ?`

@@ -755,6 +755,15 @@ func (s *suite) quarantine(t *testing.T) {
 	if err := st.WriteQuarantine(ctx(t), in[2:]); err != nil {
 		t.Fatalf("WriteQuarantine: %v", err)
 	}
+	// The same rows written again later (a spool segment replayed after a crash, an
+	// archive reparsed under its run id) are listed once, at their first time.
+	again := Quarantined()
+	for i := range again {
+		again[i].QuarantinedAt = again[i].QuarantinedAt.Add(48 * time.Hour)
+	}
+	if err := st.WriteQuarantine(ctx(t), again); err != nil {
+		t.Fatalf("WriteQuarantine again: %v", err)
+	}
 	var want []schemas.Quarantined
 	for i := len(in) - 1; i >= 0; i-- {
 		q := in[i]
