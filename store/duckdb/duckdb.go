@@ -70,14 +70,25 @@ func open(ctx context.Context, path, config string) (*Store, error) {
 	}
 	conn, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	db := sql.OpenDB(conn)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("duckdb: open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return &Store{db: db, path: path}, nil
+}
+
+// ErrLocked is returned when another process holds the database file: DuckDB lets
+// one process write a file at a time.
+var ErrLocked = errors.New("duckdb: the database file is in use by another process")
+
+func openError(path string, err error) error {
+	if strings.Contains(err.Error(), "Could not set lock on file") {
+		return fmt.Errorf("%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v", ErrLocked, path, err)
+	}
+	return fmt.Errorf("duckdb: open %s: %w", path, err)
 }
 
 // String names the file, for logs.

@@ -2,6 +2,11 @@ package duckdb_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,5 +65,36 @@ func TestBadDSN(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "duckdb:///absolute/path") {
 			t.Errorf("Open(%q): err = %v", dsn, err)
 		}
+	}
+}
+
+func TestOpenLockedFileSaysWhy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.duckdb")
+	// A second process holds the file: run this test binary again as that process.
+	if os.Getenv("GPUPRICE_TEST_HOLD_DUCKDB") != "" {
+		st, err := duckdb.Open(context.Background(), os.Getenv("GPUPRICE_TEST_HOLD_DUCKDB"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		fmt.Println("holding")
+		_, _ = io.ReadAll(os.Stdin) // until the parent closes stdin
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestOpenLockedFileSaysWhy$")
+	cmd.Env = append(os.Environ(), "GPUPRICE_TEST_HOLD_DUCKDB="+path)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(stdout, buf); err != nil || string(buf) != "holding" {
+		t.Fatalf("holder did not start: %q %v", buf, err)
+	}
+	_, err := duckdb.Open(context.Background(), path)
+	if !errors.Is(err, duckdb.ErrLocked) || !strings.Contains(err.Error(), "gpuprice serve") {
+		t.Errorf("err = %v, want ErrLocked with a hint", err)
 	}
 }
