@@ -367,12 +367,19 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 					r.Pricing, r.GPU, precision, r.MFUSource, r.Cost.Explain())
 			}
 			header := []string{"gpu", "provider", "pricing", "sku", "region", "zone", "usd_gpu_hour", "mfu",
-				"tokens_per_gpu_hour", "usd_per_1b_tokens", "gpu_hours", "run_usd"}
+				"tokens_per_gpu_hour", "usd_per_1b_tokens"}
+			if tokens > 0 { // the whole run's figures only when --tokens says how long it is
+				header = append(header, "gpu_hours", "run_usd")
+			}
 			var out [][]string
 			for _, r := range rows {
-				out = append(out, []string{r.GPU, r.Provider, r.Pricing, r.SKU, r.Region, r.Zone, f4(r.Cost.PriceUSDGPUHour),
+				line := []string{r.GPU, r.Provider, r.Pricing, r.SKU, r.Region, r.Zone, f4(r.Cost.PriceUSDGPUHour),
 					strconv.FormatFloat(r.Cost.MFU, 'f', 3, 64), strconv.FormatFloat(r.Cost.TokensPerGPUHour, 'f', 0, 64),
-					f4(r.Cost.USDPer1BTokens), strconv.FormatFloat(r.Cost.GPUHours, 'f', 1, 64), strconv.FormatFloat(r.Cost.RunUSD, 'f', 2, 64)})
+					f4(r.Cost.USDPer1BTokens)}
+				if tokens > 0 {
+					line = append(line, strconv.FormatFloat(r.Cost.GPUHours, 'f', 1, 64), strconv.FormatFloat(r.Cost.RunUSD, 'f', 2, 64))
+				}
+				out = append(out, line)
 			}
 			if rows == nil {
 				rows = []row{}
