@@ -10,68 +10,23 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil/pagetest"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
 const pagePath = "/pricing"
 
-// golden is what a parser case records: the rows and rejects, or the error.
-type golden struct {
-	Result pageutil.Result `json:"result"`
-	Error  string          `json:"error,omitempty"`
-}
-
-func TestParsePage(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.html")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			res, err := parseFile(t, in)
-			g := golden{Result: res}
-			if err != nil {
-				g.Error = err.Error()
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
-}
-
-func parseFile(t *testing.T, path string) (pageutil.Result, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-}
-
-func index(t *testing.T, rows []schemas.Observation) map[string]schemas.Observation {
-	t.Helper()
-	out := map[string]schemas.Observation{}
-	for _, o := range rows {
-		k := o.SKU + "|" + o.Pricing
-		if _, dup := out[k]; dup {
-			t.Errorf("duplicate series %s", k)
-		}
-		out[k] = o
-	}
-	return out
-}
+func TestParsePage(t *testing.T) { pagetest.Golden(t, parsePage) }
 
 func TestParsePageRules(t *testing.T) {
-	res, err := parseFile(t, "testdata/full_page/input.html")
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/full_page/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Rejects) != 0 {
 		t.Errorf("rejects on the full page: %+v", res.Rejects)
 	}
-	rows := index(t, res.Rows)
+	rows := pagetest.Index(t, res.Rows)
 	// 10 instances on demand (B300 as Contact sales), 4 spot prices, 5 inference prices
 	// (B300's as Contact sales).
 	if len(res.Rows) != 10+3+6 {
@@ -120,11 +75,11 @@ func TestParsePageRules(t *testing.T) {
 }
 
 func TestContactSales(t *testing.T) {
-	res, err := parseFile(t, "testdata/contact_sales/input.html")
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/contact_sales/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := index(t, res.Rows)
+	rows := pagetest.Index(t, res.Rows)
 	if o := rows["coreweave:hgx-h200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != "Contact sales" {
 		t.Errorf("H200 = %+v", o)
 	}
@@ -134,11 +89,11 @@ func TestContactSales(t *testing.T) {
 }
 
 func TestPartialPage(t *testing.T) {
-	res, err := parseFile(t, "testdata/partial/input.html")
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/partial/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := index(t, res.Rows)
+	rows := pagetest.Index(t, res.Rows)
 	if len(res.Rejects) != 4 {
 		t.Fatalf("rejects = %+v, want 4 (H200 price, GH200 count, a nameless row, L40 price)", res.Rejects)
 	}
@@ -158,7 +113,7 @@ func TestPartialPage(t *testing.T) {
 
 func TestLayoutErrors(t *testing.T) {
 	for _, c := range []string{"layout_changed", "empty"} {
-		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
+		if _, err := pagetest.ParseFile(t, parsePage, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
 			t.Errorf("%s: err = %v, want ErrLayout", c, err)
 		}
 	}

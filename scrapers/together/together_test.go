@@ -10,68 +10,23 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil/pagetest"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
 const pagePath = "/pricing"
 
-// golden is what a parser case records: the rows and rejects, or the error.
-type golden struct {
-	Result pageutil.Result `json:"result"`
-	Error  string          `json:"error,omitempty"`
-}
-
-func TestParsePage(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.html")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			res, err := parseFile(t, in)
-			g := golden{Result: res}
-			if err != nil {
-				g.Error = err.Error()
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
-}
-
-func parseFile(t *testing.T, path string) (pageutil.Result, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-}
-
-func index(t *testing.T, rows []schemas.Observation) map[string]schemas.Observation {
-	t.Helper()
-	out := map[string]schemas.Observation{}
-	for _, o := range rows {
-		k := o.SKU + "|" + o.Pricing
-		if _, dup := out[k]; dup {
-			t.Errorf("duplicate series %s", k)
-		}
-		out[k] = o
-	}
-	return out
-}
+func TestParsePage(t *testing.T) { pagetest.Golden(t, parsePage) }
 
 func TestParsePageRules(t *testing.T) {
-	res, err := parseFile(t, "testdata/full_page/input.html")
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/full_page/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Rejects) != 0 {
 		t.Errorf("rejects on the full page: %+v", res.Rejects)
 	}
-	rows := index(t, res.Rows)
+	rows := pagetest.Index(t, res.Rows)
 	// Dedicated inference: 5 × (on demand, monthly reserved); clusters on demand: 3 of 6
 	// priced ("—" is not offered); clusters reserved: 4 × 3 terms.
 	if len(res.Rows) != 25 {
@@ -114,7 +69,7 @@ func TestParsePageRules(t *testing.T) {
 			t.Errorf("expected SKU %s not on the page", want)
 		}
 	}
-	ref, err := parseFile(t, "testdata/reference_excerpt/input.html")
+	ref, err := pagetest.ParseFile(t, parsePage, "testdata/reference_excerpt/input.html")
 	if err != nil || len(ref.Rows) != 7 || len(ref.Rows) < src.Expect().MinRows {
 		t.Errorf("the recorded excerpt: %d rows, %v; want 7, the coverage guard asks %d", len(ref.Rows), err, src.Expect().MinRows)
 	}
@@ -133,7 +88,7 @@ func TestKindAndUnit(t *testing.T) {
 }
 
 func TestPartialPage(t *testing.T) {
-	res, err := parseFile(t, "testdata/partial/input.html")
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/partial/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +108,7 @@ func TestPartialPage(t *testing.T) {
 
 func TestLayoutErrors(t *testing.T) {
 	for _, c := range []string{"layout_changed", "empty"} {
-		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
+		if _, err := pagetest.ParseFile(t, parsePage, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) || !strings.Contains(err.Error(), "layout changed") {
 			t.Errorf("%s: err = %v, want ErrLayout", c, err)
 		}
 	}

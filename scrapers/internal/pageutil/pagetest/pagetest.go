@@ -6,12 +6,18 @@
 package pagetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/fetch"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
@@ -125,4 +131,58 @@ func Run(t *testing.T, c Case) {
 			}
 		})
 	}
+}
+
+// Parser is a source's pure page parser.
+type Parser func(r io.Reader, observedAt time.Time) (pageutil.Result, error)
+
+// golden is what a parser case records: the rows and rejects, or the error.
+type golden struct {
+	Result pageutil.Result `json:"result"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Golden parses every testdata/<case>/input.html and compares the result (or the
+// error) with testdata/<case>/expected.json (go test -update rewrites them).
+func Golden(t *testing.T, parse Parser) {
+	t.Helper()
+	cases, err := filepath.Glob("testdata/*/input.html")
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			res, err := ParseFile(t, parse, in)
+			g := golden{Result: res}
+			if err != nil {
+				g.Error = err.Error()
+			}
+			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+}
+
+// ParseFile parses a recorded page at the tests' fixed observation time.
+func ParseFile(t testing.TB, parse Parser, path string) (pageutil.Result, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parse(bytes.NewReader(data), scrapertest.ObservedAt)
+}
+
+// Index maps rows by "sku|pricing", failing on a series that appears twice.
+func Index(t testing.TB, rows []schemas.Observation) map[string]schemas.Observation {
+	t.Helper()
+	out := map[string]schemas.Observation{}
+	for _, o := range rows {
+		k := o.SKU + "|" + o.Pricing
+		if _, dup := out[k]; dup {
+			t.Errorf("duplicate series %s", k)
+		}
+		out[k] = o
+	}
+	return out
 }
