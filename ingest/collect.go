@@ -110,8 +110,6 @@ func (e *jobEmitter) Emit(o schemas.Observation) {
 		o.ObservedAt = e.c.now()
 	}
 	n, unknown, err := e.c.Normalizer.Normalize(e.ctx, o)
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if err != nil {
 		var rej *Rejection
 		reason := err.Error()
@@ -119,12 +117,11 @@ func (e *jobEmitter) Emit(o schemas.Observation) {
 			reason = rej.Reason
 		}
 		raw, _ := json.Marshal(o)
-		e.quarantine = append(e.quarantine, schemas.Quarantined{
-			QuarantinedAt: e.c.now().Truncate(time.Second), RunID: e.runID, Source: e.name, Reason: reason, Raw: string(raw),
-		})
-		e.reasons[reason]++
+		e.Reject(string(raw), reason)
 		return
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.accepted++
 	if e.minEff.IsZero() || n.EffectiveAt.Before(e.minEff) {
 		e.minEff = n.EffectiveAt
