@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -113,11 +112,11 @@ func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
 	if o.Interconnect != "" && !schemas.ValidInterconnect(o.Interconnect) {
 		return o, fmt.Errorf("interconnect %q is not known", o.Interconnect)
 	}
-	if o.GPUCount, err = ParseNumber(get("gpu_count")); err != nil {
+	if o.GPUCount, err = schemas.ParseNumber(get("gpu_count")); err != nil {
 		return o, fmt.Errorf("gpu_count: %w", err)
 	}
 	if v := get("gpu_memory_gb"); v != "" {
-		if o.GPUMemoryGB, err = ParseNumber(v); err != nil {
+		if o.GPUMemoryGB, err = schemas.ParseNumber(v); err != nil {
 			return o, fmt.Errorf("gpu_memory_gb: %w", err)
 		}
 	}
@@ -129,17 +128,17 @@ func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
 	}
 	switch {
 	case get("price_native") != "" && get("unit") != "" && get("currency") != "":
-		if o.PriceNative, err = ParseNumber(get("price_native")); err != nil {
+		if o.PriceNative, err = schemas.ParseNumber(get("price_native")); err != nil {
 			return o, fmt.Errorf("price_native: %w", err)
 		}
 		o.Currency, o.Unit = get("currency"), get("unit")
 	case get("price_usd_hour") != "":
-		if o.PriceNative, err = ParseNumber(get("price_usd_hour")); err != nil {
+		if o.PriceNative, err = schemas.ParseNumber(get("price_usd_hour")); err != nil {
 			return o, fmt.Errorf("price_usd_hour: %w", err)
 		}
 		o.Currency, o.Unit = "USD", schemas.UnitHour
 	case get("price_usd_gpu_hour") != "":
-		if o.PriceNative, err = ParseNumber(get("price_usd_gpu_hour")); err != nil {
+		if o.PriceNative, err = schemas.ParseNumber(get("price_usd_gpu_hour")); err != nil {
 			return o, fmt.Errorf("price_usd_gpu_hour: %w", err)
 		}
 		o.Currency, o.Unit = "USD", schemas.UnitGPUHour
@@ -169,38 +168,4 @@ func parseTime(v string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not a time (use RFC 3339, e.g. 2026-11-01T12:00:00Z)", v)
-}
-
-// ParseNumber reads a published number: "1,234.56", "1.234,56", "1 234,56", "2,49",
-// "$2.49" and "€2,49" all parse; anything else is an error, never a silent zero.
-func ParseNumber(v string) (float64, error) {
-	s := strings.TrimSpace(v)
-	s = strings.TrimLeft(s, "$€£¥")
-	s = strings.NewReplacer("\u00a0", "", "\u202f", "", " ", "", "'", "").Replace(s)
-	if s == "" {
-		return 0, fmt.Errorf("%q is not a number", v)
-	}
-	dot, comma := strings.LastIndex(s, "."), strings.LastIndex(s, ",")
-	switch {
-	case dot >= 0 && comma >= 0:
-		if comma > dot { // 1.234,56
-			s = strings.ReplaceAll(s, ".", "")
-			s = strings.Replace(s, ",", ".", 1)
-		} else { // 1,234.56
-			s = strings.ReplaceAll(s, ",", "")
-		}
-	case comma >= 0:
-		// one comma followed by exactly three digits and nothing else is ambiguous
-		// ("1,234"); a thousands separator is the usual reading of prices over 999.
-		if strings.Count(s, ",") > 1 || (len(s)-comma-1 == 3 && comma > 0) {
-			s = strings.ReplaceAll(s, ",", "")
-		} else {
-			s = strings.Replace(s, ",", ".", 1)
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", v)
-	}
-	return f, nil
 }

@@ -153,25 +153,6 @@ func TestNormalizeRejects(t *testing.T) {
 	}
 }
 
-func TestParseNumber(t *testing.T) {
-	good := map[string]float64{
-		"2.49": 2.49, "2,49": 2.49, "$2.49": 2.49, "€2,49": 2.49, "1,234.56": 1234.56, "1.234,56": 1234.56,
-		"1 234,56": 1234.56, "1\u00a0234,5": 1234.5, "1,234": 1234, "12": 12, "0.000001": 0.000001, "98.32": 98.32,
-		"1,234,567": 1234567,
-	}
-	for in, want := range good {
-		got, err := ParseNumber(in)
-		if err != nil || got != want {
-			t.Errorf("ParseNumber(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "Contact sales", "abc", "1.2.3,4,5x", "$"} {
-		if v, err := ParseNumber(in); err == nil {
-			t.Errorf("ParseNumber(%q) = %v, want an error", in, v)
-		}
-	}
-}
-
 func TestNormalizeUsesSeparateFormFactor(t *testing.T) {
 	n := testNormalizer()
 	n.GPUs = fakeGPUs{"NVIDIA H100 HGX": "H100-SXM-80GB"}

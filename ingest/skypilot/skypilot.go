@@ -43,7 +43,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -214,7 +213,7 @@ func Parse(r io.Reader, s Snapshot, origin string) ([]schemas.Observation, []Rej
 			continue
 		}
 		countText := get("AcceleratorCount")
-		count, err := ingest.ParseNumber(countText)
+		count, err := schemas.ParseNumber(countText)
 		if err != nil || count <= 0 {
 			reject(fmt.Sprintf("AcceleratorCount %q is not a positive number", countText))
 			continue
@@ -240,7 +239,7 @@ func Parse(r io.Reader, s Snapshot, origin string) ([]schemas.Observation, []Rej
 				st.NoPrice++
 				continue
 			}
-			v, err := ingest.ParseNumber(text)
+			v, err := schemas.ParseNumber(text)
 			if err != nil {
 				reject(fmt.Sprintf("%s %q is not a number", p.column, text))
 				continue
