@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -110,4 +111,23 @@ Every converted observation keeps the rate it used in fx_rate.`,
 	cmd.Flags().StringVar(&currency, "currency", "", "only this ISO 4217 currency, e.g. EUR")
 	cmd.Flags().IntVar(&days, "days", 0, "only the last N days (0: all)")
 	return cmd
+}
+
+// lazyFX loads the converter (loadFX: an ECB refresh, then the stored rates) only when
+// a price in another currency first needs it, so that an import of USD prices makes
+// no request to the ECB.
+type lazyFX struct {
+	once sync.Once
+	load func() ingest.FX
+	fx   ingest.FX
+}
+
+func (l *lazyFX) Rate(ctx context.Context, currency string, at time.Time) (float64, error) {
+	l.once.Do(func() { l.fx = l.load() })
+	return l.fx.Rate(ctx, currency, at)
+}
+
+// loadFXLazily is loadFX deferred to the first non-USD price.
+func (a *app) loadFXLazily(ctx context.Context, st store.Store) ingest.FX {
+	return &lazyFX{load: func() ingest.FX { return a.loadFX(ctx, st) }}
 }

@@ -59,7 +59,7 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 		return err
 	}
 	a.replaySpool(ctx, spool, st)
-	col, err := a.collector(st, a.loadFX(ctx, st), spool)
+	col, err := a.collector(st, a.loadFXLazily(ctx, st), spool)
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		return err
 	}
 	a.replaySpool(ctx, spool, st)
-	col, err := a.collector(st, a.loadFX(ctx, st), spool)
+	col, err := a.collector(st, a.loadFXLazily(ctx, st), spool)
 	if err != nil {
 		return err
 	}
