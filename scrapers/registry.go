@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 )
 
 // Emitter receives what a source collects. Emit hands over one raw observation;

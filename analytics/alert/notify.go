@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 // Event is what a notifier is told about one alert instance.

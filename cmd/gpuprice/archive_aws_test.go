@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/gpuprice/gpuprice/ingest/archive"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/store"
 )
 

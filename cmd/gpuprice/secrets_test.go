@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/store"
 )
 

@@ -38,7 +38,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 // ManifestName is the archive's index file.

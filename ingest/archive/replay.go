@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 // MaxEntryBytes bounds one archived body when it is read back (1 GiB).

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 // streamEntry writes one streamed body: scrubbed of the secrets, hashed, counted and

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 func TestScrubberAcrossWrites(t *testing.T) {

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 )
 
 // DailyEndpoint is the ECB file of the latest reference day.

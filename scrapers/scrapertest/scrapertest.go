@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 )
 
 // Update rewrites golden files instead of comparing: go test ./scrapers/... -update

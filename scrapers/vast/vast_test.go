@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 

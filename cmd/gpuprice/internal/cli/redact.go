@@ -8,8 +8,8 @@ import (
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 )
 
 // redactHandler masks the environment's secrets (config.Secrets) in every message

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/scrapers/fetch"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
