@@ -33,7 +33,8 @@ func TestMigrationsBothBackendsInStep(t *testing.T) {
 
 // TestMigrationsCreateEveryTableWithEveryColumn checks that the first migration of
 // each backend creates the four tables, and that observations has a column for every
-// field of Observation (by its json name) in both backends.
+// field of Observation (by its json name) in both backends, created by migration 1
+// or added by a later ALTER TABLE … ADD COLUMN.
 func TestMigrationsCreateEveryTableWithEveryColumn(t *testing.T) {
 	var obsCols []string
 	rt := reflect.TypeOf(Observation{})
@@ -54,6 +55,18 @@ func TestMigrationsCreateEveryTableWithEveryColumn(t *testing.T) {
 		for _, s := range ms[0].Statements {
 			if m := create.FindStringSubmatch(s); m != nil {
 				tables[m[1]] = m[2]
+			}
+		}
+		addIfNotExists := regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+(\w+)\s+ADD\s+COLUMN\s+IF\s+NOT\s+EXISTS\s+(\w+)\s`)
+		for _, m := range ms[1:] {
+			for _, s := range m.Statements {
+				table, col, ok := AddedColumn(s)
+				if mm := addIfNotExists.FindStringSubmatch(s); mm != nil {
+					table, col, ok = mm[1], mm[2], true
+				}
+				if _, created := tables[table]; ok && created {
+					tables[table] += "\n  " + col + " added"
+				}
 			}
 		}
 		for table, cols := range map[string][]string{

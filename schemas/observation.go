@@ -16,6 +16,9 @@ const (
 	Spot       = "spot"
 	Reserved1Y = "reserved_1y"
 	Reserved3Y = "reserved_3y"
+	// LowPriority is Azure's Low Priority VM meters: evictable capacity sold as a
+	// product of its own (batch), not Spot; kept apart from spot everywhere.
+	LowPriority = "low_priority"
 )
 
 // CommitmentPricing returns the pricing kind of an n-month commitment.
@@ -24,7 +27,7 @@ func CommitmentPricing(months int) string { return fmt.Sprintf("commitment_%dm",
 // ValidPricing reports whether p is a pricing kind the project knows.
 func ValidPricing(p string) bool {
 	switch p {
-	case OnDemand, Spot, Reserved1Y, Reserved3Y:
+	case OnDemand, Spot, Reserved1Y, Reserved3Y, LowPriority:
 		return true
 	}
 	if m, ok := strings.CutPrefix(p, "commitment_"); ok {
@@ -68,6 +71,46 @@ const (
 	UnitTerm     = "term"     // per instance for the whole reserved term
 	UnitGPUMonth = "gpu_month"
 )
+
+// Price scopes: what a price covers (docs/analytics.md, "Like with like").
+const (
+	ScopeInstance = "instance" // the whole machine (GPUs with their CPU, memory, disk)
+	ScopeGPUOnly  = "gpu_only" // an accelerator priced apart from the VM it attaches to
+)
+
+// Price bases: how a price was obtained. Only listed prices enter the cheapest
+// offers, spreads and the index by default.
+const (
+	BasisListed  = "listed"  // a price the provider publishes for this SKU
+	BasisDerived = "derived" // computed by a documented rule (OCI preemptible at 50 %)
+	BasisFloor   = "floor"   // a "from $X" lower bound, not the price of one offer
+)
+
+// ValidScope reports whether s is a price scope ("" reads as ScopeInstance).
+func ValidScope(s string) bool { return s == "" || s == ScopeInstance || s == ScopeGPUOnly }
+
+// ValidBasis reports whether b is a price basis ("" reads as BasisListed).
+func ValidBasis(b string) bool {
+	return b == "" || b == BasisListed || b == BasisDerived || b == BasisFloor
+}
+
+// ScopeOf is the scope of a row: s, or ScopeInstance for rows stored before scopes
+// were recorded ("").
+func ScopeOf(s string) string {
+	if s == "" {
+		return ScopeInstance
+	}
+	return s
+}
+
+// BasisOf is the basis of a row: b, or BasisListed for rows stored before bases
+// were recorded ("").
+func BasisOf(b string) string {
+	if b == "" {
+		return BasisListed
+	}
+	return b
+}
 
 // Source kinds.
 const (
@@ -122,7 +165,16 @@ type Observation struct {
 	SourceURL       string            `json:"source_url"`
 	RunID           string            `json:"run_id"`
 	Attrs           map[string]string `json:"attrs,omitempty"` // stored as a JSON object string
+	// PriceScope is ScopeInstance or ScopeGPUOnly; PriceBasis is BasisListed,
+	// BasisDerived or BasisFloor. Ingest fills both ("" in rows stored before
+	// schema version 5 reads as instance/listed).
+	PriceScope string `json:"price_scope"`
+	PriceBasis string `json:"price_basis"`
 }
+
+// Comparable reports whether the row is a listed price: not derived by a rule nor
+// a "from" floor. Cheapest offers, spreads and the index use only these by default.
+func (o Observation) Comparable() bool { return BasisOf(o.PriceBasis) == BasisListed }
 
 // SeriesKey identifies the series an observation belongs to.
 func (o Observation) SeriesKey() string {

@@ -20,21 +20,25 @@ var Widths = []time.Duration{Hourly, Daily}
 // by effective_at, their plain mean and their number, and the latest observed_at
 // among them. A bar exists only where the series has at least one observation.
 type Bar struct {
-	Provider     string    `json:"provider"`
-	SKU          string    `json:"sku"`
-	Region       string    `json:"region"`
-	Zone         string    `json:"zone"`
-	Pricing      string    `json:"pricing"`
-	GPU          string    `json:"gpu"`
-	Tier         string    `json:"tier"`
-	Interconnect string    `json:"interconnect"`
-	Start        time.Time `json:"start"`
-	Open         float64   `json:"open"`
-	High         float64   `json:"high"`
-	Low          float64   `json:"low"`
-	Close        float64   `json:"close"`
-	Mean         float64   `json:"mean"`
-	Count        int64     `json:"count"`
+	Provider     string `json:"provider"`
+	SKU          string `json:"sku"`
+	Region       string `json:"region"`
+	Zone         string `json:"zone"`
+	Pricing      string `json:"pricing"`
+	GPU          string `json:"gpu"`
+	Tier         string `json:"tier"`
+	Interconnect string `json:"interconnect"`
+	// PriceScope and PriceBasis are those of the bar's last observation (see
+	// schemas.Observation); "" in bars rolled up before schema version 5.
+	PriceScope string    `json:"price_scope"`
+	PriceBasis string    `json:"price_basis"`
+	Start      time.Time `json:"start"`
+	Open       float64   `json:"open"`
+	High       float64   `json:"high"`
+	Low        float64   `json:"low"`
+	Close      float64   `json:"close"`
+	Mean       float64   `json:"mean"`
+	Count      int64     `json:"count"`
 	// LastObservedAt is the latest observed_at of the bar's observations (each
 	// identity's last write): when a collection last saw any of them. A re-collected
 	// identity keeps its effective_at, so a price published once, whose only bar is

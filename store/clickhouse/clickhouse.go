@@ -319,7 +319,8 @@ func fromCH(t time.Time) time.Time {
 
 const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
 	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
-	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs`
+	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs,
+	price_scope, price_basis`
 
 // WriteObservations inserts obs as one batch. Within obs, the last row of an
 // identity wins; across writes, the later write wins.
@@ -350,7 +351,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		if err := batch.Append(observed, effective, o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
 			o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour, o.PriceUSDGPUHour,
 			o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect, o.SourceKind, o.SourceURL,
-			o.RunID, attrs, version+uint64(i)); err != nil {
+			o.RunID, attrs, o.PriceScope, o.PriceBasis, version+uint64(i)); err != nil {
 			return s.wrap("write observations: append", err)
 		}
 	}
@@ -416,7 +417,8 @@ func deduped(f store.Filter) (string, []any) {
 		argMax(unit, version) AS d_unit, argMax(fx_rate, version) AS d_fx_rate,
 		argMax(interconnect, version) AS d_interconnect, argMax(source_kind, version) AS d_source_kind,
 		argMax(source_url, version) AS d_source_url, argMax(run_id, version) AS d_run_id,
-		argMax(attrs, version) AS d_attrs
+		argMax(attrs, version) AS d_attrs, argMax(price_scope, version) AS d_price_scope,
+		argMax(price_basis, version) AS d_price_basis
 	FROM observations`
 	if len(inner) > 0 {
 		q += ` WHERE ` + strings.Join(inner, " AND ")
@@ -456,7 +458,8 @@ func (s *Store) Each(ctx context.Context, f store.Filter, fn func(schemas.Observ
 	sub, args := deduped(f)
 	q := `SELECT d_observed_at, effective_at, provider, d_tier, sku, region, zone, d_gpu, d_gpu_name,
 		d_gpu_count, d_gpu_memory_gb, pricing, d_price_usd_hour, d_price_usd_gpu_hour, d_currency,
-		d_price_native, d_unit, d_fx_rate, d_interconnect, d_source_kind, d_source_url, d_run_id, d_attrs
+		d_price_native, d_unit, d_fx_rate, d_interconnect, d_source_kind, d_source_url, d_run_id, d_attrs,
+		d_price_scope, d_price_basis
 	FROM ` + sub + `
 	ORDER BY provider, sku, region, zone, pricing, effective_at`
 	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
@@ -487,7 +490,8 @@ func (s *Store) Latest(ctx context.Context, f store.Filter) ([]schemas.Observati
 		argMax(d_currency, effective_at), argMax(d_price_native, effective_at),
 		argMax(d_unit, effective_at), argMax(d_fx_rate, effective_at),
 		argMax(d_interconnect, effective_at), argMax(d_source_kind, effective_at),
-		argMax(d_source_url, effective_at), argMax(d_run_id, effective_at), argMax(d_attrs, effective_at)
+		argMax(d_source_url, effective_at), argMax(d_run_id, effective_at), argMax(d_attrs, effective_at),
+		argMax(d_price_scope, effective_at), argMax(d_price_basis, effective_at)
 	FROM ` + sub + `
 	GROUP BY provider, sku, region, zone, pricing
 	ORDER BY l_price_usd_gpu_hour, provider, sku, region, zone, pricing`
@@ -529,7 +533,7 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 		if err := rows.Scan(&o.ObservedAt, &o.EffectiveAt, &o.Provider, &o.Tier, &o.SKU, &o.Region,
 			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
 			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
-			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
+			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs, &o.PriceScope, &o.PriceBasis); err != nil {
 			return err
 		}
 		o.ObservedAt, o.EffectiveAt = fromCH(o.ObservedAt), fromCH(o.EffectiveAt)

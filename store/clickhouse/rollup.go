@@ -65,16 +65,18 @@ func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 		// The last write of each identity, only the columns bars need; a bar's
 		// last_observed_at is the latest observed_at of those last writes.
 		q := `INSERT INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu, tier,
-			interconnect, open, high, low, close, mean, count, last_observed_at, version)
+			interconnect, price_scope, price_basis, open, high, low, close, mean, count, last_observed_at, version)
 		SELECT toUInt32(` + fmt.Sprint(int(w/time.Second)) + `), ` + barExpr[w] + ` AS b_start,
 			provider, sku, region, zone, pricing,
 			argMax(d_gpu, effective_at), argMax(d_tier, effective_at), argMax(d_interconnect, effective_at),
+			argMax(d_price_scope, effective_at), argMax(d_price_basis, effective_at),
 			argMin(d_price_usd_gpu_hour, effective_at), max(d_price_usd_gpu_hour),
 			min(d_price_usd_gpu_hour), argMax(d_price_usd_gpu_hour, effective_at),
 			avg(d_price_usd_gpu_hour), count(), max(d_observed_at), toUInt64(?)
 		FROM (SELECT provider, sku, region, zone, pricing, effective_at,
 				argMax(gpu, version) AS d_gpu, argMax(tier, version) AS d_tier,
 				argMax(interconnect, version) AS d_interconnect,
+				argMax(price_scope, version) AS d_price_scope, argMax(price_basis, version) AS d_price_basis,
 				argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour,
 				argMax(observed_at, version) AS d_observed_at
 			FROM observations WHERE effective_at >= ? AND effective_at < ?
@@ -218,16 +220,17 @@ func barConds(q store.BarQuery, since, until time.Time) (string, []any) {
 func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until time.Time) ([]series, error) {
 	where, args := barConds(q, since, until)
 	const hashes = `cityHash64(provider, sku, region, zone, pricing) AS h1,
-		sipHash64(provider, sku, region, zone, pricing) AS h2, cityHash64(gpu, tier, interconnect) AS ha`
+		sipHash64(provider, sku, region, zone, pricing) AS h2, cityHash64(gpu, tier, interconnect, price_scope, price_basis) AS ha`
 	type names struct {
 		key                    [5]string
 		gpu, tier, interconect string
+		scope, basis           string
 	}
 	type hkey struct{ h1, h2, ha uint64 }
 	attrs := map[hkey]names{}
 	rows, err := s.conn.Query(ctx, `SELECT h1, h2, ha, any(provider), any(sku), any(region), any(zone), any(pricing),
-		any(gpu), any(tier), any(interconnect)
-	FROM (SELECT `+hashes+`, provider, sku, region, zone, pricing, gpu, tier, interconnect
+		any(gpu), any(tier), any(interconnect), any(price_scope), any(price_basis)
+	FROM (SELECT `+hashes+`, provider, sku, region, zone, pricing, gpu, tier, interconnect, price_scope, price_basis
 		FROM bars WHERE `+where+`)
 	GROUP BY h1, h2, ha`, args...)
 	if err != nil {
@@ -239,7 +242,7 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 			n names
 		)
 		if err := rows.Scan(&k.h1, &k.h2, &k.ha, &n.key[0], &n.key[1], &n.key[2], &n.key[3], &n.key[4],
-			&n.gpu, &n.tier, &n.interconect); err != nil {
+			&n.gpu, &n.tier, &n.interconect, &n.scope, &n.basis); err != nil {
 			rows.Close()
 			return nil, s.wrap("bars: series", err)
 		}
@@ -312,7 +315,7 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 			sr.key = n.key
 			sr.bars = append(sr.bars, store.Bar{Provider: n.key[0], SKU: n.key[1], Region: n.key[2], Zone: n.key[3],
 				Pricing: n.key[4], Start: time.Unix(int64(r.start), 0).UTC(), GPU: n.gpu, Tier: n.tier,
-				Interconnect: n.interconect, Open: r.open, High: r.high, Low: r.low, Close: r.close, Mean: r.mean,
+				Interconnect: n.interconect, PriceScope: n.scope, PriceBasis: n.basis, Open: r.open, High: r.high, Low: r.low, Close: r.close, Mean: r.mean,
 				Count: int64(r.count), LastObservedAt: unixOrZero(int64(r.seen))})
 		}
 		if len(sr.bars) > 0 {
@@ -327,7 +330,8 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 // whose last write has that tier.
 func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]store.Bar, error) {
 	where, args := barConds(q, time.Time{}, q.Since)
-	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count, last_observed_at)`
+	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count, last_observed_at,
+		price_scope, price_basis)`
 	var inner string
 	if q.Tier == "" {
 		inner = `SELECT any(provider) AS p, any(sku) AS k, any(region) AS r, any(zone) AS z, any(pricing) AS pr,
@@ -345,7 +349,7 @@ func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]
 		GROUP BY h1, h2`
 		args = append(args, q.Tier)
 	}
-	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10, toUInt32(c.11) FROM (` + inner + `)`
+	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10, toUInt32(c.11), c.12, c.13 FROM (` + inner + `)`
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("bars: carry-in", err)
@@ -359,7 +363,7 @@ func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]
 			seen uint32
 		)
 		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU, &b.Tier,
-			&b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n, &seen); err != nil {
+			&b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n, &seen, &b.PriceScope, &b.PriceBasis); err != nil {
 			return nil, s.wrap("bars: carry-in", err)
 		}
 		b.Start, b.Count, b.LastObservedAt = b.Start.UTC(), int64(n), unixOrZero(int64(seen))

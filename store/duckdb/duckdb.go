@@ -183,7 +183,8 @@ func (s *Store) versions(n int) uint64 {
 
 const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
 	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
-	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs`
+	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs,
+	price_scope, price_basis`
 
 // obsUpdate sets every non-identity column from the row being inserted.
 const obsUpdate = `observed_at = excluded.observed_at, tier = excluded.tier, gpu = excluded.gpu,
@@ -193,9 +194,9 @@ const obsUpdate = `observed_at = excluded.observed_at, tier = excluded.tier, gpu
 	price_native = excluded.price_native, unit = excluded.unit, fx_rate = excluded.fx_rate,
 	interconnect = excluded.interconnect, source_kind = excluded.source_kind,
 	source_url = excluded.source_url, run_id = excluded.run_id, attrs = excluded.attrs,
-	version = excluded.version`
+	price_scope = excluded.price_scope, price_basis = excluded.price_basis, version = excluded.version`
 
-// rowsPerInsert bounds one multi-row INSERT (24 parameters a row).
+// rowsPerInsert bounds one multi-row INSERT (26 parameters a row).
 const rowsPerInsert = 200
 
 // WriteObservations upserts obs in one transaction, in multi-row inserts. Within
@@ -215,10 +216,10 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	}
 	defer tx.Rollback() // a no-op after Commit
 
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 24), ", ") + ")"
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 26), ", ") + ")"
 	for start := 0; start < len(obs); start += rowsPerInsert {
 		chunk := obs[start:min(start+rowsPerInsert, len(obs))]
-		args := make([]any, 0, 24*len(chunk))
+		args := make([]any, 0, 26*len(chunk))
 		for i, o := range chunk {
 			attrs, err := store.EncodeAttrs(o.Attrs)
 			if err != nil {
@@ -228,7 +229,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 				utc(o.ObservedAt), utc(o.EffectiveAt), o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
 				o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour,
 				o.PriceUSDGPUHour, o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect,
-				o.SourceKind, o.SourceURL, o.RunID, attrs, version+uint64(start+i))
+				o.SourceKind, o.SourceURL, o.RunID, attrs, o.PriceScope, o.PriceBasis, version+uint64(start+i))
 		}
 		q := `INSERT INTO observations (` + obsColumns + `, version) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ") +
@@ -355,7 +356,7 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 		if err := rows.Scan(&o.ObservedAt, &o.EffectiveAt, &o.Provider, &o.Tier, &o.SKU, &o.Region,
 			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
 			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
-			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs); err != nil {
+			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs, &o.PriceScope, &o.PriceBasis); err != nil {
 			return err
 		}
 		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()

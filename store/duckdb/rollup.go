@@ -30,10 +30,11 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 	defer tx.Rollback() // a no-op after Commit
 	for _, width := range store.Widths {
 		q := `INSERT OR REPLACE INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu,
-			tier, interconnect, open, high, low, close, mean, count, last_observed_at, version)
+			tier, interconnect, price_scope, price_basis, open, high, low, close, mean, count, last_observed_at, version)
 		SELECT ` + fmt.Sprint(int(width/time.Second)) + `, date_trunc('` + truncUnit[width] + `', effective_at) AS b_start,
 			provider, sku, region, zone, pricing,
 			arg_max(gpu, effective_at), arg_max(tier, effective_at), arg_max(interconnect, effective_at),
+			arg_max(price_scope, effective_at), arg_max(price_basis, effective_at),
 			arg_min(price_usd_gpu_hour, effective_at), max(price_usd_gpu_hour), min(price_usd_gpu_hour),
 			arg_max(price_usd_gpu_hour, effective_at), avg(price_usd_gpu_hour), count(*), max(observed_at), ?
 		FROM observations` + w + `
@@ -74,7 +75,7 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 			seen sql.NullTime
 		)
 		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU,
-			&b.Tier, &b.Interconnect, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count, &seen); err != nil {
+			&b.Tier, &b.Interconnect, &b.PriceScope, &b.PriceBasis, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count, &seen); err != nil {
 			return nil, fmt.Errorf("duckdb: bars: %w", err)
 		}
 		b.Start = b.Start.UTC()
@@ -90,7 +91,7 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 }
 
 const barColumns = `provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect,
-	open, high, low, close, mean, count, last_observed_at`
+	price_scope, price_basis, open, high, low, close, mean, count, last_observed_at`
 
 // barsWhere is the WHERE clause of the bars of q's width and series starting in
 // [since, until).

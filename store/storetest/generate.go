@@ -65,6 +65,7 @@ func Generate(spec GenSpec, batch int, emit func([]schemas.Observation) error) e
 			Zone: fmt.Sprintf("zone-%c", 'a'+rune(i%3)), GPU: g.id, GPUName: g.id, GPUCount: 8, GPUMemoryGB: 80,
 			Pricing: pr, Currency: "USD", Unit: schemas.UnitHour, FXRate: 1, Interconnect: p.ic,
 			SourceKind: schemas.SourceImport, SourceURL: "synthetic://storetest.Generate", RunID: "bench",
+			PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisListed,
 		}, base: base, price: base, spot: pr == schemas.Spot}
 	}
 	buf := make([]schemas.Observation, 0, batch)

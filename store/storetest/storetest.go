@@ -90,6 +90,7 @@ func Observations() []schemas.Observation {
 			FXRate: 1, Interconnect: schemas.InterconnectEFA, SourceKind: schemas.SourceAPI,
 			SourceURL: "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.json",
 			RunID:     "run-2025-02-28T23", Attrs: map[string]string{"vcpu": "192", "memory_gib": "2048"},
+			PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisListed,
 		}
 	}
 	awsSpot := func(effective time.Time, usdHour float64) schemas.Observation {
@@ -144,7 +145,7 @@ func Observations() []schemas.Observation {
 			Pricing: schemas.OnDemand, PriceUSDHour: 88.25, PriceUSDGPUHour: 11.03125, Currency: "USD",
 			PriceNative: 88.25, Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectRoCE,
 			SourceKind: schemas.SourceAPI, SourceURL: "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus",
-			RunID: "run-2025-03-01T00",
+			RunID: "run-2025-03-01T00", PriceScope: schemas.ScopeGPUOnly, PriceBasis: schemas.BasisListed,
 		},
 		lambda("gpu_8x_h100_sxm5", "us-south-1", "H100-SXM-80GB", "H100 (80 GB SXM5)", 8, 80, 2.99),
 		// Two lambda series at the same price: the tie breaks on region.
@@ -178,6 +179,7 @@ func Observations() []schemas.Observation {
 			PriceNative: 0.7, Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectEthernet,
 			SourceKind: schemas.SourceAPI, SourceURL: "https://console.vast.ai/api/v0/bundles/",
 			RunID: "run-2025-03-01T00", Attrs: map[string]string{"quote": `it's "fine"`, "emoji": "🚀"},
+			PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisFloor,
 		},
 	}
 }
@@ -1010,14 +1012,15 @@ func WantBars(obs []schemas.Observation, w time.Duration) []store.Bar {
 			b.Mean = (b.Mean*float64(b.Count) + p) / float64(b.Count+1)
 			b.Count++
 			b.GPU, b.Tier, b.Interconnect = o.GPU, o.Tier, o.Interconnect
+			b.PriceScope, b.PriceBasis = o.PriceScope, o.PriceBasis
 			if o.ObservedAt.After(b.LastObservedAt) {
 				b.LastObservedAt = o.ObservedAt
 			}
 			continue
 		}
 		out = append(out, store.Bar{Provider: o.Provider, SKU: o.SKU, Region: o.Region, Zone: o.Zone,
-			Pricing: o.Pricing, GPU: o.GPU, Tier: o.Tier, Interconnect: o.Interconnect, Start: start,
-			Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1, LastObservedAt: o.ObservedAt})
+			Pricing: o.Pricing, GPU: o.GPU, Tier: o.Tier, Interconnect: o.Interconnect,
+			PriceScope: o.PriceScope, PriceBasis: o.PriceBasis, Start: start, Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1, LastObservedAt: o.ObservedAt})
 	}
 	return out
 }
@@ -1036,6 +1039,7 @@ func BarsDiff(got, want []store.Bar) string {
 		g, w := got[i], want[i]
 		if g.SeriesKey() != w.SeriesKey() || !g.Start.Equal(w.Start) || g.Start.Location() != time.UTC ||
 			g.GPU != w.GPU || g.Tier != w.Tier || g.Interconnect != w.Interconnect || g.Count != w.Count ||
+			g.PriceScope != w.PriceScope || g.PriceBasis != w.PriceBasis ||
 			!g.LastObservedAt.Equal(w.LastObservedAt) || g.LastObservedAt.Location() != time.UTC ||
 			!near(g.Open, w.Open) || !near(g.High, w.High) || !near(g.Low, w.Low) ||
 			!near(g.Close, w.Close) || !near(g.Mean, w.Mean) {
