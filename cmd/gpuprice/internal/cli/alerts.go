@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -94,7 +95,7 @@ func (r alertReader) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, e
 
 func (r alertReader) Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
 	rows, err := r.st.Latest(ctx, f)
-	return currentOnly(rows, defaultStale), err
+	return analytics.CurrentOnly(rows, analytics.StaleAfter), err
 }
 
 func (r alertReader) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {

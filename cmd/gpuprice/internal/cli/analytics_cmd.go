@@ -314,7 +314,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			if err != nil {
 				return err
 			}
-			latest = currentOnly(latest, defaultStale) // offers still listed, not withdrawn ones
+			latest = analytics.CurrentOnly(latest, analytics.StaleAfter) // offers still listed, not withdrawn ones
 			type row struct {
 				Provider     string              `json:"provider"`
 				SKU          string              `json:"sku"`

@@ -1,39 +1,22 @@
 package cli
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
 
 // CSVHeader is the column list of `prices --format csv`, which `import csv` reads back.
-// The first twelve columns are the contract; the rest keep what re-import needs.
-var CSVHeader = []string{
-	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
-	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
-	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_url",
-}
+var CSVHeader = report.CSVHeader
 
-func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-func csvRecord(o schemas.Observation) []string {
-	return []string{
-		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, fnum(o.GPUCount), o.Region, o.Zone, o.Pricing,
-		fnum(o.PriceUSDHour), fnum(o.PriceUSDGPUHour), o.SourceKind,
-		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, fnum(o.GPUMemoryGB), o.Currency, fnum(o.PriceNative), o.Unit, fnum(o.FXRate),
-		o.Interconnect, o.SourceURL,
-	}
-}
+func fnum(v float64) string { return report.Num(v) }
 
 type filterFlags struct {
 	gpu, provider, pricing, region, tier string
@@ -90,7 +73,7 @@ every series ever seen.`,
 				return err
 			}
 			if !allSeries {
-				rows = currentOnly(rows, stale)
+				rows = analytics.CurrentOnly(rows, stale)
 			}
 			if limit > 0 && len(rows) > limit {
 				rows = rows[:limit]
@@ -101,44 +84,11 @@ every series ever seen.`,
 	ff.add(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
-	cmd.Flags().DurationVar(&stale, "stale", defaultStale, "drop series not seen within this long of their provider's newest observation")
+	cmd.Flags().DurationVar(&stale, "stale", analytics.StaleAfter, "drop series not seen within this long of their provider's newest observation")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
 	return cmd
 }
 
 func writeObservations(w io.Writer, format string, rows []schemas.Observation) error {
-	switch format {
-	case "csv":
-		cw := csv.NewWriter(w)
-		if err := cw.Write(CSVHeader); err != nil {
-			return err
-		}
-		for _, o := range rows {
-			if err := cw.Write(csvRecord(o)); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case "json":
-		if rows == nil {
-			rows = []schemas.Observation{}
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
-	case "table":
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
-		for _, o := range rows {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GPU, o.PriceUSDGPUHour, o.PriceUSDHour,
-				o.Provider, o.Tier, o.Pricing, o.SKU, fnum(o.GPUCount), o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339))
-		}
-		if len(rows) == 0 {
-			fmt.Fprintln(tw, "(no prices match: run `gpuprice collect` first, or loosen the filters)")
-		}
-		return tw.Flush()
-	default:
-		return fmt.Errorf("--format %q: use table, json or csv", format)
-	}
+	return report.WriteObservations(w, format, rows)
 }

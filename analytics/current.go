@@ -1,4 +1,4 @@
-package cli
+package analytics
 
 import (
 	"time"
@@ -6,17 +6,18 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
-// defaultStale is how far behind its provider's newest observation a series may be
-// and still count as on offer.
-const defaultStale = 24 * time.Hour
-
-// currentOnly keeps the series still on offer: those observed within stale of their
+// CurrentOnly keeps the series still on offer: those observed within stale of their
 // provider's newest observation. A marketplace offer that vanished, or an instance a
 // provider withdrew, stops being listed once the provider's next collection no longer
 // sees it; a provider that was not collected lately keeps its last known prices
 // (their observed_at shows how old they are). stale ≤ 0 keeps every series. The order
-// of rows is kept.
-func currentOnly(rows []schemas.Observation, stale time.Duration) []schemas.Observation {
+// of rows is kept and rows is not modified.
+//
+// It is the one rule of "on offer" for latest prices: `gpuprice prices` and `tokens`,
+// the HTTP API, the page, the metrics and the alert rules all apply it (with
+// StaleAfter unless the caller chose otherwise). DailyPrices applies the same rule to
+// bars through PriceEnd.
+func CurrentOnly(rows []schemas.Observation, stale time.Duration) []schemas.Observation {
 	if stale <= 0 {
 		return rows
 	}

@@ -1,0 +1,259 @@
+// Package server is gpuprice's long-running service: it runs every enabled source on
+// its cron schedule, evaluates the alert rules on theirs, and serves the HTTP API,
+// Prometheus metrics and the web page.
+//
+// Everything it works with is injected (Deps): the store it reads, the one call that
+// runs sources now (the pipeline: spool replay, FX, collection, run record, bars),
+// the alert evaluation, the spool's size and a logger. The command line (`gpuprice
+// serve`) builds those from the configuration; tests build them from real parts.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Job is one scheduled source.
+type Job struct {
+	Source   string
+	Schedule string // cron spec or descriptor (@hourly); "" means @hourly
+}
+
+// Config is what the server is told to do.
+type Config struct {
+	Jobs []Job
+	// AlertsSchedule is the cron spec of alert evaluations; "" or a nil
+	// Deps.EvaluateAlerts means alerts are not evaluated.
+	AlertsSchedule string
+	// Stale is how far behind its provider's newest observation a series may be and
+	// still count as on offer (analytics.CurrentOnly); 0 means analytics.StaleAfter.
+	Stale time.Duration
+	// Web, when set, is the web application served at / (its index.html and assets);
+	// the server-rendered page then stays at /page. Without it / is that page.
+	Web fs.FS
+}
+
+// RunFunc runs the named sources now, through the whole pipeline, and returns their
+// run records (one per source). It must be safe to call concurrently for different
+// sources.
+type RunFunc func(ctx context.Context, sources []string) []schemas.Run
+
+// Deps are the server's collaborators.
+type Deps struct {
+	Store store.Store
+	// RunSources runs sources now: every scheduled turn and --run-now call it.
+	RunSources RunFunc
+	// EvaluateAlerts evaluates the alert rules as of now and notifies; nil when no
+	// rules are configured.
+	EvaluateAlerts func(ctx context.Context) (alert.Report, error)
+	// SpoolRows reports how many rows wait in the on-disk spool; nil leaves the
+	// gauge out.
+	SpoolRows func() (int, error)
+	Log       *slog.Logger
+}
+
+// Server is the service. Build it with New.
+type Server struct {
+	cfg     Config
+	st      store.Store
+	run     RunFunc
+	alerts  func(ctx context.Context) (alert.Report, error)
+	spool   func() (int, error)
+	log     *slog.Logger
+	metrics *metrics
+	alertMu sync.Mutex // one evaluation at a time: they share the state file
+	handler http.Handler
+}
+
+// New checks the configuration (every schedule must parse) and builds the server.
+func New(cfg Config, d Deps) (*Server, error) {
+	if d.Store == nil || d.RunSources == nil {
+		return nil, errors.New("server: a store and a RunSources function are required")
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Stale == 0 {
+		cfg.Stale = analytics.StaleAfter
+	}
+	s := &Server{cfg: cfg, st: d.Store, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, log: d.Log}
+	if _, err := s.schedule(context.Background()); err != nil {
+		return nil, err
+	}
+	s.metrics = newMetrics(s)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler is the HTTP handler of every endpoint.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// schedule builds the cron scheduler of the jobs and the alert evaluations.
+func (s *Server) schedule(ctx context.Context) (*cron.Cron, error) {
+	l := cronLogger{s.log}
+	sched := cron.New(cron.WithParser(cronParser), cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)))
+	for _, j := range s.cfg.Jobs {
+		spec := j.Schedule
+		if spec == "" {
+			spec = "@hourly"
+		}
+		if _, err := sched.AddFunc(spec, func() { s.RunSources(ctx, j.Source) }); err != nil {
+			return nil, fmt.Errorf("sources.%s.schedule %q: %w", j.Source, spec, err)
+		}
+	}
+	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
+		if _, err := sched.AddFunc(s.cfg.AlertsSchedule, func() { s.EvaluateAlerts(ctx) }); err != nil {
+			return nil, fmt.Errorf("alerts.schedule %q: %w", s.cfg.AlertsSchedule, err)
+		}
+	}
+	return sched, nil
+}
+
+// Serve serves HTTP on ln and runs the schedule until ctx is done; with runNow every
+// job runs once at start (and the alerts are evaluated once those runs are in). It
+// waits for running collections before it returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error {
+	sched, err := s.schedule(ctx)
+	if err != nil {
+		return err
+	}
+	for _, j := range s.cfg.Jobs {
+		s.log.Info("source scheduled", "source", j.Source, "schedule", j.Schedule)
+	}
+	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
+		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
+	}
+	s.metrics.restore(ctx)
+	srv := NewHTTPServer(s.handler)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	sched.Start()
+	var first sync.WaitGroup
+	if runNow {
+		first.Add(1)
+		go func() {
+			defer first.Done()
+			var collected sync.WaitGroup
+			for _, j := range s.cfg.Jobs {
+				collected.Add(1)
+				go func() { defer collected.Done(); s.RunSources(ctx, j.Source) }()
+			}
+			collected.Wait() // alerts once the first collections are in
+			s.EvaluateAlerts(ctx)
+		}()
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			serveErr = fmt.Errorf("serve: %w", err)
+		}
+	}
+	s.log.Info("shutting down: waiting for running collections")
+	stopped := sched.Stop()
+	first.Wait()
+	<-stopped.Done()
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && serveErr == nil {
+		serveErr = err
+	}
+	return serveErr
+}
+
+// NewHTTPServer is the http.Server the service listens with: bounded header, body
+// and idle times and header size, so a slow or hostile client cannot hold a
+// connection open.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// RunSources runs the named sources now (through Deps.RunSources) and updates the
+// source metrics from their run records.
+func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Run {
+	if ctx.Err() != nil {
+		return nil
+	}
+	runs := s.run(ctx, sources)
+	for _, r := range runs {
+		s.metrics.observeRun(r, true)
+	}
+	return runs
+}
+
+// EvaluateAlerts evaluates the alert rules (through Deps.EvaluateAlerts) and updates
+// the alert metrics. It does nothing without rules.
+func (s *Server) EvaluateAlerts(ctx context.Context) {
+	if s.alerts == nil || ctx.Err() != nil {
+		return
+	}
+	s.alertMu.Lock()
+	defer s.alertMu.Unlock()
+	rep, err := s.alerts(ctx)
+	if err != nil {
+		s.metrics.alertFailed.WithLabelValues("").Inc()
+		s.log.Error("alerts not evaluated", "error", err.Error())
+		return
+	}
+	for _, r := range rep.Rules {
+		if r.Error != "" {
+			s.metrics.alertFailed.WithLabelValues("").Inc()
+			s.log.Error("alert rule not evaluated", "rule", r.Rule, "error", r.Error)
+			continue
+		}
+		n := 0
+		for _, in := range r.Instances {
+			if in.Firing {
+				n++
+			}
+		}
+		s.metrics.alertFiring.WithLabelValues(r.Rule).Set(float64(n))
+	}
+	for _, d := range rep.Deliveries {
+		if d.Error != "" {
+			s.metrics.alertFailed.WithLabelValues(d.Notifier).Inc()
+		} else {
+			s.log.Info("alerts sent", "notifier", d.Notifier, "firing", d.Firing, "resolved", d.Resolved)
+		}
+	}
+}
+
+type cronLogger struct{ log *slog.Logger }
+
+func (l cronLogger) Info(msg string, kv ...any) { l.log.Debug("cron: "+msg, kv...) }
+func (l cronLogger) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron: "+msg, append(kv, "error", err.Error())...)
+}
+
+// current reads the latest prices of f's series still on offer.
+func (s *Server) current(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	rows, err := s.st.Latest(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return analytics.CurrentOnly(rows, s.cfg.Stale), nil
+}
