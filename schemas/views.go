@@ -1,0 +1,369 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Dashboard views (ClickHouse). The tables keep every write of an identity until
+// merges, which are eventual, remove the older ones: a naive query on observations
+// or bars counts a row collected twice twice. These views apply the stores' rule —
+// group by the identity and take argMax(column, version), the last write — so a
+// dashboard (Grafana) or an analyst can query them without knowing it. They are
+// plain views (no materialised view: one fed on insert would count a re-collected
+// row twice), written for ClickHouse 18.16 and 24.x alike: no window functions,
+// arrays and aggregates only. docs/views.md describes every column.
+//
+// The statements are built here, once, from the names of the tables they read, so
+// that a single-node migration (schemas/ddl/clickhouse/0005_dashboard_views.sql, which
+// must equal ViewStatements(ViewOptions{})) and a cluster migration (views ON CLUSTER
+// over Distributed tables) share them. A change to a view needs a new migration that
+// drops and recreates it.
+
+// View names.
+const (
+	ViewObservations = "v_observations"
+	ViewLatest       = "v_latest"
+	ViewBars         = "v_bars"
+	ViewDayPrices    = "v_day_prices"
+	ViewSpreads      = "v_spreads"
+	ViewIndex        = "v_index"
+	ViewRuns         = "v_runs"
+	ViewQuarantine   = "v_quarantine"
+)
+
+// ViewOptions are the names the view statements use. Empty fields take the
+// single-node defaults: the tables observations, bars, runs and quarantine, no
+// ON CLUSTER clause.
+type ViewOptions struct {
+	Observations string // table of observations (e.g. a Distributed table)
+	Bars         string
+	Runs         string
+	Quarantine   string
+	// Cluster, when set, adds ON CLUSTER `name` to every CREATE VIEW.
+	Cluster string
+}
+
+func (o ViewOptions) withDefaults() ViewOptions {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&o.Observations, "observations")
+	def(&o.Bars, "bars")
+	def(&o.Runs, "runs")
+	def(&o.Quarantine, "quarantine")
+	return o
+}
+
+// ViewColumn is one column of a view, as docs/views.md lists it.
+type ViewColumn struct {
+	Name string
+	Type string // the ClickHouse type the view returns
+}
+
+// View is one dashboard view: its name, its columns in order, and its SELECT.
+type View struct {
+	Name    string
+	Key     []string // the columns that identify a row: each key appears once
+	Columns []ViewColumn
+	sel     func(o ViewOptions) string
+}
+
+// Select returns the view's SELECT statement over the tables of o.
+func (v View) Select(o ViewOptions) string { return v.sel(o.withDefaults()) }
+
+// Views returns the dashboard views in creation order (a view follows those it reads).
+func Views() []View { return views }
+
+// ViewStatements returns the CREATE VIEW IF NOT EXISTS statement of every view, in
+// creation order, over the tables of o.
+func ViewStatements(o ViewOptions) []string {
+	o = o.withDefaults()
+	on := ""
+	if o.Cluster != "" {
+		on = " ON CLUSTER `" + o.Cluster + "`"
+	}
+	out := make([]string, 0, len(views))
+	for _, v := range views {
+		out = append(out, "CREATE VIEW IF NOT EXISTS "+v.Name+on+" AS\n"+v.sel(o))
+	}
+	return out
+}
+
+// ViewMigrationSQL is the text of schemas/ddl/clickhouse/0005_dashboard_views.sql.
+func ViewMigrationSQL() string {
+	var b strings.Builder
+	b.WriteString(`-- gpuprice ClickHouse schema, version 5: views a dashboard can query safely.
+-- GENERATED from schemas/views.go (go test ./schemas -run TestViewMigration -update):
+-- do not edit. Each view returns one row per identity, the last write
+-- (argMax(…, version)), whether or not the table's parts have merged;
+-- docs/views.md describes their columns.
+`)
+	for _, s := range ViewStatements(ViewOptions{}) {
+		b.WriteString("\n")
+		b.WriteString(s)
+		b.WriteString(";\n")
+	}
+	return b.String()
+}
+
+// cols builds a column list from "name Type" pairs.
+func cols(pairs ...string) []ViewColumn {
+	out := make([]ViewColumn, 0, len(pairs))
+	for _, p := range pairs {
+		n, t, _ := strings.Cut(p, " ")
+		out = append(out, ViewColumn{Name: n, Type: t})
+	}
+	return out
+}
+
+// lastWrite returns "argMax(c, version) AS d_c" for each column.
+func lastWrite(by string, cs ...string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("argMax(%s, %s) AS d_%s", c, by, c)
+	}
+	return strings.Join(parts, ",\n        ")
+}
+
+// rename returns "d_c AS c" for each column.
+func rename(cs ...string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = "d_" + c + " AS " + c
+	}
+	return strings.Join(parts, ", ")
+}
+
+// q7 is the p-quantile of the sorted array expression a by linear interpolation
+// between closest ranks (Hyndman–Fan type 7, analytics.Percentile), 0 for an empty
+// array. ClickHouse 18.16 has no quantileExactInclusive.
+func q7(a string, p string) string {
+	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
+	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
+	return fmt.Sprintf("if(length(%[1]s) = 0, 0, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		a, lo, h)
+}
+
+var obsCols = []string{"observed_at", "tier", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb",
+	"price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
+	"interconnect", "source_kind", "source_url", "run_id", "attrs"}
+
+var barCols = []string{"gpu", "tier", "interconnect", "open", "high", "low", "close", "mean", "count",
+	"last_observed_at"}
+
+var views = []View{
+	{
+		Name: ViewObservations,
+		Key:  []string{"provider", "sku", "region", "zone", "pricing", "effective_at"},
+		Columns: cols("observed_at DateTime('UTC')", "effective_at DateTime('UTC')", "provider String",
+			"tier String", "sku String", "region String", "zone String", "gpu String", "gpu_name String",
+			"gpu_count Float64", "gpu_memory_gb Float64", "pricing String", "price_usd_hour Float64",
+			"price_usd_gpu_hour Float64", "currency String", "price_native Float64", "unit String",
+			"fx_rate Float64", "interconnect String", "source_kind String", "source_url String",
+			"run_id String", "attrs String"),
+		sel: func(o ViewOptions) string {
+			return `SELECT d_observed_at AS observed_at, effective_at, provider, d_tier AS tier, sku, region, zone,
+    ` + rename("gpu", "gpu_name", "gpu_count", "gpu_memory_gb") + `, pricing,
+    ` + rename("price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
+				"interconnect", "source_kind", "source_url", "run_id", "attrs") + `
+FROM (
+    SELECT provider, sku, region, zone, pricing, effective_at,
+        ` + lastWrite("version", obsCols...) + `
+    FROM ` + o.Observations + `
+    GROUP BY provider, sku, region, zone, pricing, effective_at
+)`
+		},
+	},
+	{
+		Name: ViewLatest,
+		Key:  []string{"provider", "sku", "region", "zone", "pricing"},
+		Columns: cols("observed_at DateTime('UTC')", "effective_at DateTime('UTC')", "provider String",
+			"tier String", "sku String", "region String", "zone String", "gpu String", "gpu_name String",
+			"gpu_count Float64", "gpu_memory_gb Float64", "pricing String", "price_usd_hour Float64",
+			"price_usd_gpu_hour Float64", "currency String", "price_native Float64", "unit String",
+			"fx_rate Float64", "interconnect String", "source_kind String", "source_url String",
+			"run_id String", "provider_last_seen DateTime('UTC')", "on_offer UInt8"),
+		sel: func(o ViewOptions) string {
+			latest := []string{"observed_at", "tier", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb",
+				"price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
+				"interconnect", "source_kind", "source_url", "run_id"}
+			return `SELECT d_observed_at AS observed_at, d_effective_at AS effective_at, provider, d_tier AS tier,
+    sku, region, zone, ` + rename("gpu", "gpu_name", "gpu_count", "gpu_memory_gb") + `, pricing,
+    ` + rename("price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
+				"interconnect", "source_kind", "source_url", "run_id") + `,
+    p_last_seen AS provider_last_seen,
+    toUInt8(d_observed_at >= p_last_seen - 86400) AS on_offer
+FROM (
+    SELECT provider, sku, region, zone, pricing, max(effective_at) AS d_effective_at,
+        ` + lastWrite("effective_at", latest...) + `
+    FROM ` + ViewObservations + `
+    GROUP BY provider, sku, region, zone, pricing
+) ANY LEFT JOIN (
+    SELECT provider, max(d_observed_at) AS p_last_seen
+    FROM (
+        SELECT provider, argMax(observed_at, effective_at) AS d_observed_at
+        FROM ` + ViewObservations + `
+        GROUP BY provider, sku, region, zone, pricing
+    )
+    GROUP BY provider
+) USING provider`
+		},
+	},
+	{
+		Name: ViewBars,
+		Key:  []string{"width", "provider", "sku", "region", "zone", "pricing", "bar_start"},
+		Columns: cols("width UInt32", "bar_start DateTime('UTC')", "provider String", "sku String",
+			"region String", "zone String", "pricing String", "gpu String", "tier String",
+			"interconnect String", "open Float64", "high Float64", "low Float64", "close Float64",
+			"mean Float64", "count UInt64", "last_observed_at DateTime('UTC')"),
+		sel: func(o ViewOptions) string {
+			return `SELECT width, bar_start, provider, sku, region, zone, pricing,
+    ` + rename(barCols...) + `
+FROM (
+    SELECT width, bar_start, provider, sku, region, zone, pricing,
+        ` + lastWrite("version", barCols...) + `
+    FROM ` + o.Bars + `
+    GROUP BY width, bar_start, provider, sku, region, zone, pricing
+)`
+		},
+	},
+	{
+		// docs/analytics.md, "Day price": the close of the series' last daily bar
+		// on or before the day, carried forward through today (UTC), except that a
+		// withdrawn series (last seen more than 24 h before its provider's newest
+		// sighting) ends the day after the day it was last seen (and not before the
+		// day after its last bar).
+		Name: ViewDayPrices,
+		Key:  []string{"provider", "sku", "region", "zone", "pricing", "day"},
+		Columns: cols("day DateTime('UTC')", "provider String", "sku String", "region String", "zone String",
+			"pricing String", "gpu String", "tier String", "interconnect String", "price Float64",
+			"bar_start DateTime('UTC')", "last_seen DateTime('UTC')", "withdrawn UInt8"),
+		sel: func(o ViewOptions) string {
+			return `SELECT toDateTime(toUInt32(b_start) + k * 86400, 'UTC') AS day, provider, sku, region, zone, pricing,
+    b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_close AS price,
+    b_start AS bar_start, s_last_seen AS last_seen, s_withdrawn AS withdrawn
+FROM (
+    SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
+        bs[i].1 AS b_start, bs[i].2 AS b_close, bs[i].3 AS b_gpu, bs[i].4 AS b_tier, bs[i].5 AS b_interconnect,
+        if(i < length(bs), toUInt32(bs[i + 1].1), s_end) AS b_next,
+        arrayJoin(range(toUInt64(intDiv(b_next - toUInt32(b_start), 86400)))) AS k
+    FROM (
+        SELECT provider, sku, region, zone, pricing, bs, s_last_seen, s_withdrawn, s_end,
+            arrayJoin(arrayEnumerate(bs)) AS i
+        FROM (
+            SELECT provider, sku, region, zone, pricing, bs, s_last_seen,
+                toUInt8(toUInt32(s_last_seen) > 0 AND toUInt32(s_last_seen) < toUInt32(p_last_seen) - 86400) AS s_withdrawn,
+                if(s_withdrawn,
+                    greatest(intDiv(toUInt32(s_last_seen), 86400) * 86400 + 2 * 86400,
+                        toUInt32(bs[length(bs)].1) + 86400),
+                    greatest(intDiv(toUInt32(now()), 86400) * 86400 + 86400,
+                        toUInt32(bs[length(bs)].1) + 86400)) AS s_end
+            FROM (
+                SELECT provider, sku, region, zone, pricing,
+                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect))) AS bs,
+                    max(last_observed_at) AS s_last_seen
+                FROM ` + ViewBars + `
+                WHERE width = 86400
+                GROUP BY provider, sku, region, zone, pricing
+            ) ANY LEFT JOIN (
+                SELECT provider, max(last_observed_at) AS p_last_seen
+                FROM ` + ViewBars + `
+                WHERE width = 86400
+                GROUP BY provider
+            ) USING provider
+        )
+    )
+)`
+		},
+	},
+	{
+		// docs/analytics.md, "Tier spreads": medians (type 7) of each tier's day
+		// prices per GPU, pricing kind and day; ratio hyperscaler ÷ specialist.
+		Name: ViewSpreads,
+		Key:  []string{"gpu", "pricing", "day"},
+		Columns: cols("gpu String", "pricing String", "day DateTime('UTC')", "hyperscaler Float64",
+			"specialist Float64", "marketplace Float64", "n_hyperscaler UInt64", "n_specialist UInt64",
+			"n_marketplace UInt64", "ratio Float64", "premium_pct Float64"),
+		sel: func(o ViewOptions) string {
+			return `SELECT gpu, pricing, day,
+    ` + q7("h", "0.5") + ` AS hyperscaler,
+    ` + q7("s", "0.5") + ` AS specialist,
+    ` + q7("m", "0.5") + ` AS marketplace,
+    toUInt64(length(h)) AS n_hyperscaler, toUInt64(length(s)) AS n_specialist, toUInt64(length(m)) AS n_marketplace,
+    if(hyperscaler > 0 AND specialist > 0, hyperscaler / specialist, 0) AS ratio,
+    if(ratio > 0, (ratio - 1) * 100, 0) AS premium_pct
+FROM (
+    SELECT gpu, pricing, day,
+        arraySort(groupArrayIf(price, tier = 'hyperscaler')) AS h,
+        arraySort(groupArrayIf(price, tier = 'specialist')) AS s,
+        arraySort(groupArrayIf(price, tier = 'marketplace')) AS m
+    FROM ` + ViewDayPrices + `
+    GROUP BY gpu, pricing, day
+)`
+		},
+	},
+	{
+		// docs/analytics.md, "Reference index" (gpuprice-index/2): per GPU, pricing,
+		// day and group, the median of the day prices within 2.5 sample standard
+		// deviations of their mean (with three or more), and how many were dropped.
+		// 18.16's lambdas cannot read a column of the row: mu and sd go in as arrays.
+		Name: ViewIndex,
+		Key:  []string{"gpu", "pricing", "group_name", "day"},
+		Columns: cols("gpu String", "pricing String", "group_name String", "day DateTime('UTC')",
+			"price Float64", "offers UInt64", "dropped UInt64", "method String"),
+		sel: func(o ViewOptions) string {
+			return `SELECT gpu, pricing, g AS group_name, day, ` + q7("kept", "0.5") + ` AS price,
+    toUInt64(length(xs)) AS offers, toUInt64(length(xs) - length(kept)) AS dropped,
+    'gpuprice-index/2' AS method
+FROM (
+    SELECT gpu, pricing, g, day, xs,
+        if(length(xs) >= 3 AND sd > 0, arrayFilter((x, m, d) -> abs(x - m) <= 2.5 * d, xs, replicate(mu, xs), replicate(sd, xs)), xs) AS kept
+    FROM (
+        SELECT gpu, pricing, if(tier = 'hyperscaler', 'hyperscaler', 'others') AS g, day,
+            arraySort(groupArray(price)) AS xs, avg(price) AS mu,
+            if(count() >= 2, stddevSamp(price), 0) AS sd
+        FROM ` + ViewDayPrices + `
+        GROUP BY gpu, pricing, g, day
+    )
+)`
+		},
+	},
+	{
+		Name: ViewRuns,
+		Key:  []string{"run_id", "source"},
+		Columns: cols("run_id String", "source String", "started_at DateTime('UTC')",
+			"finished_at DateTime('UTC')", "status String", "rows_accepted Int64",
+			"rows_quarantined Int64", "unknown_gpus Int64", "error String", "duration_seconds Int64"),
+		sel: func(o ViewOptions) string {
+			rc := []string{"started_at", "finished_at", "status", "rows_accepted", "rows_quarantined",
+				"unknown_gpus", "error"}
+			return `SELECT run_id, source, ` + rename(rc...) + `,
+    toInt64(toUInt32(d_finished_at)) - toInt64(toUInt32(d_started_at)) AS duration_seconds
+FROM (
+    SELECT run_id, source,
+        ` + lastWrite("version", rc...) + `
+    FROM ` + o.Runs + `
+    GROUP BY run_id, source
+)`
+		},
+	},
+	{
+		// A quarantined row written twice (a replayed spool, a reparsed archive) is
+		// listed once, at the time it was first quarantined, as Store.Quarantine does.
+		Name: ViewQuarantine,
+		Key:  []string{"run_id", "source", "reason", "raw"},
+		Columns: cols("quarantined_at DateTime('UTC')", "run_id String", "source String", "reason String",
+			"raw String"),
+		sel: func(o ViewOptions) string {
+			return `SELECT q_at AS quarantined_at, run_id, source, reason, raw
+FROM (
+    SELECT min(quarantined_at) AS q_at, run_id, source, reason, raw
+    FROM ` + o.Quarantine + `
+    GROUP BY run_id, source, reason, raw
+)`
+		},
+	},
+}

@@ -1,0 +1,91 @@
+package duckdb_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/duckdb"
+	"github.com/gpuprice/gpuprice/store/storetest"
+)
+
+// TestViews checks the dashboard views the embedded store has (migration 5): the
+// names and columns of ClickHouse's (docs/views.md), one row per key after the
+// same rows were written twice.
+func TestViews(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "views.duckdb")
+	ctx := t.Context()
+	st, err := duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all := storetest.RollupData()
+	for range 2 {
+		if err := st.WriteObservations(ctx, all); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.WriteQuarantine(ctx, storetest.Quarantined()); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range storetest.Runs() {
+			if err := st.WriteRun(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := st.(store.Rollups).Rollup(ctx, time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	have := map[string]bool{schemas.ViewObservations: true, schemas.ViewLatest: true, schemas.ViewBars: true,
+		schemas.ViewRuns: true, schemas.ViewQuarantine: true}
+	for _, v := range schemas.Views() {
+		if !have[v.Name] {
+			continue
+		}
+		rows, err := db.QueryContext(ctx, "SELECT * FROM "+v.Name+" LIMIT 0")
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		got, _ := rows.Columns()
+		rows.Close()
+		var want []string
+		for _, c := range v.Columns {
+			want = append(want, c.Name)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s columns:\n got  %v\n want %v", v.Name, got, want)
+		}
+		var n, distinct int
+		q := "SELECT count(*), count(DISTINCT (" + strings.Join(v.Key, ", ") + ")) FROM " + v.Name
+		if err := db.QueryRowContext(ctx, q).Scan(&n, &distinct); err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		if n == 0 || n != distinct {
+			t.Errorf("%s: %d rows for %d keys", v.Name, n, distinct)
+		}
+	}
+	var onOffer int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM v_latest WHERE on_offer = 1").Scan(&onOffer); err != nil {
+		t.Fatal(err)
+	}
+	if onOffer == 0 {
+		t.Fatal("no series on offer")
+	}
+}
