@@ -15,7 +15,7 @@ import (
 // arrays and aggregates only. docs/views.md describes every column.
 //
 // The statements are built here, once, from the names of the tables they read, so
-// that a single-node migration (schemas/ddl/clickhouse/0005_dashboard_views.sql, which
+// that a single-node migration (schemas/ddl/clickhouse/0006_dashboard_views.sql, which
 // must equal ViewStatements(ViewOptions{})) and a cluster migration (views ON CLUSTER
 // over Distributed tables) share them. A change to a view needs a new migration that
 // drops and recreates it.
@@ -92,10 +92,10 @@ func ViewStatements(o ViewOptions) []string {
 	return out
 }
 
-// ViewMigrationSQL is the text of schemas/ddl/clickhouse/0005_dashboard_views.sql.
+// ViewMigrationSQL is the text of schemas/ddl/clickhouse/0006_dashboard_views.sql.
 func ViewMigrationSQL() string {
 	var b strings.Builder
-	b.WriteString(`-- gpuprice ClickHouse schema, version 5: views a dashboard can query safely.
+	b.WriteString(`-- gpuprice ClickHouse schema, version 6: views a dashboard can query safely.
 -- GENERATED from schemas/views.go (go test ./schemas -run TestViewMigration -update):
 -- do not edit. Each view returns one row per identity, the last write
 -- (argMax(…, version)), whether or not the table's parts have merged;
@@ -149,9 +149,9 @@ func q7(a string, p string) string {
 
 var obsCols = []string{"observed_at", "tier", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb",
 	"price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_kind", "source_url", "run_id", "attrs"}
+	"interconnect", "source_kind", "source_url", "run_id", "attrs", "price_scope", "price_basis"}
 
-var barCols = []string{"gpu", "tier", "interconnect", "open", "high", "low", "close", "mean", "count",
+var barCols = []string{"gpu", "tier", "interconnect", "price_scope", "price_basis", "open", "high", "low", "close", "mean", "count",
 	"last_observed_at"}
 
 var views = []View{
@@ -163,12 +163,12 @@ var views = []View{
 			"gpu_count Float64", "gpu_memory_gb Float64", "pricing String", "price_usd_hour Float64",
 			"price_usd_gpu_hour Float64", "currency String", "price_native Float64", "unit String",
 			"fx_rate Float64", "interconnect String", "source_kind String", "source_url String",
-			"run_id String", "attrs String"),
+			"run_id String", "attrs String", "price_scope String", "price_basis String"),
 		sel: func(o ViewOptions) string {
 			return `SELECT d_observed_at AS observed_at, effective_at, provider, d_tier AS tier, sku, region, zone,
     ` + rename("gpu", "gpu_name", "gpu_count", "gpu_memory_gb") + `, pricing,
     ` + rename("price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
-				"interconnect", "source_kind", "source_url", "run_id", "attrs") + `
+				"interconnect", "source_kind", "source_url", "run_id", "attrs", "price_scope", "price_basis") + `
 FROM (
     SELECT provider, sku, region, zone, pricing, effective_at,
         ` + lastWrite("version", obsCols...) + `
@@ -185,15 +185,16 @@ FROM (
 			"gpu_count Float64", "gpu_memory_gb Float64", "pricing String", "price_usd_hour Float64",
 			"price_usd_gpu_hour Float64", "currency String", "price_native Float64", "unit String",
 			"fx_rate Float64", "interconnect String", "source_kind String", "source_url String",
-			"run_id String", "provider_last_seen DateTime('UTC')", "on_offer UInt8"),
+			"run_id String", "price_scope String", "price_basis String", "provider_last_seen DateTime('UTC')",
+			"on_offer UInt8"),
 		sel: func(o ViewOptions) string {
 			latest := []string{"observed_at", "tier", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb",
 				"price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
-				"interconnect", "source_kind", "source_url", "run_id"}
+				"interconnect", "source_kind", "source_url", "run_id", "price_scope", "price_basis"}
 			return `SELECT d_observed_at AS observed_at, d_effective_at AS effective_at, provider, d_tier AS tier,
     sku, region, zone, ` + rename("gpu", "gpu_name", "gpu_count", "gpu_memory_gb") + `, pricing,
     ` + rename("price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
-				"interconnect", "source_kind", "source_url", "run_id") + `,
+				"interconnect", "source_kind", "source_url", "run_id", "price_scope", "price_basis") + `,
     p_last_seen AS provider_last_seen,
     toUInt8(d_observed_at >= p_last_seen - 86400) AS on_offer
 FROM (
@@ -217,7 +218,7 @@ FROM (
 		Key:  []string{"width", "provider", "sku", "region", "zone", "pricing", "bar_start"},
 		Columns: cols("width UInt32", "bar_start DateTime('UTC')", "provider String", "sku String",
 			"region String", "zone String", "pricing String", "gpu String", "tier String",
-			"interconnect String", "open Float64", "high Float64", "low Float64", "close Float64",
+			"interconnect String", "price_scope String", "price_basis String", "open Float64", "high Float64", "low Float64", "close Float64",
 			"mean Float64", "count UInt64", "last_observed_at DateTime('UTC')"),
 		sel: func(o ViewOptions) string {
 			return `SELECT width, bar_start, provider, sku, region, zone, pricing,
@@ -239,15 +240,18 @@ FROM (
 		Name: ViewDayPrices,
 		Key:  []string{"provider", "sku", "region", "zone", "pricing", "day"},
 		Columns: cols("day DateTime('UTC')", "provider String", "sku String", "region String", "zone String",
-			"pricing String", "gpu String", "tier String", "interconnect String", "price Float64",
+			"pricing String", "gpu String", "tier String", "interconnect String", "price_scope String",
+			"price_basis String", "price Float64",
 			"bar_start DateTime('UTC')", "last_seen DateTime('UTC')", "withdrawn UInt8"),
 		sel: func(o ViewOptions) string {
 			return `SELECT toDateTime(toUInt32(b_start) + k * 86400, 'UTC') AS day, provider, sku, region, zone, pricing,
-    b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_close AS price,
+    b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_scope AS price_scope,
+    b_basis AS price_basis, b_close AS price,
     b_start AS bar_start, s_last_seen AS last_seen, s_withdrawn AS withdrawn
 FROM (
     SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
         bs[i].1 AS b_start, bs[i].2 AS b_close, bs[i].3 AS b_gpu, bs[i].4 AS b_tier, bs[i].5 AS b_interconnect,
+        bs[i].6 AS b_scope, bs[i].7 AS b_basis,
         if(i < length(bs), toUInt32(bs[i + 1].1), s_end) AS b_next,
         arrayJoin(range(toUInt64(intDiv(b_next - toUInt32(b_start), 86400)))) AS k
     FROM (
@@ -263,7 +267,7 @@ FROM (
                         toUInt32(bs[length(bs)].1) + 86400)) AS s_end
             FROM (
                 SELECT provider, sku, region, zone, pricing,
-                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect))) AS bs,
+                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect, price_scope, price_basis))) AS bs,
                     max(last_observed_at) AS s_last_seen
                 FROM ` + ViewBars + `
                 WHERE width = 86400

@@ -218,7 +218,7 @@ func TestIntegrationClickHouseViews(t *testing.T) {
 
 	t.Run("bars", func(t *testing.T) {
 		for _, w := range store.Widths {
-			rows, err := admin.Query(ctx, "SELECT provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect, open, high, low, close, mean, count, last_observed_at FROM `"+db+"`.v_bars WHERE width = ? ORDER BY provider, sku, region, zone, pricing, bar_start", uint32(w/time.Second))
+			rows, err := admin.Query(ctx, "SELECT provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect, price_scope, price_basis, open, high, low, close, mean, count, last_observed_at FROM `"+db+"`.v_bars WHERE width = ? ORDER BY provider, sku, region, zone, pricing, bar_start", uint32(w/time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestIntegrationClickHouseViews(t *testing.T) {
 					n uint64
 				)
 				if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU, &b.Tier, &b.Interconnect,
-					&b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n, &b.LastObservedAt); err != nil {
+					&b.PriceScope, &b.PriceBasis, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &n, &b.LastObservedAt); err != nil {
 					t.Fatal(err)
 				}
 				b.Count, b.Start, b.LastObservedAt = int64(n), b.Start.UTC(), b.LastObservedAt.UTC()

@@ -1,4 +1,4 @@
--- gpuprice ClickHouse schema, version 5: views a dashboard can query safely.
+-- gpuprice ClickHouse schema, version 6: views a dashboard can query safely.
 -- GENERATED from schemas/views.go (go test ./schemas -run TestViewMigration -update):
 -- do not edit. Each view returns one row per identity, the last write
 -- (argMax(…, version)), whether or not the table's parts have merged;
@@ -7,7 +7,7 @@
 CREATE VIEW IF NOT EXISTS v_observations AS
 SELECT d_observed_at AS observed_at, effective_at, provider, d_tier AS tier, sku, region, zone,
     d_gpu AS gpu, d_gpu_name AS gpu_name, d_gpu_count AS gpu_count, d_gpu_memory_gb AS gpu_memory_gb, pricing,
-    d_price_usd_hour AS price_usd_hour, d_price_usd_gpu_hour AS price_usd_gpu_hour, d_currency AS currency, d_price_native AS price_native, d_unit AS unit, d_fx_rate AS fx_rate, d_interconnect AS interconnect, d_source_kind AS source_kind, d_source_url AS source_url, d_run_id AS run_id, d_attrs AS attrs
+    d_price_usd_hour AS price_usd_hour, d_price_usd_gpu_hour AS price_usd_gpu_hour, d_currency AS currency, d_price_native AS price_native, d_unit AS unit, d_fx_rate AS fx_rate, d_interconnect AS interconnect, d_source_kind AS source_kind, d_source_url AS source_url, d_run_id AS run_id, d_attrs AS attrs, d_price_scope AS price_scope, d_price_basis AS price_basis
 FROM (
     SELECT provider, sku, region, zone, pricing, effective_at,
         argMax(observed_at, version) AS d_observed_at,
@@ -26,7 +26,9 @@ FROM (
         argMax(source_kind, version) AS d_source_kind,
         argMax(source_url, version) AS d_source_url,
         argMax(run_id, version) AS d_run_id,
-        argMax(attrs, version) AS d_attrs
+        argMax(attrs, version) AS d_attrs,
+        argMax(price_scope, version) AS d_price_scope,
+        argMax(price_basis, version) AS d_price_basis
     FROM observations
     GROUP BY provider, sku, region, zone, pricing, effective_at
 );
@@ -34,7 +36,7 @@ FROM (
 CREATE VIEW IF NOT EXISTS v_latest AS
 SELECT d_observed_at AS observed_at, d_effective_at AS effective_at, provider, d_tier AS tier,
     sku, region, zone, d_gpu AS gpu, d_gpu_name AS gpu_name, d_gpu_count AS gpu_count, d_gpu_memory_gb AS gpu_memory_gb, pricing,
-    d_price_usd_hour AS price_usd_hour, d_price_usd_gpu_hour AS price_usd_gpu_hour, d_currency AS currency, d_price_native AS price_native, d_unit AS unit, d_fx_rate AS fx_rate, d_interconnect AS interconnect, d_source_kind AS source_kind, d_source_url AS source_url, d_run_id AS run_id,
+    d_price_usd_hour AS price_usd_hour, d_price_usd_gpu_hour AS price_usd_gpu_hour, d_currency AS currency, d_price_native AS price_native, d_unit AS unit, d_fx_rate AS fx_rate, d_interconnect AS interconnect, d_source_kind AS source_kind, d_source_url AS source_url, d_run_id AS run_id, d_price_scope AS price_scope, d_price_basis AS price_basis,
     p_last_seen AS provider_last_seen,
     toUInt8(d_observed_at >= p_last_seen - 86400) AS on_offer
 FROM (
@@ -54,7 +56,9 @@ FROM (
         argMax(interconnect, effective_at) AS d_interconnect,
         argMax(source_kind, effective_at) AS d_source_kind,
         argMax(source_url, effective_at) AS d_source_url,
-        argMax(run_id, effective_at) AS d_run_id
+        argMax(run_id, effective_at) AS d_run_id,
+        argMax(price_scope, effective_at) AS d_price_scope,
+        argMax(price_basis, effective_at) AS d_price_basis
     FROM v_observations
     GROUP BY provider, sku, region, zone, pricing
 ) ANY LEFT JOIN (
@@ -69,12 +73,14 @@ FROM (
 
 CREATE VIEW IF NOT EXISTS v_bars AS
 SELECT width, bar_start, provider, sku, region, zone, pricing,
-    d_gpu AS gpu, d_tier AS tier, d_interconnect AS interconnect, d_open AS open, d_high AS high, d_low AS low, d_close AS close, d_mean AS mean, d_count AS count, d_last_observed_at AS last_observed_at
+    d_gpu AS gpu, d_tier AS tier, d_interconnect AS interconnect, d_price_scope AS price_scope, d_price_basis AS price_basis, d_open AS open, d_high AS high, d_low AS low, d_close AS close, d_mean AS mean, d_count AS count, d_last_observed_at AS last_observed_at
 FROM (
     SELECT width, bar_start, provider, sku, region, zone, pricing,
         argMax(gpu, version) AS d_gpu,
         argMax(tier, version) AS d_tier,
         argMax(interconnect, version) AS d_interconnect,
+        argMax(price_scope, version) AS d_price_scope,
+        argMax(price_basis, version) AS d_price_basis,
         argMax(open, version) AS d_open,
         argMax(high, version) AS d_high,
         argMax(low, version) AS d_low,
@@ -88,11 +94,13 @@ FROM (
 
 CREATE VIEW IF NOT EXISTS v_day_prices AS
 SELECT toDateTime(toUInt32(b_start) + k * 86400, 'UTC') AS day, provider, sku, region, zone, pricing,
-    b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_close AS price,
+    b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_scope AS price_scope,
+    b_basis AS price_basis, b_close AS price,
     b_start AS bar_start, s_last_seen AS last_seen, s_withdrawn AS withdrawn
 FROM (
     SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
         bs[i].1 AS b_start, bs[i].2 AS b_close, bs[i].3 AS b_gpu, bs[i].4 AS b_tier, bs[i].5 AS b_interconnect,
+        bs[i].6 AS b_scope, bs[i].7 AS b_basis,
         if(i < length(bs), toUInt32(bs[i + 1].1), s_end) AS b_next,
         arrayJoin(range(toUInt64(intDiv(b_next - toUInt32(b_start), 86400)))) AS k
     FROM (
@@ -108,7 +116,7 @@ FROM (
                         toUInt32(bs[length(bs)].1) + 86400)) AS s_end
             FROM (
                 SELECT provider, sku, region, zone, pricing,
-                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect))) AS bs,
+                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect, price_scope, price_basis))) AS bs,
                     max(last_observed_at) AS s_last_seen
                 FROM v_bars
                 WHERE width = 86400

@@ -1,4 +1,4 @@
--- gpuprice DuckDB schema, version 5: the dashboard views that the embedded store can
+-- gpuprice DuckDB schema, version 6: the dashboard views that the embedded store can
 -- give cheaply, with the names and columns of ClickHouse's (docs/views.md). DuckDB
 -- keeps one row per identity already (primary keys, INSERT OR REPLACE), so these
 -- only hide the version column and add what ClickHouse's add. v_day_prices,
@@ -6,7 +6,7 @@
 CREATE VIEW IF NOT EXISTS v_observations AS
 SELECT observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name, gpu_count,
     gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency, price_native, unit,
-    fx_rate, interconnect, source_kind, source_url, run_id, attrs
+    fx_rate, interconnect, source_kind, source_url, run_id, attrs, price_scope, price_basis
 FROM observations;
 
 CREATE VIEW IF NOT EXISTS v_latest AS
@@ -20,13 +20,13 @@ WITH l AS (
 SELECT l.observed_at, l.effective_at, l.provider, l.tier, l.sku, l.region, l.zone, l.gpu, l.gpu_name,
     l.gpu_count, l.gpu_memory_gb, l.pricing, l.price_usd_hour, l.price_usd_gpu_hour, l.currency,
     l.price_native, l.unit, l.fx_rate, l.interconnect, l.source_kind, l.source_url, l.run_id,
-    p.provider_last_seen,
+    l.price_scope, l.price_basis, p.provider_last_seen,
     CAST(l.observed_at >= p.provider_last_seen - INTERVAL 24 HOUR AS UTINYINT) AS on_offer
 FROM l JOIN p USING (provider);
 
 CREATE VIEW IF NOT EXISTS v_bars AS
 SELECT width, bar_start, provider, sku, region, zone, pricing, gpu, tier, interconnect,
-    open, high, low, close, mean, count, last_observed_at
+    price_scope, price_basis, open, high, low, close, mean, count, last_observed_at
 FROM bars;
 
 CREATE VIEW IF NOT EXISTS v_runs AS
