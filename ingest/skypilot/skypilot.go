@@ -4,7 +4,7 @@
 // and SpotPrice SkyPilot's fetchers read from the cloud; each commit that changed a
 // file is a snapshot of that cloud's prices at the commit time.
 //
-// Rows (per snapshot, through resumable.Run so they are normalised, gated and
+// Rows (per snapshot, through a stepwise ingest.Run so they are normalised, gated and
 // quarantined like collected rows):
 //   - provider: the cloud directory (Providers maps the names that differ);
 //     SKU: InstanceType (GCP lists GPUs that attach to any N1 VM with no instance
@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -336,10 +337,10 @@ type Checkpoint struct {
 	Files map[string]Snapshot `json:"files"`
 }
 
-// Importer imports a clone's snapshots into a resumable.Run.
+// Importer imports a clone's snapshots into a stepwise ingest.Run.
 type Importer struct {
 	Repo       string // the clone's directory
-	Run        *resumable.Run
+	Run        *ingest.Run
 	Checkpoint resumable.Checkpoint
 	// Clouds and Versions limit the files imported (empty: all).
 	Clouds   []string

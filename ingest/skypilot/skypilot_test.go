@@ -219,7 +219,7 @@ func importer(t *testing.T, repo string, sink *memSink, cpPath string) *Importer
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &resumable.Run{Sink: sink, Normalizer: &ingest.Normalizer{GPUs: cat, Providers: schemas.DefaultProviders()},
+	run := &ingest.Run{Sink: sink, Normalizer: &ingest.Normalizer{GPUs: cat, Providers: schemas.DefaultProviders()},
 		Source: "import:skypilot-catalog", RunID: "r", SourceKind: schemas.SourceImport}
 	return &Importer{Repo: repo, Run: run, Checkpoint: resumable.Checkpoint{Path: cpPath}}
 }

@@ -1,0 +1,336 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+)
+
+// DefaultBatchSize is the number of rows per store write of a stepwise run's Commit.
+const DefaultBatchSize = 5000
+
+// Run is the record of one run of one source or import, from its first row to its
+// run record: it is the scrapers.Emitter and scrapers.Rejecter the source or importer
+// emits into, normalises and gates every row (a row failing a gate is quarantined
+// with the reason, like an unreadable one), counts what it accepted, quarantined and
+// could not place, keeps the effective_at span of what it stored (the bars to
+// rebuild), and writes the run record. It is safe for use from several goroutines.
+//
+// A Run writes in one of two ways:
+//   - streaming (a Collector's job): accepted rows go to a background batcher as
+//     they come (spooled while the store is down), quarantined rows are written at
+//     the end, and a run that accepted nothing failed;
+//   - stepwise (a long import or backfill, built as a struct literal): rows wait
+//     until Commit, which returns only once they and the quarantined rows are stored,
+//     so the caller can checkpoint after it; rows not committed are not counted, and
+//     a run with nothing new to store is ok.
+type Run struct {
+	Sink       Sink
+	Normalizer *Normalizer
+	Source     string // the run record's source, e.g. "azure" or "backfill:aws-spot"
+	RunID      string
+	SourceKind string // when set, written on every row (imports)
+	BatchSize  int    // stepwise: rows per write (default DefaultBatchSize)
+	Now        func() time.Time
+
+	ctx     context.Context // normalisation context; nil: context.Background()
+	batcher *Batcher        // streaming when set
+
+	mu         sync.Mutex
+	started    time.Time
+	pending    []schemas.Observation // stepwise: emitted since the last Commit
+	quarantine []schemas.Quarantined // not yet written
+	accepted   int                   // streaming: emitted and accepted; stepwise: committed
+	quarCount  int                   // quarantined rows written (or, streaming, handed to the sink)
+	unknownGPU int
+	skus       map[string]bool
+	reasons    map[string]int
+	notes      []string
+	minEff     time.Time // span of the accepted rows' effective_at
+	maxEff     time.Time
+}
+
+// newStreamingRun returns a Run whose accepted rows go to a batcher into sink.
+func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
+	source, runID, kind string, now func() time.Time) *Run {
+	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
+	r.batcher = NewBatcher(ctx, sink, spool, batch)
+	r.init()
+	return r
+}
+
+func (r *Run) now() time.Time {
+	if r.Now != nil {
+		return r.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// init starts the run's clock and maps; callers hold r.mu (or own r alone).
+func (r *Run) init() {
+	if r.started.IsZero() {
+		r.started = r.now()
+		r.reasons = map[string]int{}
+		r.skus = map[string]bool{}
+	}
+}
+
+// Emit normalises and gates o: accepted, it is written (streaming) or kept for the
+// next Commit (stepwise); rejected, it is quarantined with the reason.
+func (r *Run) Emit(o schemas.Observation) {
+	o.RunID = r.RunID
+	if r.SourceKind != "" {
+		o.SourceKind = r.SourceKind
+	}
+	if o.ObservedAt.IsZero() {
+		o.ObservedAt = r.now()
+	}
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	n, unknown, err := r.Normalizer.Normalize(ctx, o)
+	if err != nil {
+		var rej *Rejection
+		reason := err.Error()
+		if errors.As(err, &rej) {
+			reason = rej.Reason
+		}
+		raw, _ := json.Marshal(o)
+		r.Reject(string(raw), reason)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.init()
+	if unknown {
+		r.unknownGPU++
+	}
+	if r.batcher == nil {
+		r.pending = append(r.pending, n)
+		return
+	}
+	r.countLocked(n)
+	r.batcher.Add(n)
+}
+
+// countLocked counts n as accepted.
+func (r *Run) countLocked(n schemas.Observation) {
+	r.accepted++
+	r.skus[n.SKU] = true
+	if r.minEff.IsZero() || n.EffectiveAt.Before(r.minEff) {
+		r.minEff = n.EffectiveAt
+	}
+	if n.EffectiveAt.After(r.maxEff) {
+		r.maxEff = n.EffectiveAt
+	}
+}
+
+// Reject quarantines a raw record with the reason (scrapers.Rejecter).
+func (r *Run) Reject(raw, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.init()
+	r.quarantine = append(r.quarantine, schemas.Quarantined{
+		QuarantinedAt: r.now().Truncate(time.Second), RunID: r.RunID, Source: r.Source, Reason: reason, Raw: raw,
+	})
+	r.reasons[reason]++
+}
+
+// Note adds a line to the run record's error text (something the user should know
+// that is not a failure of the rows, such as a skipped file).
+func (r *Run) Note(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.init()
+	r.notes = append(r.notes, s)
+}
+
+// Commit writes the rows and quarantined rows of a stepwise run emitted since the
+// last Commit. When it returns nil they are stored; on error nothing of the step
+// counts as done and the caller must not advance its checkpoint. A streaming run
+// writes its rows as they come: Commit does nothing.
+func (r *Run) Commit(ctx context.Context) error {
+	r.mu.Lock()
+	r.init()
+	if r.batcher != nil {
+		r.mu.Unlock()
+		return nil
+	}
+	rows, q := r.pending, r.quarantine
+	r.pending, r.quarantine = nil, nil
+	r.mu.Unlock()
+	size := r.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	for i := 0; i < len(rows); i += size {
+		if err := r.Sink.WriteObservations(ctx, rows[i:min(i+size, len(rows))]); err != nil {
+			return fmt.Errorf("ingest: writing observations: %w", err)
+		}
+	}
+	if len(q) > 0 {
+		if err := r.Sink.WriteQuarantine(ctx, q); err != nil {
+			return fmt.Errorf("ingest: writing quarantine: %w", err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, o := range rows {
+		r.countLocked(o)
+	}
+	r.quarCount += len(q)
+	return nil
+}
+
+// Span returns the span [since, until) of the accepted rows' effective_at (until is
+// one second past the newest), zero when none was accepted: what the bars must be
+// rebuilt over.
+func (r *Run) Span() (since, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.minEff.IsZero() {
+		return time.Time{}, time.Time{}
+	}
+	return r.minEff, r.maxEff.Add(time.Second)
+}
+
+// Counts are what a run accepted (stepwise: committed), quarantined and could not
+// place on the GPU catalog so far.
+type Counts struct {
+	Accepted, Quarantined, UnknownGPU int
+}
+
+// Counts returns the run's counts so far.
+func (r *Run) Counts() Counts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Counts{Accepted: r.accepted, Quarantined: r.quarCount, UnknownGPU: r.unknownGPU}
+}
+
+// Finish ends the run and writes its run record, which it returns. runErr is the
+// source's or the import's own error (nil when it ran to the end). A stepwise run
+// that stored nothing new is ok when it failed in no way (a resumed import with
+// nothing left to do); a run with an error is failed when it stored nothing and
+// degraded otherwise. Rows emitted but not committed are dropped (they were not
+// stored).
+func (r *Run) Finish(ctx context.Context, runErr error) (schemas.Run, error) {
+	res, err := r.finish(ctx, runErr, nil)
+	return res.Run, err
+}
+
+// finish closes the batcher (streaming), writes what is quarantined, decides the
+// status, writes the run record and returns the result. ex, when set, is checked
+// against what was accepted (a source's expected coverage).
+func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation) (Result, error) {
+	var written, spooled int
+	var werr error
+	if r.batcher != nil {
+		written, spooled, werr = r.batcher.Close()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.init()
+	var problems []string
+	if runErr != nil {
+		problems = append(problems, runErr.Error())
+	}
+	if werr != nil {
+		problems = append(problems, werr.Error())
+	}
+	if spooled > 0 {
+		problems = append(problems, fmt.Sprintf("%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them", spooled))
+	}
+	problems = append(problems, r.notes...)
+	notes := len(r.notes)
+	if r.batcher != nil && len(r.quarantine) > 0 {
+		if err := r.Sink.WriteQuarantine(ctx, r.quarantine); err != nil {
+			problems = append(problems, fmt.Sprintf("ingest: writing quarantine: %v", err))
+		}
+		r.quarCount += len(r.quarantine)
+		r.quarantine = nil
+	}
+	if r.quarCount > 0 {
+		problems = append(problems, fmt.Sprintf("%d rows quarantined: %s", r.quarCount, summarize(r.reasons)))
+	}
+	if ex != nil && runErr == nil {
+		if miss := shortfall(*ex, r.accepted, r.skus); miss != "" {
+			problems = append(problems, "coverage: "+miss)
+		}
+	}
+	streaming := r.batcher != nil
+	status := schemas.RunOK
+	switch {
+	case r.accepted == 0 && (streaming || runErr != nil):
+		status = schemas.RunFailed
+		if streaming && runErr == nil && r.quarCount == 0 {
+			problems = append(problems, "no rows: the source returned nothing usable")
+		}
+	case streaming && written+spooled == 0 && werr != nil:
+		status = schemas.RunFailed
+	case len(problems) > notes:
+		status = schemas.RunDegraded
+	}
+	finished := r.now()
+	run := schemas.Run{
+		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second), FinishedAt: finished.Truncate(time.Second),
+		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, UnknownGPUs: r.unknownGPU,
+		Error: strings.Join(problems, "; "),
+	}
+	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started)}
+	if !r.minEff.IsZero() {
+		res.Since, res.Until = r.minEff, r.maxEff.Add(time.Second)
+	}
+	if err := r.Sink.WriteRun(ctx, run); err != nil {
+		return res, fmt.Errorf("ingest: writing run record: %w", err)
+	}
+	return res, nil
+}
+
+// summarize lists the quarantine reasons, most frequent first, at most five.
+func summarize(reasons map[string]int) string {
+	keys := make([]string, 0, len(reasons))
+	for k := range reasons {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if reasons[keys[i]] != reasons[keys[j]] {
+			return reasons[keys[i]] > reasons[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, 0, len(keys))
+	for i, k := range keys {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more reasons", len(keys)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", k, reasons[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func shortfall(x scrapers.Expectation, accepted int, skus map[string]bool) string {
+	var miss []string
+	if accepted < x.MinRows {
+		miss = append(miss, fmt.Sprintf("%d rows, expected at least %d", accepted, x.MinRows))
+	}
+	var gone []string
+	for _, s := range x.SKUs {
+		if !skus[s] {
+			gone = append(gone, s)
+		}
+	}
+	if len(gone) > 0 {
+		miss = append(miss, "missing SKUs "+strings.Join(gone, ", "))
+	}
+	return strings.Join(miss, "; ")
+}
