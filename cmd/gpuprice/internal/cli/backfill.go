@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,7 +16,6 @@ import (
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/aws"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).backfillCmd) }
@@ -31,22 +27,6 @@ func (a *app) backfillCmd() *cobra.Command {
 	}
 	cmd.AddCommand(a.backfillAWSSpotCmd())
 	return cmd
-}
-
-// spotCheckpoint is the progress of an AWS spot backfill: its time window and, per
-// region, the NextToken of the next page.
-type spotCheckpoint struct {
-	Key     string                  `json:"key"` // the query (since, instance types) it belongs to
-	Start   time.Time               `json:"start"`
-	End     time.Time               `json:"end"`
-	Regions map[string]*regionState `json:"regions"`
-}
-
-type regionState struct {
-	NextToken string `json:"next_token,omitempty"`
-	Pages     int    `json:"pages"`
-	Rows      int    `json:"rows"`
-	Done      bool   `json:"done"`
 }
 
 func (a *app) backfillAWSSpotCmd() *cobra.Command {
@@ -92,120 +72,38 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			if err := (aws.Options{Regions: regions}).Validate(); err != nil {
 				return fmt.Errorf("--regions: %w", err)
 			}
-			ac, err := aws.LoadConfig(ctx, a.cfg.HTTP.Timeout)
-			if err != nil {
-				return err
-			}
-			if !aws.HasCredentials(ctx, ac) {
-				return errors.New("backfill aws-spot: no AWS credentials in the standard chain (environment, shared config, SSO, instance role); it needs ec2:DescribeSpotPriceHistory")
-			}
-			if len(regions) == 0 {
-				regions = opts.Regions
-			}
-			if len(regions) == 0 {
-				regions, err = aws.EnabledRegions(ctx, ac, opts.EC2Endpoint)
-				if err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
-					a.log.Warn("enabled regions unknown, using the default regions", "error", err.Error())
-					regions = slices.Clone(aws.DefaultRegions)
-				}
-			}
-			slices.Sort(regions)
-			regions = slices.Compact(regions)
-			if len(types) == 0 {
-				types = aws.GPUInstanceTypes()
-			}
-			slices.Sort(types)
-
 			dir, err := a.cfg.DataDirPath()
 			if err != nil {
 				return err
 			}
-			cpFile := resumable.Checkpoint{Path: filepath.Join(dir, "backfill", "aws-spot.json")}
-			key := since + "|" + strings.Join(types, ",")
-			now := time.Now().UTC().Truncate(time.Second)
-			var cp spotCheckpoint
-			ok, err := cpFile.Load(&cp)
-			if err != nil {
+			bf := &aws.SpotBackfill{Since: d, Regions: regions, InstanceTypes: types, Options: opts, PageSize: pageSize, Restart: restart,
+				Checkpoint: resumable.Checkpoint{Path: filepath.Join(dir, "backfill", "aws-spot.json")},
+				Timeout:    a.cfg.HTTP.Timeout, Logger: a.log}
+			if err := bf.Prepare(ctx); err != nil {
 				return err
 			}
-			switch {
-			case ok && !restart && cp.Key == key:
-				a.log.Info("resuming backfill", "start", cp.Start, "end", cp.End, "checkpoint", cpFile.Path)
-			case ok && !restart:
-				a.log.Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", cpFile.Path)
-				fallthrough
-			default:
-				cp = spotCheckpoint{Key: key, Start: now.Add(-d), End: now}
-			}
-			if cp.Regions == nil {
-				cp.Regions = map[string]*regionState{}
-			}
-			for _, r := range regions {
-				if cp.Regions[r] == nil {
-					cp.Regions[r] = &regionState{}
-				}
-			}
-
 			st, err := a.openStore(ctx)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			norm, err := a.normalizer(ingest.StaticFX(a.cfg.FX)) // USD prices: no ECB refresh needed
+			runner, err := a.runner(st)
 			if err != nil {
 				return err
 			}
-			run := &resumable.Run{Sink: st, Normalizer: norm, Source: "backfill:aws-spot", RunID: ingest.NewRunID(now)}
-			bar := newProgress(a.stderr, len(regions), "regions")
-			var errs []error
-			for _, region := range regions {
-				rs := cp.Regions[region]
-				if rs.Done {
-					bar.Add(1, fmt.Sprintf("%s: done before (%d pages, %d rows)", region, rs.Pages, rs.Rows))
-					continue
+			bar := newProgress(a.stderr, len(bf.Regions), "regions")
+			bf.Progress = func(regionDone bool, msg string) {
+				if regionDone {
+					bar.Add(1, msg)
+				} else {
+					bar.Describe(msg)
 				}
-				q := aws.SpotHistoryQuery{Region: region, InstanceTypes: types, Start: cp.Start, End: cp.End,
-					NextToken: rs.NextToken, Endpoint: opts.EC2Endpoint, PageSize: pageSize}
-				err := aws.ReadSpotHistory(ctx, ac, q, now, func(p aws.SpotPage) error {
-					for _, r := range p.Rejects {
-						run.Reject(r.Raw, r.Reason)
-					}
-					for _, o := range p.Rows {
-						run.Emit(o)
-					}
-					if err := run.Commit(ctx); err != nil {
-						return err
-					}
-					rs.NextToken, rs.Done = p.NextToken, p.NextToken == ""
-					rs.Pages++
-					rs.Rows += len(p.Rows)
-					if err := cpFile.Save(cp); err != nil {
-						return err
-					}
-					bar.Describe(fmt.Sprintf("%s: page %d, %d rows", region, rs.Pages, rs.Rows))
-					return nil
-				})
-				if err != nil {
-					errs = append(errs, err)
-					if ctx.Err() != nil || aws.IsAuthError(err) {
-						break
-					}
-					bar.Add(1, fmt.Sprintf("%s: failed: %v", region, err))
-					continue
-				}
-				bar.Add(1, fmt.Sprintf("%s: done (%d pages, %d rows)", region, rs.Pages, rs.Rows))
 			}
+			res, err := runner.Import(ctx, "backfill:aws-spot", ingest.Options{FX: ingest.FXLazy},
+				func(ctx context.Context, run *ingest.Run) error { return bf.Run(ctx, run) })
 			bar.Finish()
-			importErr := errors.Join(errs...)
-			if importErr == nil {
-				if err := cpFile.Remove(); err != nil {
-					a.log.Warn("checkpoint not removed", "error", err.Error())
-				}
-			}
-			return a.finishRun(ctx, st, run, importErr)
+			a.printResults([]ingest.Result{res})
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -215,25 +113,6 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 	fl.BoolVar(&restart, "restart", false, "ignore the checkpoint and start a new window")
 	fl.Int32Var(&pageSize, "page-size", 1000, "records per DescribeSpotPriceHistory page (at most 1000)")
 	return cmd
-}
-
-// finishRun writes the run record and rebuilds the rollups over what the run stored
-// (even when ctx was cancelled: what was committed is in the store), prints the
-// record, and returns importErr.
-func (a *app) finishRun(ctx context.Context, st store.Store, run *resumable.Run, importErr error) error {
-	ctx = context.WithoutCancel(ctx)
-	rec, err := run.Finish(ctx, importErr)
-	if err != nil {
-		a.log.Warn("run record not stored", "error", err.Error())
-	}
-	res := ingest.Result{Run: rec, Duration: rec.FinishedAt.Sub(rec.StartedAt)}
-	res.Since, res.Until = run.Span()
-	a.rollupAfter(ctx, st, []ingest.Result{res})
-	a.printResults([]ingest.Result{res})
-	if importErr != nil {
-		return importErr
-	}
-	return nil
 }
 
 // progress shows how far a long command is: a bar when w is a terminal, else one

@@ -15,7 +15,6 @@ import (
 	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 func (a *app) collectCmd() *cobra.Command {
@@ -55,11 +54,10 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 		return err
 	}
 	defer st.Close()
-	spool, err := a.spool()
+	runner, err := a.runner(st)
 	if err != nil {
 		return err
 	}
-	a.replaySpool(ctx, spool, st)
 	start := time.Now().UTC()
 	runID := ingest.NewRunID(start)
 	var rec *archive.Recorder
@@ -72,12 +70,7 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	if err != nil {
 		return err
 	}
-	col, err := a.collector(st, a.loadFX(ctx, st), spool)
-	if err != nil {
-		return err
-	}
-	results := col.Collect(ctx, runID, jobs)
-	a.rollupAfter(ctx, st, results)
+	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXEager, RunID: runID})
 	a.printResults(results)
 	if rec != nil {
 		if err := a.finishArchive(ctx, rec); err != nil {
@@ -94,20 +87,6 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 		return ErrAllFailed
 	}
 	return nil
-}
-
-// replaySpool writes what waits in the spool to st before new rows, logging (not
-// failing on) a store that is still down.
-func (a *app) replaySpool(ctx context.Context, spool *ingest.DirSpool, st store.Store) {
-	sw := &spanWriter{Store: st}
-	if n, err := spool.Replay(ctx, sw); err != nil {
-		a.log.Warn("spool replay incomplete", "rows", n, "error", err.Error())
-	} else if n > 0 {
-		a.log.Info("spool replayed", "rows", n)
-	}
-	if !sw.since.IsZero() {
-		a.rollupAfter(ctx, st, []ingest.Result{{Run: schemas.Run{RowsAccepted: 1}, Since: sw.since, Until: sw.until}})
-	}
 }
 
 // finishArchive closes a recorded archive and uploads it when archive.s3 is set.
@@ -134,41 +113,6 @@ func (a *app) spool() (*ingest.DirSpool, error) {
 		return nil, err
 	}
 	return &ingest.DirSpool{Dir: dir, MaxBytes: a.cfg.Spool.MaxBytes}, nil
-}
-
-func (a *app) normalizer(fxc ingest.FX) (*ingest.Normalizer, error) {
-	cat, err := schemas.LoadCatalog()
-	if err != nil {
-		return nil, err
-	}
-	return &ingest.Normalizer{
-		GPUs:      cat,
-		Providers: a.cfg.ProviderCatalog(),
-		FX:        fxc,
-		Bounds:    ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
-	}, nil
-}
-
-// collector builds the ingest path into sink; fxc converts non-USD prices (see loadFX).
-func (a *app) collector(sink ingest.Sink, fxc ingest.FX, spool ingest.Spooler) (*ingest.Collector, error) {
-	norm, err := a.normalizer(fxc)
-	if err != nil {
-		return nil, err
-	}
-	// Secrets are masked in all that is stored; quarantined rows and run records wait
-	// in the spool, like observations, while the store is unreachable.
-	sink = redactSink{sink}
-	if ds, ok := spool.(*ingest.DirSpool); ok && ds != nil {
-		sink = ingest.SpoolingSink{Sink: sink, Spool: ds}
-	}
-	return &ingest.Collector{
-		Sink:          sink,
-		Normalizer:    norm,
-		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
-		Spool:         spool,
-		SourceTimeout: a.cfg.Ingest.SourceTimeout,
-		Logger:        redactLogger(a.log),
-	}, nil
 }
 
 func (a *app) client() *fetch.Client {
@@ -353,11 +297,11 @@ func (a *app) spoolCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			sp, err := a.spool()
+			runner, err := a.runner(st)
 			if err != nil {
 				return err
 			}
-			n, err := sp.Replay(cmd.Context(), st)
+			n, err := runner.ReplaySpool(cmd.Context())
 			fmt.Fprintf(a.stdout, "replayed %d rows\n", n)
 			return err
 		},

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -54,24 +53,17 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 		return err
 	}
 	defer st.Close()
-	spool, err := a.spool()
+	runner, err := a.runner(st)
 	if err != nil {
 		return err
 	}
-	a.replaySpool(ctx, spool, st)
-	col, err := a.collector(st, a.loadFXLazily(ctx, st), spool)
-	if err != nil {
-		return err
-	}
-	col.SourceKind = schemas.SourceImport
 	src := &ingest.CSVSource{
 		Open:   func() (io.ReadCloser, error) { return parquetio.OpenCSV(path) },
 		Origin: "file://" + filepath.ToSlash(path),
 		Known:  func(g string) bool { _, ok := cat.Lookup(g); return ok },
 	}
-	res := col.Collect(ctx, ingest.NewRunID(time.Now()), []ingest.Job{{Name: job, Source: src}})
+	res := runner.Collect(ctx, []ingest.Job{{Name: job, Source: src}}, ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport})
 	a.printResults(res)
-	a.rollupAfter(ctx, st, res)
 	if res[0].Status == schemas.RunFailed {
 		return fmt.Errorf("import failed: %s", res[0].Error)
 	}

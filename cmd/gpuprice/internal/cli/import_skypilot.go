@@ -1,11 +1,11 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,35 +55,40 @@ It needs the git command.`,
 				return err
 			}
 			defer st.Close()
-			norm, err := a.normalizer(ingest.StaticFX(a.cfg.FX)) // USD prices: no ECB refresh needed
+			runner, err := a.runner(st)
 			if err != nil {
 				return err
 			}
-			run := &resumable.Run{Sink: st, Normalizer: norm, Source: "import:skypilot-catalog",
-				RunID: ingest.NewRunID(time.Now()), SourceKind: schemas.SourceImport}
 			var bar *progress
-			im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions, Restart: restart,
-				Progress: func(done, total int, s skypilot.Snapshot, rows int) {
-					if bar == nil {
-						bar = newProgress(a.stderr, total, "snapshots")
+			var read skypilot.Result
+			res, err := runner.Import(ctx, "import:skypilot-catalog", ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport},
+				func(ctx context.Context, run *ingest.Run) error {
+					im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions, Restart: restart,
+						Progress: func(done, total int, s skypilot.Snapshot, rows int) {
+							if bar == nil {
+								bar = newProgress(a.stderr, total, "snapshots")
+							}
+							if done > 0 {
+								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))], s.Time.Format("2006-01-02"), rows))
+							}
+						}}
+					var err error
+					read, err = im.Import(ctx)
+					if bar != nil {
+						bar.Finish()
 					}
-					if done > 0 {
-						bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))], s.Time.Format("2006-01-02"), rows))
+					if err == nil && read.Imported == 0 && read.Snapshots > 0 {
+						run.Note(fmt.Sprintf("nothing new: all %d snapshots were imported before", read.Snapshots))
 					}
-				}}
-			res, err := im.Import(ctx)
-			if bar != nil {
-				bar.Finish()
-			}
-			if err == nil && res.Imported == 0 && res.Snapshots > 0 {
-				run.Note(fmt.Sprintf("nothing new: all %d snapshots were imported before", res.Snapshots))
-			}
-			if err == nil && res.Snapshots == 0 {
-				run.Note("no catalogs/v*/<cloud>/vms.csv in the history (or none matching --clouds/--versions)")
-			}
-			a.log.Info("skypilot catalog read", "snapshots", res.Snapshots, "imported", res.Imported, "skipped", res.Skipped,
-				"lines", res.Stats.Lines, "without_gpu", res.Stats.NoGPU, "empty_prices", res.Stats.NoPrice)
-			return a.finishRun(ctx, st, run, err)
+					if err == nil && read.Snapshots == 0 {
+						run.Note("no catalogs/v*/<cloud>/vms.csv in the history (or none matching --clouds/--versions)")
+					}
+					return err
+				})
+			a.log.Info("skypilot catalog read", "snapshots", read.Snapshots, "imported", read.Imported, "skipped", read.Skipped,
+				"lines", read.Stats.Lines, "without_gpu", read.Stats.NoGPU, "empty_prices", read.Stats.NoPrice)
+			a.printResults([]ingest.Result{res})
+			return err
 		},
 	}
 	cmd.Flags().StringSliceVar(&clouds, "clouds", nil, "only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")

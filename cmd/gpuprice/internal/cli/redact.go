@@ -7,9 +7,6 @@ import (
 	"log/slog"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
-	"github.com/gpuprice/gpuprice/ingest"
-	"github.com/gpuprice/gpuprice/ingest/fetch"
-	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // redactHandler masks the environment's secrets (config.Secrets) in every message
@@ -83,31 +80,4 @@ func redactErr(err error) error {
 		return errors.New(s)
 	}
 	return err
-}
-
-// redactSink masks secrets in everything written to the store: run errors,
-// quarantine reasons and raw rows, observations' source URLs.
-type redactSink struct{ ingest.Sink }
-
-func (r redactSink) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
-	for i := range obs {
-		if obs[i].SourceURL != "" {
-			obs[i].SourceURL = config.Redact(fetch.RedactURL(obs[i].SourceURL))
-		}
-	}
-	return r.Sink.WriteObservations(ctx, obs)
-}
-
-func (r redactSink) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
-	out := make([]schemas.Quarantined, len(q))
-	for i, x := range q {
-		x.Reason, x.Raw = config.Redact(x.Reason), config.Redact(x.Raw)
-		out[i] = x
-	}
-	return r.Sink.WriteQuarantine(ctx, out)
-}
-
-func (r redactSink) WriteRun(ctx context.Context, run schemas.Run) error {
-	run.Error = config.Redact(run.Error)
-	return r.Sink.WriteRun(ctx, run)
 }

@@ -94,18 +94,13 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		return err
 	}
 	defer st.Close()
-	spool, err := a.spool()
-	if err != nil {
-		return err
-	}
-	a.replaySpool(ctx, spool, st)
-	col, err := a.collector(st, a.loadFXLazily(ctx, st), spool)
+	runner, err := a.runner(st)
 	if err != nil {
 		return err
 	}
 	runID := ingest.NewRunID(time.Now())
 	fmt.Fprintf(a.stdout, "reparsing run %s (%d responses) as run %s\n", arc.Manifest.RunID, len(arc.Manifest.Entries), runID)
-	results := col.Collect(ctx, runID, jobs)
+	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXLazy, RunID: runID})
 	a.printResults(results)
 	if ms := arc.Misses(); len(ms) > 0 {
 		fmt.Fprintf(a.stdout, "%d requests were not in the archive:\n", len(ms))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +13,6 @@ import (
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).serveCmd) }
@@ -67,7 +65,12 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	if err != nil {
 		return err
 	}
-	p := &pipeline{a: a, st: st, spool: spool, jobs: map[string]ingest.Job{}}
+	runner, err := a.runner(st)
+	if err != nil {
+		return err
+	}
+	runner.FX.MaxAge = fxRefreshEvery
+	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	cfg := server.Config{}
 	for _, j := range jobs {
 		p.jobs[j.Name] = j
@@ -108,27 +111,12 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	return srv.Serve(ctx, ln, runNow)
 }
 
-// pipeline runs sources for the server: spool replay, FX (refreshed at most every
-// fxRefreshEvery), collection, run records and the bars over the span written.
+// pipeline runs sources for the server through the one ingest.Runner of the
+// service: spool replay, FX (refreshed at most every fxRefreshEvery), collection, run
+// records and the bars over the span written.
 type pipeline struct {
-	a     *app
-	st    store.Store
-	spool *ingest.DirSpool
-	jobs  map[string]ingest.Job
-
-	fxMu   sync.Mutex
-	fx     ingest.FX
-	fxWhen time.Time
-}
-
-// currentFX returns the FX converter, refreshing it at most every fxRefreshEvery.
-func (p *pipeline) currentFX(ctx context.Context) ingest.FX {
-	p.fxMu.Lock()
-	defer p.fxMu.Unlock()
-	if p.fx == nil || time.Since(p.fxWhen) > fxRefreshEvery {
-		p.fx, p.fxWhen = p.a.loadFX(ctx, p.st), time.Now()
-	}
-	return p.fx
+	runner *ingest.Runner
+	jobs   map[string]ingest.Job
 }
 
 func (p *pipeline) run(ctx context.Context, sources []string) []schemas.Run {
@@ -141,14 +129,7 @@ func (p *pipeline) run(ctx context.Context, sources []string) []schemas.Run {
 	if len(jobs) == 0 {
 		return nil
 	}
-	p.a.replaySpool(ctx, p.spool, p.st)
-	col, err := p.a.collector(p.st, p.currentFX(ctx), p.spool)
-	if err != nil {
-		p.a.log.Error("collector not built", "sources", sources, "error", err.Error())
-		return nil
-	}
-	res := col.Collect(ctx, ingest.NewRunID(time.Now()), jobs)
-	p.a.rollupAfter(ctx, p.st, res)
+	res := p.runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXEager})
 	runs := make([]schemas.Run, len(res))
 	for i, r := range res {
 		runs[i] = r.Run

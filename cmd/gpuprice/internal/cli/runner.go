@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// runner is the pipeline every command that writes prices goes through (collect,
+// import, reparse, backfill, spool replay, serve's scheduled runs), configured from
+// the config file: the spool, the GPU catalog and provider catalog, the gates, ECB
+// rates (unless sources.fx is disabled) then the static ones, batching, the source
+// timeout, and the secrets masked in all that is stored and logged.
+func (a *app) runner(st store.Store) (*ingest.Runner, error) {
+	cat, err := schemas.LoadCatalog()
+	if err != nil {
+		return nil, err
+	}
+	spool, err := a.spool()
+	if err != nil {
+		return nil, err
+	}
+	fxc := ingest.FXConfig{Static: ingest.StaticFX(a.cfg.FX), Lookback: fxLookback}
+	if sc := a.cfg.Sources[fxSourceName]; sc.IsEnabled() {
+		fxc.Refresh = ingest.ECBRates(a.client(), sc.Endpoint)
+	}
+	return &ingest.Runner{
+		Store:         st,
+		Spool:         spool,
+		GPUs:          cat,
+		Providers:     a.cfg.ProviderCatalog(),
+		Bounds:        ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
+		FX:            fxc,
+		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
+		SourceTimeout: a.cfg.Ingest.SourceTimeout,
+		Redact:        config.Redact,
+		Logger:        redactLogger(a.log),
+	}, nil
+}
