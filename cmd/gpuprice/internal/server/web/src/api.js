@@ -1,0 +1,54 @@
+// The JSON API client: every view reads /api/v1/… (same numbers as the CLI's
+// --format json) and shows the API's own error text when a request fails.
+
+import { el } from './util.js';
+
+/** APIError carries the HTTP status and the API's error message. */
+export class APIError extends Error {
+  constructor(status, message, param) {
+    super(message);
+    this.status = status;
+    this.param = param;
+  }
+}
+
+/** get fetches path?params as JSON; params with empty values are left out. */
+export async function get(path, params = {}) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== '' && v !== undefined && v !== null) q.set(k, v);
+  const url = path + (q.toString() ? '?' + q : '');
+  let resp;
+  try {
+    resp = await fetch(url, { headers: { Accept: 'application/json' } });
+  } catch (e) {
+    throw new APIError(0, `${url}: the server did not answer (${e.message})`);
+  }
+  const text = await resp.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON: reported below */
+  }
+  if (!resp.ok) {
+    let msg = (body && (body.error || body.message)) || text.trim() || resp.statusText;
+    if (typeof msg === 'object') msg = msg.message || JSON.stringify(msg);
+    if (body && Array.isArray(body.did_you_mean) && body.did_you_mean.length) msg += ` (did you mean ${body.did_you_mean.join(', ')}?)`;
+    throw new APIError(resp.status, msg, body && body.param);
+  }
+  if (body === null && text) throw new APIError(resp.status, `${url}: not JSON`);
+  return body;
+}
+
+/** rows returns the array of rows of an answer, whether it is an array or an object holding one. */
+export function rows(body, ...keys) {
+  if (Array.isArray(body)) return body;
+  if (!body || typeof body !== 'object') return [];
+  for (const k of [...keys, 'rows', 'data', 'items', 'results']) if (Array.isArray(body[k])) return body[k];
+  return [];
+}
+
+/** problem renders an error for the user, in a live region. */
+export function problem(err, what) {
+  return el('p', { class: 'error', role: 'alert' }, what ? what + ': ' : '', err.message || String(err));
+}

@@ -1,0 +1,58 @@
+// gpuprice web app: one page shell, a view per path. Every view reads the JSON
+// API under /api/v1; nothing is fetched from anywhere else.
+
+import { board } from './board.js';
+import { series } from './series.js';
+import { spreads } from './spreads.js';
+import { indexView } from './indexview.js';
+import { tokens } from './tokens.js';
+import { alerts, sources, alertItems } from './health.js';
+import { get } from './api.js';
+import { el } from './util.js';
+
+const VIEWS = {
+  '/': ['Prices', board],
+  '/series': ['Series', series],
+  '/spreads': ['Spreads', spreads],
+  '/index': ['Index', indexView],
+  '/tokens': ['Tokens', tokens],
+  '/alerts': ['Alerts', alerts],
+  '/sources': ['Sources', sources],
+};
+
+function nav(path) {
+  const links = Object.entries(VIEWS).filter(([p]) => p !== '/series').map(([p, [label]]) =>
+    el('li', {}, el('a', { href: p, 'aria-current': p === path ? 'page' : undefined, id: 'nav-' + label.toLowerCase() }, label)));
+  return el('nav', { 'aria-label': 'Views' }, el('a', { href: '/', class: 'brand' }, 'gpuprice'), el('ul', {}, links));
+}
+
+async function main() {
+  const path = location.pathname.replace(/\/+$/, '') || '/';
+  const view = VIEWS[path];
+  const header = document.querySelector('header');
+  header.replaceChildren(nav(path));
+  const root = document.getElementById('main');
+  root.replaceChildren();
+  if (!view) {
+    root.append(el('h1', {}, 'Not found'), el('p', {}, 'No view at ', path, '. ', el('a', { href: '/' }, 'Back to the prices')));
+    return;
+  }
+  document.title = view[0] + ' · gpuprice';
+  try {
+    await view[1](root);
+  } catch (e) {
+    root.append(el('p', { class: 'error', role: 'alert' }, 'This view failed: ', e.message));
+    throw e;
+  }
+  root.setAttribute('aria-busy', 'false');
+  document.body.dataset.ready = 'true';
+  // The number of firing alerts in the navigation, when the API answers.
+  try {
+    const n = alertItems(await get('/api/v1/alerts')).filter((a) => a.state === 'firing').length;
+    if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', 'aria-label': n + ' firing' }, String(n)));
+  } catch {
+    /* the badge is optional */
+  }
+}
+
+main();

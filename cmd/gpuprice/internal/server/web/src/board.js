@@ -1,0 +1,207 @@
+// The price board: a GPU × provider matrix of the cheapest current $/GPU-hour for
+// one pricing kind, and a sortable, filterable table of every current offer with a
+// CSV download. Every filter and the sort live in the URL, so a view can be shared.
+
+import { get, rows, problem } from './api.js';
+import { el, money, ago, when, params, setParams, href, csv, download, PRICING, pricingLabel, TIERS, uniq } from './util.js';
+
+const FILTERS = ['gpu', 'provider', 'tier', 'pricing', 'region'];
+const COLUMNS = [
+  ['gpu', 'GPU'],
+  ['provider', 'Provider'],
+  ['tier', 'Tier'],
+  ['pricing', 'Pricing'],
+  ['region', 'Region'],
+  ['sku', 'SKU'],
+  ['price', '$/GPU-h'],
+  ['age', 'Age'],
+];
+const PAGE = 500;
+
+const key = {
+  gpu: (o) => o.gpu,
+  provider: (o) => o.provider,
+  tier: (o) => o.tier,
+  pricing: (o) => o.pricing,
+  region: (o) => o.region + ' ' + o.zone,
+  sku: (o) => o.sku,
+  price: (o) => o.price_usd_gpu_hour,
+  age: (o) => -new Date(o.observed_at).getTime(),
+};
+
+/** board renders the price board into main. */
+export async function board(main) {
+  const status = el('p', { class: 'status', role: 'status' }, 'Loading prices…');
+  main.append(el('h1', {}, 'GPU prices now'), status);
+  let all;
+  try {
+    all = rows(await get('/api/v1/prices', { limit: 100000 }), 'prices', 'offers');
+  } catch (e) {
+    status.replaceWith(problem(e, 'Prices could not be read'));
+    return;
+  }
+  const state = readState();
+  let showAll = false;
+
+  const form = el('form', { class: 'filters', role: 'search', 'aria-label': 'Filter offers', onsubmit: (e) => e.preventDefault() });
+  const selects = {};
+  const options = {
+    gpu: uniq(all.map((o) => o.gpu)),
+    provider: uniq(all.map((o) => o.provider)),
+    tier: uniq([...TIERS.filter((t) => all.some((o) => o.tier === t)), ...all.map((o) => o.tier)]),
+    pricing: PRICING.map(([k]) => k).filter((k) => all.some((o) => o.pricing === k)),
+    region: uniq(all.map((o) => o.region)),
+  };
+  for (const f of FILTERS) {
+    const s = el('select', { id: 'f-' + f, name: f, onchange: () => { state[f] = s.value; showAll = false; update(true); } },
+      el('option', { value: '' }, 'all'),
+      options[f].map((v) => el('option', { value: v }, f === 'pricing' ? pricingLabel(v) : v)));
+    if (state[f] && !options[f].includes(state[f])) s.append(el('option', { value: state[f] }, state[f] + ' (no offers)'));
+    s.value = state[f] || '';
+    selects[f] = s;
+    form.append(el('label', { for: 'f-' + f }, f === 'gpu' ? 'GPU' : f, s));
+  }
+  const reset = el('button', { type: 'button', onclick: () => { for (const f of FILTERS) { state[f] = ''; selects[f].value = ''; } update(true); } }, 'Clear filters');
+  const csvButton = el('button', { type: 'button', id: 'csv' }, 'Download CSV');
+  form.append(el('div', { class: 'actions' }, reset, csvButton));
+
+  const matrixKind = el('div', { class: 'segmented', role: 'radiogroup', 'aria-label': 'Pricing kind of the matrix' });
+  const matrixBox = el('div', { class: 'scroll matrix-box' });
+  const count = el('p', { class: 'count', role: 'status', 'aria-live': 'polite' });
+  const tableBox = el('div', { class: 'scroll' });
+  status.replaceWith(
+    el('p', { class: 'lead' }, 'The cheapest price of every offer still listed, in US dollars per GPU-hour. Pick a cell or a filter to narrow the table; the address bar keeps the view.'),
+    el('section', { 'aria-labelledby': 'm-h' }, el('h2', { id: 'm-h' }, 'Cheapest by GPU and provider'), matrixKind, matrixBox),
+    el('section', { 'aria-labelledby': 't-h' }, el('h2', { id: 't-h' }, 'Offers'), form, count, tableBox),
+  );
+
+  function filtered(except) {
+    return all.filter((o) => FILTERS.every((f) => f === except || !state[f] || o[f] === state[f]));
+  }
+  function sorted(list) {
+    const k = key[state.sort] || key.price;
+    const dir = state.dir === 'desc' ? -1 : 1;
+    return list.slice().sort((a, b) => {
+      const x = k(a), y = k(b);
+      const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+      return c * dir || a.price_usd_gpu_hour - b.price_usd_gpu_hour;
+    });
+  }
+
+  function update(push) {
+    setParams(state, push);
+    renderMatrix();
+    renderTable();
+  }
+
+  function renderMatrix() {
+    const kind = state.pricing || state.m || 'on_demand';
+    matrixKind.replaceChildren(
+      ...PRICING.map(([k, label]) => {
+        const on = k === kind;
+        return el('button', {
+          type: 'button', role: 'radio', 'aria-checked': on ? 'true' : 'false', class: on ? 'on' : '',
+          disabled: state.pricing && !on ? true : undefined,
+          onclick: () => { state.m = k === 'on_demand' ? '' : k; update(true); },
+        }, label);
+      }),
+    );
+    const list = filtered('pricing').filter((o) => o.pricing === kind);
+    const gpus = uniq(list.map((o) => o.gpu));
+    const provs = uniq(list.map((o) => o.provider));
+    const best = new Map();
+    for (const o of list) {
+      const k = o.gpu + '|' + o.provider;
+      const b = best.get(k);
+      if (!b || o.price_usd_gpu_hour < b.price_usd_gpu_hour) best.set(k, o);
+    }
+    if (!gpus.length) {
+      matrixBox.replaceChildren(el('p', { class: 'empty' }, `No ${pricingLabel(kind)} offers match the filters.`));
+      return;
+    }
+    const table = el('table', { class: 'matrix', id: 'matrix' },
+      el('caption', {}, `Cheapest ${pricingLabel(kind)} $/GPU-hour`),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'GPU'), provs.map((p) => el('th', { scope: 'col' }, p)))),
+      el('tbody', {}, gpus.map((g) => {
+        const rowBest = Math.min(...provs.map((p) => (best.get(g + '|' + p) || {}).price_usd_gpu_hour ?? Infinity));
+        return el('tr', {}, el('th', { scope: 'row' }, g), provs.map((p) => {
+          const o = best.get(g + '|' + p);
+          if (!o) return el('td', { class: 'n none' }, el('span', { 'aria-label': 'no offer' }, '·'));
+          const cheapest = o.price_usd_gpu_hour === rowBest;
+          return el('td', { class: 'n' + (cheapest ? ' best' : '') },
+            el('button', {
+              type: 'button', class: 'cell',
+              title: `${o.provider} ${o.sku} ${o.region}${o.zone ? ' ' + o.zone : ''}, seen ${when(o.observed_at)}`,
+              'aria-label': `${g} at ${p}: $${money(o.price_usd_gpu_hour)} per GPU-hour${cheapest ? ', cheapest' : ''}; show these offers`,
+              onclick: () => {
+                Object.assign(state, { gpu: g, provider: p, pricing: kind });
+                for (const f of FILTERS) selects[f].value = state[f] || '';
+                update(true);
+                tableBox.scrollIntoView({ block: 'nearest' });
+              },
+            }, money(o.price_usd_gpu_hour)));
+        }));
+      })),
+    );
+    matrixBox.replaceChildren(table);
+  }
+
+  function renderTable() {
+    const list = sorted(filtered());
+    const shown = showAll ? list : list.slice(0, PAGE);
+    count.textContent = `${list.length} of ${all.length} offers` + (shown.length < list.length ? `, the first ${shown.length} shown` : '');
+    const now = Date.now();
+    const head = el('tr', {}, COLUMNS.map(([k, label]) => {
+      const active = (state.sort || 'price') === k;
+      const dir = active ? (state.dir === 'desc' ? 'descending' : 'ascending') : 'none';
+      return el('th', { scope: 'col', 'aria-sort': dir, class: k === 'price' || k === 'age' ? 'n' : '' },
+        el('button', {
+          type: 'button', class: 'sort', dataset: { key: k },
+          onclick: () => {
+            if ((state.sort || 'price') === k) state.dir = state.dir === 'desc' ? '' : 'desc';
+            else { state.sort = k === 'price' ? '' : k; state.dir = ''; }
+            update(true);
+          },
+        }, label, el('span', { 'aria-hidden': 'true', class: 'arrow' }, active ? (state.dir === 'desc' ? ' ▼' : ' ▲') : '')));
+    }));
+    const body = el('tbody', {}, shown.map((o) => el('tr', {},
+      el('td', {}, el('a', { href: href('/series', { gpu: o.gpu, provider: o.provider, pricing: o.pricing, region: o.region }) }, o.gpu)),
+      el('td', {}, o.provider),
+      el('td', {}, o.tier),
+      el('td', {}, pricingLabel(o.pricing)),
+      el('td', {}, o.region, o.zone && o.zone !== o.region ? el('span', { class: 'muted' }, ' ' + o.zone) : ''),
+      el('td', { class: 'sku' }, o.sku),
+      el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
+      el('td', { class: 'n', title: when(o.observed_at) }, ago(o.observed_at, now)),
+    )));
+    const table = el('table', { id: 'offers', class: 'offers' }, el('caption', { class: 'sr-only' }, 'Offers matching the filters'), el('thead', {}, head), body);
+    const more = shown.length < list.length
+      ? el('button', { type: 'button', class: 'more', onclick: () => { showAll = true; renderTable(); } }, `Show all ${list.length}`)
+      : '';
+    if (!list.length) tableBox.replaceChildren(el('p', { class: 'empty' }, 'No offer matches these filters.'));
+    else tableBox.replaceChildren(table, more);
+  }
+
+  csvButton.addEventListener('click', () => {
+    const list = sorted(filtered());
+    const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_usd_hour', 'price_usd_gpu_hour'];
+    const text = csv(header, list.map((o) => header.map((h) => o[h])));
+    const name = ['gpuprice', ...FILTERS.map((f) => state[f]).filter(Boolean)].join('-').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.csv';
+    download(name, 'text/csv', text);
+  });
+
+  window.addEventListener('popstate', () => {
+    Object.assign(state, readState());
+    for (const f of FILTERS) selects[f].value = state[f] || '';
+    renderMatrix();
+    renderTable();
+  });
+  update(false);
+}
+
+function readState() {
+  const q = params();
+  const s = {};
+  for (const f of [...FILTERS, 'sort', 'dir', 'm']) s[f] = q.get(f) || '';
+  return s;
+}

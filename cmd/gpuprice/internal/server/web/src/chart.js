@@ -1,0 +1,133 @@
+// Time-series charts drawn with uPlot: themed from the page's CSS colours (light
+// and dark), resized with their container, each followed by its numbers as a
+// table for screen readers and copy-paste.
+
+import uPlot from 'uplot';
+import { el, when, isNum } from './util.js';
+
+/** COLORS gives each line kind its colour (pricing kinds and market tiers). */
+export const COLORS = {
+  on_demand: '#2f6fde',
+  spot: '#e5731b',
+  reserved_1y: '#1f9d55',
+  reserved_3y: '#8e44ad',
+  hyperscaler: '#2f6fde',
+  specialist: '#1f9d55',
+  marketplace: '#e5731b',
+  index: '#c0392b',
+};
+
+const css = (name, fallback) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+
+/**
+ * chart draws a time chart into a new <figure> and returns it.
+ * xs: times in Unix seconds, ascending. lines: [{label, values, color, dash, stepped}].
+ * band: {label, lo, hi, color} drawn as a shaded area between two invisible edges.
+ */
+export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v) => v.toFixed(2), height = 300 }) {
+  const figure = el('figure', { class: 'chart' });
+  const caption = el('figcaption', {}, title);
+  const plot = el('div', { class: 'plot', role: 'img', 'aria-label': title + ': ' + lines.map((l) => l.label).join(', ') });
+  figure.append(caption, plot);
+  if (!xs.length) {
+    plot.append(el('p', { class: 'empty' }, 'No bars in this window.'));
+    figure.dataset.seriesDrawn = '0';
+    return figure;
+  }
+  const fg = css('--fg', '#222');
+  const grid = css('--grid', '#ddd');
+  const series = [{ label: 'time', value: (u, v) => (v == null ? '–' : when(v * 1000)) }];
+  const data = [xs];
+  const stepped = uPlot.paths.stepped({ align: 1 });
+  for (const l of lines) {
+    series.push({
+      label: l.label,
+      stroke: l.color,
+      width: 2,
+      dash: l.dash,
+      spanGaps: true,
+      paths: l.stepped === false ? undefined : stepped,
+      points: { show: (u, si, i0, i1) => i1 - i0 < 60 },
+      value: (u, v) => (v == null ? '–' : fmt(v)),
+    });
+    data.push(l.values);
+  }
+  const bands = [];
+  if (band) {
+    const hiIdx = series.length;
+    series.push({ label: band.label + ' high', stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
+    data.push(band.hi);
+    series.push({ label: band.label + ' low', stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
+    data.push(band.lo);
+    bands.push({ series: [hiIdx, hiIdx + 1], fill: band.color || 'rgba(128,128,128,0.18)' });
+  }
+  const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+  const opts = {
+    width: 600,
+    height,
+    series,
+    bands,
+    scales: { x: { time: true }, y: { range: (u, lo, hi) => [Math.max(0, lo - (hi - lo) * 0.1), hi + (hi - lo) * 0.1 || hi * 1.1 || 1] } },
+    axes: [{ ...axis }, { ...axis, label: yLabel, size: 60, values: (u, vals) => vals.map((v) => fmt(v)) }],
+    legend: { live: true },
+    cursor: { drag: { x: true, y: false } },
+    hooks: {
+      draw: [
+        (u) => {
+          // How many lines have at least one value on the canvas (the browser tests read it).
+          let n = 0;
+          for (let i = 1; i < u.series.length; i++) if (u.series[i].show && u.series[i].stroke !== 'transparent' && u.data[i].some(isNum)) n++;
+          figure.dataset.seriesDrawn = String(n);
+        },
+      ],
+    },
+  };
+  const u = new uPlot(opts, data, plot);
+  const fit = () => {
+    const w = Math.max(280, Math.floor(plot.clientWidth));
+    if (w !== u.width) u.setSize({ width: w, height });
+  };
+  new ResizeObserver(fit).observe(plot);
+  requestAnimationFrame(fit);
+  figure.append(dataTable(title, xs, lines, band, fmt));
+  return figure;
+}
+
+// dataTable lays the chart's numbers out as a collapsed table.
+function dataTable(title, xs, lines, band, fmt) {
+  const head = ['time', ...lines.map((l) => l.label)];
+  if (band) head.push(band.label + ' low', band.label + ' high');
+  const body = xs.map((x, i) => {
+    const cells = [when(x * 1000), ...lines.map((l) => (isNum(l.values[i]) ? fmt(l.values[i]) : '–'))];
+    if (band) cells.push(isNum(band.lo[i]) ? fmt(band.lo[i]) : '–', isNum(band.hi[i]) ? fmt(band.hi[i]) : '–');
+    return cells;
+  });
+  return el(
+    'details',
+    { class: 'data' },
+    el('summary', {}, 'Numbers (', xs.length, ' points)'),
+    el(
+      'div',
+      { class: 'scroll' },
+      el(
+        'table',
+        {},
+        el('caption', { class: 'sr-only' }, title),
+        el('thead', {}, el('tr', {}, head.map((h) => el('th', { scope: 'col' }, h)))),
+        el('tbody', {}, body.map((r) => el('tr', {}, r.map((c, i) => el(i ? 'td' : 'th', i ? { class: 'n' } : { scope: 'row' }, c))))),
+      ),
+    ),
+  );
+}
+
+/** align lays several [time, value] lists on one ascending time axis (null where missing). */
+export function align(lists) {
+  const xs = [...new Set(lists.flatMap((l) => l.map(([t]) => t)))].sort((a, b) => a - b);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const cols = lists.map((l) => {
+    const v = new Array(xs.length).fill(null);
+    for (const [t, y] of l) v[at.get(t)] = y;
+    return v;
+  });
+  return { xs, cols };
+}

@@ -1,0 +1,105 @@
+// Firing alerts and source health: what needs a look now.
+
+import { get, rows, problem } from './api.js';
+import { el, when, ago, href, isNum, pricingLabel } from './util.js';
+
+/** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]. */
+export function alertItems(body) {
+  const out = [];
+  const add = (a, state) => out.push({ ...a, state: a.state || a.status || state || (a.firing === false ? 'resolved' : 'firing') });
+  if (Array.isArray(body)) body.forEach((a) => add(a));
+  else if (body && typeof body === 'object') {
+    for (const k of ['firing', 'resolved', 'recent', 'recently_resolved', 'alerts']) {
+      if (Array.isArray(body[k])) body[k].forEach((a) => add(a, k === 'firing' ? 'firing' : k === 'alerts' ? '' : 'resolved'));
+    }
+    if (Array.isArray(body.rules)) {
+      for (const r of body.rules) for (const i of r.instances || []) if (i.firing) add({ ...i, rule: i.rule || r.rule, kind: i.kind || r.kind }, 'firing');
+    }
+  }
+  return out;
+}
+
+/** alertLink returns the series view of an alert, from its link or its labels. */
+function alertLink(a) {
+  if (a.link || a.url) {
+    try {
+      const u = new URL(a.link || a.url, location.origin);
+      return u.pathname + u.search;
+    } catch {
+      /* fall through to the labels */
+    }
+  }
+  const l = a.labels || {};
+  if (!l.gpu) return '';
+  return href('/series', { gpu: l.gpu, provider: l.provider, pricing: l.pricing, region: l.region });
+}
+
+/** alerts renders firing and recently resolved alerts. */
+export async function alerts(main) {
+  main.append(el('h1', {}, 'Alerts'));
+  const status = el('p', { class: 'status', role: 'status' }, 'Loading alerts…');
+  main.append(status);
+  let items;
+  try {
+    items = alertItems(await get('/api/v1/alerts'));
+  } catch (e) {
+    status.replaceWith(problem(e, 'Alerts could not be read'));
+    return;
+  }
+  const firing = items.filter((a) => a.state === 'firing');
+  const resolved = items.filter((a) => a.state !== 'firing');
+  const list = (xs, id, empty) => (xs.length
+    ? el('div', { class: 'scroll' }, el('table', { id, class: 'alerts' },
+      el('thead', {}, el('tr', {}, ['rule', 'what', 'value', 'threshold', 'since', 'ended'].map((h, i) => el('th', { scope: 'col', class: i === 2 || i === 3 ? 'n' : '' }, h)))),
+      el('tbody', {}, xs.map((a) => {
+        const link = alertLink(a);
+        return el('tr', {},
+          el('th', { scope: 'row' }, a.rule || '–', a.kind ? el('div', { class: 'muted' }, a.kind) : ''),
+          el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : ''),
+          el('td', { class: 'n' }, isNum(a.value) ? a.value.toFixed(4) : '–', a.unit ? ' ' + a.unit : ''),
+          el('td', { class: 'n' }, isNum(a.threshold) ? a.threshold.toFixed(4) : '–'),
+          el('td', { title: when(a.starts_at) }, a.starts_at ? ago(a.starts_at) + ' ago' : '–'),
+          el('td', {}, a.ends_at ? when(a.ends_at) : ''));
+      }))))
+    : el('p', { class: 'empty' }, empty));
+  status.replaceWith(
+    el('h2', {}, 'Firing (', String(firing.length), ')'), list(firing, 'alerts-firing', 'Nothing is firing.'),
+    el('h2', {}, 'Recently resolved'), list(resolved, 'alerts-resolved', 'Nothing resolved recently.'),
+    el('p', { class: 'note' }, 'Rules are set in the configuration (alerts.rules); see docs/alerts.md.'),
+  );
+}
+
+/** sources renders every source with its last run. */
+export async function sources(main) {
+  main.append(el('h1', {}, 'Sources'));
+  const status = el('p', { class: 'status', role: 'status' }, 'Loading sources…');
+  main.append(status);
+  let list;
+  try {
+    list = rows(await get('/api/v1/sources'), 'sources');
+  } catch (e) {
+    status.replaceWith(problem(e, 'Sources could not be read'));
+    return;
+  }
+  const now = Date.now();
+  const head = ['source', 'tier', 'method', 'schedule', 'last run', 'status', 'rows', 'quarantined', 'error'];
+  const table = el('table', { id: 'sources', class: 'sources' },
+    el('caption', { class: 'sr-only' }, 'Sources and their last runs'),
+    el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: i === 6 || i === 7 ? 'n' : '' }, h)))),
+    el('tbody', {}, list.map((s) => {
+      const r = s.last_run;
+      const st = r ? r.status : s.enabled === false ? 'disabled' : 'never run';
+      return el('tr', { class: 'st-' + String(st).replace(/\W+/g, '-') },
+        el('th', { scope: 'row' }, s.name, s.enabled === false ? el('div', { class: 'muted' }, 'disabled') : ''),
+        el('td', {}, s.tier || '–'),
+        el('td', {}, s.method || '–', Array.isArray(s.pricing) && s.pricing.length ? el('div', { class: 'muted' }, s.pricing.map(pricingLabel).join(', ')) : ''),
+        el('td', { class: 'mono' }, s.schedule || '–'),
+        el('td', { title: r ? when(r.finished_at) : '' }, r ? ago(r.finished_at, now) + ' ago' : '–'),
+        el('td', {}, el('span', { class: 'badge' }, st)),
+        el('td', { class: 'n' }, r ? r.rows_accepted : '–'),
+        el('td', { class: 'n' }, r ? r.rows_quarantined : '–'),
+        el('td', { class: 'error-text' }, r && r.error ? r.error : ''));
+    })));
+  status.replaceWith(el('div', { class: 'scroll' }, table),
+    el('p', { class: 'note' }, 'Rows that failed validation, with the reason: ', el('code', {}, 'gpuprice quarantine'), ' or ', el('a', { href: '/api/v1/quarantine' }, '/api/v1/quarantine'), '.'));
+}

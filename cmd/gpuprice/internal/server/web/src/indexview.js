@@ -1,0 +1,56 @@
+// The daily reference index: per GPU and pricing kind, the trimmed median day
+// price of the hyperscalers and of everyone else.
+
+import { get, rows, problem } from './api.js';
+import { chart, COLORS } from './chart.js';
+import { el, money, params, href, PRICING, pricingLabel, uniq, day } from './util.js';
+
+/** indexView renders the index view into main. */
+export async function indexView(main) {
+  const q = params();
+  const state = { gpu: q.get('gpu') || '', pricing: q.get('pricing') || 'on_demand', since: q.get('since') || '30d' };
+  main.append(el('h1', {}, 'Daily reference index'));
+  const status = el('p', { class: 'status', role: 'status' }, 'Loading the index…');
+  main.append(status);
+  let points;
+  try {
+    points = rows(await get('/api/v1/index', { pricing: state.pricing, since: state.since }), 'points', 'index');
+  } catch (e) {
+    status.replaceWith(problem(e, 'The index could not be read'));
+    return;
+  }
+  const gpus = uniq(points.map((p) => p.gpu));
+  if (!state.gpu && gpus.length) {
+    const n = (g) => points.filter((p) => p.gpu === g).length;
+    state.gpu = gpus.slice().sort((a, b) => n(b) - n(a))[0];
+  }
+  const go = (change) => location.assign(href('/index', { ...state, ...change }));
+  const controls = el('form', { class: 'filters', onsubmit: (e) => e.preventDefault() },
+    el('label', { for: 'ix-gpu' }, 'GPU', el('select', { id: 'ix-gpu', onchange: (e) => go({ gpu: e.target.value }) },
+      [...new Set([...gpus, state.gpu])].filter(Boolean).map((g) => el('option', { value: g, selected: g === state.gpu }, g)))),
+    el('label', { for: 'ix-pricing' }, 'pricing', el('select', { id: 'ix-pricing', onchange: (e) => go({ pricing: e.target.value, gpu: '' }) },
+      PRICING.map(([k, l]) => el('option', { value: k, selected: k === state.pricing }, l)))),
+    el('label', { for: 'ix-since' }, 'window', el('select', { id: 'ix-since', onchange: (e) => go({ since: e.target.value }) },
+      [...new Set(['7d', '30d', '90d', '180d', '365d', state.since])].map((w) => el('option', { value: w, selected: w === state.since }, w)))),
+  );
+  const mine = points.filter((p) => p.gpu === state.gpu);
+  const groups = uniq(mine.map((p) => p.group));
+  const xs = uniq(mine.map((p) => Date.parse(p.day) / 1000)).map(Number).sort((a, b) => a - b);
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const lines = groups.map((g) => {
+    const v = new Array(xs.length).fill(null);
+    for (const p of mine) if (p.group === g) v[at.get(Date.parse(p.day) / 1000)] = p.price_usd_gpu_hour;
+    return { label: g, values: v, color: COLORS[g] || COLORS.index };
+  });
+  const fig = chart({ title: `${state.gpu || 'No GPU'} ${pricingLabel(state.pricing)} index, $/GPU-hour per day`, xs, lines, fmt: money });
+  fig.id = 'index-chart';
+  const latest = groups.map((g) => mine.filter((p) => p.group === g).sort((a, b) => Date.parse(b.day) - Date.parse(a.day))[0]);
+  const method = mine.length ? mine[0].method : '';
+  const table = el('div', { class: 'scroll' }, el('table', { id: 'index-latest' },
+    el('caption', {}, 'Latest day'),
+    el('thead', {}, el('tr', {}, ['group', 'day', '$/GPU-h', 'offers', 'dropped as outliers'].map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))),
+    el('tbody', {}, latest.map((p) => el('tr', {}, el('th', { scope: 'row' }, p.group), el('td', {}, day(p.day)),
+      el('td', { class: 'n' }, money(p.price_usd_gpu_hour)), el('td', { class: 'n' }, p.offers ?? '–'), el('td', { class: 'n' }, p.dropped ?? '–')))),
+  ));
+  status.replaceWith(controls, fig, latest.length ? table : '', method ? el('p', { class: 'note' }, 'Method: ', method, ' (docs/analytics.md).') : '');
+}

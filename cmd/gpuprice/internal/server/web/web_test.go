@@ -1,0 +1,133 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBundleIsCurrent fails when a source of the bundle changed after the
+// committed dist/ was built: run ./build.sh and commit dist/.
+func TestBundleIsCurrent(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("dist", "BUILD.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Inputs, Outputs map[string]string }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	sum := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sha256.Sum256(b)
+		return hex.EncodeToString(s[:])
+	}
+	srcs, _ := filepath.Glob(filepath.Join("src", "*"))
+	want := map[string]bool{"package.json": true, "package-lock.json": true, "build.mjs": true}
+	for _, s := range srcs {
+		want[filepath.ToSlash(s)] = true
+	}
+	for p := range want {
+		if m.Inputs[p] == "" {
+			t.Errorf("%s is not in the bundle: run ./build.sh", p)
+		} else if m.Inputs[p] != sum(p) {
+			t.Errorf("%s changed since the bundle was built: run ./build.sh and commit dist/", p)
+		}
+	}
+	for p := range m.Inputs {
+		if !want[p] {
+			t.Errorf("the bundle was built from %s, which is gone: run ./build.sh", p)
+		}
+	}
+	for p, h := range m.Outputs {
+		if sum(filepath.Join("dist", p)) != h {
+			t.Errorf("dist/%s was edited by hand: run ./build.sh", p)
+		}
+	}
+}
+
+func TestHandler(t *testing.T) {
+	h, err := Handler(FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	get := func(path string, hdr ...string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	var shell string
+	for _, v := range append(Views, "/series/", "/tokens?params=7e9") {
+		resp, body := get(v)
+		if resp.StatusCode != 200 || !strings.Contains(body, `<main id="main"`) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Fatalf("%s: %d %s %.200s", v, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("ETag") == "" {
+			t.Errorf("%s: headers %v", v, resp.Header)
+		}
+		shell = body
+	}
+	// Every file the shell loads is served here, named by its content: no CDN.
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(shell, -1)
+	loaded := 0
+	for _, r := range refs {
+		u := r[1]
+		if strings.Contains(u, "//") {
+			t.Errorf("the shell refers to another host: %s", u)
+		}
+		if !strings.HasPrefix(u, "/assets/") {
+			continue
+		}
+		loaded++
+		if !regexp.MustCompile(`\?v=[0-9a-f]{12}$`).MatchString(u) {
+			t.Errorf("asset %s not named by content", u)
+		}
+		resp, body := get(u)
+		if resp.StatusCode != 200 || len(body) < 1000 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("%s: %d, %d bytes, %q", u, resp.StatusCode, len(body), resp.Header.Get("Cache-Control"))
+		}
+		if again, _ := get(u, "If-None-Match", resp.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with its ETag: %d, want 304", u, again.StatusCode)
+		}
+		if stale, _ := get(strings.Split(u, "?")[0] + "?v=000000000000"); stale.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s under another version is cached: %q", u, stale.Header.Get("Cache-Control"))
+		}
+	}
+	if loaded != 2 {
+		t.Errorf("shell loads %d assets, want app.js and app.css:\n%s", loaded, shell)
+	}
+	for _, p := range []string{"/nope", "/assets/BUILD.json", "/assets/../index.html", "/index.html"} {
+		if resp, _ := get(p); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d", resp.StatusCode)
+	}
+}
