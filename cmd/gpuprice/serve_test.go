@@ -127,8 +127,11 @@ func TestServe(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	if _, page := get(t, base+"/"); !strings.Contains(page, "<td>H100-SXM-80GB</td>") || !strings.Contains(page, "<td>lambda</td>") {
+	if _, page := get(t, base+"/page"); !strings.Contains(page, "<td>H100-SXM-80GB</td>") || !strings.Contains(page, "<td>lambda</td>") {
 		t.Errorf("page lacks the H100 row:\n%.500s", page)
+	}
+	if code, app := get(t, base+"/"); code != 200 || !strings.Contains(app, `<script type="module" src="/assets/app.js?v=`) {
+		t.Errorf("/ is not the web app: %d %.500s", code, app)
 	}
 	cancel()
 	select {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -35,7 +36,10 @@ configured, they are evaluated on alerts.schedule (default every 15 minutes) and
 after the first collections of --run-now, as ` + "`gpuprice alerts`" + ` does.
 
 HTTP endpoints:
-  /              the cheapest current offer per GPU and pricing kind, and the last runs
+  /              the web app: price board, /series?gpu=&provider=&pricing=&region=,
+                 /spreads, /index, /tokens, /alerts, /sources (bundled in the binary)
+  /page          the cheapest current offer per GPU and pricing kind, and the last
+                 runs, as one plain HTML page (no JavaScript)
   /api/prices    latest prices of series on offer, JSON or CSV (?gpu= &provider= &pricing= &region= &tier= &format=csv &limit= &all_series=true)
   /api/runs      run records as JSON (?source= &limit=)
   /metrics       Prometheus metrics: runs, rows, durations, spool, cheapest $/GPU-hour
@@ -71,7 +75,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	}
 	runner.FX.MaxAge = fxRefreshEvery
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
-	cfg := server.Config{}
+	cfg := server.Config{Web: web.FS}
 	for _, j := range jobs {
 		p.jobs[j.Name] = j
 		info, _, _ := scrapers.Lookup(j.Name)

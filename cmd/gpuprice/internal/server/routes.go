@@ -29,7 +29,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /page", s.page)
 	mux.Handle("GET /page/", http.StripPrefix("/page/", http.FileServerFS(pageAssets)))
 	if s.cfg.Web != nil {
-		mux.Handle("GET /", http.FileServerFS(s.cfg.Web))
+		mux.Handle("GET /", webHandler(s.cfg.Web))
 	} else {
 		mux.HandleFunc("GET /{$}", s.page)
 	}

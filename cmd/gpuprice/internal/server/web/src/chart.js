@@ -11,6 +11,7 @@ export const COLORS = {
   spot: '#e5731b',
   reserved_1y: '#1f9d55',
   reserved_3y: '#8e44ad',
+  low_priority: '#b58900',
   hyperscaler: '#2f6fde',
   specialist: '#1f9d55',
   marketplace: '#e5731b',

@@ -107,6 +107,7 @@ export const PRICING = [
   ['spot', 'spot'],
   ['reserved_1y', 'reserved 1y'],
   ['reserved_3y', 'reserved 3y'],
+  ['low_priority', 'low priority'],
 ];
 export const pricingLabel = (p) => (PRICING.find(([k]) => k === p) || [p, p])[1];
 
