@@ -12,6 +12,11 @@ if ! command -v clickhouse-server >/dev/null; then
   echo "== installing Debian's clickhouse-server"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q clickhouse-server clickhouse-client
 fi
+if [ ! -x /usr/bin/chromium ]; then
+  # The web app's browser tests (cmd/gpuprice TestWebApp) drive Debian's chromium.
+  echo "== installing Debian's chromium"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
 if ! clickhouse-client -q 'SELECT 1' >/dev/null 2>&1; then
   echo "== starting clickhouse-server"
   log="${TMPDIR:-/tmp}/gpuprice-clickhouse-server.log"

@@ -10,6 +10,9 @@ import { alerts, sources, alertItems } from './health.js';
 import { get } from './api.js';
 import { el } from './util.js';
 
+// ALERT_BADGE turns on the count of firing alerts in the navigation.
+const ALERT_BADGE = false;
+
 const VIEWS = {
   '/': ['Prices', board],
   '/series': ['Series', series],
@@ -47,6 +50,7 @@ async function main() {
   root.setAttribute('aria-busy', 'false');
   document.body.dataset.ready = 'true';
   // The number of firing alerts in the navigation, when the API answers.
+  if (!ALERT_BADGE) return;
   try {
     const n = alertItems(await get('/api/v1/alerts')).filter((a) => a.state === 'firing').length;
     if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', 'aria-label': n + ' firing' }, String(n)));

@@ -3,7 +3,7 @@
 // CSV download. Every filter and the sort live in the URL, so a view can be shared.
 
 import { get, rows, problem } from './api.js';
-import { el, money, ago, when, params, setParams, href, csv, download, PRICING, pricingLabel, TIERS, uniq } from './util.js';
+import { el, money, ago, when, params, setParams, href, csv, download, pricingKinds, pricingLabel, TIERS, uniq } from './util.js';
 
 const FILTERS = ['gpu', 'provider', 'tier', 'pricing', 'region'];
 const COLUMNS = [
@@ -49,7 +49,7 @@ export async function board(main) {
     gpu: uniq(all.map((o) => o.gpu)),
     provider: uniq(all.map((o) => o.provider)),
     tier: uniq([...TIERS.filter((t) => all.some((o) => o.tier === t)), ...all.map((o) => o.tier)]),
-    pricing: PRICING.map(([k]) => k).filter((k) => all.some((o) => o.pricing === k)),
+    pricing: pricingKinds(all),
     region: uniq(all.map((o) => o.region)),
   };
   for (const f of FILTERS) {
@@ -97,7 +97,8 @@ export async function board(main) {
   function renderMatrix() {
     const kind = state.pricing || state.m || 'on_demand';
     matrixKind.replaceChildren(
-      ...PRICING.map(([k, label]) => {
+      ...options.pricing.map((k) => {
+        const label = pricingLabel(k);
         const on = k === kind;
         return el('button', {
           type: 'button', role: 'radio', 'aria-checked': on ? 'true' : 'false', class: on ? 'on' : '',

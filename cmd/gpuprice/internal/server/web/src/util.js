@@ -109,7 +109,14 @@ export const PRICING = [
   ['reserved_3y', 'reserved 3y'],
   ['low_priority', 'low priority'],
 ];
-export const pricingLabel = (p) => (PRICING.find(([k]) => k === p) || [p, p])[1];
+export const pricingLabel = (p) => (PRICING.find(([k]) => k === p) || [p, String(p).replace(/_/g, ' ')])[1];
+
+/** pricingKinds lists the pricing kinds present in rows: the usual ones first, then any other (commitment_12m, …). */
+export function pricingKinds(rows) {
+  const seen = new Set(rows.map((o) => o.pricing));
+  const known = PRICING.map(([k]) => k).filter((k) => seen.has(k));
+  return [...known, ...[...seen].filter((k) => k && !known.includes(k)).sort()];
+}
 
 /** TIERS lists the market tiers. */
 export const TIERS = ['hyperscaler', 'specialist', 'marketplace'];

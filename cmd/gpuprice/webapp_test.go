@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+)
+
+// chromium returns Debian's chromium, which deploy/test.sh installs. Without it the
+// browser tests skip, loudly, and fail under CI.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("GPUPRICE_CHROMIUM"), "/usr/bin/chromium"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed: deploy/test.sh installs Debian's chromium (apt-get install -y chromium)")
+	}
+	t.Skip("SKIPPED: no chromium (apt-get install -y chromium, or set GPUPRICE_CHROMIUM)")
+	return ""
+}
+
+// artifacts is where the browser tests write their screenshots: $GPUPRICE_ARTIFACTS,
+// else testdata/artifacts (git-ignored).
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("GPUPRICE_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("testdata", "artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// browser starts a headless chromium with a fresh profile and returns a tab whose
+// console is watched: every console error, uncaught exception and browser log
+// error (a failed request, a CSP violation) is collected, and fails the test at
+// its end.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	exe := chromium(t)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancel := chromedp.NewContext(alloc)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("chromium did not start: %v", err)
+	}
+	var mu sync.Mutex
+	var problems []string
+	msgs := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		time.Sleep(100 * time.Millisecond) // let the last messages arrive
+		cancel()
+		cancelAlloc()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Errorf("browser console: %s", p)
+		}
+	})
+	return ctx
+}
+
+// do runs browser steps, bounded so that a broken page fails instead of hanging.
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, steps...); err != nil {
+		shot(t, ctx, "failed-"+regexp.MustCompile(`\W+`).ReplaceAllString(what, "-"))
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) and decodes its value.
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// shot writes a full-page PNG screenshot to the artifacts directory.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	p := filepath.Join(artifacts(t), "webapp-"+name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+}
+
+// media emulates a colour scheme ("dark", "light") for prefers-color-scheme.
+func media(scheme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+		return err
+	})
+}
+
+// webStore fills a DuckDB file through the pipeline: a collection of the recorded
+// Azure, Vast and Lambda responses (with a source that fails with a long error),
+// then an import of 14 days of history made from those prices, each day's a few
+// percent apart (a test fixture, not market data), so series have bars to draw.
+func webStore(t *testing.T) (cfg, dsn string) {
+	t.Helper()
+	srv := replay(t)
+	cfg = writeConfig(t, srv.URL)
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Crusoe's page at a long missing address: its run fails with an error that
+	// the sources view must wrap.
+	broken := srv.URL + "/missing/" + strings.Repeat("a-very-long-path-segment-", 12) + "end"
+	conf := strings.Replace(string(b), "  crusoe: {enabled: false}\n", "  crusoe: {endpoint: "+broken+"}\n", 1)
+	if conf == string(b) {
+		t.Fatal("crusoe is not among the disabled sources")
+	}
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn = "duckdb://" + filepath.Join(t.TempDir(), "web.duckdb")
+	if out, _ := run(t, "--config", cfg, "--store", dsn, "collect"); !regexp.MustCompile(`(?m)^crusoe\s+failed`).MatchString(out) {
+		t.Fatalf("collect should report crusoe failed:\n%s", out)
+	}
+	now, code := run(t, "--config", cfg, "--store", dsn, "prices", "--format", "csv")
+	if code != 0 {
+		t.Fatal("prices failed")
+	}
+	recs := parseCSV(t, now)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	var hist strings.Builder
+	w := csv.NewWriter(&hist)
+	_ = w.Write(recs[0])
+	start := time.Now().UTC().Truncate(time.Hour)
+	for d := 14; d >= 1; d-- {
+		at := start.Add(-time.Duration(d) * 24 * time.Hour).Format(time.RFC3339)
+		factor := 1 + 0.04*math.Sin(float64(d))
+		for _, r := range recs[1:] {
+			row := append([]string(nil), r...)
+			row[col["observed_at"]], row[col["effective_at"]] = at, at
+			for _, c := range []string{"price_usd_hour", "price_usd_gpu_hour", "price_native"} {
+				if i, ok := col[c]; ok && row[i] != "" {
+					v, err := strconv.ParseFloat(row[i], 64)
+					if err != nil {
+						t.Fatalf("%s %q: %v", c, row[i], err)
+					}
+					row[i] = strconv.FormatFloat(v*factor, 'f', 6, 64)
+				}
+			}
+			_ = w.Write(row)
+		}
+	}
+	w.Flush()
+	p := filepath.Join(t.TempDir(), "history.csv")
+	if err := os.WriteFile(p, []byte(hist.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(t, "--config", cfg, "--store", dsn, "import", "csv", p); code != 0 {
+		t.Fatalf("import failed:\n%s", out)
+	}
+	return cfg, dsn
+}
+
+// serveStore runs `gpuprice serve` on the store and returns its base URL.
+func serveStore(t *testing.T, cfg, dsn string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0"}, &out, &errb)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	var base string
+	waitFor(t, "the listen address", func() bool {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+			return true
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
+		default:
+		}
+		return false
+	})
+	return base
+}
+
+type offerRow struct {
+	GPU, Provider, Tier, Pricing, Region, Price string
+}
+
+const readOffers = `[...document.querySelectorAll('#offers tbody tr')].map(tr => {
+  const c = [...tr.cells].map(td => td.textContent.trim());
+  return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Price: c[6]};
+})`
+
+func TestWebApp(t *testing.T) {
+	chromium(t)
+	cfg, dsn := webStore(t)
+	// The CLI's answers, read before serve holds the DuckDB file.
+	tokOut, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "7e9", "--gpu", "H100-SXM-80GB", "--format", "json")
+	if code != 0 {
+		t.Fatal("tokens failed")
+	}
+	var tok []struct {
+		Provider string `json:"provider"`
+		Cost     struct {
+			USDPer1BTokens float64 `json:"usd_per_1b_tokens"`
+		} `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(tokOut), &tok); err != nil || len(tok) == 0 {
+		t.Fatalf("tokens --format json: %v\n%s", err, tokOut)
+	}
+	base := serveStore(t, cfg, dsn)
+	ctx := browser(t)
+
+	t.Run("board", func(t *testing.T) {
+		do(t, ctx, "open the board", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)), chromedp.WaitVisible(chromedp.CSS(`#matrix td.best`)))
+		all := eval[[]offerRow](t, ctx, readOffers)
+		providers := map[string]bool{}
+		for _, r := range all {
+			providers[r.Provider] = true
+		}
+		if len(all) < 20 || !providers["lambda"] || !providers["azure"] || !providers["vast"] {
+			t.Fatalf("board shows %d rows from %v", len(all), providers)
+		}
+		shot(t, ctx, "board")
+
+		// A filter narrows the table and is written into the URL.
+		eval[bool](t, ctx, `(() => { const s = document.querySelector('#f-provider'); s.value = 'lambda'; s.dispatchEvent(new Event('change')); return true })()`)
+		lambda := eval[[]offerRow](t, ctx, readOffers)
+		if len(lambda) == 0 || len(lambda) >= len(all) {
+			t.Fatalf("provider=lambda shows %d of %d rows", len(lambda), len(all))
+		}
+		for _, r := range lambda {
+			if r.Provider != "lambda" {
+				t.Fatalf("provider filter let through %+v", r)
+			}
+		}
+		if loc := eval[string](t, ctx, `location.search`); !strings.Contains(loc, "provider=lambda") {
+			t.Errorf("URL after the filter: %q", loc)
+		}
+		// Sorting by price, descending, is in the URL too.
+		do(t, ctx, "sort by price", chromedp.Click(chromedp.CSS(`button.sort[data-key="price"]`)))
+		sorted := eval[[]offerRow](t, ctx, readOffers)
+		first, _ := strconv.ParseFloat(sorted[0].Price, 64)
+		last, _ := strconv.ParseFloat(sorted[len(sorted)-1].Price, 64)
+		if first < last || !strings.Contains(eval[string](t, ctx, `location.search`), "dir=desc") {
+			t.Errorf("descending sort: first %v, last %v, URL %q", first, last, eval[string](t, ctx, `location.search`))
+		}
+		// The shared URL opens the same view.
+		do(t, ctx, "reload the filtered view", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)))
+		if again := eval[[]offerRow](t, ctx, readOffers); len(again) != len(lambda) || again[0] != sorted[0] {
+			t.Errorf("reloaded view differs: %d rows, first %+v (want %d, %+v)", len(again), again[0], len(lambda), sorted[0])
+		}
+		shot(t, ctx, "board-lambda")
+	})
+}
