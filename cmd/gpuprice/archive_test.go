@@ -53,6 +53,7 @@ func TestRecordAndReparse(t *testing.T) {
 			t.Errorf("reparse found no rows for %s:\n%s", src, out)
 		}
 	}
+	assertBarsCover(t, fresh, "reparse")
 	rebuilt, _ := run(t, "--config", cfg, "--store", fresh, "prices", "--format", "csv")
 	if rebuilt != live || len(parseCSV(t, live)) < 20 {
 		t.Fatalf("reparsed prices differ from the recorded run's\n--- live ---\n%s\n--- reparsed ---\n%s", live, rebuilt)

@@ -197,6 +197,7 @@ func TestBackfillAWSSpotResumes(t *testing.T) {
 			t.Errorf("progress line %q missing:\n%s", line, errOut)
 		}
 	}
+	assertBarsCover(t, full, "backfill aws-spot")
 	want, code := run(t, "--config", cfg, "--store", full, "export", "--format", "csv")
 	if code != 0 {
 		t.Fatal("export failed")
@@ -238,6 +239,7 @@ func TestBackfillAWSSpotResumes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "backfill", "aws-spot.json")); !os.IsNotExist(err) {
 		t.Errorf("checkpoint left after a complete backfill: %v", err)
 	}
+	assertBarsCover(t, part, "an interrupted and resumed backfill aws-spot")
 	got, _ := run(t, "--config", cfg2, "--store", part, "export", "--format", "csv")
 	// observed_at (0) and source_url (20: the fake's address) differ between the runs.
 	if a, b := dropColumns(parseCSV(t, got), 0, 20), dropColumns(wantRecs, 0, 20); a != b {

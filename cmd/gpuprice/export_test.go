@@ -43,6 +43,7 @@ func importedStore(t *testing.T, dsn string) string {
 	if out, code := run(t, "--config", cfg, "--store", dsn, "import", "csv", in); code != 0 {
 		t.Fatalf("import csv failed:\n%s", out)
 	}
+	assertBarsCover(t, dsn, "import csv")
 	return cfg
 }
 
@@ -125,6 +126,7 @@ func TestExportFormatsAndRoundTrip(t *testing.T) {
 	if out, code := run(t, "--config", cfg, "--store", dsn2, "import", "parquet", pq); code != 0 {
 		t.Fatalf("import parquet failed:\n%s", out)
 	}
+	assertBarsCover(t, dsn2, "import parquet")
 	back := parseCSV(t, exportOut(t, cfg, dsn2, "--format", "csv"))
 	if a, b := dropColumns(back, 20), dropColumns(recs, 20); a != b {
 		t.Errorf("parquet round trip differs (source_url aside):\n%s\n---\n%s", a, b)

@@ -135,6 +135,7 @@ func collectAndExport(t *testing.T, srv *httptest.Server, storeDSN string) strin
 			t.Errorf("collect summary has no rows for %s:\n%s", src, out)
 		}
 	}
+	assertBarsCover(t, storeDSN, "collect")
 	// Collecting the same recordings again must not add a row to any answer.
 	if _, code := run(t, "--config", cfg, "--store", storeDSN, "collect"); code != 0 {
 		t.Fatal("second collect failed")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -142,4 +143,59 @@ func TestServe(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve did not stop after cancel")
 	}
+	assertBarsCover(t, dsn, "serve --run-now")
+}
+
+// A turn of a source's schedule (not --run-now) goes through the same pipeline:
+// the bars are rebuilt over what it wrote.
+func TestServeScheduledRunRebuildsBars(t *testing.T) {
+	srv := replay(t)
+	cfg := writeConfig(t, srv.URL)
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(body), "lambda: {endpoint: "+srv.URL+"/service/gpu-cloud}",
+		"lambda: {endpoint: "+srv.URL+"/service/gpu-cloud, schedule: '@every 1s'}", 1)
+	text = strings.Replace(text, "azure: {endpoint: "+srv.URL+"/api/retail/prices}", "azure: {enabled: false}", 1)
+	text = strings.Replace(text, "vast: {endpoint: "+srv.URL+"/api/v0/bundles/}", "vast: {enabled: false}", 1)
+	if !strings.Contains(text, "@every 1s") || strings.Count(text, "enabled: false") < 2 {
+		t.Fatalf("config not rewritten:\n%s", text)
+	}
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "scheduled.duckdb")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0"}, &out, &errb)
+	}()
+	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	var base string
+	waitFor(t, "the listen address", func() bool {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+			return true
+		}
+		return false
+	})
+	waitFor(t, "a scheduled run of lambda", func() bool {
+		_, body := get(t, base+"/api/runs?source=lambda")
+		var runs []schemas.Run
+		_ = json.Unmarshal([]byte(body), &runs)
+		return len(runs) > 0 && runs[0].RowsAccepted > 0
+	})
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("serve exited %d after cancel:\n%s", code, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+	assertBarsCover(t, dsn, "a scheduled run of serve")
 }

@@ -68,6 +68,7 @@ func TestImportSkyPilotCatalog(t *testing.T) {
 			t.Errorf("progress line %q missing:\n%s", line, errOut)
 		}
 	}
+	assertBarsCover(t, dsn, "import skypilot-catalog")
 	first, _ := run(t, "--config", cfg, "--store", dsn, "export", "--format", "csv")
 	recs := parseCSV(t, first)
 	if len(recs) != 25 {
