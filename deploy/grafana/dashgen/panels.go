@@ -1,0 +1,443 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Datasources the dashboards use; deploy/grafana/provisioning/datasources provisions
+// them under these uids.
+const (
+	clickhouseType = "grafana-clickhouse-datasource"
+	clickhouseUID  = "gpuprice-clickhouse"
+	prometheusType = "prometheus"
+	prometheusUID  = "gpuprice-prometheus"
+)
+
+// SpreadShiftThresholdPct and SpreadShiftWindowDays are drawn on the spreads
+// dashboard: the spread_shift rule of the compose stack's config
+// (deploy/compose/gpuprice.yaml), which a test keeps in step.
+const (
+	SpreadShiftThresholdPct = 10.0
+	SpreadShiftWindowDays   = 7
+	// SpotMoveThresholdPct is the compose config's spot_move threshold.
+	SpotMoveThresholdPct = 15.0
+)
+
+// Kinds of panel.
+const (
+	kindTable      = "table"
+	kindTimeSeries = "timeseries"
+	kindBarChart   = "barchart"
+)
+
+// Panel is one panel of a dashboard: its SQL (or PromQL) and the columns the
+// visualisation needs, in order.
+type Panel struct {
+	Title       string
+	Description string
+	Kind        string
+	SQL         string   // ClickHouse (grafana-clickhouse-datasource), with Grafana variables and macros
+	PromQL      string   // Prometheus, when SQL is empty
+	Columns     []string // the columns SQL must return, in order
+	Unit        string
+	Thresholds  []float64 // drawn as lines on a time series
+	Width       uint32
+	Height      uint32
+}
+
+// Variable is a template variable: a ClickHouse query (Query) or fixed values.
+type Variable struct {
+	Name, Label string
+	Query       string   // SQL returning one column; empty for a custom variable
+	Values      []string // custom variable values, the first is the default
+	Multi       bool     // multi-select with "All"
+}
+
+// Dashboard is one generated dashboard.
+type Dashboard struct {
+	UID, Title, Description string
+	Tags                    []string
+	From                    string // default time range: now-<From> … now
+	Variables               []Variable
+	Panels                  []Panel
+}
+
+// in is the filter of a column by a multi-value variable, dropped when "All" is
+// selected: the plugin's $__conditionalAll, and ${v:singlequote} quoting every value.
+func in(col, v string) string {
+	return fmt.Sprintf("$__conditionalAll(%s IN (${%s:singlequote}), $%s)", col, v, v)
+}
+
+// q7 is the p-quantile of the sorted array a (Hyndman–Fan type 7, as the analytics
+// package and the views compute it; ClickHouse 18.16 has no quantileExactInclusive).
+func q7(a, p string) string {
+	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
+	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
+	return fmt.Sprintf("if(length(%[1]s) = 0, nan, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		a, lo, h)
+}
+
+var gpuVar = Variable{Name: "gpu", Label: "GPU", Multi: true,
+	Query: "SELECT DISTINCT gpu FROM v_latest WHERE gpu != 'unknown' ORDER BY gpu"}
+var providerVar = Variable{Name: "provider", Label: "Provider", Multi: true,
+	Query: "SELECT DISTINCT provider FROM v_latest ORDER BY provider"}
+var pricingVar = Variable{Name: "pricing", Label: "Pricing", Multi: true,
+	Query: "SELECT DISTINCT pricing FROM v_latest ORDER BY pricing"}
+var regionVar = Variable{Name: "region", Label: "Region", Multi: true,
+	Query: "SELECT DISTINCT region FROM v_latest ORDER BY region"}
+
+// onePricing is a single-valued pricing kind, on-demand by default.
+var onePricing = Variable{Name: "kind", Label: "Pricing", Values: []string{"on_demand", "spot", "reserved_1y", "reserved_3y"}}
+
+func dashboards() []Dashboard {
+	return []Dashboard{
+		priceBoard(), seriesExplorer(), spotVolatility(), spreads(), tokens(), negotiation(), index(), sourceHealth(),
+	}
+}
+
+func priceBoard() Dashboard {
+	return Dashboard{
+		UID: "gpuprice-price-board", Title: "gpuprice · Price board", From: "7d",
+		Description: "Cheapest current $/GPU-hour per GPU and provider (series still on offer: seen within 24 h of their provider's newest observation).",
+		Variables:   []Variable{gpuVar, pricingVar},
+		Panels: []Panel{
+			{
+				Title: "Cheapest $/GPU-hour by GPU × provider", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
+				Columns: []string{"gpu", "provider", "pricing", "usd_gpu_hour", "sku", "region", "offers", "observed_at"},
+				SQL: `SELECT gpu, provider, pricing, min(price_usd_gpu_hour) AS usd_gpu_hour,
+    argMin(sku, price_usd_gpu_hour) AS sku, argMin(region, price_usd_gpu_hour) AS region,
+    count() AS offers, max(observed_at) AS observed_at
+FROM v_latest
+WHERE on_offer = 1 AND gpu != 'unknown' AND ` + in("gpu", "gpu") + ` AND ` + in("pricing", "pricing") + `
+GROUP BY gpu, provider, pricing
+ORDER BY gpu, pricing, usd_gpu_hour`,
+			},
+			{
+				Title: "Cheapest on-demand $/GPU-hour per GPU", Kind: kindBarChart, Width: 24, Height: 10, Unit: "currencyUSD",
+				Columns: []string{"gpu", "usd_gpu_hour"},
+				SQL: `SELECT gpu, min(price_usd_gpu_hour) AS usd_gpu_hour
+FROM v_latest
+WHERE on_offer = 1 AND gpu != 'unknown' AND pricing = 'on_demand' AND ` + in("gpu", "gpu") + `
+GROUP BY gpu
+ORDER BY usd_gpu_hour`,
+			},
+		},
+	}
+}
+
+func seriesExplorer() Dashboard {
+	filters := in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("pricing", "pricing") + ` AND ` + in("region", "region")
+	return Dashboard{
+		UID: "gpuprice-series", Title: "gpuprice · Series explorer", From: "7d",
+		Description: "Every series (provider, sku, region, zone, pricing) matching the filters: hourly closes and its observations.",
+		Variables:   []Variable{gpuVar, providerVar, pricingVar, regionVar},
+		Panels: []Panel{
+			{
+				Title: "Hourly close, $/GPU-hour", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"time", "series", "close"},
+				SQL: `SELECT bar_start AS time, concat(provider, ' ', sku, ' ', region, if(zone = '', '', concat('/', zone)), ' ', pricing) AS series, close
+FROM v_bars
+WHERE width = 3600 AND $__timeFilter(bar_start) AND ` + filters + `
+ORDER BY time`,
+			},
+			{
+				Title: "Observations", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"effective_at", "observed_at", "provider", "sku", "region", "zone", "pricing", "gpu", "gpu_count", "price_usd_gpu_hour", "price_usd_hour", "currency", "price_native", "source_kind", "source_url"},
+				SQL: `SELECT effective_at, observed_at, provider, sku, region, zone, pricing, gpu, gpu_count,
+    price_usd_gpu_hour, price_usd_hour, currency, price_native, source_kind, source_url
+FROM v_observations
+WHERE $__timeFilter(effective_at) AND ` + filters + `
+ORDER BY effective_at DESC
+LIMIT 1000`,
+			},
+		},
+	}
+}
+
+func spotVolatility() Dashboard {
+	// Per series over the time range: the sample standard deviation of the log
+	// returns of consecutive non-empty hourly bars, annualised by √8760
+	// (docs/analytics.md, "Volatility").
+	return Dashboard{
+		UID: "gpuprice-spot-volatility", Title: "gpuprice · Spot volatility", From: "7d",
+		Description: "Spot series: hourly closes and annualised volatility of hourly log returns over the time range (as gpuprice volatility --bar 1h).",
+		Variables:   []Variable{gpuVar, providerVar, regionVar},
+		Panels: []Panel{
+			{
+				Title: "Annualised volatility by series", Kind: kindTable, Width: 24, Height: 12, Unit: "percentunit",
+				Columns: []string{"gpu", "provider", "region", "zone", "sku", "bars", "std_log_return", "annualised", "range"},
+				SQL: `SELECT gpu, provider, region, zone, sku, length(closes) AS bars,
+    if(length(rets) >= 2, arrayReduce('stddevSamp', rets), 0) AS std_log_return,
+    std_log_return * sqrt(8760) AS annualised,
+    arrayReduce('max', closes) / arrayReduce('min', closes) - 1 AS range
+FROM (
+    SELECT gpu, provider, region, zone, sku, closes, arrayPopFront(arrayDifference(arrayMap(x -> log(x), closes))) AS rets
+    FROM (
+        SELECT gpu, provider, region, zone, sku,
+            arrayMap(x -> x.2, arraySort(groupArray((bar_start, close)))) AS closes
+        FROM v_bars
+        WHERE width = 3600 AND pricing = 'spot' AND close > 0 AND $__timeFilter(bar_start)
+            AND ` + in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("region", "region") + `
+        GROUP BY gpu, provider, sku, region, zone
+    )
+)
+ORDER BY annualised DESC
+LIMIT 200`,
+			},
+			{
+				Title: "Hourly spot close by GPU × provider (median over series)", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"time", "series", "close"},
+				SQL: `SELECT bar_start AS time, concat(gpu, ' ', provider) AS series, median(close) AS close
+FROM v_bars
+WHERE width = 3600 AND pricing = 'spot' AND $__timeFilter(bar_start)
+    AND ` + in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("region", "region") + `
+GROUP BY time, series
+ORDER BY time`,
+			},
+			{
+				Title: fmt.Sprintf("Largest 24 h spot move per GPU × provider, %% (alert spot_move at ±%g %%)", SpotMoveThresholdPct),
+				Kind:  kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
+				Thresholds: []float64{-SpotMoveThresholdPct, SpotMoveThresholdPct},
+				Columns:    []string{"time", "series", "move_pct"},
+				SQL: `SELECT day AS time, concat(gpu, ' ', provider) AS series, (max(close) / min(open) - 1) * 100 AS move_pct
+FROM (
+    SELECT toDateTime(intDiv(toUInt32(bar_start), 86400) * 86400, 'UTC') AS day, gpu, provider, open, close
+    FROM v_bars
+    WHERE width = 3600 AND pricing = 'spot' AND open > 0 AND $__timeFilter(bar_start)
+        AND ` + in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("region", "region") + `
+)
+GROUP BY time, series
+ORDER BY time`,
+			},
+		},
+	}
+}
+
+func spreads() Dashboard {
+	return Dashboard{
+		UID: "gpuprice-spreads", Title: "gpuprice · Tier spreads", From: "90d",
+		Description: "Hyperscaler ÷ specialist median day price per GPU (gpuprice spreads), and its move against the ratio a window earlier with the spread_shift alert threshold.",
+		Variables:   []Variable{gpuVar, onePricing},
+		Panels: []Panel{
+			{
+				Title: "Hyperscaler ÷ specialist ratio", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "none",
+				Thresholds: []float64{1},
+				Columns:    []string{"time", "gpu", "ratio"},
+				SQL: `SELECT day AS time, gpu, ratio
+FROM v_spreads
+WHERE ratio > 0 AND pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + `
+ORDER BY time`,
+			},
+			{
+				Title: fmt.Sprintf("Ratio change against %d days earlier, %% (spread_shift alert at ±%g %%)", SpreadShiftWindowDays, SpreadShiftThresholdPct),
+				Kind:  kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
+				Thresholds: []float64{-SpreadShiftThresholdPct, SpreadShiftThresholdPct},
+				Columns:    []string{"time", "gpu", "change_pct"},
+				SQL: fmt.Sprintf(`SELECT day AS time, gpu, (ratio / ratio_before - 1) * 100 AS change_pct
+FROM (
+    SELECT day, gpu, pricing, ratio FROM v_spreads
+    WHERE ratio > 0 AND pricing = '${kind}' AND $__timeFilter(day) AND `+in("gpu", "gpu")+`
+) ANY INNER JOIN (
+    SELECT toDateTime(toUInt32(day) + %d, 'UTC') AS day, gpu, pricing, ratio AS ratio_before FROM v_spreads
+    WHERE ratio > 0 AND pricing = '${kind}'
+) USING (day, gpu, pricing)
+ORDER BY time`, SpreadShiftWindowDays*86400),
+			},
+			{
+				Title: "Median day price per tier", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "currencyUSD",
+				Columns: []string{"time", "series", "usd_gpu_hour"},
+				SQL: `SELECT day AS time, concat(gpu, ' ', tier) AS series, usd_gpu_hour
+FROM (
+    SELECT day, gpu, arrayJoin([('hyperscaler', hyperscaler), ('specialist', specialist), ('marketplace', marketplace)]) AS t,
+        t.1 AS tier, t.2 AS usd_gpu_hour
+    FROM v_spreads
+    WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + `
+)
+WHERE usd_gpu_hour > 0
+ORDER BY time`,
+			},
+		},
+	}
+}
+
+func tokens() Dashboard {
+	return Dashboard{
+		UID: "gpuprice-tokens", Title: "gpuprice · $ per 1B training tokens", From: "7d",
+		Description: "Effective cost of training per GPU at its cheapest current price: $/1B tokens = price × 1e9 × 6 × params ÷ (dense TFLOPS × 1e12 × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog, the MFU chosen above (gpuprice tokens --mfu; the CLI also knows the published band per offering).",
+		Variables: []Variable{gpuVar, onePricing,
+			{Name: "params", Label: "Parameters", Values: []string{"7e9", "13e9", "70e9", "405e9"}},
+			{Name: "mfu", Label: "MFU", Values: []string{"0.4", "0.3", "0.5", "0.6"}}},
+		Panels: []Panel{
+			{
+				Title: "$ per 1B tokens by GPU (cheapest current offer)", Kind: kindBarChart, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"gpu", "usd_per_1b_tokens"},
+				SQL: `SELECT gpu, min(price_usd_gpu_hour) * 1e9 * 6 * ${params} / (` + denseFlops("gpu") + ` * ${mfu} * 3600) AS usd_per_1b_tokens
+FROM v_latest
+WHERE on_offer = 1 AND pricing = '${kind}' AND ` + denseFlops("gpu") + ` > 0 AND ` + in("gpu", "gpu") + `
+GROUP BY gpu
+ORDER BY usd_per_1b_tokens`,
+			},
+			{
+				Title: "$ per 1B tokens by GPU × provider", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"gpu", "provider", "usd_gpu_hour", "dense_tflops", "usd_per_1b_tokens", "gpu_hours_per_1b_tokens"},
+				SQL: `SELECT gpu, provider, min(price_usd_gpu_hour) AS usd_gpu_hour, ` + denseFlops("gpu") + ` / 1e12 AS dense_tflops,
+    usd_gpu_hour * 1e9 * 6 * ${params} / (dense_tflops * 1e12 * ${mfu} * 3600) AS usd_per_1b_tokens,
+    1e9 * 6 * ${params} / (dense_tflops * 1e12 * ${mfu} * 3600) AS gpu_hours_per_1b_tokens
+FROM v_latest
+WHERE on_offer = 1 AND pricing = '${kind}' AND ` + denseFlops("gpu") + ` > 0 AND ` + in("gpu", "gpu") + `
+GROUP BY gpu, provider
+ORDER BY usd_per_1b_tokens`,
+			},
+		},
+	}
+}
+
+func negotiation() Dashboard {
+	pct := func(p string) string { return q7("xs", p) }
+	return Dashboard{
+		UID: "gpuprice-negotiation", Title: "gpuprice · Negotiation percentiles", From: "365d",
+		Description: "Percentiles (type 7) of the day prices (docs/analytics.md) over the last 90, 180 and 365 days, per provider and overall (*), as gpuprice history.",
+		Variables:   []Variable{gpuVar, onePricing, regionVar},
+		Panels: []Panel{
+			{
+				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
+				Columns: []string{"gpu", "provider", "window_days", "p10", "p50", "p90", "min", "series_days"},
+				SQL: `SELECT gpu, p AS provider, window_days, ` + pct("0.1") + ` AS p10, ` + pct("0.5") + ` AS p50, ` + pct("0.9") + ` AS p90,
+    xs[1] AS min, length(xs) AS series_days
+FROM (
+    SELECT gpu, p, window_days, arraySort(groupArray(price)) AS xs
+    FROM (
+        SELECT gpu, arrayJoin([provider, '*']) AS p, arrayJoin([90, 180, 365]) AS window_days, price, day
+        FROM v_day_prices
+        WHERE pricing = '${kind}' AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
+            AND day >= toDateTime(intDiv(toUInt32(now()), 86400) * 86400 - 365 * 86400, 'UTC')
+    )
+    WHERE day > toDateTime(intDiv(toUInt32(now()), 86400) * 86400 - window_days * 86400, 'UTC')
+    GROUP BY gpu, p, window_days
+)
+ORDER BY gpu, provider = '*' DESC, provider, window_days`,
+			},
+			{
+				Title: "Median day price per provider", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "currencyUSD",
+				Columns: []string{"time", "series", "median"},
+				SQL: `SELECT day AS time, concat(gpu, ' ', provider) AS series, median(price) AS median
+FROM v_day_prices
+WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
+GROUP BY time, series
+ORDER BY time`,
+			},
+		},
+	}
+}
+
+func index() Dashboard {
+	return Dashboard{
+		UID: "gpuprice-index", Title: "gpuprice · Reference index", From: "90d",
+		Description: "gpuprice-index/2 per GPU, pricing kind and group (hyperscaler / others): trimmed median of the day prices (docs/analytics.md).",
+		Variables:   []Variable{gpuVar, onePricing},
+		Panels: []Panel{
+			{
+				Title: "Index, $/GPU-hour", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"time", "series", "price"},
+				SQL: `SELECT day AS time, concat(gpu, ' ', group_name) AS series, price
+FROM v_index
+WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + `
+ORDER BY time`,
+			},
+			{
+				Title: "Index points", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"day", "gpu", "group_name", "price", "offers", "dropped", "method"},
+				SQL: `SELECT day, gpu, group_name, price, offers, dropped, method
+FROM v_index
+WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + `
+ORDER BY day DESC, gpu, group_name
+LIMIT 500`,
+			},
+		},
+	}
+}
+
+func sourceHealth() Dashboard {
+	srcVar := Variable{Name: "source", Label: "Source", Multi: true, Query: "SELECT DISTINCT source FROM v_runs ORDER BY source"}
+	return Dashboard{
+		UID: "gpuprice-source-health", Title: "gpuprice · Source health", From: "7d",
+		Description: "Runs, rows, quarantined rows and failures per source: from the store (run records, quarantine) and from gpuprice serve's /metrics (Prometheus).",
+		Variables:   []Variable{srcVar},
+		Panels: []Panel{
+			{
+				Title: "Last run per source (store)", Kind: kindTable, Width: 24, Height: 10,
+				Columns: []string{"source", "last_started_at", "status", "rows_accepted", "rows_quarantined", "unknown_gpus", "duration_seconds", "error", "failed_runs", "runs"},
+				SQL: `SELECT source, max(started_at) AS last_started_at, argMax(r_status, started_at) AS status,
+    argMax(r_accepted, started_at) AS rows_accepted, argMax(r_quarantined, started_at) AS rows_quarantined,
+    argMax(r_unknown, started_at) AS unknown_gpus, argMax(r_duration, started_at) AS duration_seconds,
+    argMax(r_error, started_at) AS error, countIf(r_status = 'failed') AS failed_runs, count() AS runs
+FROM (
+    SELECT source, started_at, status AS r_status, rows_accepted AS r_accepted, rows_quarantined AS r_quarantined,
+        unknown_gpus AS r_unknown, duration_seconds AS r_duration, error AS r_error
+    FROM v_runs
+)
+WHERE $__timeFilter(started_at) AND ` + in("source", "source") + `
+GROUP BY source
+ORDER BY source`,
+			},
+			{
+				Title: "Runs per day by status (store)", Kind: kindTimeSeries, Width: 12, Height: 9,
+				Columns: []string{"time", "status", "runs"},
+				SQL: `SELECT toDateTime(intDiv(toUInt32(started_at), 86400) * 86400, 'UTC') AS time, status, count() AS runs
+FROM v_runs
+WHERE $__timeFilter(started_at) AND ` + in("source", "source") + `
+GROUP BY time, status
+ORDER BY time`,
+			},
+			{
+				Title: "Rows accepted and quarantined per day (store)", Kind: kindTimeSeries, Width: 12, Height: 9,
+				Columns: []string{"time", "accepted", "quarantined"},
+				SQL: `SELECT toDateTime(intDiv(toUInt32(started_at), 86400) * 86400, 'UTC') AS time,
+    sum(rows_accepted) AS accepted, sum(rows_quarantined) AS quarantined
+FROM v_runs
+WHERE $__timeFilter(started_at) AND ` + in("source", "source") + `
+GROUP BY time
+ORDER BY time`,
+			},
+			{
+				Title: "Quarantined rows by reason (store)", Kind: kindTable, Width: 24, Height: 9,
+				Columns: []string{"source", "reason", "rows", "last_at"},
+				SQL: `SELECT source, reason, count() AS rows, max(quarantined_at) AS last_at
+FROM v_quarantine
+WHERE $__timeFilter(quarantined_at) AND ` + in("source", "source") + `
+GROUP BY source, reason
+ORDER BY rows DESC
+LIMIT 200`,
+			},
+			{
+				Title: "Failed runs (store)", Kind: kindTable, Width: 24, Height: 8,
+				Columns: []string{"started_at", "source", "run_id", "error"},
+				SQL: `SELECT started_at, source, run_id, error
+FROM v_runs
+WHERE status = 'failed' AND $__timeFilter(started_at) AND ` + in("source", "source") + `
+ORDER BY started_at DESC
+LIMIT 100`,
+			},
+			{Title: "Source up (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_up{source=~"${source:regex}"}`},
+			{Title: "Runs per hour by status (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `sum by (source, status) (increase(gpuprice_runs_total{source=~"${source:regex}"}[1h]))`},
+			{Title: "Rows accepted, last run (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_last_rows_accepted{source=~"${source:regex}"}`},
+			{Title: "Rows quarantined, last run (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_last_rows_quarantined{source=~"${source:regex}"}`},
+			{Title: "Run duration p90, s (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, Unit: "s", PromQL: `histogram_quantile(0.9, sum by (source, le) (rate(gpuprice_source_run_duration_seconds_bucket{source=~"${source:regex}"}[6h])))`},
+			{Title: "Spool rows and alerts firing (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_spool_rows or sum by (rule) (gpuprice_alerts_firing)`},
+		},
+	}
+}
+
+// denseFlops is the dense BF16 (else FP16) FLOP/s of the GPU column col, from the
+// GPU catalog, 0 for a GPU without a figure.
+func denseFlops(col string) string {
+	ids, flops := catalogFlops()
+	q := make([]string, len(ids))
+	f := make([]string, len(ids))
+	for i := range ids {
+		q[i] = "'" + strings.ReplaceAll(ids[i], "'", "") + "'"
+		f[i] = fmt.Sprintf("%g", flops[i])
+	}
+	return fmt.Sprintf("transform(%s, [%s], [%s], 0.)", col, strings.Join(q, ", "), strings.Join(f, ", "))
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/storetest"
+)
+
+// testDB returns the DSN of a new database on the server of GPUPRICE_CLICKHOUSE_DSN
+// (dropped at cleanup) and an admin connection. Without the variable the test is
+// skipped loudly, except under CI, where it fails.
+func testDB(t *testing.T) (string, driver.Conn) {
+	t.Helper()
+	dsn := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("GPUPRICE_CLICKHOUSE_DSN is not set under CI")
+		}
+		t.Skip("!!! SKIPPING ClickHouse integration test: set GPUPRICE_CLICKHOUSE_DSN (e.g. clickhouse://localhost:9000/default) !!!")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	db := "gpuprice_grafana_" + hex.EncodeToString(b)
+	admin := *u
+	admin.Path = "/default"
+	opts, err := ch.ParseDSN(admin.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
+			t.Errorf("drop %s: %v", db, err)
+		}
+		conn.Close()
+	})
+	u.Path = "/" + db
+	return u.String(), conn
+}
+
+// historyCSV is a SYNTHETIC price history (storetest.Generate: test data, never
+// presented as prices) over the last 14 days, every 6 hours, in the CSV of
+// `gpuprice prices --format csv`, with two rows the gates must quarantine.
+func historyCSV(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{"observed_at", "effective_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone",
+		"pricing", "price_usd_hour", "interconnect", "source_kind"})
+	start := time.Now().UTC().Truncate(24 * time.Hour).Add(-14 * 24 * time.Hour)
+	err := storetest.Generate(storetest.GenSpec{Series: 112, Steps: 56, Start: start, Step: 6 * time.Hour, Seed: 3}, 500,
+		func(obs []schemas.Observation) error {
+			for _, o := range obs {
+				at := o.ObservedAt.Format(time.RFC3339)
+				_ = w.Write([]string{at, at, o.Provider, o.Tier, o.SKU, o.GPU, strconv.FormatFloat(o.GPUCount, 'f', -1, 64),
+					o.Region, o.Zone, o.Pricing, strconv.FormatFloat(o.PriceUSDHour, 'f', -1, 64), o.Interconnect, "import"})
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	_ = w.Write([]string{now, now, "aws", "hyperscaler", "p5.48xlarge", "H100-SXM-80GB", "8", "us-east-1", "", "on_demand", "-3", "efa", "import"})
+	_ = w.Write([]string{now, now, "aws", "hyperscaler", "p5.48xlarge", "H100-SXM-80GB", "8", "us-east-1", "", "on_demand", "50000", "efa", "import"})
+	w.Flush()
+	return buf.Bytes()
+}
+
+// brokenSource fails every run, as a provider that is down does.
+type brokenSource struct{}
+
+func (brokenSource) Collect(context.Context, scrapers.Emitter) error {
+	return errors.New("GET https://example.invalid/prices: 503 Service Unavailable")
+}
+
+// fill writes the history through the pipeline (ingest.Runner: normalisation, gates,
+// quarantine, run records, batching, then the bars' rollup), twice, as a repeated
+// import does, alongside a source that fails.
+func fill(t *testing.T, st store.Store) {
+	t.Helper()
+	cat, err := schemas.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := historyCSV(t)
+	runner := &ingest.Runner{Store: st, GPUs: cat, Providers: schemas.DefaultProviders(), Bounds: ingest.DefaultBounds()}
+	for range 2 {
+		src := &ingest.CSVSource{
+			Open:   func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+			Origin: "file:///synthetic/history.csv",
+			Known:  func(g string) bool { _, ok := cat.Lookup(g); return ok },
+		}
+		res := runner.Collect(t.Context(), []ingest.Job{{Name: "csv", Source: src}, {Name: "broken", Source: brokenSource{}}},
+			ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport})
+		if res[0].RowsAccepted < 3000 || res[0].RowsQuarantine != 2 || res[1].Status != schemas.RunFailed {
+			t.Fatalf("import: %+v / %+v", res[0].Run, res[1].Run)
+		}
+	}
+}
+
+// TestIntegrationDashboardSQL runs every ClickHouse query of every committed
+// dashboard — each variable's query, then each panel's SQL with the variables and
+// macros substituted as Grafana and the plugin do — on a ClickHouse filled through
+// the pipeline, with all values selected and with a selection: each must return
+// rows with the columns its panel reads, in order, a time first for time series.
+func TestIntegrationDashboardSQL(t *testing.T) {
+	dsn, _ := testDB(t)
+	ctx := t.Context()
+	st, err := clickhouse.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st)
+
+	// The plugin connects with the datasource's defaultDatabase: unqualified names
+	// resolve to the store's database.
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	gen := map[string]Dashboard{}
+	for _, d := range dashboards() {
+		gen[d.UID] = d
+	}
+	panels := 0
+	for _, d := range loadDashboards(t) {
+		g := gen[d.UID]
+		// Each variable's options, from its query (or its custom values).
+		vars := map[string]selection{}
+		for _, v := range g.Variables {
+			s := selection{multi: v.Multi}
+			if v.Query != "" {
+				s.options = column(t, conn, v.Query)
+				if len(s.options) == 0 {
+					t.Fatalf("%s: variable %s: no options", d.UID, v.Name)
+				}
+			} else {
+				s.options = v.Values
+			}
+			vars[v.Name] = s
+		}
+		if len(vars) != len(d.Templating.List) {
+			t.Fatalf("%s: %d variables in the JSON, %d generated", d.UID, len(d.Templating.List), len(vars))
+		}
+		to := time.Now().UTC()
+		days, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(d.Time.From, "now-"), "d"))
+		if err != nil {
+			t.Fatalf("%s: time %q", d.UID, d.Time.From)
+		}
+		from := to.Add(-time.Duration(days) * 24 * time.Hour)
+
+		for _, sel := range []string{"all", "some", "spot"} {
+			cur := map[string]selection{}
+			for name, s := range vars {
+				switch {
+				case s.multi && sel == "some" && name == "gpu":
+					s.values = []string{"H100-SXM-80GB", "A100-SXM-80GB"}
+				case s.multi:
+					s.all = true
+				case name == "kind" && sel == "spot":
+					s.values = []string{"spot"}
+				default:
+					s.values = s.options[:1] // the default
+				}
+				cur[name] = s
+			}
+			for i, p := range d.Panels {
+				sql := p.Targets[0].RawSQL
+				if sql == "" {
+					continue
+				}
+				want := g.Panels[i]
+				q, err := interpolate(sql, cur, from, to)
+				if err != nil {
+					t.Fatalf("%s / %s: %v", d.UID, p.Title, err)
+				}
+				names, types, n, err := run(ctx, conn, q)
+				if err != nil {
+					t.Errorf("%s / %s (%s): %v\n%.2000s", d.UID, p.Title, sel, err, q)
+					continue
+				}
+				if n == 0 {
+					t.Errorf("%s / %s (%s): no rows\n%.2000s", d.UID, p.Title, sel, q)
+				}
+				if strings.Join(names, ",") != strings.Join(want.Columns, ",") {
+					t.Errorf("%s / %s: columns %v, the panel reads %v", d.UID, p.Title, names, want.Columns)
+				}
+				if p.Type == kindTimeSeries && !strings.HasPrefix(types[0], "DateTime") {
+					t.Errorf("%s / %s: first column is %s, a time series needs a time", d.UID, p.Title, types[0])
+				}
+				panels++
+			}
+		}
+	}
+	if panels == 0 {
+		t.Fatal("no ClickHouse panel ran")
+	}
+}
+
+func column(t *testing.T, conn driver.Conn, q string) []string {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// run executes q and returns its column names and types and its number of rows.
+func run(ctx context.Context, conn driver.Conn, q string) ([]string, []string, int, error) {
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer rows.Close()
+	var types []string
+	for _, c := range rows.ColumnTypes() {
+		types = append(types, c.DatabaseTypeName())
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, 0, fmt.Errorf("reading rows: %w", err)
+	}
+	return rows.Columns(), types, n, nil
+}
