@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -144,9 +145,15 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // shot writes a full-page PNG screenshot to the artifacts directory.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
+	shotOf(t, ctx, name, chromedp.FullScreenshot(100))
+}
+
+// shotOf writes the screenshot that capture takes.
+func shotOf(t *testing.T, ctx context.Context, name string, capture chromedp.Action[[]byte]) {
+	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(c, capture)
 	if err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return
@@ -338,5 +345,48 @@ func TestWebApp(t *testing.T) {
 			t.Errorf("reloaded view differs: %d rows, first %+v (want %d, %+v)", len(again), again[0], len(lambda), sorted[0])
 		}
 		shot(t, ctx, "board-lambda")
+
+		// The CSV download holds the rows of the filtered table.
+		dir := t.TempDir()
+		do(t, ctx, "allow downloads", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
+			_, err := cdp.Call(c, chromedp.FromContext(ctx).Browser, cdpbrowser.SetDownloadBehavior,
+				cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
+			return err
+		}), chromedp.Click(chromedp.CSS(`#csv`)))
+		var file string
+		waitFor(t, "the CSV download", func() bool {
+			m, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+			if len(m) == 1 {
+				file = m[0]
+			}
+			return file != ""
+		})
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := parseCSV(t, string(b))
+		if len(recs)-1 != len(lambda) || recs[0][1] != "provider" || filepath.Base(file) != "gpuprice-lambda.csv" {
+			t.Fatalf("%s: %d rows (table: %d), header %v", filepath.Base(file), len(recs)-1, len(lambda), recs[0])
+		}
+		for _, r := range recs[1:] {
+			if r[1] != "lambda" {
+				t.Fatalf("CSV row of another provider: %v", r)
+			}
+		}
+	})
+
+	t.Run("narrow and dark", func(t *testing.T) {
+		do(t, ctx, "a phone-sized dark screen", chromedp.EmulateViewport(390, 844), media("dark"),
+			chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)))
+		if bg := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(20, 23, 29)" {
+			t.Errorf("dark mode background %q", bg)
+		}
+		// Wide tables scroll in their own box: the page itself never scrolls sideways.
+		if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
+			t.Errorf("the page is %dpx wide on a %dpx screen", w[0], w[1])
+		}
+		shotOf(t, ctx, "board-narrow-dark", chromedp.CaptureScreenshot())
+		do(t, ctx, "back to a light desktop", chromedp.EmulateViewport(1280, 900), media("light"))
 	})
 }

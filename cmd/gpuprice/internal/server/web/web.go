@@ -10,6 +10,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -43,9 +45,20 @@ var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/alerts",
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 type asset struct {
-	body  []byte
-	ctype string
-	etag  string
+	body, gz []byte // gz: the body gzip'd, when that is smaller
+	ctype    string
+	etag     string
+}
+
+func newAsset(body []byte, ctype string) asset {
+	a := asset{body: body, ctype: ctype, etag: etag(body)}
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = zw.Write(body)
+	if zw.Close() == nil && b.Len() < len(body) {
+		a.gz = b.Bytes()
+	}
+	return a
 }
 
 // Handler serves the app from fsys (normally FS): the shell at each of Views, the
@@ -62,7 +75,7 @@ func Handler(fsys fs.FS) (http.Handler, error) {
 		if strings.HasSuffix(name, ".css") {
 			ctype = "text/css; charset=utf-8"
 		}
-		assets[name] = asset{b, ctype, etag(b)}
+		assets[name] = newAsset(b, ctype)
 	}
 	shell, err := fs.ReadFile(fsys, "index.html")
 	if err != nil {
@@ -71,7 +84,7 @@ func Handler(fsys fs.FS) (http.Handler, error) {
 	for name, a := range assets { // name each asset by its content: a new build is never served stale
 		shell = bytes.ReplaceAll(shell, []byte(`"/assets/`+name+`"`), []byte(`"/assets/`+name+`?v=`+a.etag[1:13]+`"`))
 	}
-	page := asset{shell, "text/html; charset=utf-8", etag(shell)}
+	page := newAsset(shell, "text/html; charset=utf-8")
 	views := map[string]bool{}
 	for _, v := range Views {
 		views[v] = true
@@ -119,13 +132,31 @@ func serve(w http.ResponseWriter, r *http.Request, a asset) {
 	h := w.Header()
 	h.Set("ETag", a.etag)
 	h.Set("Content-Type", a.ctype)
+	h.Set("Vary", "Accept-Encoding")
 	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, a.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Length", fmt.Sprint(len(a.body)))
+	body := a.body
+	if a.gz != nil && acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		body = a.gz
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write(a.body)
+	_, _ = w.Write(body)
+}
+
+// acceptsGzip reports whether an Accept-Encoding header admits gzip.
+func acceptsGzip(v string) bool {
+	for _, part := range strings.Split(v, ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q = strings.ReplaceAll(strings.TrimSpace(q), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }

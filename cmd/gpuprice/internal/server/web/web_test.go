@@ -1,10 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -112,6 +115,31 @@ func TestHandler(t *testing.T) {
 		}
 		if stale, _ := get(strings.Split(u, "?")[0] + "?v=000000000000"); stale.Header.Get("Cache-Control") != "no-cache" {
 			t.Errorf("%s under another version is cached: %q", u, stale.Header.Get("Cache-Control"))
+		}
+	}
+	// gzip when the client takes it, the same bytes as the bundle either way.
+	want, _ := fs.ReadFile(FS, "app.js")
+	for _, enc := range []string{"gzip, deflate, br", "identity", "gzip;q=0"} {
+		req, _ := http.NewRequest("GET", srv.URL+"/assets/app.js", nil)
+		req.Header.Set("Accept-Encoding", enc)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = resp.Body
+		gz := resp.Header.Get("Content-Encoding") == "gzip"
+		if gz != (enc == "gzip, deflate, br") {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q", enc, resp.Header.Get("Content-Encoding"))
+		}
+		if gz {
+			if r, err = gzip.NewReader(resp.Body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := io.ReadAll(r)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Accept-Encoding %q: %d bytes, %v; want the %d bytes of app.js", enc, len(got), err, len(want))
 		}
 	}
 	if loaded != 2 {

@@ -34,14 +34,24 @@ export async function get(path, params = {}) {
     let msg = (body && (body.error || body.message)) || text.trim() || resp.statusText;
     if (typeof msg === 'object') msg = msg.message || JSON.stringify(msg);
     if (body && Array.isArray(body.did_you_mean) && body.did_you_mean.length) msg += ` (did you mean ${body.did_you_mean.join(', ')}?)`;
-    throw new APIError(resp.status, msg, body && body.param);
+    throw new APIError(resp.status, msg, body && (body.parameter || body.param));
   }
   if (body === null && text) throw new APIError(resp.status, `${url}: not JSON`);
   return body;
 }
 
+/** data returns an answer's value: /api/v1 wraps it as {data, matched}. */
+export const data = (body) => (body && typeof body === 'object' && !Array.isArray(body) && 'data' in body ? body.data : body);
+
+/** matched says how typed names were resolved ("gpu h100 matched family: H100-SXM-80GB, …"), for names that were not exact. */
+export function matched(body) {
+  const ms = (body && Array.isArray(body.matched) && body.matched) || [];
+  return ms.filter((m) => m.how && m.how !== 'exact').map((m) => `${m.kind} “${m.input}” matched ${m.how}: ${(m.names || []).join(', ')}`);
+}
+
 /** rows returns the array of rows of an answer, whether it is an array or an object holding one. */
 export function rows(body, ...keys) {
+  body = data(body);
   if (Array.isArray(body)) return body;
   if (!body || typeof body !== 'object') return [];
   for (const k of [...keys, 'rows', 'data', 'items', 'results']) if (Array.isArray(body[k])) return body[k];

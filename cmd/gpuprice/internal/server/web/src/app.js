@@ -7,7 +7,7 @@ import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
 import { alerts, sources, alertItems } from './health.js';
-import { get } from './api.js';
+import { get, data } from './api.js';
 import { el } from './util.js';
 
 // ALERT_BADGE turns on the count of firing alerts in the navigation.
@@ -52,7 +52,7 @@ async function main() {
   // The number of firing alerts in the navigation, when the API answers.
   if (!ALERT_BADGE) return;
   try {
-    const n = alertItems(await get('/api/v1/alerts')).filter((a) => a.state === 'firing').length;
+    const n = alertItems(data(await get('/api/v1/alerts'))).filter((a) => a.state === 'firing').length;
     if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', 'aria-label': n + ' firing' }, String(n)));
   } catch {
     /* the badge is optional */

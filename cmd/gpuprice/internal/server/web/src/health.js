@@ -1,6 +1,6 @@
 // Firing alerts and source health: what needs a look now.
 
-import { get, rows, problem } from './api.js';
+import { get, rows, data, problem } from './api.js';
 import { el, when, ago, href, isNum, pricingLabel } from './util.js';
 
 /** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]. */
@@ -41,7 +41,7 @@ export async function alerts(main) {
   main.append(status);
   let items;
   try {
-    items = alertItems(await get('/api/v1/alerts'));
+    items = alertItems(data(await get('/api/v1/alerts')));
   } catch (e) {
     status.replaceWith(problem(e, 'Alerts could not be read'));
     return;

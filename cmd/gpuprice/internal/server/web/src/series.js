@@ -1,11 +1,14 @@
-// The series view: one GPU at one provider (and region) over time, with a line per
-// pricing kind (the cheapest SKU and zone at each bar), the market's p10–p90 band
-// for the chosen pricing kind (every provider's series of that GPU), and the
-// volatility figures of each series. Alerts link here.
+// The series view: one GPU at one provider (and region) over time. For each pricing
+// kind it draws the series of the cheapest offer on sale now (or the SKU and zone the
+// address names), from its bars: collected and imported history alike. Behind the
+// lines, the market's p10–p90 band of the chosen pricing kind over the same window
+// (every provider's day prices of this GPU, as `gpuprice history` computes it),
+// then the volatility figures of every series of the GPU at the provider. Alerts
+// link here.
 
-import { get, rows, problem } from './api.js';
+import { get, rows, data, problem } from './api.js';
 import { chart, align, COLORS } from './chart.js';
-import { el, money, pct, params, href, PRICING, pricingLabel, quantile, isNum } from './util.js';
+import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when } from './util.js';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'];
 
@@ -17,94 +20,98 @@ export async function series(main) {
     provider: q.get('provider') || '',
     pricing: q.get('pricing') || 'on_demand',
     region: q.get('region') || '',
-    since: q.get('since') || '90d',
+    sku: q.get('sku') || '',
+    zone: q.get('zone') || '',
+    since: q.get('since') || '30d',
     bar: q.get('bar') || '',
   };
-  const bar = state.bar || (parseInt(state.since, 10) <= 14 ? '1h' : '1d');
-  const title = [state.gpu || 'every GPU', state.provider && 'at ' + state.provider, state.region && 'in ' + state.region].filter(Boolean).join(' ');
-  main.append(el('h1', {}, title));
-  if (!state.gpu) {
-    main.append(el('p', { class: 'error', role: 'alert' }, 'Pick a GPU: follow a link from the price board, or add ?gpu=H100-SXM-80GB&provider=aws to the address.'));
+  const bar = state.bar || (parseInt(state.since, 10) <= 7 ? '1h' : '1d');
+  const where = [state.provider && 'at ' + state.provider, state.region && 'in ' + state.region].filter(Boolean).join(' ');
+  main.append(el('h1', {}, (state.gpu || 'Series') + (where ? ' ' + where : '')));
+  if (!state.gpu || !state.provider) {
+    main.append(el('p', { class: 'error', role: 'alert' }, 'Name a GPU and a provider: follow a link from the price board, or add ?gpu=H100-SXM-80GB&provider=lambda to the address.'));
     return;
   }
+  const go = (change) => location.assign(href('/series', { ...state, ...change }));
   const controls = el('form', { class: 'filters', onsubmit: (e) => e.preventDefault() },
-    el('label', { for: 's-pricing' }, 'band for', el('select', { id: 's-pricing', onchange: (e) => go({ pricing: e.target.value }) },
-      PRICING.map(([k, l]) => el('option', { value: k, selected: k === state.pricing }, l)))),
-    el('label', { for: 's-since' }, 'window', el('select', { id: 's-since', onchange: (e) => go({ since: e.target.value }) },
+    el('label', { for: 's-since' }, 'window', el('select', { id: 's-since', onchange: (e) => go({ since: e.target.value, bar: '' }) },
       [...new Set([...WINDOWS, state.since])].map((w) => el('option', { value: w, selected: w === state.since }, w)))),
     el('label', { for: 's-bar' }, 'bar', el('select', { id: 's-bar', onchange: (e) => go({ bar: e.target.value }) },
       ['1h', '1d'].map((b) => el('option', { value: b, selected: b === bar }, b === '1h' ? 'hour' : 'day')))),
   );
   const status = el('p', { class: 'status', role: 'status' }, 'Loading the series…');
-  main.append(
-    el('p', { class: 'lead' }, 'Price over time of every pricing kind (the cheapest SKU and zone at each bar, collected and imported history alike), against the middle 80% of the market (p10–p90 of every provider\'s ', el('strong', {}, pricingLabel(state.pricing)), ' series of this GPU).'),
-    controls, status,
-  );
-  function go(change) {
-    location.assign(href('/series', { ...state, ...change }));
-  }
+  main.append(controls, status);
 
-  const filter = { gpu: state.gpu, provider: state.provider, region: state.region, since: state.since, bar };
-  let own, market, vol;
+  // The offers of this GPU at this provider (every series ever seen, so a withdrawn
+  // one can still be drawn), their volatility, and the market's percentiles.
+  let offers, vol, hist;
   try {
-    [own, market, vol] = await Promise.all([
-      get('/api/v1/series', filter),
-      get('/api/v1/series', { gpu: state.gpu, pricing: state.pricing, since: state.since, bar }),
-      get('/api/v1/volatility', { gpu: state.gpu, provider: state.provider, region: state.region, window: state.since, bar }),
+    [offers, vol, hist] = await Promise.all([
+      get('/api/v1/prices', { gpu: state.gpu, provider: state.provider, region: state.region, 'all-series': 'true' }).then(rows),
+      get('/api/v1/volatility', { gpu: state.gpu, provider: state.provider, region: state.region, window: state.since, bar }).then(rows),
+      get('/api/v1/history', { gpu: state.gpu, pricing: state.pricing, since: state.since }).then(data),
     ]);
   } catch (e) {
     status.replaceWith(problem(e, 'The series could not be read'));
     return;
   }
-  const ownBars = rows(own, 'bars');
-  const marketBars = rows(market, 'bars');
-
-  // One line per pricing kind: the cheapest close across this provider's series at each bar.
-  const lines = [];
-  for (const [kind, label] of PRICING) {
-    const m = new Map();
-    for (const b of ownBars) {
-      if (b.pricing !== kind || !isNum(b.close)) continue;
-      const t = Date.parse(b.start) / 1000;
-      if (!m.has(t) || b.close < m.get(t)) m.set(t, b.close);
-    }
-    if (m.size) lines.push({ kind, label, points: [...m].sort((a, b) => a[0] - b[0]) });
+  if (!offers.length) {
+    status.replaceWith(el('p', { class: 'empty' }, `No ${state.gpu} offer at ${state.provider}${state.region ? ' in ' + state.region : ''} has been seen.`));
+    return;
   }
-  // The market band: p10 and p90 of every series' close at each bar.
-  const byTime = new Map();
-  for (const b of marketBars) {
-    if (!isNum(b.close)) continue;
-    const t = Date.parse(b.start) / 1000;
-    if (!byTime.has(t)) byTime.set(t, []);
-    byTime.get(t).push(b.close);
+  // One series per pricing kind: the one the address names, else the cheapest now.
+  const kinds = pricingKinds(offers);
+  const picked = [];
+  for (const kind of kinds) {
+    let cands = offers.filter((o) => o.pricing === kind);
+    if (kind === state.pricing && state.sku) cands = cands.filter((o) => o.sku === state.sku && (!state.zone || o.zone === state.zone));
+    if (!cands.length) continue;
+    picked.push(cands.reduce((a, b) => (b.price_usd_gpu_hour < a.price_usd_gpu_hour ? b : a)));
   }
-  const times = [...byTime.keys()].sort((a, b) => a - b);
-  const lo = times.map((t) => [t, quantile(byTime.get(t), 0.1)]);
-  const hi = times.map((t) => [t, quantile(byTime.get(t), 0.9)]);
-  const { xs, cols } = align([...lines.map((l) => l.points), lo, hi]);
-  const n = lines.length;
+  let got;
+  try {
+    got = await Promise.all(picked.map((o) => get('/api/v1/series', {
+      provider: o.provider, sku: o.sku, region: o.region, zone: o.zone, pricing: o.pricing, since: state.since, bar,
+    }).then(data)));
+  } catch (e) {
+    status.replaceWith(problem(e, 'The series could not be read'));
+    return;
+  }
+  const lines = got.map((s, i) => ({
+    kind: picked[i].pricing,
+    offer: picked[i],
+    points: (s.bars || []).filter((b) => isNum(b.close)).map((b) => [Date.parse(b.start) / 1000, b.close]),
+  })).filter((l) => l.points.length);
+  const { xs, cols } = align(lines.map((l) => l.points));
+  const overall = hist && hist.overall;
+  const band = overall && isNum(overall.p10) && isNum(overall.p90) && overall.samples > 0 && xs.length
+    ? { label: `market ${pricingLabel(state.pricing)} p10–p90`, lo: xs.map(() => overall.p10), hi: xs.map(() => overall.p90) }
+    : undefined;
   const fig = chart({
-    title: `${state.gpu}${state.provider ? ' at ' + state.provider : ''}${state.region ? ' ' + state.region : ''}, $/GPU-hour per ${bar === '1h' ? 'hour' : 'day'} (last ${state.since})`,
+    title: `${state.gpu} at ${state.provider}${state.region ? ' ' + state.region : ''}: $/GPU-hour per ${bar === '1h' ? 'hour' : 'day'}, last ${state.since}`,
     xs,
-    lines: lines.map((l, i) => ({ label: l.label, values: cols[i], color: COLORS[l.kind], dash: l.kind.startsWith('reserved') ? [6, 4] : undefined })),
-    band: times.length ? { label: `market ${pricingLabel(state.pricing)} p10–p90`, lo: cols[n], hi: cols[n + 1] } : undefined,
+    lines: lines.map((l, i) => ({ label: pricingLabel(l.kind), values: cols[i], color: COLORS[l.kind] || '#777', dash: l.kind.startsWith('reserved') ? [6, 4] : undefined })),
+    band,
     fmt: money,
   });
   fig.id = 'series-chart';
-  const rest = [fig];
-  if (!ownBars.length) rest.unshift(el('p', { class: 'empty' }, 'No bars for this series in the window: widen the window or check the filters.'));
+  const shown = el('ul', { class: 'legend-notes' }, lines.map((l) => el('li', {},
+    el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, seen ${when(l.offer.observed_at)}`)));
+  const rest = [fig, el('p', { class: 'note' }, 'Lines: the series of each pricing kind\'s cheapest offer (a step holds a price until it changed). Band: p10 to p90 of every provider\'s day prices of this GPU over the window.'), shown];
+  if (!lines.length) rest.unshift(el('p', { class: 'empty' }, 'No bars in this window: widen the window (the bars are built after each collection and import).'));
 
-  const vs = rows(vol, 'series', 'volatility');
+  if (overall) rest.push(percentiles(hist, state));
   rest.push(el('h2', {}, 'Volatility over the window'));
-  if (!vs.length) {
+  if (!vol.length) {
     rest.push(el('p', { class: 'empty' }, 'Not enough bars for volatility figures.'));
   } else {
     const head = ['series', 'pricing', 'bars', 'annualised', 'CV', 'range', 'max drawdown', 'changes', 'min', 'max', 'close'];
+    const isShown = (v) => lines.some((l) => l.offer.sku === v.sku && l.offer.zone === v.zone && l.offer.region === v.region && l.offer.pricing === v.pricing);
     rest.push(el('div', { class: 'scroll' }, el('table', { id: 'volatility' },
       el('caption', { class: 'sr-only' }, 'Volatility of each series'),
       el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))),
-      el('tbody', {}, vs.map((v) => el('tr', {},
-        el('th', { scope: 'row', class: 'sku' }, [v.provider, v.sku, v.region, v.zone && v.zone !== v.region ? v.zone : ''].filter(Boolean).join(' ')),
+      el('tbody', {}, vol.map((v) => el('tr', { class: isShown(v) ? 'current' : '' },
+        el('th', { scope: 'row', class: 'sku' }, el('a', { href: href('/series', { ...state, pricing: v.pricing, sku: v.sku, zone: v.zone, region: v.region }) }, seriesName(v))),
         el('td', {}, pricingLabel(v.pricing)),
         el('td', { class: 'n' }, v.bars ?? '–'),
         el('td', { class: 'n' }, pct(v.annualised)),
@@ -117,9 +124,25 @@ export async function series(main) {
         el('td', { class: 'n' }, money(v.close)),
       ))),
     )));
-    rest.push(el('p', { class: 'note' }, 'Annualised: standard deviation of log returns between bars × √(bars per year). CV: standard deviation over mean of the closes. Range: (max − min) / mean. Max drawdown: the largest fall from a running high. See docs/analytics.md.'));
+    rest.push(el('p', { class: 'note' }, 'Annualised: standard deviation of the log returns between bars, scaled to a year. CV: standard deviation over the mean of the closes. Range: (max − min) over the mean. Max drawdown: the largest fall from a running high. Definitions: docs/analytics.md.'));
   }
-  rest.push(el('p', {}, el('a', { href: href('/', { gpu: state.gpu, provider: state.provider, region: state.region }) }, 'Current offers of this series on the board')));
+  rest.push(el('p', {}, el('a', { href: href('/', { gpu: state.gpu, provider: state.provider, region: state.region }) }, 'These offers on the price board')));
   status.replaceWith(...rest);
 }
 
+function seriesName(o) {
+  return [o.sku, o.region, o.zone && o.zone !== o.region ? o.zone : ''].filter(Boolean).join(' · ');
+}
+
+// percentiles lays out the window's negotiation figures: the market's and this provider's.
+function percentiles(h, state) {
+  const mine = (h.providers || []).find((p) => p.provider === state.provider);
+  const head = ['', 'series', 'p10', 'p25', 'p50', 'p75', 'p90', 'min', 'latest', 'trend / 30d'];
+  const row = (label, s) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', { class: 'n' }, s.series ?? '–'),
+    ['p10', 'p25', 'p50', 'p75', 'p90', 'min', 'latest'].map((k) => el('td', { class: 'n' }, money(s[k]))),
+    el('td', { class: 'n' }, isNum(s.trend_pct_per_30d) ? (s.trend_pct_per_30d > 0 ? '+' : '') + fixed(s.trend_pct_per_30d, 1) + '%' : '–'));
+  return el('div', { class: 'scroll' }, el('table', { id: 'percentiles' },
+    el('caption', {}, `${state.gpu} ${pricingLabel(state.pricing)} day prices, $/GPU-hour, last ${state.since}`),
+    el('thead', {}, el('tr', {}, head.map((x, i) => el('th', { scope: 'col', class: i ? 'n' : '' }, x)))),
+    el('tbody', {}, row('every provider', h.overall), mine ? row(state.provider, mine) : '')));
+}

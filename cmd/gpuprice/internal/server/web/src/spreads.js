@@ -2,7 +2,7 @@
 // hyperscalers, the specialist clouds and the marketplaces, and how the
 // hyperscaler premium moved over the window.
 
-import { get, problem } from './api.js';
+import { get, data, problem } from './api.js';
 import { chart, COLORS } from './chart.js';
 import { el, money, fixed, params, href, PRICING, pricingLabel, isNum, uniq } from './util.js';
 
@@ -16,7 +16,7 @@ export async function spreads(main) {
   main.append(status);
   let body;
   try {
-    body = await get('/api/v1/spreads', { pricing: state.pricing, since: state.since });
+    body = data(await get('/api/v1/spreads', { pricing: state.pricing, since: state.since }));
   } catch (e) {
     status.replaceWith(problem(e, 'Spreads could not be read'));
     return;

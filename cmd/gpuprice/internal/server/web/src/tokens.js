@@ -3,7 +3,7 @@
 // chosen one written out. The numbers come from /api/v1/tokens, the same code as
 // `gpuprice tokens --format json`.
 
-import { get, rows, problem } from './api.js';
+import { get, rows, matched, problem } from './api.js';
 import { el, money, fixed, big, params, setParams, href, PRICING, pricingLabel, isNum } from './util.js';
 
 const FIELDS = ['params', 'mfu', 'tokens', 'precision', 'gpu', 'provider', 'pricing'];
@@ -43,15 +43,17 @@ export async function tokens(main) {
 
   async function run() {
     out.replaceChildren(el('p', { class: 'status', role: 'status' }, 'Calculating…'));
-    let list;
+    let list, notes;
     try {
-      list = rows(await get('/api/v1/tokens', { ...state, limit: 100 }), 'offerings', 'rows');
+      const body = await get('/api/v1/tokens', { ...state, limit: 100 });
+      list = rows(body);
+      notes = matched(body).map((m) => el('p', { class: 'note matched' }, m));
     } catch (e) {
       out.replaceChildren(problem(e, 'No answer'));
       return;
     }
     if (!list.length) {
-      out.replaceChildren(el('p', { class: 'empty' }, 'No current offering matches (or none has a published MFU band: give an MFU).'));
+      out.replaceChildren(...notes, el('p', { class: 'empty' }, 'No current offering matches (or none has a published MFU band: give an MFU).'));
       return;
     }
     const explain = el('div', { class: 'explain' });
@@ -85,7 +87,7 @@ export async function tokens(main) {
         return tr;
       })));
     show(best);
-    out.replaceChildren(answer, el('h2', {}, 'The arithmetic'), explain,
+    out.replaceChildren(...notes, answer, el('h2', {}, 'The arithmetic'), explain,
       el('h2', {}, 'Every offering'), el('p', { class: 'note' }, 'Pick a row to see its arithmetic.'), el('div', { class: 'scroll' }, table));
   }
   run();
