@@ -37,8 +37,10 @@ func raw(mod func(*schemas.Observation)) schemas.Observation {
 
 func testNormalizer() *Normalizer {
 	return &Normalizer{
-		GPUs:      fakeGPUs{"H100 SXM": "H100-SXM-80GB"},
-		Providers: schemas.DefaultProviders(),
+		GPUs: fakeGPUs{"H100 SXM": "H100-SXM-80GB"},
+		// Lambda's facts as its source registers them (scrapers/lambda); ingest's
+		// tests do not import the sources.
+		Providers: schemas.ProviderCatalog{"lambda": {Name: "lambda", Tier: schemas.TierSpecialist, Interconnect: schemas.InterconnectInfiniband}},
 		FX:        StaticFX{"EUR": 1.25},
 		Bounds:    DefaultBounds(),
 	}

@@ -1,6 +1,12 @@
 // Package scrapers defines what a price source is and keeps the registry of them.
-// Each source lives in its own package under scrapers/<name>/ and registers itself
-// from init(); scrapers/all blank-imports every one.
+// Each source lives in its own package under scrapers/<name>/ and is the one home of
+// its provider's facts: it registers itself from init() with an Info that holds the
+// provider's tier and default interconnect, the pricing kinds it publishes, its
+// defaults (endpoint, schedule), the naming rules the canonicaliser needs for the
+// provider's GPU names, its sample configuration and its README row.
+// scrapers/all blank-imports every one; the README source table and the sources
+// section of deploy/gpuprice.example.yaml are generated from this registry
+// (go generate ./scrapers/all), and a test fails when they drift.
 package scrapers
 
 import (
@@ -56,7 +62,14 @@ type Config struct {
 	Client   *fetch.Client
 	Logger   *slog.Logger // never nil
 	Now      func() time.Time
+	// Secrets holds the values of the source's Info.SecretEnv variables that are set
+	// (read by the caller from the environment or NAME_FILE): sources never read the
+	// environment themselves.
+	Secrets map[string]string
 }
+
+// Secret returns the value of the secret variable name, "" when it is not set.
+func (c Config) Secret(name string) string { return c.Secrets[name] }
 
 // DecodeOptions decodes c.Options into v (a pointer to a struct with json tags),
 // rejecting keys v does not have.
@@ -87,7 +100,8 @@ func (c Config) EndpointOr(def string) string {
 // Factory builds a source from its config. It validates options without network I/O.
 type Factory func(Config) (Source, error)
 
-// Info describes a source for `gpuprice sources` and the scheduler.
+// Info describes a source for `gpuprice sources`, the scheduler, the provider catalog,
+// the canonicaliser and the generated documentation.
 type Info struct {
 	Name            string   // registry name, also the config key sources.<name>
 	Provider        string   // provider written on its rows
@@ -97,6 +111,34 @@ type Info struct {
 	DefaultEndpoint string
 	Schedule        string // default cron schedule
 	Description     string
+
+	// The provider's facts (schemas.RegisterProvider): its tier and the interconnect
+	// of its multi-GPU SKUs when a row does not state one, and what the canonicaliser
+	// must know about its GPU names.
+	Tier         string
+	Interconnect string
+	Naming       schemas.Naming
+
+	// SecretEnv are the environment variables holding the source's credentials; the
+	// caller reads them (NAME_FILE too) into Config.Secrets and redacts their values.
+	SecretEnv []string
+	// SampleOptions is the YAML of sources.<name>.options for the sample configuration
+	// (every option, commented where it is not the default), like telegraf's
+	// sample.conf; "" for a source without options.
+	SampleOptions string
+	// Doc is the source's row of the README source table.
+	Doc Doc
+}
+
+// Doc is a source's row of the README source table: what it reads and what it
+// publishes, in a few words each ("—" for a kind it does not publish).
+type Doc struct {
+	ProviderTitle string // "Google Cloud"
+	Method        string // "Retail Prices API (JSON, paged)"
+	OnDemand      string
+	Spot          string
+	Reserved      string // reserved terms and commitments
+	Credentials   string // "none", "`RUNPOD_API_KEY` (optional)"
 }
 
 type entry struct {
@@ -109,7 +151,9 @@ var (
 	registry = map[string]entry{}
 )
 
-// Register adds a source. It panics on an empty name, a nil factory or a duplicate.
+// Register adds a source and registers its provider's facts with the canonicaliser and
+// the provider catalog (schemas.RegisterProvider). It panics on an empty name or
+// provider, a nil factory, a duplicate, or an invalid tier or interconnect.
 func Register(info Info, f Factory) {
 	if info.Name == "" {
 		panic("scrapers: Register with empty name")
@@ -117,12 +161,34 @@ func Register(info Info, f Factory) {
 	if f == nil {
 		panic("scrapers: Register " + info.Name + " with nil factory")
 	}
+	if info.Provider == "" {
+		panic("scrapers: Register " + info.Name + " without a provider")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := registry[info.Name]; dup {
 		panic("scrapers: Register called twice for " + info.Name)
 	}
+	schemas.RegisterProvider(schemas.Provider{Name: info.Provider, Tier: info.Tier, Interconnect: info.Interconnect}, info.Naming)
 	registry[info.Name] = entry{info, f}
+}
+
+// SecretEnv returns the credential variables of every registered source, sorted.
+func SecretEnv() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range registry {
+		for _, v := range e.info.SecretEnv {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Names returns the registered source names, sorted.
@@ -159,4 +225,19 @@ func Reject(e Emitter, raw, reason string) bool {
 		return true
 	}
 	return false
+}
+
+// Secrets returns the values of the source's SecretEnv variables that getenv finds
+// set, for Config.Secrets (callers pass os.Getenv after reading NAME_FILE variables).
+func (i Info) Secrets(getenv func(string) string) map[string]string {
+	var out map[string]string
+	for _, name := range i.SecretEnv {
+		if v := getenv(name); v != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }

@@ -24,11 +24,14 @@ func mustPanic(t *testing.T, what string, f func()) {
 
 func TestRegisterRefusesBadEntries(t *testing.T) {
 	name := "test-registry-source"
-	Register(Info{Name: name}, nopFactory)
+	info := Info{Name: name, Provider: "test-registry-provider", Tier: "specialist"}
+	Register(info, nopFactory)
 	if _, f, ok := Lookup(name); !ok || f == nil {
 		t.Fatal("registered source not found")
 	}
-	mustPanic(t, "duplicate", func() { Register(Info{Name: name}, nopFactory) })
+	mustPanic(t, "duplicate", func() { Register(info, nopFactory) })
+	mustPanic(t, "no provider", func() { Register(Info{Name: "x-no-provider"}, nopFactory) })
+	mustPanic(t, "bad tier", func() { Register(Info{Name: "x-bad-tier", Provider: "x-bad-tier", Tier: "cheap"}, nopFactory) })
 	mustPanic(t, "empty name", func() { Register(Info{}, nopFactory) })
 	mustPanic(t, "nil factory", func() { Register(Info{Name: "x-nil"}, nil) })
 	found := false

@@ -15,6 +15,9 @@ import (
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/schemas"
+	// The providers' tiers and naming rules (AWS instance families) register
+	// with their sources.
+	_ "github.com/gpuprice/gpuprice/scrapers/all"
 )
 
 // step is one commit of the test catalog: files to write (path → testdata file, ""

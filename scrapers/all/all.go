@@ -1,5 +1,10 @@
-// Package all registers every gpuprice source by importing it.
+// Package all registers every gpuprice source by importing it. Adding a provider is a
+// new package under scrapers/ (its facts, parser, tests and recorded responses), one
+// import line here, and `go generate ./scrapers/all` for the README source table and
+// the sample configuration.
 package all
+
+//go:generate go run ./gendocs ../../README.md ../../deploy/gpuprice.example.yaml
 
 import (
 	_ "github.com/gpuprice/gpuprice/scrapers/aws"

@@ -7,7 +7,10 @@ import (
 	"testing"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"gopkg.in/yaml.v3"
+
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
 // The market as the mission names it: every provider must have a registered source.
@@ -27,6 +30,12 @@ func TestEveryRegisteredSourceIsDocumentedAndTested(t *testing.T) {
 		}
 		if info.Provider == "" || info.Method == "" || len(info.Pricing) == 0 || info.DefaultEndpoint == "" || info.Schedule == "" {
 			t.Errorf("%s: incomplete Info %+v", name, info)
+		}
+		if d := info.Doc; d.ProviderTitle == "" || d.Method == "" || d.OnDemand == "" || d.Credentials == "" {
+			t.Errorf("%s: incomplete README row %+v", name, d)
+		}
+		if !schemas.ValidTier(info.Tier) || !schemas.ValidInterconnect(info.Interconnect) {
+			t.Errorf("%s: tier %q, interconnect %q", name, info.Tier, info.Interconnect)
 		}
 		if _, known := providers[info.Provider]; !known {
 			t.Errorf("%s: provider %q is not in the provider catalog", name, info.Provider)
@@ -58,6 +67,56 @@ func TestEveryProviderHasASource(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Logf("providers without a source yet: %v", missing)
+		t.Errorf("providers without a source: %v", missing)
+	}
+}
+
+// TestGeneratedDocs fails when README.md's source table or the sources section of
+// deploy/gpuprice.example.yaml drifts from the registry: run go generate ./scrapers/all.
+func TestGeneratedDocs(t *testing.T) {
+	for _, f := range []struct{ path, begin, end, want string }{
+		{filepath.Join("..", "..", "README.md"), scrapers.ReadmeBegin, scrapers.ReadmeEnd, scrapers.ReadmeTable()},
+		{filepath.Join("..", "..", "deploy", "gpuprice.example.yaml"), scrapers.SampleBegin, scrapers.SampleEnd, scrapers.SampleSources()},
+	} {
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := scrapers.Splice(string(data), f.begin, f.end, f.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(data) {
+			t.Errorf("%s drifted from the source registry: run go generate ./scrapers/all", f.path)
+		}
+	}
+}
+
+// TestSampleOptions builds every source from its sample options with each commented
+// option turned on: the sample configuration only shows options the source accepts.
+func TestSampleOptions(t *testing.T) {
+	for _, name := range scrapers.Names() {
+		info, factory, _ := scrapers.Lookup(name)
+		if info.SampleOptions == "" {
+			if _, err := factory(scrapertest.Config(t, name, "", map[string]any{"no_such_option": 1})); err == nil {
+				t.Errorf("%s: has no sample options but accepts an unknown one", name)
+			}
+			continue
+		}
+		var lines []string
+		for _, l := range strings.Split(info.SampleOptions, "\n") {
+			lines = append(lines, strings.TrimPrefix(l, "# "))
+		}
+		var opts map[string]any
+		if err := yaml.Unmarshal([]byte(strings.Join(lines, "\n")), &opts); err != nil || len(opts) == 0 {
+			t.Errorf("%s: sample options do not parse once uncommented: %v", name, err)
+			continue
+		}
+		for _, secret := range info.SecretEnv {
+			t.Setenv(secret, "sample-secret-value")
+		}
+		if _, err := factory(scrapertest.Config(t, name, "", opts)); err != nil {
+			t.Errorf("%s: sample options %v refused: %v", name, opts, err)
+		}
 	}
 }

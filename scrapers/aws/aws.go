@@ -42,6 +42,7 @@ package aws
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +102,11 @@ const (
 // meant for API calls, not for a file of gigabytes).
 const DefaultBulkTimeout = 20 * time.Minute
 
+// sampleOptions documents sources.aws.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -111,6 +117,19 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "AWS EC2 GPU instances: Price List API or public offer files (on-demand, reserved), spot history per zone or the public spot feed",
+		Tier:            schemas.TierHyperscaler,
+		Interconnect:    schemas.InterconnectEFA,
+		Naming:          naming,
+		SecretEnv:       []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"},
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "AWS",
+			Method:        "Price List Query API + EC2 spot price history (aws-sdk-go-v2); without credentials the public bulk offer files (streamed) and spot feed",
+			OnDemand:      "✓",
+			Spot:          "✓ per zone",
+			Reserved:      "1y, 3y (no-upfront; all-upfront amortised)",
+			Credentials:   "AWS credential chain (optional)",
+		},
 	}, New)
 }
 

@@ -51,16 +51,15 @@ func readPriceList(t testing.TB, path string) getProducts {
 }
 
 func TestParsePriceList(t *testing.T) {
-	cases, _ := filepath.Glob("testdata/pricelist_*/input.json")
-	if len(cases) < 5 {
-		t.Fatalf("cases = %v", cases)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			res := parsePriceList(readPriceList(t, in).PriceList, scrapertest.ObservedAt)
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), res)
-		})
+	n := scrapertest.GoldenCases(t, "testdata/pricelist_*/input.json", func(_ string, data []byte) (priceListResult, error) {
+		var g getProducts
+		if err := json.Unmarshal(data, &g); err != nil {
+			return priceListResult{}, err
+		}
+		return parsePriceList(g.PriceList, scrapertest.ObservedAt), nil
+	})
+	if n < 5 {
+		t.Fatalf("cases = %d", n)
 	}
 }
 
@@ -148,25 +147,18 @@ type offerGolden struct {
 }
 
 func TestStreamOffer(t *testing.T) {
-	cases, _ := filepath.Glob("testdata/offer_*/input.json")
-	if len(cases) < 3 {
-		t.Fatalf("cases = %v", cases)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			f, err := os.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			g := offerGolden{Rows: []schemas.Observation{}}
-			g.Stats, err = streamOffer(f, "us-east-2", scrapertest.ObservedAt, func(o schemas.Observation) { g.Rows = append(g.Rows, o) })
-			if err != nil {
-				g.Error = err.Error()
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
+	// The offer file is streamed: a case records what was emitted before an error too.
+	n := scrapertest.GoldenCases(t, "testdata/offer_*/input.json", func(_ string, data []byte) (offerGolden, error) {
+		g := offerGolden{Rows: []schemas.Observation{}}
+		var err error
+		g.Stats, err = streamOffer(bytes.NewReader(data), "us-east-2", scrapertest.ObservedAt, func(o schemas.Observation) { g.Rows = append(g.Rows, o) })
+		if err != nil {
+			g.Error = err.Error()
+		}
+		return g, nil
+	})
+	if n < 3 {
+		t.Fatalf("cases = %d", n)
 	}
 }
 
@@ -198,11 +190,6 @@ func TestStreamOfferRules(t *testing.T) {
 	}
 }
 
-type feedGolden struct {
-	Result *spotFeedResult `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
-
 func defaultRegionSet() map[string]bool {
 	m := map[string]bool{}
 	for _, r := range DefaultRegions {
@@ -212,26 +199,11 @@ func defaultRegionSet() map[string]bool {
 }
 
 func TestParseSpotFeed(t *testing.T) {
-	cases, _ := filepath.Glob("testdata/spotfeed*/input.js")
-	if len(cases) < 3 {
-		t.Fatalf("cases = %v", cases)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g feedGolden
-			res, err := parseSpotFeed(data, defaultRegionSet(), scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Result = &res
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
+	n := scrapertest.GoldenCases(t, "testdata/spotfeed*/input.js", func(_ string, data []byte) (spotFeedResult, error) {
+		return parseSpotFeed(data, defaultRegionSet(), scrapertest.ObservedAt)
+	})
+	if n < 3 {
+		t.Fatalf("cases = %d", n)
 	}
 }
 
@@ -572,7 +544,7 @@ type rejectSink struct {
 func (s *rejectSink) Reject(raw, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rejects = append(s.rejects, reject{raw, reason})
+	s.rejects = append(s.rejects, reject{Raw: raw, Reason: reason})
 }
 
 func newAPISource(t *testing.T, f *fakeAWS, opts map[string]any) *Source {

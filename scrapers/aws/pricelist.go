@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // product is a Price List product: the same object in a GetProducts PriceList item
@@ -311,24 +312,10 @@ func cloneAttrs(a map[string]string) map[string]string {
 }
 
 // reject is a record that could not be read, with the reason.
-type reject struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
+type reject = scrapers.Rejected
 
-// priceListResult is what a page of GetProducts items yields.
-type priceListResult struct {
-	Rows    []schemas.Observation `json:"rows"`
-	Rejects []reject              `json:"rejects,omitempty"`
-	Skipped map[string]int        `json:"skipped,omitempty"`
-}
-
-func (r *priceListResult) skip(reason string) {
-	if r.Skipped == nil {
-		r.Skipped = map[string]int{}
-	}
-	r.Skipped[reason]++
-}
+// priceListResult is what a page of GetProducts items yields (scrapers.Result).
+type priceListResult = scrapers.Result
 
 var errNoProduct = errors.New("no product")
 
@@ -347,7 +334,7 @@ func parsePriceList(items []string, observedAt time.Time) priceListResult {
 			continue
 		}
 		if reason := wantProduct(*it.Product); reason != "" {
-			res.skip(reason)
+			res.Skip(reason)
 			continue
 		}
 		base := productBase(*it.Product, "", observedAt)
@@ -355,7 +342,7 @@ func parsePriceList(items []string, observedAt time.Time) priceListResult {
 			for _, id := range sortedKeys(it.Terms[kind]) {
 				rows, reason := termRows(base, kind, it.Terms[kind][id])
 				if reason != "" {
-					res.skip(reason)
+					res.Skip(reason)
 				}
 				res.Rows = append(res.Rows, rows...)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // spotFeed is the public spot price feed behind the EC2 spot pricing page
@@ -47,11 +48,8 @@ var feedRegions = map[string]string{
 	"apac-tokyo": "ap-northeast-1",
 }
 
-// spotFeedResult is what the feed yields.
-type spotFeedResult struct {
-	Rows    []schemas.Observation `json:"rows"`
-	Skipped map[string]int        `json:"skipped,omitempty"`
-}
+// spotFeedResult is what the feed yields (scrapers.Result).
+type spotFeedResult = scrapers.Result
 
 // Reasons a feed entry yields no row.
 const (

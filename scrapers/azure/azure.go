@@ -22,6 +22,7 @@ package azure
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -49,6 +50,11 @@ const gpuFilter = "serviceName eq 'Virtual Machines' and (contains(armSkuName,'S
 // maxPages bounds a run against a NextPageLink that never ends.
 const maxPages = 2000
 
+// sampleOptions documents sources.azure.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -59,6 +65,18 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Azure Retail Prices API: NC/ND/NG/NV Linux VMs, on-demand, spot, low priority, reservations, savings plans",
+		Tier:            schemas.TierHyperscaler,
+		Interconnect:    schemas.InterconnectInfiniband,
+		Naming:          naming,
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Azure",
+			Method:        "Retail Prices API (JSON, paged)",
+			OnDemand:      "✓",
+			Spot:          "✓ spot and low-priority (own series)",
+			Reserved:      "1y, 3y reservations; 1y/3y savings plans",
+			Credentials:   "none",
+		},
 	}, New)
 }
 

@@ -20,34 +20,10 @@ import (
 
 const apiPath = "/api/retail/prices"
 
-// golden is what a parser case records: the page, or the error it gave.
-type golden struct {
-	Page  *page  `json:"page,omitempty"`
-	Error string `json:"error,omitempty"`
-}
-
 func TestParsePage(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.json")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			p, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Page = &p
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.json", func(_ string, data []byte) (page, error) {
+		return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+	})
 }
 
 func TestParsePageRules(t *testing.T) {

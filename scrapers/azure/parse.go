@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // envelope is one page of the Retail Prices API.
@@ -55,13 +56,13 @@ type savingsPlan struct {
 	Term        string   `json:"term"`
 }
 
-// page is what one response yields: the rows, the next link ("" on the last page),
-// how many items it held and why the ones not turned into rows were left out.
+// page is what one response yields: every parser's scrapers.Result (the rows, and why
+// the items that gave no row were left out), the next link ("" on the last page)
+// and how many items it held.
 type page struct {
-	Rows    []schemas.Observation `json:"rows"`
-	Next    string                `json:"next"`
-	Items   int                   `json:"items"`
-	Skipped map[string]int        `json:"skipped,omitempty"`
+	scrapers.Result
+	Next  string `json:"next"`
+	Items int    `json:"items"`
 }
 
 // Reasons an item yields no row. Every other item yields at least one row, whatever
@@ -93,7 +94,7 @@ func parsePage(r io.Reader, observedAt time.Time) (page, error) {
 	if env.Items == nil {
 		return page{}, fmt.Errorf("azure: response has no Items array")
 	}
-	p := page{Items: len(*env.Items), Rows: []schemas.Observation{}}
+	p := page{Items: len(*env.Items), Result: scrapers.Result{Rows: []schemas.Observation{}}}
 	if env.NextPageLink != nil {
 		p.Next = *env.NextPageLink
 	}

@@ -50,6 +50,16 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "CoreWeave public pricing page: on-demand, spot and single-GPU inference price per instance-hour of every GPU instance",
+		Tier:            schemas.TierSpecialist,
+		Interconnect:    schemas.InterconnectInfiniband,
+		Doc: scrapers.Doc{
+			ProviderTitle: "CoreWeave",
+			Method:        "pricing page (HTML)",
+			OnDemand:      "✓",
+			Spot:          "✓ where shown",
+			Reserved:      "—",
+			Credentials:   "none",
+		},
 	}, New)
 }
 

@@ -49,6 +49,16 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Crusoe Cloud public pricing page: on-demand, spot and reserved price per GPU-hour of every GPU card",
+		Tier:            schemas.TierSpecialist,
+		Interconnect:    schemas.InterconnectInfiniband,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Crusoe",
+			Method:        "pricing page (HTML)",
+			OnDemand:      "✓",
+			Spot:          "✓",
+			Reserved:      "6 months, 1y, 3y",
+			Credentials:   "none",
+		},
 	}, New)
 }
 

@@ -17,31 +17,17 @@ import (
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
-// golden is what a parser case records: the rates, or the error it gave.
-type golden struct {
+// rates is what a parser case records: the rates and their count.
+type rates struct {
 	Rates []Rate `json:"rates,omitempty"`
 	Count int    `json:"count"`
-	Error string `json:"error,omitempty"`
 }
 
 func TestParse(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.xml")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var g golden
-			rates, err := Parse(bytes.NewReader(readFile(t, in)))
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Rates, g.Count = rates, len(rates)
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.xml", func(_ string, data []byte) (rates, error) {
+		rs, err := Parse(bytes.NewReader(data))
+		return rates{Rates: rs, Count: len(rs)}, err
+	})
 }
 
 func readFile(t testing.TB, path string) []byte {

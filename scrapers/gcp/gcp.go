@@ -38,10 +38,10 @@ package gcp
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -79,6 +79,11 @@ const (
 	ModePage = "page" // the public pricing page
 )
 
+// sampleOptions documents sources.gcp.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -89,6 +94,19 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Google Cloud Billing Catalog API (or the public GPU pricing page): GPUs per GPU-hour and A2/A3/A4/G2 machine types, on-demand, spot, 1y/3y commitments",
+		Tier:            schemas.TierHyperscaler,
+		Interconnect:    schemas.InterconnectRoCE,
+		Naming:          naming,
+		SecretEnv:       []string{EnvAPIKey},
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Google Cloud",
+			Method:        "Cloud Billing Catalog API; without a key the public GPU pricing page",
+			OnDemand:      "✓",
+			Spot:          "✓ (Spot/preemptible)",
+			Reserved:      "1y, 3y commitments",
+			Credentials:   "`GPUPRICE_GCP_API_KEY` (optional)",
+		},
 	}, New)
 }
 
@@ -137,7 +155,7 @@ type Source struct {
 
 // New builds the source from its config, reading the API key from the environment.
 func New(cfg scrapers.Config) (scrapers.Source, error) {
-	return newSource(cfg, os.Getenv(EnvAPIKey))
+	return newSource(cfg, cfg.Secret(EnvAPIKey))
 }
 
 func newSource(cfg scrapers.Config, key string) (*Source, error) {
@@ -250,7 +268,7 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 		if err != nil {
 			return fmt.Errorf("gcp: page %d (%s): %w", n, u, err)
 		}
-		for _, rj := range p.Rejected {
+		for _, rj := range p.Rejects {
 			if !scrapers.Reject(e, rj.Raw, rj.Reason) {
 				log.Warn("sku unreadable", "page", n, "reason", rj.Reason)
 			}
@@ -263,7 +281,7 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 			skipped[k] += v
 		}
 		comps = append(comps, p.Components...)
-		log.Debug("page read", "page", n, "skus", p.SKUs, "rows", len(p.Rows), "components", len(p.Components), "rejected", len(p.Rejected))
+		log.Debug("page read", "page", n, "skus", p.SKUs, "rows", len(p.Rows), "components", len(p.Components), "rejected", len(p.Rejects))
 		if p.Next == "" {
 			break
 		}

@@ -24,46 +24,31 @@ const (
 )
 
 // golden is what a parser case records: the page and the machine rows its components
-// price on their own, or the rows of a pricing page, or the error.
-type golden struct {
+// parsed is what a parser case records: the API page and the machine types derived
+// from its components, or the pricing page's rows and not-offered cells.
+type parsed struct {
 	Page       *page                 `json:"page,omitempty"`
 	Machines   []schemas.Observation `json:"machines,omitempty"`
 	Rows       []schemas.Observation `json:"rows,omitempty"`
 	NotOffered int                   `json:"not_offered,omitempty"`
-	Error      string                `json:"error,omitempty"`
 }
 
 func TestParse(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.*")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			if strings.HasSuffix(in, ".html") {
-				rows, n, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
-				g.Rows, g.NotOffered = rows, n
-				if err != nil {
-					g.Error = err.Error()
-				}
-			} else {
-				p, err := parseSkus(bytes.NewReader(data), scrapertest.ObservedAt)
-				if err != nil {
-					g.Error = err.Error()
-				} else {
-					g.Page = &p
-					g.Machines, _ = deriveMachines(p.Components, scrapertest.ObservedAt)
-				}
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.*", func(path string, data []byte) (parsed, error) {
+		var g parsed
+		if strings.HasSuffix(path, ".html") {
+			rows, n, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+			g.Rows, g.NotOffered = rows, n
+			return g, err
+		}
+		p, err := parseSkus(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err != nil {
+			return g, err
+		}
+		g.Page = &p
+		g.Machines, _ = deriveMachines(p.Components, scrapertest.ObservedAt)
+		return g, nil
+	})
 }
 
 func parseFile(t *testing.T, path string) page {
@@ -183,10 +168,10 @@ func TestCatalogRules(t *testing.T) {
 
 func TestOddSkus(t *testing.T) {
 	p := parseFile(t, "testdata/odd_skus/input.json")
-	if len(p.Rejected) != 2 {
-		t.Fatalf("rejected = %v, want the non-object SKU and the bad units", p.Rejected)
+	if len(p.Rejects) != 2 {
+		t.Fatalf("rejected = %v, want the non-object SKU and the bad units", p.Rejects)
 	}
-	for _, r := range p.Rejected {
+	for _, r := range p.Rejects {
 		if !strings.HasPrefix(r.Reason, "gcp: sku") || r.Raw == "" {
 			t.Errorf("rejected %+v", r)
 		}

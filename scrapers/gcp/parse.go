@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // skusPage is one response of services.skus.list.
@@ -95,24 +96,19 @@ func (m money) value() (float64, error) {
 	return strconv.ParseFloat(fmt.Sprintf("%s%d.%09d", sign, total/1e9, total%1e9), 64)
 }
 
-// page is what one skus response yields: the GPU rows, the components that priced
-// machine types are summed from, the next page token ("" on the last page), how many
-// SKUs it held, why the ones that gave no row were left out, and the SKUs it could not
-// read at all.
+// page is what one skus response yields: every parser's scrapers.Result (the GPU rows,
+// why the SKUs that gave no row were left out, the SKUs it could not read at all), the
+// components that priced machine types are summed from, the next page token ("" on
+// the last page) and how many SKUs it held.
 type page struct {
-	Rows       []schemas.Observation `json:"rows"`
-	Components []component           `json:"components,omitempty"`
-	Next       string                `json:"next"`
-	SKUs       int                   `json:"skus"`
-	Skipped    map[string]int        `json:"skipped,omitempty"`
-	Rejected   []rejected            `json:"rejected,omitempty"`
+	scrapers.Result
+	Components []component `json:"components,omitempty"`
+	Next       string      `json:"next"`
+	SKUs       int         `json:"skus"`
 }
 
 // rejected is a SKU the parser could not read, kept for quarantine.
-type rejected struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
+type rejected = scrapers.Rejected
 
 // Reasons a SKU yields no row. Every GPU SKU not skipped by one of these yields rows
 // whatever its price or unit: ingest decides what is plausible.
@@ -186,20 +182,20 @@ func parseSkus(r io.Reader, observedAt time.Time) (page, error) {
 		if env.NextPageToken != "" {
 			return page{}, fmt.Errorf("gcp: response has no skus array but a nextPageToken")
 		}
-		return page{Rows: []schemas.Observation{}}, nil
+		return page{Result: scrapers.Result{Rows: []schemas.Observation{}}}, nil
 	}
-	p := page{SKUs: len(*env.Skus), Next: env.NextPageToken, Rows: []schemas.Observation{}}
+	p := page{SKUs: len(*env.Skus), Next: env.NextPageToken, Result: scrapers.Result{Rows: []schemas.Observation{}}}
 	for _, raw := range *env.Skus {
 		var s sku
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&s); err != nil {
-			p.Rejected = append(p.Rejected, rejected{Raw: string(raw), Reason: "gcp: sku: " + err.Error()})
+			p.Rejects = append(p.Rejects, rejected{Raw: string(raw), Reason: "gcp: sku: " + err.Error()})
 			continue
 		}
 		rows, comps, reason, err := skuRows(s, observedAt)
 		if err != nil {
-			p.Rejected = append(p.Rejected, rejected{Raw: string(raw), Reason: "gcp: sku " + s.SkuID + ": " + err.Error()})
+			p.Rejects = append(p.Rejects, rejected{Raw: string(raw), Reason: "gcp: sku " + s.SkuID + ": " + err.Error()})
 			continue
 		}
 		if reason != "" {

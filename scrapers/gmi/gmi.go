@@ -42,6 +42,17 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "GMI Cloud public pricing page: \"from\" price per GPU-hour of every GPU card",
+		Tier:            schemas.TierSpecialist,
+		Interconnect:    schemas.InterconnectInfiniband,
+		Naming:          naming,
+		Doc: scrapers.Doc{
+			ProviderTitle: "GMI Cloud",
+			Method:        "pricing page (HTML)",
+			OnDemand:      "✓ (\"from\" prices marked)",
+			Spot:          "—",
+			Reserved:      "where a term is stated",
+			Credentials:   "none",
+		},
 	}, New)
 }
 

@@ -13,48 +13,18 @@ import (
 	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil/pagetest"
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
 const pagePath = "/service/gpu-cloud"
 
-// golden is what a parser case records: the rows, or the error.
-type golden struct {
-	Rows  []schemas.Observation `json:"rows"`
-	Error string                `json:"error,omitempty"`
-}
-
-func TestParsePage(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.html")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			rows, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Rows = rows
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
-}
+func TestParsePage(t *testing.T) { pagetest.Golden(t, parsePage) }
 
 func parseFile(t *testing.T, path string) ([]schemas.Observation, error) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+	res, err := pagetest.ParseFile(t, parsePage, path)
+	return res.Rows, err
 }
 
 func TestParsePageRules(t *testing.T) {
@@ -91,8 +61,7 @@ func TestParsePageRules(t *testing.T) {
 	if r := skus["gpu_1x_rtx_6000_24gb"]; r.GPUName != "NVIDIA Quadro RTX 6000" || r.PriceNative != 0.69 {
 		t.Errorf("1x RTX 6000 = %+v", r)
 	}
-	src := &Source{}
-	for _, want := range src.Expect().SKUs {
+	for _, want := range page.Expect().SKUs {
 		if _, ok := skus[want]; !ok {
 			t.Errorf("expected SKU %s not on the page", want)
 		}
@@ -230,8 +199,8 @@ func FuzzParsePage(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-		if err == nil && len(rows) == 0 {
+		res, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
+		if err == nil && len(res.Rows) == 0 {
 			t.Error("no rows and no error")
 		}
 	})

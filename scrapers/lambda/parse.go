@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 )
 
 // ErrLayout means the page no longer has the pricing table this parser reads.
@@ -30,17 +31,17 @@ var (
 // per GPU-hour (the PRICE/GPU/HR column). A row whose price shows no dollar amount is
 // kept with price 0 and the text in Attrs["price_text"]. A page with no rows is an
 // ErrLayout error: a silent empty run would look like Lambda stopped selling GPUs.
-func parsePage(r io.Reader, observedAt time.Time) ([]schemas.Observation, error) {
+func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("lambda: reading page: %w", err)
+		return pageutil.Result{}, fmt.Errorf("lambda: reading page: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%w: the page is empty", ErrLayout)
+		return pageutil.Result{}, fmt.Errorf("%w: the page is empty", ErrLayout)
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("lambda: parsing HTML: %w", err)
+		return pageutil.Result{}, fmt.Errorf("lambda: parsing HTML: %w", err)
 	}
 	var rows []schemas.Observation
 	var perr error
@@ -72,12 +73,12 @@ func parsePage(r io.Reader, observedAt time.Time) ([]schemas.Observation, error)
 		return perr == nil
 	})
 	if perr != nil {
-		return nil, perr
+		return pageutil.Result{}, perr
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%w: no instance rows (tr[data-plan] in a tab panel) found", ErrLayout)
+		return pageutil.Result{}, fmt.Errorf("%w: no instance rows (tr[data-plan] in a tab panel) found", ErrLayout)
 	}
-	return rows, nil
+	return pageutil.Result{Rows: rows}, nil
 }
 
 // parseRow reads one tr[data-plan].

@@ -23,6 +23,7 @@ package oci
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -42,6 +43,11 @@ const DefaultEndpoint = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/pro
 // maxPages bounds a run against paging that never ends.
 const maxPages = 200
 
+// sampleOptions documents sources.oci.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -52,6 +58,18 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "OCI public price list API: GPU parts per GPU-hour (pay as you go), with preemptible derived at 50% of on-demand",
+		Tier:            schemas.TierHyperscaler,
+		Interconnect:    schemas.InterconnectRoCE,
+		Naming:          naming,
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Oracle OCI",
+			Method:        "public price list API",
+			OnDemand:      "✓",
+			Spot:          "derived only (50 % rule, `source_kind=derived`)",
+			Reserved:      "—",
+			Credentials:   "none",
+		},
 	}, New)
 }
 
@@ -139,7 +157,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		if err != nil {
 			return fmt.Errorf("oci: page %d (%s): %w", n, next, err)
 		}
-		for _, rj := range p.Rejected {
+		for _, rj := range p.Rejects {
 			if !scrapers.Reject(e, rj.Raw, rj.Reason) {
 				log.Warn("item unreadable", "page", n, "reason", rj.Reason)
 			}
@@ -148,7 +166,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 			o.SourceURL = next
 			e.Emit(o)
 		}
-		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped, "rejected", len(p.Rejected))
+		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped, "rejected", len(p.Rejects))
 		switch {
 		case p.NextLink != "":
 			next, err = rehost(p.NextLink, base)

@@ -18,34 +18,10 @@ import (
 
 const apiPath = "/pls/apex/cetools/api/v1/products/"
 
-// golden is what a parser case records: the page, or the error it gave.
-type golden struct {
-	Page  *page  `json:"page,omitempty"`
-	Error string `json:"error,omitempty"`
-}
-
 func TestParsePage(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.json")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			p, err := parsePage(bytes.NewReader(data), "USD", scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Page = &p
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.json", func(_ string, data []byte) (page, error) {
+		return parsePage(bytes.NewReader(data), "USD", scrapertest.ObservedAt)
+	})
 }
 
 func parseFile(t *testing.T, path, currency string) page {
@@ -106,8 +82,8 @@ func TestRecordedItems(t *testing.T) {
 
 func TestOddItems(t *testing.T) {
 	p := parseFile(t, "testdata/odd_items/input.json", "USD")
-	if len(p.Rejected) != 2 {
-		t.Fatalf("rejected = %v, want the string item and the numeric partNumber", p.Rejected)
+	if len(p.Rejects) != 2 {
+		t.Fatalf("rejected = %v, want the string item and the numeric partNumber", p.Rejects)
 	}
 	for _, o := range p.Rows {
 		if o.Pricing == schemas.Spot && (o.SKU != "BM.GPU.A100-v2.8" && o.SKU != "BM.GPU3.8" && o.SKU != "B999002") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // envelope is one response of the price list API. items is always there; hasMore,
@@ -52,22 +53,18 @@ type price struct {
 	RangeUnit string   `json:"rangeUnit"`
 }
 
-// page is what one response yields: the rows, where the next page is (a link, or an
-// offset when hasMore is set without a next link; -1 for none), how many items it held,
-// why the ones that gave no row were left out, and the items it could not read.
+// page is what one response yields: every parser's scrapers.Result (the rows, why
+// the items that gave no row were left out, the items it could not read), where the
+// next page is (a link, or an offset when hasMore is set without a next link; -1 for
+// none) and how many items it held.
 type page struct {
-	Rows       []schemas.Observation `json:"rows"`
-	NextLink   string                `json:"next_link,omitempty"`
-	NextOffset int                   `json:"next_offset"`
-	Items      int                   `json:"items"`
-	Skipped    map[string]int        `json:"skipped,omitempty"`
-	Rejected   []rejected            `json:"rejected,omitempty"`
+	scrapers.Result
+	NextLink   string `json:"next_link,omitempty"`
+	NextOffset int    `json:"next_offset"`
+	Items      int    `json:"items"`
 }
 
-type rejected struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
+type rejected = scrapers.Rejected
 
 // skipNotGPU is why a part that is not a GPU gives no row.
 const skipNotGPU = "not_gpu"
@@ -92,7 +89,7 @@ func parsePage(r io.Reader, currency string, observedAt time.Time) (page, error)
 	if env.Items == nil {
 		return page{}, fmt.Errorf("oci: response has no items array")
 	}
-	p := page{Items: len(*env.Items), Rows: []schemas.Observation{}, NextOffset: -1}
+	p := page{Items: len(*env.Items), Result: scrapers.Result{Rows: []schemas.Observation{}}, NextOffset: -1}
 	if env.HasMore {
 		for _, l := range env.Links {
 			if l.Rel == "next" && l.Href != "" {
@@ -110,7 +107,7 @@ func parsePage(r io.Reader, currency string, observedAt time.Time) (page, error)
 	for _, raw := range *env.Items {
 		var it item
 		if err := json.Unmarshal(raw, &it); err != nil {
-			p.Rejected = append(p.Rejected, rejected{Raw: string(raw), Reason: "oci: item: " + err.Error()})
+			p.Rejects = append(p.Rejects, rejected{Raw: string(raw), Reason: "oci: item: " + err.Error()})
 			continue
 		}
 		if !isGPU(it) {

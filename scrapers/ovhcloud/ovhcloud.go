@@ -38,6 +38,7 @@ package ovhcloud
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -55,6 +56,11 @@ const DefaultEndpoint = "https://api.ovh.com/1.0/order/catalog/public/cloud"
 // DefaultSubsidiary is the subsidiary whose catalog is read: FR, priced in EUR.
 const DefaultSubsidiary = "FR"
 
+// sampleOptions documents sources.ovhcloud.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -65,6 +71,17 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "OVHcloud public order catalog: Public Cloud GPU flavours, hourly (on-demand) and monthly postpaid, in the subsidiary's currency (EUR)",
+		Tier:            schemas.TierSpecialist,
+		Interconnect:    schemas.InterconnectEthernet,
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "OVHcloud",
+			Method:        "public order catalog API (EUR, converted)",
+			OnDemand:      "✓ hourly",
+			Spot:          "—",
+			Reserved:      "monthly, savings plans",
+			Credentials:   "none",
+		},
 	}, New)
 }
 
@@ -150,9 +167,9 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		o.SourceURL = u
 		e.Emit(o)
 	}
-	for _, r := range res.Rejected {
+	for _, r := range res.Rejects {
 		scrapers.Reject(e, r.Raw, r.Reason)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejected), "skipped", res.Skipped)
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
 	return nil
 }

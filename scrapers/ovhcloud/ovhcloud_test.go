@@ -18,12 +18,6 @@ import (
 
 const apiPath = "/1.0/order/catalog/public/cloud"
 
-// golden is what a parser case records: the result, or the error it gave.
-type golden struct {
-	Result *result `json:"result,omitempty"`
-	Error  string  `json:"error,omitempty"`
-}
-
 // subsidiaryOf is the subsidiary a fixture is the catalog of.
 func subsidiaryOf(path string) string {
 	if strings.Contains(path, "_us") {
@@ -33,23 +27,9 @@ func subsidiaryOf(path string) string {
 }
 
 func TestParseCatalog(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.json")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var g golden
-			res, err := parseCatalog(bytes.NewReader(readFile(t, in)), subsidiaryOf(in), scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Result = &res
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.json", func(path string, data []byte) (result, error) {
+		return parseCatalog(bytes.NewReader(data), subsidiaryOf(path), scrapertest.ObservedAt)
+	})
 }
 
 func readFile(t testing.TB, path string) []byte {
@@ -91,8 +71,8 @@ func one(t *testing.T, rows []schemas.Observation, sku, pricing string) schemas.
 
 func TestParseCatalogRules(t *testing.T) {
 	res := mustParse(t, "testdata/catalog_fr/input.json")
-	if res.Skipped[skipNotGPU] != 4 || res.Skipped[skipWindows] != 1 || res.Skipped[skipMonthlyStub] != 1 || len(res.Rejected) != 0 {
-		t.Errorf("skipped %v, rejected %v; want 4 not_gpu (project, b2-7, snapshot, ai-training), 1 windows, 1 monthly stub", res.Skipped, res.Rejected)
+	if res.Skipped[skipNotGPU] != 4 || res.Skipped[skipWindows] != 1 || res.Skipped[skipMonthlyStub] != 1 || len(res.Rejects) != 0 {
+		t.Errorf("skipped %v, rejected %v; want 4 not_gpu (project, b2-7, snapshot, ai-training), 1 windows, 1 monthly stub", res.Skipped, res.Rejects)
 	}
 	h := one(t, res.Rows, "h100-380", schemas.OnDemand)
 	if h.PriceNative != 2.80 || h.Unit != schemas.UnitHour || h.Currency != "EUR" || h.GPUName != "H100" || h.GPUCount != 1 || h.GPUMemoryGB != 80 || h.Region != "" {
@@ -141,15 +121,15 @@ func TestParseCatalogRules(t *testing.T) {
 		t.Errorf("GPU family without blobs = %+v", t2)
 	}
 	reasons := map[string]bool{}
-	for _, r := range res.Rejected {
+	for _, r := range res.Rejects {
 		for _, want := range []string{"a100-180.consumption: no usable pricing", "h100-760.consumption: price", "t2-90.consumption: 2 pricings", "h200-3840.consumption: json"} {
 			if strings.Contains(r.Reason, want) {
 				reasons[want] = true
 			}
 		}
 	}
-	if len(res.Rejected) != 4 || len(reasons) != 4 {
-		t.Errorf("rejected %+v, want no pricing, formattedPrice mismatch, two pricings and an undecodable record", res.Rejected)
+	if len(res.Rejects) != 4 || len(reasons) != 4 {
+		t.Errorf("rejected %+v, want no pricing, formattedPrice mismatch, two pricings and an undecodable record", res.Rejects)
 	}
 
 	res = mustParse(t, "testdata/catalog_us/input.json")

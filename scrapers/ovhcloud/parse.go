@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // ErrLayout means the response no longer has the catalog shape this parser reads.
@@ -80,18 +81,14 @@ type pricing struct {
 	FormattedPrice string      `json:"formattedPrice"`
 }
 
-// result is what one catalog yields.
+// result is what one catalog yields: every parser's scrapers.Result and the count of
+// records read.
 type result struct {
-	Rows     []schemas.Observation `json:"rows"`
-	Rejected []rejected            `json:"rejected,omitempty"`
-	Records  int                   `json:"records"`
-	Skipped  map[string]int        `json:"skipped,omitempty"`
+	scrapers.Result
+	Records int `json:"records"`
 }
 
-type rejected struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
+type rejected = scrapers.Rejected
 
 // Reasons a record yields no row.
 const (
@@ -127,7 +124,7 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 	if c.Locale.Subsidiary != "" && subsidiary != "" && c.Locale.Subsidiary != subsidiary {
 		return result{}, fmt.Errorf("ovhcloud: asked for the %s catalog, got the %s one (%s)", subsidiary, c.Locale.Subsidiary, c.Locale.CurrencyCode)
 	}
-	res := result{Rows: []schemas.Observation{}}
+	res := result{Result: scrapers.Result{Rows: []schemas.Observation{}}}
 	for _, raw := range append(slices.Clone(c.Plans), *c.Addons...) {
 		res.Records++
 		var o offer
@@ -138,30 +135,23 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 			}
 			_ = json.Unmarshal(raw, &head)
 			if gpuFlavourRE.MatchString(head.PlanCode) || gpuBrickRE.Match(raw) {
-				res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "ovhcloud: " + head.PlanCode + ": " + err.Error()})
+				res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "ovhcloud: " + head.PlanCode + ": " + err.Error()})
 			} else {
-				res.skip(skipNotGPU)
+				res.Skip(skipNotGPU)
 			}
 			continue
 		}
 		rows, reason, rej := offerRows(o, c.Locale.CurrencyCode, c.Locale.Subsidiary, observedAt)
 		switch {
 		case rej != "":
-			res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "ovhcloud: " + o.PlanCode + ": " + rej})
+			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "ovhcloud: " + o.PlanCode + ": " + rej})
 		case reason != "":
-			res.skip(reason)
+			res.Skip(reason)
 		default:
 			res.Rows = append(res.Rows, rows...)
 		}
 	}
 	return res, nil
-}
-
-func (r *result) skip(reason string) {
-	if r.Skipped == nil {
-		r.Skipped = map[string]int{}
-	}
-	r.Skipped[reason]++
 }
 
 // offerRows maps one record to its rows; or names why it has none (reason, counted)

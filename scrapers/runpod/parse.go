@@ -15,6 +15,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // Sentinels of this package.
@@ -38,25 +39,11 @@ const unknownID = "unknown"
 // skipUnknown counts the placeholder entries left out.
 const skipUnknown = "unknown_gpu_type"
 
-// result is what one response yields: rows, records that could not be read (for
-// scrapers.Reject) and why some records yielded no row.
-type result struct {
-	Rows     []schemas.Observation `json:"rows"`
-	Rejected []rejected            `json:"rejected,omitempty"`
-	Skipped  map[string]int        `json:"skipped,omitempty"`
-}
+// result is what one response yields (scrapers.Result): rows, records that could not
+// be read (for scrapers.Reject) and why some records yielded no row.
+type result = scrapers.Result
 
-type rejected struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
-
-func (r *result) skip(reason string) {
-	if r.Skipped == nil {
-		r.Skipped = map[string]int{}
-	}
-	r.Skipped[reason]++
-}
+type rejected = scrapers.Rejected
 
 // response is the GraphQL envelope.
 type response struct {
@@ -112,15 +99,15 @@ func parseGPUTypes(r io.Reader, observedAt time.Time) (result, error) {
 	for _, raw := range *resp.Data.GPUTypes {
 		var g gpuType
 		if err := json.Unmarshal(raw, &g); err != nil {
-			res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry: " + err.Error()})
+			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry: " + err.Error()})
 			continue
 		}
 		if strings.TrimSpace(g.ID) == "" {
-			res.Rejected = append(res.Rejected, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry without an id"})
+			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry without an id"})
 			continue
 		}
 		if g.ID == unknownID {
-			res.skip(skipUnknown)
+			res.Skip(skipUnknown)
 			continue
 		}
 		res.Rows = append(res.Rows, gpuTypeRows(g, observedAt)...)
@@ -244,11 +231,11 @@ func parsePage(r io.Reader, observedAt time.Time) (result, error) {
 	for _, c := range cards {
 		if c.name == "" {
 			html, _ := goquery.OuterHtml(c.raw)
-			res.Rejected = append(res.Rejected, rejected{Raw: strings.TrimSpace(html), Reason: "runpod: pricing page card without a GPU name"})
+			res.Rejects = append(res.Rejects, rejected{Raw: strings.TrimSpace(html), Reason: "runpod: pricing page card without a GPU name"})
 			continue
 		}
 		if seen[c.name] {
-			res.skip(skipDup)
+			res.Skip(skipDup)
 			continue
 		}
 		seen[c.name] = true

@@ -33,11 +33,11 @@ package runpod
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -65,6 +65,11 @@ const (
 // GPUTypesQuery is the GraphQL query sent in api mode.
 const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } } }`
 
+// sampleOptions documents sources.runpod.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -75,6 +80,19 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "*/10 * * * *",
 		Description:     "RunPod GraphQL gpuTypes (or the public pricing page without a key): Secure and Community Cloud, on-demand and spot, per GPU-hour",
+		Tier:            schemas.TierMarketplace,
+		Interconnect:    schemas.InterconnectEthernet,
+		Naming:          naming,
+		SecretEnv:       []string{EnvAPIKey},
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "RunPod",
+			Method:        "GraphQL `gpuTypes`; without a key the pricing page",
+			OnDemand:      "✓ secure and community",
+			Spot:          "✓ secure and community",
+			Reserved:      "—",
+			Credentials:   "`RUNPOD_API_KEY` (optional)",
+		},
 	}, New)
 }
 
@@ -127,7 +145,7 @@ func New(cfg scrapers.Config) (scrapers.Source, error) {
 		// Not echoed: the URL holds a secret.
 		return nil, fmt.Errorf("runpod: endpoint carries credentials; put the key in %s instead", EnvAPIKey)
 	}
-	s := &Source{cfg: cfg, apiKey: os.Getenv(EnvAPIKey), pageURL: o.PageURL}
+	s := &Source{cfg: cfg, apiKey: cfg.Secret(EnvAPIKey), pageURL: o.PageURL}
 	if s.pageURL == "" {
 		s.pageURL = DefaultPageURL
 	}
@@ -186,10 +204,10 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		o.SourceURL = srcURL
 		e.Emit(o)
 	}
-	for _, r := range res.Rejected {
+	for _, r := range res.Rejects {
 		scrapers.Reject(e, r.Raw, r.Reason)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("prices read", "mode", s.mode, "rows", len(res.Rows), "rejected", len(res.Rejected), "skipped", res.Skipped)
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("prices read", "mode", s.mode, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
 	return nil
 }
 

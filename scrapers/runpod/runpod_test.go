@@ -25,12 +25,6 @@ const (
 	pagePath = "/pricing"
 )
 
-// golden is what a parser case records: the result, or the error it gave.
-type golden struct {
-	Result *result `json:"result,omitempty"`
-	Error  string  `json:"error,omitempty"`
-}
-
 // parseAny picks the parser by the input's extension.
 func parseAny(path string, data []byte) (result, error) {
 	if strings.HasSuffix(path, ".html") {
@@ -39,25 +33,7 @@ func parseAny(path string, data []byte) (result, error) {
 	return parseGPUTypes(bytes.NewReader(data), scrapertest.ObservedAt)
 }
 
-func TestParse(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.*")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var g golden
-			res, err := parseAny(in, readFile(t, in))
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Result = &res
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
-}
+func TestParse(t *testing.T) { scrapertest.GoldenCases(t, "testdata/*/input.*", parseAny) }
 
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
@@ -115,10 +91,10 @@ func TestParseGPUTypesRules(t *testing.T) {
 	}
 
 	res = mustParse(t, "testdata/api_full/input.json")
-	if res.Skipped[skipUnknown] != 1 || len(res.Rejected) != 2 {
-		t.Errorf("skipped %v, rejected %d; want the unknown entry skipped and two entries rejected", res.Skipped, len(res.Rejected))
+	if res.Skipped[skipUnknown] != 1 || len(res.Rejects) != 2 {
+		t.Errorf("skipped %v, rejected %d; want the unknown entry skipped and two entries rejected", res.Skipped, len(res.Rejects))
 	}
-	for _, r := range res.Rejected {
+	for _, r := range res.Rejects {
 		if !strings.HasPrefix(r.Raw, "{") || r.Reason == "" {
 			t.Errorf("rejected %+v lacks the raw entry or the reason", r)
 		}
@@ -164,8 +140,8 @@ func TestParsePageRules(t *testing.T) {
 		}
 	}
 	res := mustParse(t, "testdata/page_table/input.html")
-	if res.Skipped[skipDup] != 1 || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0].Raw, "gpu_table-row") {
-		t.Errorf("skipped %v, rejected %+v; want the featured duplicate skipped and the nameless card rejected", res.Skipped, res.Rejected)
+	if res.Skipped[skipDup] != 1 || len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Raw, "gpu_table-row") {
+		t.Errorf("skipped %v, rejected %+v; want the featured duplicate skipped and the nameless card rejected", res.Skipped, res.Rejects)
 	}
 	for sku, text := range map[string]string{"L4:community": "Contact us", "RTX 3090:secure": "empty", "MI300X:community": "not listed"} {
 		if o, _ := find(res.Rows, sku, schemas.OnDemand); o.PriceNative != 0 || o.Attrs["price_text"] != text {
@@ -467,7 +443,7 @@ func FuzzParsePage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := parsePage(bytes.NewReader(data), scrapertest.ObservedAt)
-		if err == nil && len(res.Rows) == 0 && len(res.Rejected) == 0 {
+		if err == nil && len(res.Rows) == 0 && len(res.Rejects) == 0 {
 			t.Error("no rows, no rejects and no error")
 		}
 	})

@@ -64,9 +64,12 @@ func SortRows(rows []schemas.Observation) {
 }
 
 // Config returns a source config pointing at endpoint with a fixed clock, a 5 s timeout
-// and fast retries (3 tries, 1 ms apart).
+// and fast retries (3 tries, 1 ms apart). Like the CLI, it reads the source's
+// credential variables (Info.SecretEnv) from the environment into Secrets, so tests
+// set them with t.Setenv.
 func Config(t testing.TB, name, endpoint string, options map[string]any) scrapers.Config {
 	t.Helper()
+	info, _, _ := scrapers.Lookup(name)
 	c := fetch.New(fetch.Options{
 		Timeout: 5 * time.Second,
 		Backoff: fetch.Backoff{MaxTries: 3, Initial: time.Millisecond, Max: 5 * time.Millisecond},
@@ -78,6 +81,7 @@ func Config(t testing.TB, name, endpoint string, options map[string]any) scraper
 		Client:   c,
 		Logger:   slog.New(slog.DiscardHandler),
 		Now:      func() time.Time { return ObservedAt },
+		Secrets:  info.Secrets(os.Getenv),
 	}
 }
 
@@ -106,6 +110,50 @@ func Golden(t testing.TB, path string, got any) {
 	if string(want) != string(data) {
 		t.Errorf("%s: output differs from golden file (run with -update after checking the change)\n--- got ---\n%s", path, truncate(string(data), 4000))
 	}
+}
+
+// GoldenCase is what a parser case records in its expected.json: the parser's result,
+// or the error it gave.
+type GoldenCase[R any] struct {
+	Result *R     `json:"result,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// GoldenCases is every source's golden-case loop: for each input file matching pattern
+// ("testdata/*/input.json"), it runs parse on the file's bytes and compares the
+// GoldenCase with expected.json in the same folder (go test -update rewrites them).
+// parse gets the path too, for sources whose cases hold several formats. It returns
+// the number of cases, failing when there is none.
+func GoldenCases[R any](t *testing.T, pattern string, parse func(path string, data []byte) (R, error)) int {
+	t.Helper()
+	cases, err := filepath.Glob(pattern)
+	if err != nil || len(cases) == 0 {
+		t.Fatalf("no golden cases match %s: %v", pattern, err)
+	}
+	for _, in := range cases {
+		dir := filepath.Dir(in)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			res, err := parse(in, ReadFile(t, in))
+			var g GoldenCase[R]
+			if err != nil {
+				g.Error = err.Error()
+			} else {
+				g.Result = &res
+			}
+			Golden(t, filepath.Join(dir, "expected.json"), g)
+		})
+	}
+	return len(cases)
+}
+
+// ReadFile returns the file's content, failing the test when it cannot be read.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func truncate(s string, n int) string {

@@ -47,6 +47,16 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Together AI public pricing page: dedicated inference and GPU cluster prices per GPU-hour, on-demand and reserved terms",
+		Tier:            schemas.TierSpecialist,
+		Interconnect:    schemas.InterconnectInfiniband,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Together AI",
+			Method:        "pricing page (HTML)",
+			OnDemand:      "✓",
+			Spot:          "—",
+			Reserved:      "1 month, 6 months, 1y",
+			Credentials:   "none",
+		},
 	}, New)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // response is the offer search result.
@@ -41,13 +42,13 @@ type offer struct {
 // parseOffers turns an offer search response into observations: for each offer an
 // on_demand row priced at dph_total and, when the offer states one, a spot row priced
 // at min_bid. It is pure: rows carry observedAt and no source URL.
-func parseOffers(r io.Reader, observedAt time.Time) ([]schemas.Observation, error) {
+func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 	var resp response
 	if err := json.NewDecoder(r).Decode(&resp); err != nil {
-		return nil, fmt.Errorf("vast: decoding response: %w", err)
+		return scrapers.Result{}, fmt.Errorf("vast: decoding response: %w", err)
 	}
 	if resp.Offers == nil {
-		return nil, fmt.Errorf("vast: response has no offers array")
+		return scrapers.Result{}, fmt.Errorf("vast: response has no offers array")
 	}
 	rows := make([]schemas.Observation, 0, 2*len(*resp.Offers))
 	for _, o := range *resp.Offers {
@@ -81,7 +82,7 @@ func parseOffers(r io.Reader, observedAt time.Time) ([]schemas.Observation, erro
 			rows = append(rows, sp)
 		}
 	}
-	return rows, nil
+	return scrapers.Result{Rows: rows}, nil
 }
 
 // sku names a series: one machine's offer of a given GPU count. Offer ids change

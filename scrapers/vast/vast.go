@@ -18,6 +18,7 @@ package vast
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -50,6 +51,11 @@ func DefaultQuery() map[string]any {
 // DefaultLimit is the most offers one query asks for.
 const DefaultLimit = 10000
 
+// sampleOptions documents sources.vast.options in the sample configuration.
+//
+//go:embed sample.yaml
+var sampleOptions string
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
@@ -60,6 +66,18 @@ func init() {
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "*/10 * * * *",
 		Description:     "Vast.ai marketplace offer search: every rentable GPU offer, on-demand (dph_total) and interruptible (min_bid)",
+		Tier:            schemas.TierMarketplace,
+		Interconnect:    schemas.InterconnectEthernet,
+		Naming:          naming,
+		SampleOptions:   sampleOptions,
+		Doc: scrapers.Doc{
+			ProviderTitle: "Vast.ai",
+			Method:        "offer search API (JSON)",
+			OnDemand:      "✓ per machine offer",
+			Spot:          "✓ interruptible (min bid)",
+			Reserved:      "—",
+			Credentials:   "none",
+		},
 	}, New)
 }
 
@@ -127,14 +145,13 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	if err != nil {
 		return fmt.Errorf("vast: %w", err)
 	}
-	rows, err := parseOffers(bytes.NewReader(resp.Body), s.cfg.Now())
+	res, err := parseOffers(bytes.NewReader(resp.Body), s.cfg.Now())
 	if err != nil {
 		return err
 	}
-	for _, o := range rows {
-		o.SourceURL = u
-		e.Emit(o)
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("offers read", "rows", len(res.Rows))
+	if err := scrapers.EmitResult(e, res, u); err != nil {
+		return fmt.Errorf("vast: %w", err)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("offers read", "rows", len(rows))
 	return nil
 }

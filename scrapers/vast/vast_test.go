@@ -19,34 +19,16 @@ import (
 
 const apiPath = "/api/v0/bundles/"
 
-// golden is what a parser case records: the rows, or the error.
-type golden struct {
-	Rows  []schemas.Observation `json:"rows"`
-	Error string                `json:"error,omitempty"`
+func TestParseOffers(t *testing.T) {
+	scrapertest.GoldenCases(t, "testdata/*/input.json", func(_ string, data []byte) (scrapers.Result, error) {
+		return parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	})
 }
 
-func TestParseOffers(t *testing.T) {
-	cases, err := filepath.Glob("testdata/*/input.json")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var g golden
-			rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
-			if err != nil {
-				g.Error = err.Error()
-			} else {
-				g.Rows = rows
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+// parseRows is parseOffers' rows.
+func parseRows(data []byte) ([]schemas.Observation, error) {
+	res, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	return res.Rows, err
 }
 
 func TestParseOffersRules(t *testing.T) {
@@ -54,7 +36,7 @@ func TestParseOffersRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	rows, err := parseRows(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +64,7 @@ func TestParseOffersRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err = parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+	rows, err = parseRows(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +247,7 @@ func FuzzParseOffers(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := parseOffers(bytes.NewReader(data), scrapertest.ObservedAt)
+		rows, err := parseRows(data)
 		if err == nil && rows == nil {
 			t.Error("nil rows without an error")
 		}

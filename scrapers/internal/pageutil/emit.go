@@ -1,49 +1,25 @@
 package pageutil
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
-// ErrUnquarantined is returned by Emit when unreadable records were found and the
-// emitter could not quarantine them (it is not a scrapers.Rejecter).
-var ErrUnquarantined = errors.New("unreadable records could not be quarantined")
+// ErrUnquarantined is scrapers.ErrUnquarantined.
+var ErrUnquarantined = scrapers.ErrUnquarantined
 
-// Rejected is a record a parser found but could not read.
-type Rejected struct {
-	Raw    string `json:"raw"`
-	Reason string `json:"reason"`
-}
+// Rejected is a record a parser found but could not read (scrapers.Rejected).
+type Rejected = scrapers.Rejected
 
-// Result is what a page parser returns: the rows it read and the records it could not.
-type Result struct {
-	Rows    []schemas.Observation `json:"rows"`
-	Rejects []Rejected            `json:"rejects,omitempty"`
-}
+// Result is what a page parser returns: every source's scrapers.Result.
+type Result = scrapers.Result
 
 // Emit hands every row to e with SourceURL set, and every rejected record to e's
-// Rejecter. When e cannot quarantine, the rows are still emitted and the error (wrapping
-// ErrUnquarantined) lists the reasons, so the run is recorded degraded instead of losing
-// them silently.
+// Rejecter (scrapers.EmitResult).
 func Emit(e scrapers.Emitter, res Result, sourceURL string) error {
-	for _, o := range res.Rows {
-		o.SourceURL = sourceURL
-		e.Emit(o)
-	}
-	var lost []string
-	for _, r := range res.Rejects {
-		if !scrapers.Reject(e, r.Raw, r.Reason) {
-			lost = append(lost, r.Reason)
-		}
-	}
-	if len(lost) > 0 {
-		return fmt.Errorf("%w: %d (%s)", ErrUnquarantined, len(lost), strings.Join(lost, "; "))
-	}
-	return nil
+	return scrapers.EmitResult(e, res, sourceURL)
 }
 
 // UnitFromPer maps the text after a price ("GPU-hr", "GPU-hour", "Hour", "hr", "month")

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -155,7 +156,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 	log := redactLogger(a.log)
 	var jobs []ingest.Job
 	for _, n := range names {
-		_, factory, ok := scrapers.Lookup(n)
+		sinfo, factory, ok := scrapers.Lookup(n)
 		if !ok {
 			return nil, fmt.Errorf("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
 		}
@@ -169,6 +170,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 		src, err := factory(scrapers.Config{
 			Name: n, Endpoint: sc.Endpoint, Options: sc.Options, Client: client,
 			Logger: log.With("source", n), Now: now,
+			Secrets: sinfo.Secrets(os.Getenv),
 		})
 		if err != nil {
 			return nil, err

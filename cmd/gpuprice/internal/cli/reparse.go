@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	client.HTTP.Transport = arc
 	var jobs []ingest.Job
 	for _, n := range names {
-		_, factory, ok := scrapers.Lookup(n)
+		sinfo, factory, ok := scrapers.Lookup(n)
 		if !ok {
 			return fmt.Errorf("reparse: archived source %s is not a known source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
 		}
@@ -83,6 +84,7 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		src, err := factory(scrapers.Config{
 			Name: n, Endpoint: info.Endpoint, Options: info.Options, Client: client,
 			Logger: a.log.With("source", n), Now: func() time.Time { return observed },
+			Secrets: sinfo.Secrets(os.Getenv),
 		})
 		if err != nil {
 			return err

@@ -129,3 +129,15 @@ func TestAlertsSection(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleConfigLoads loads deploy/gpuprice.example.yaml, whose sources section is
+// generated from the source registry: the sample must be a valid configuration.
+func TestSampleConfigLoads(t *testing.T) {
+	c, err := Load(filepath.Join("..", "..", "..", "..", "deploy", "gpuprice.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Sources) < 13 || !c.Sources["vast"].IsEnabled() || c.Sources["vast"].Schedule != "*/10 * * * *" {
+		t.Errorf("sources = %+v, want every source (and fx) with its defaults", c.Sources)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,41 +134,19 @@ func Run(t *testing.T, c Case) {
 // Parser is a source's pure page parser.
 type Parser func(r io.Reader, observedAt time.Time) (pageutil.Result, error)
 
-// golden is what a parser case records: the rows and rejects, or the error.
-type golden struct {
-	Result pageutil.Result `json:"result"`
-	Error  string          `json:"error,omitempty"`
-}
-
 // Golden parses every testdata/<case>/input.html and compares the result (or the
-// error) with testdata/<case>/expected.json (go test -update rewrites them).
+// error) with testdata/<case>/expected.json (scrapertest.GoldenCases).
 func Golden(t *testing.T, parse Parser) {
 	t.Helper()
-	cases, err := filepath.Glob("testdata/*/input.html")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases: %v", err)
-	}
-	for _, in := range cases {
-		dir := filepath.Dir(in)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			res, err := ParseFile(t, parse, in)
-			g := golden{Result: res}
-			if err != nil {
-				g.Error = err.Error()
-			}
-			scrapertest.Golden(t, filepath.Join(dir, "expected.json"), g)
-		})
-	}
+	scrapertest.GoldenCases(t, "testdata/*/input.html", func(_ string, data []byte) (pageutil.Result, error) {
+		return parse(bytes.NewReader(data), scrapertest.ObservedAt)
+	})
 }
 
 // ParseFile parses a recorded page at the tests' fixed observation time.
 func ParseFile(t testing.TB, parse Parser, path string) (pageutil.Result, error) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parse(bytes.NewReader(data), scrapertest.ObservedAt)
+	return parse(bytes.NewReader(scrapertest.ReadFile(t, path)), scrapertest.ObservedAt)
 }
 
 // Index maps rows by "sku|pricing", failing on a series that appears twice.

@@ -1,0 +1,66 @@
+package scrapers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// ErrUnquarantined is returned by EmitResult when unreadable records were found and
+// the emitter could not quarantine them (it is not a Rejecter).
+var ErrUnquarantined = errors.New("unreadable records could not be quarantined")
+
+// Rejected is a record a parser found but could not read, kept for quarantine.
+type Rejected struct {
+	Raw    string `json:"raw"`
+	Reason string `json:"reason"`
+}
+
+// Result is what every source's parser returns (alone, or embedded in a page type
+// that adds what the source needs to go on: a next-page token, a count of items): the
+// rows it read, the records it could not read (quarantined with the reason), and the
+// records it passed over on purpose, counted by reason. Parsers are pure: no HTTP, no
+// clock; golden tests compare a Result with testdata/<case>/expected.json.
+type Result struct {
+	Rows    []schemas.Observation `json:"rows"`
+	Rejects []Rejected            `json:"rejects,omitempty"`
+	Skipped map[string]int        `json:"skipped,omitempty"`
+}
+
+// Reject records a record that could not be read.
+func (r *Result) Reject(raw, reason string) {
+	r.Rejects = append(r.Rejects, Rejected{Raw: raw, Reason: reason})
+}
+
+// Skip counts a record passed over on purpose.
+func (r *Result) Skip(reason string) {
+	if r.Skipped == nil {
+		r.Skipped = map[string]int{}
+	}
+	r.Skipped[reason]++
+}
+
+// EmitResult hands every row to e (with SourceURL set when sourceURL is not empty),
+// and every rejected record to e's Rejecter. When e cannot quarantine, the rows are
+// still emitted and the error (wrapping ErrUnquarantined) lists the reasons, so the
+// run is recorded degraded instead of losing them silently.
+func EmitResult(e Emitter, res Result, sourceURL string) error {
+	for _, o := range res.Rows {
+		if sourceURL != "" {
+			o.SourceURL = sourceURL
+		}
+		e.Emit(o)
+	}
+	var lost []string
+	for _, r := range res.Rejects {
+		if !Reject(e, r.Raw, r.Reason) {
+			lost = append(lost, r.Reason)
+		}
+	}
+	if len(lost) > 0 {
+		return fmt.Errorf("%w: %d (%s)", ErrUnquarantined, len(lost), strings.Join(lost, "; "))
+	}
+	return nil
+}
