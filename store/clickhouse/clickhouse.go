@@ -50,6 +50,7 @@ type Store struct {
 	conn     driver.Conn
 	opts     *ch.Options // for the database-creating connection of Migrate
 	database string
+	cluster  string // the cluster of the DSN's cluster parameter; "" on one server
 	redacted string // the DSN with its password replaced
 
 	mu          sync.Mutex // guards lastVersion
@@ -71,9 +72,16 @@ func open(dsn string) (*Store, error) {
 	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
 		return nil, fmt.Errorf("clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s", redacted)
 	}
+	dsn, cluster, err := clusterParam(u)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: %s: %w", redacted, err)
+	}
 	opts, err := ch.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: bad DSN %s: %w", redacted, scrub(err, u))
+	}
+	if cluster != "" {
+		clusterSettings(opts)
 	}
 	if opts.Auth.Database == "" {
 		opts.Auth.Database = "default"
@@ -85,7 +93,7 @@ func open(dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: open %s: %w", redacted, scrub(err, u))
 	}
-	return &Store{conn: conn, opts: opts, database: opts.Auth.Database, redacted: redacted}, nil
+	return &Store{conn: conn, opts: opts, database: opts.Auth.Database, cluster: cluster, redacted: redacted}, nil
 }
 
 // scrub returns err, or when the DSN's password appears in its text, an error with
@@ -167,6 +175,9 @@ func (s *Store) wrap(op string, err error) error {
 // the statements are idempotent (IF NOT EXISTS), so a migration interrupted midway
 // is completed by the next Migrate.
 func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	if s.cluster != "" {
+		return s.migrateCluster(ctx)
+	}
 	ms, err := schemas.Migrations(schemas.BackendClickHouse)
 	if err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
@@ -174,29 +185,9 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	if err := s.ensureDatabase(ctx); err != nil {
 		return nil, err
 	}
-	var exists uint64
-	if err := s.conn.QueryRow(ctx, `SELECT count() FROM system.tables
-		WHERE database = currentDatabase() AND name = 'schema_migrations'`).Scan(&exists); err != nil {
-		return nil, s.wrap("migrate", err)
-	}
-	applied := map[int]bool{}
-	if exists > 0 {
-		rows, err := s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
-		if err != nil {
-			return nil, s.wrap("migrate: read applied versions", err)
-		}
-		for rows.Next() {
-			var v uint32
-			if err := rows.Scan(&v); err != nil {
-				rows.Close()
-				return nil, s.wrap("migrate: read applied versions", err)
-			}
-			applied[int(v)] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, s.wrap("migrate: read applied versions", err)
-		}
+	applied, err := s.applied(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var done []int
 	for _, m := range ms {
@@ -220,6 +211,57 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		done = append(done, m.Version)
 	}
 	return done, nil
+}
+
+// applied returns the versions schema_migrations records (none when it does not
+// exist). It fails when the database's tables are of the other kind than the DSN
+// says: Distributed (made by migrate --cluster) without a cluster parameter, or
+// local with one.
+func (s *Store) applied(ctx context.Context) (map[int]bool, error) {
+	var engines []string
+	rows, err := s.conn.Query(ctx, `SELECT engine FROM system.tables
+		WHERE database = currentDatabase() AND name = 'schema_migrations'`)
+	if err != nil {
+		return nil, s.wrap("migrate", err)
+	}
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			rows.Close()
+			return nil, s.wrap("migrate", err)
+		}
+		engines = append(engines, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("migrate", err)
+	}
+	applied := map[int]bool{}
+	if len(engines) == 0 {
+		return applied, nil
+	}
+	switch distributed := engines[0] == "Distributed"; {
+	case distributed && s.cluster == "":
+		return nil, fmt.Errorf("clickhouse: database %s was created on a cluster (gpuprice migrate --cluster): add ?cluster=NAME to the DSN", s.database)
+	case !distributed && s.cluster != "":
+		return nil, fmt.Errorf("clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)", s.database)
+	}
+	rows, err = s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
+	if err != nil {
+		return nil, s.wrap("migrate: read applied versions", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			return nil, s.wrap("migrate: read applied versions", err)
+		}
+		applied[int(v)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("migrate: read applied versions", err)
+	}
+	return applied, nil
 }
 
 // columnExists reports whether stmt is an ALTER TABLE … ADD COLUMN whose column

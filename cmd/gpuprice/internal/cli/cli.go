@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -115,14 +116,26 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 }
 
 func (a *app) migrateCmd() *cobra.Command {
-	return &cobra.Command{
+	var cluster string
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create or upgrade the store's tables (re-running is a no-op)",
-		Args:  cobra.NoArgs,
+		Long: `Create or upgrade the store's tables; re-running is a no-op.
+
+With --cluster NAME (ClickHouse only; the same as ?cluster=NAME in the DSN) every
+table is created ON CLUSTER NAME as a Replicated*MergeTree table (name_local) and a
+Distributed table over it, sharded by series; every later command needs the DSN with
+?cluster=NAME. See docs/clickhouse-cluster.md.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dsn, err := a.cfg.StoreDSN(a.storeDSN)
 			if err != nil {
 				return err
+			}
+			if cluster != "" {
+				if dsn, err = withCluster(dsn, cluster); err != nil {
+					return err
+				}
 			}
 			st, err := store.Open(cmd.Context(), dsn)
 			if err != nil {
@@ -141,6 +154,24 @@ func (a *app) migrateCmd() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&cluster, "cluster", "", "ClickHouse cluster (remote_servers name) to create replicated and Distributed tables on")
+	return cmd
+}
+
+// withCluster adds the cluster parameter to a ClickHouse DSN, or checks that the
+// one it has names the same cluster.
+func withCluster(dsn, cluster string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme != "clickhouse" {
+		return "", fmt.Errorf("--cluster needs a ClickHouse store (--store clickhouse://host:9000/db), not %s", store.Redact(dsn))
+	}
+	q := u.Query()
+	if have := q.Get("cluster"); have != "" && have != cluster {
+		return "", fmt.Errorf("--cluster %s but the DSN says cluster=%s", cluster, have)
+	}
+	q.Set("cluster", cluster)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 func (a *app) versionCmd() *cobra.Command {

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# local.sh: the gpuprice ClickHouse cluster (2 shards × 2 replicas, cluster "gpuprice")
+# on one machine, from Debian packages: one ZooKeeper and four clickhouse-server
+# processes, each on its own ports and data directory. The tests use it; it is also a
+# way to try `gpuprice migrate --cluster gpuprice` without containers.
+#
+#   local.sh up        install what is missing (apt-get), start what is not running, wait
+#                      until every node answers and sees ZooKeeper, then print one DSN per
+#                      node on stdout (clickhouse://127.0.0.1:PORT/gpuprice?cluster=gpuprice)
+#   local.sh down      stop what up started and delete the state directory
+#   local.sh dsns      print the DSNs again
+#   local.sh kill N    SIGKILL node N (1..4), as a crash would (for failure tests)
+#   local.sh start N   start node N again and wait until it answers
+#
+# Nodes: 1 = shard 1 replica 1, 2 = shard 1 replica 2, 3 = shard 2 replica 1,
+# 4 = shard 2 replica 2. Node N listens on 127.0.0.1: native TCP 1910N, HTTP 1810N,
+# interserver 1920N. ZooKeeper listens on 12181. Everything lives under
+# $GPUPRICE_CLUSTER_DIR (default ${TMPDIR:-/tmp}/gpuprice-clickhouse-cluster); logs are
+# there too (nodeN/error.log, zookeeper/zookeeper.out). Re-running up is safe.
+set -euo pipefail
+
+DIR="${GPUPRICE_CLUSTER_DIR:-${TMPDIR:-/tmp}/gpuprice-clickhouse-cluster}"
+ZK_PORT="${GPUPRICE_CLUSTER_ZK_PORT:-12181}"
+CLUSTER=gpuprice
+NODES=(1 2 3 4)
+BASE_CONFIG="${GPUPRICE_CLICKHOUSE_CONFIG:-/etc/clickhouse-server/config.xml}"
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && SUDO="sudo"
+
+tcp_port() { echo $((19100 + $1)); }
+http_port() { echo $((18100 + $1)); }
+isp_port() { echo $((19200 + $1)); }
+shard_of() { echo $((($1 + 1) / 2)); }
+replica_of() { echo $((($1 + 1) % 2 + 1)); }
+log() { echo "local.sh: $*" >&2; }
+
+# alive PIDFILE: the process recorded there is running.
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+query() { # query N SQL
+  clickhouse-client --host 127.0.0.1 --port "$(tcp_port "$1")" -q "$2"
+}
+
+install_missing() {
+  local pkgs=()
+  command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server)
+  command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-client)
+  { [ -e /usr/share/java/zookeeper.jar ] && command -v java >/dev/null; } || pkgs+=(zookeeper)
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    log "installing ${pkgs[*]}"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >&2
+  fi
+}
+
+zk_ok() {
+  local r
+  r=$( (exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" && printf ruok >&3 && timeout 2 cat <&3) 2>/dev/null) || true
+  [ "$r" = imok ]
+}
+
+start_zookeeper() {
+  local d="$DIR/zookeeper"
+  mkdir -p "$d/data"
+  if alive "$d/pid"; then return; fi
+  if zk_ok; then
+    log "something else answers on ZooKeeper's port $ZK_PORT; set GPUPRICE_CLUSTER_ZK_PORT"
+    exit 1
+  fi
+  cat >"$d/zoo.cfg" <<EOF
+tickTime=2000
+initLimit=10
+syncLimit=5
+dataDir=$d/data
+clientPort=$ZK_PORT
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr,mntr
+maxClientCnxns=200
+EOF
+  log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
+  (cd "$d" && exec setsid nohup java -Xms64m -Xmx256m -XX:+UseSerialGC \
+    -Dzookeeper.log.dir="$d" -Dzookeeper.root.logger=INFO,CONSOLE \
+    -cp "/usr/share/java/*:/etc/zookeeper/conf" \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$d/zoo.cfg" >"$d/zookeeper.out" 2>&1 </dev/null &
+    echo $! >"$d/pid")
+  for _ in $(seq 1 120); do
+    zk_ok && return
+    alive "$d/pid" || break
+    sleep 0.5
+  done
+  log "ZooKeeper did not answer; $d/zookeeper.out:"
+  tail -30 "$d/zookeeper.out" >&2
+  exit 1
+}
+
+# remote_servers lists the cluster: two shards of two replicas, internal_replication so
+# that a Distributed insert writes one replica per shard and replication copies it.
+remote_servers() {
+  echo "    <remote_servers>"
+  echo "        <$CLUSTER>"
+  for s in 1 2; do
+    echo "            <shard>"
+    echo "                <internal_replication>true</internal_replication>"
+    for n in "${NODES[@]}"; do
+      [ "$(shard_of "$n")" = "$s" ] || continue
+      echo "                <replica><host>127.0.0.1</host><port>$(tcp_port "$n")</port></replica>"
+    done
+    echo "            </shard>"
+  done
+  echo "        </$CLUSTER>"
+  echo "    </remote_servers>"
+}
+
+write_node_config() {
+  local n=$1 d="$DIR/node$1"
+  mkdir -p "$d/config.d" "$d/users.d" "$d/data" "$d/tmp" "$d/user_files" "$d/format_schemas"
+  cp "$BASE_CONFIG" "$d/config.xml"
+  cp "$(dirname "$BASE_CONFIG")/users.xml" "$d/users.xml"
+  # Reads and writes through a Distributed table go to the first live replica of
+  # each shard (the local one first), so a client reads its own writes before
+  # replication copied them to the other replica. gpuprice migrate --cluster checks it.
+  cat >"$d/users.d/gpuprice.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+    <profiles>
+        <default>
+            <load_balancing>in_order</load_balancing>
+        </default>
+    </profiles>
+</yandex>
+EOF
+  cat >"$d/config.d/gpuprice.xml" <<EOF
+<?xml version="1.0"?>
+<!-- node $n of the local gpuprice cluster: written by deploy/clickhouse-cluster/local.sh -->
+<yandex>
+    <logger>
+        <level>warning</level>
+        <log>$d/server.log</log>
+        <errorlog>$d/error.log</errorlog>
+        <size>10M</size>
+        <count>2</count>
+    </logger>
+    <tcp_port>$(tcp_port "$n")</tcp_port>
+    <http_port>$(http_port "$n")</http_port>
+    <interserver_http_port>$(isp_port "$n")</interserver_http_port>
+    <interserver_http_host>127.0.0.1</interserver_http_host>
+    <path>$d/data/</path>
+    <tmp_path>$d/tmp/</tmp_path>
+    <user_files_path>$d/user_files/</user_files_path>
+    <format_schema_path>$d/format_schemas/</format_schema_path>
+    <users_config>$d/users.xml</users_config>
+    <!-- Four servers share one small machine: small caches. -->
+    <mark_cache_size>67108864</mark_cache_size>
+    <uncompressed_cache_size>33554432</uncompressed_cache_size>
+    <max_concurrent_queries>50</max_concurrent_queries>
+    <zookeeper>
+        <node><host>127.0.0.1</host><port>$ZK_PORT</port></node>
+        <session_timeout_ms>30000</session_timeout_ms>
+    </zookeeper>
+    <macros>
+        <cluster>$CLUSTER</cluster>
+        <shard>$(shard_of "$n")</shard>
+        <replica>node$n</replica>
+    </macros>
+    <distributed_ddl>
+        <path>/clickhouse/task_queue/ddl</path>
+    </distributed_ddl>
+$(remote_servers)
+</yandex>
+EOF
+}
+
+node_ok() { query "$1" 'SELECT 1' >/dev/null 2>&1; }
+
+start_node() {
+  local n=$1 d="$DIR/node$1"
+  if alive "$d/pid" && node_ok "$n"; then return; fi
+  if ! alive "$d/pid" && node_ok "$n"; then
+    log "something else answers on node $n's port $(tcp_port "$n")"
+    exit 1
+  fi
+  write_node_config "$n"
+  log "starting node $n (shard $(shard_of "$n"), replica $(replica_of "$n")) on 127.0.0.1:$(tcp_port "$n")"
+  (cd "$d" && exec setsid nohup clickhouse-server --config-file="$d/config.xml" >"$d/stdout.log" 2>&1 </dev/null &
+    echo $! >"$d/pid")
+}
+
+wait_node() {
+  local n=$1 d="$DIR/node$1"
+  for _ in $(seq 1 240); do
+    # Answers, and reaches ZooKeeper (ON CLUSTER DDL and replication need it).
+    if [ "$(query "$n" "SELECT count() > 0 FROM system.zookeeper WHERE path = '/'" 2>/dev/null)" = 1 ]; then
+      return
+    fi
+    alive "$d/pid" || break
+    sleep 0.5
+  done
+  log "node $n did not answer; $d/error.log:"
+  tail -30 "$d/error.log" "$d/stdout.log" >&2 2>/dev/null || true
+  exit 1
+}
+
+dsns() {
+  for n in "${NODES[@]}"; do
+    echo "clickhouse://127.0.0.1:$(tcp_port "$n")/$CLUSTER?cluster=$CLUSTER"
+  done
+}
+
+stop_pid() { # stop_pid PIDFILE NAME
+  local f=$1
+  alive "$f" || { rm -f "$f"; return; }
+  local pid
+  pid=$(cat "$f")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 60); do
+    kill -0 "$pid" 2>/dev/null || { rm -f "$f"; return; }
+    sleep 0.5
+  done
+  log "$2 did not stop within 30s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+node_arg() {
+  case "${1:-}" in
+    1 | 2 | 3 | 4) ;;
+    *) log "node must be 1, 2, 3 or 4, got '${1:-}'"; exit 2 ;;
+  esac
+}
+
+case "${1:-}" in
+  up)
+    install_missing
+    mkdir -p "$DIR"
+    start_zookeeper
+    for n in "${NODES[@]}"; do start_node "$n"; done
+    for n in "${NODES[@]}"; do wait_node "$n"; done
+    # The database the printed DSNs name; gpuprice migrate creates its tables.
+    query 1 "CREATE DATABASE IF NOT EXISTS $CLUSTER ON CLUSTER $CLUSTER" >/dev/null
+    dsns
+    ;;
+  down)
+    for n in "${NODES[@]}"; do stop_pid "$DIR/node$n/pid" "node $n"; done
+    stop_pid "$DIR/zookeeper/pid" ZooKeeper
+    rm -rf "$DIR"
+    ;;
+  dsns) dsns ;;
+  kill)
+    node_arg "${2:-}"
+    alive "$DIR/node$2/pid" || { log "node $2 is not running"; exit 1; }
+    pid=$(cat "$DIR/node$2/pid")
+    kill -KILL "$pid"
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$DIR/node$2/pid"
+    ;;
+  start)
+    node_arg "${2:-}"
+    start_node "$2"
+    wait_node "$2"
+    ;;
+  *)
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,170 @@
+// Package clustertest gives integration tests the ClickHouse cluster that
+// deploy/clickhouse-cluster/local.sh runs (2 shards × 2 replicas, cluster "gpuprice"):
+// its node DSNs from GPUPRICE_CLICKHOUSE_CLUSTER_DSNS, fresh databases created and
+// dropped ON CLUSTER, and, with GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL naming local.sh,
+// the means to SIGKILL and restart one node. Without the DSNs a test is skipped
+// loudly; under CI (CI set) it fails, so CI never skips the cluster silently.
+package clustertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+)
+
+// Environment variables the tests read; deploy/test.sh sets both.
+const (
+	// EnvDSNs lists the node DSNs local.sh up prints, separated by commas or white
+	// space, e.g. clickhouse://127.0.0.1:19101/gpuprice?cluster=gpuprice, in the
+	// order node 1 (shard 1), node 2 (shard 1), node 3 (shard 2), node 4 (shard 2).
+	EnvDSNs = "GPUPRICE_CLICKHOUSE_CLUSTER_DSNS"
+	// EnvControl is the path of local.sh, which can kill and start a node.
+	EnvControl = "GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL"
+)
+
+// Cluster is the test cluster.
+type Cluster struct {
+	Name  string     // the cluster parameter of the DSNs
+	Nodes []*url.URL // one DSN per node, without the database's name meaning anything
+}
+
+// Get returns the cluster from the environment, or skips (fails under CI).
+func Get(t testing.TB) *Cluster {
+	t.Helper()
+	raw := os.Getenv(EnvDSNs)
+	if raw == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %s is not: deploy/test.sh starts the cluster with deploy/clickhouse-cluster/local.sh up and sets it", EnvDSNs)
+		}
+		t.Skipf("!!! SKIPPING ClickHouse cluster test: run deploy/clickhouse-cluster/local.sh up and set %s to the DSNs it prints !!!", EnvDSNs)
+	}
+	c := &Cluster{}
+	for _, f := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		u, err := url.Parse(f)
+		if err != nil || u.Scheme != "clickhouse" {
+			t.Fatalf("%s: %q is not a clickhouse:// DSN", EnvDSNs, f)
+		}
+		name := u.Query().Get("cluster")
+		if name == "" {
+			t.Fatalf("%s: %s has no cluster parameter", EnvDSNs, f)
+		}
+		if c.Name != "" && name != c.Name {
+			t.Fatalf("%s: DSNs name clusters %s and %s", EnvDSNs, c.Name, name)
+		}
+		c.Name = name
+		c.Nodes = append(c.Nodes, u)
+	}
+	if len(c.Nodes) < 2 {
+		t.Fatalf("%s: %d DSNs; local.sh up prints one per node (4)", EnvDSNs, len(c.Nodes))
+	}
+	return c
+}
+
+// DSN returns the DSN of a new database (created by Migrate; dropped ON CLUSTER at
+// cleanup) naming the given nodes (0-based) as failover hosts, in order, with the
+// cluster parameter. No nodes means every node.
+func (c *Cluster) DSN(t testing.TB, nodes ...int) string {
+	t.Helper()
+	b := make([]byte, 6)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	db := "gpuprice_cluster_" + hex.EncodeToString(b)
+	t.Cleanup(func() { c.Drop(t, db) })
+	return c.DatabaseDSN(db, nodes...)
+}
+
+// DatabaseDSN is the DSN of database db on the given nodes (0-based; none: all).
+func (c *Cluster) DatabaseDSN(db string, nodes ...int) string {
+	if len(nodes) == 0 {
+		for i := range c.Nodes {
+			nodes = append(nodes, i)
+		}
+	}
+	u := *c.Nodes[nodes[0]]
+	var hosts []string
+	for _, n := range nodes {
+		hosts = append(hosts, c.Nodes[n].Host)
+	}
+	u.Host = strings.Join(hosts, ",")
+	u.Path = "/" + db
+	q := u.Query()
+	q.Set("cluster", c.Name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Conn opens a plain connection to one node (0-based), in its default database.
+func (c *Cluster) Conn(t testing.TB, node int) ch.Conn {
+	t.Helper()
+	u := *c.Nodes[node]
+	u.Path = "/default"
+	q := u.Query()
+	q.Del("cluster")
+	u.RawQuery = q.Encode()
+	opts, err := ch.ParseDSN(u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// Drop drops database db on every node, through the first node that answers.
+func (c *Cluster) Drop(t testing.TB, db string) {
+	t.Helper()
+	var last error
+	for i := range c.Nodes {
+		conn := c.Conn(t, i)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		last = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" ON CLUSTER "+c.Name)
+		cancel()
+		conn.Close()
+		if last == nil {
+			return
+		}
+	}
+	t.Errorf("drop database %s on cluster %s: %v", db, c.Name, last)
+}
+
+// Control returns the path of local.sh, or skips (fails under CI) when
+// GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL is unset.
+func Control(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv(EnvControl)
+	if p == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %s is not: deploy/test.sh sets it to deploy/clickhouse-cluster/local.sh", EnvControl)
+		}
+		t.Skipf("!!! SKIPPING: set %s to deploy/clickhouse-cluster/local.sh to let this test kill and restart a node !!!", EnvControl)
+	}
+	return p
+}
+
+// Kill SIGKILLs node n (0-based) through local.sh.
+func Kill(t testing.TB, control string, n int) {
+	t.Helper()
+	if out, err := exec.Command(control, "kill", fmt.Sprint(n+1)).CombinedOutput(); err != nil {
+		t.Fatalf("%s kill %d: %v\n%s", control, n+1, err, out)
+	}
+}
+
+// Start starts node n (0-based) again through local.sh and waits until it answers.
+func Start(t testing.TB, control string, n int) {
+	t.Helper()
+	if out, err := exec.Command(control, "start", fmt.Sprint(n+1)).CombinedOutput(); err != nil {
+		t.Fatalf("%s start %d: %v\n%s", control, n+1, err, out)
+	}
+}
