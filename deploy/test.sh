@@ -28,6 +28,18 @@ if ! clickhouse-client -q 'SELECT 1' >/dev/null 2>&1; then
   clickhouse-client -q 'SELECT version()' || { echo "clickhouse-server did not start; see $log"; tail -50 "$log"; exit 1; }
 fi
 
+# The ClickHouse cluster of the cluster tests (2 shards × 2 replicas and ZooKeeper on
+# this machine, deploy/clickhouse-cluster/local.sh), stopped at exit. Given
+# GPUPRICE_CLICKHOUSE_CLUSTER_DSNS, that cluster is used instead and left alone.
+if [ -z "${GPUPRICE_CLICKHOUSE_CLUSTER_DSNS:-}" ]; then
+  echo "== starting the local ClickHouse cluster"
+  trap 'deploy/clickhouse-cluster/local.sh down' EXIT
+  GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="$(deploy/clickhouse-cluster/local.sh up | tr '\n' ' ')"
+  export GPUPRICE_CLICKHOUSE_CLUSTER_DSNS
+  # The cluster test may SIGKILL and restart one node of it through local.sh.
+  export GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL="$PWD/deploy/clickhouse-cluster/local.sh"
+fi
+
 export GPUPRICE_CLICKHOUSE_DSN="${GPUPRICE_CLICKHOUSE_DSN:-clickhouse://localhost:9000/default}"
 export CI="${CI:-1}"   # integration tests fail instead of skipping when their server is missing
 # The outage test (cmd/gpuprice TestIntegrationClickHouseOutage) may start, SIGKILL and

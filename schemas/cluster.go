@@ -3,6 +3,7 @@ package schemas
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,8 +16,8 @@ import (
 //     '{replica}', args) on every node, and a Distributed table t over it, sharded by
 //     ShardingKeys[t]. Readers and writers keep using t: every query of the
 //     single-node store runs unchanged through the Distributed tables.
-//   - ALTER TABLE t ADD COLUMN … alters t_local (replicated ALTER) and recreates the
-//     Distributed t (ClickHouse 18.16 refuses ALTER ON CLUSTER on a Distributed table
+//   - ALTER TABLE t ADD COLUMN … alters t_local (replicated ALTER); after a run of
+//     ALTERs the Distributed t is dropped and created again (ClickHouse 18.16 refuses ALTER ON CLUSTER on a Distributed table
 //     of a cluster with replicated shards; a Distributed table holds no data when
 //     inserts are synchronous, as the store's are).
 //   - CREATE VIEW v AS SELECT … becomes a view on every node whose FROM and JOIN name
@@ -105,12 +106,37 @@ func translateMigrations(ms []Migration, cluster, database string) ([]ClusterMig
 	out := make([]ClusterMigration, 0, len(ms))
 	for _, m := range ms {
 		cm := ClusterMigration{Version: m.Version, Name: m.Name}
+		// After a run of ALTERs, the Distributed table of each altered table is made
+		// again, once, before the next other statement (a view may read the new
+		// columns) or at the migration's end.
+		var altered []string
+		flush := func() error {
+			for _, name := range altered {
+				dist, err := tr.distributed(name)
+				if err != nil {
+					return fmt.Errorf("schemas: cluster translation of migration %04d_%s: %w", m.Version, m.Name, err)
+				}
+				cm.Statements = append(cm.Statements, ClusterStatement{SQL: "DROP TABLE IF EXISTS " + tr.q(name) + tr.on()}, ClusterStatement{SQL: dist})
+			}
+			altered = altered[:0]
+			return nil
+		}
 		for i, s := range m.Statements {
 			stmts, err := tr.statement(s)
 			if err != nil {
 				return nil, fmt.Errorf("schemas: cluster translation of migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
 			}
+			if len(stmts) == 1 && stmts[0].Column != "" {
+				if name := strings.TrimSuffix(stmts[0].Table, LocalSuffix); !slices.Contains(altered, name) {
+					altered = append(altered, name)
+				}
+			} else if err := flush(); err != nil {
+				return nil, err
+			}
 			cm.Statements = append(cm.Statements, stmts...)
+		}
+		if err := flush(); err != nil {
+			return nil, err
 		}
 		out = append(out, cm)
 	}
@@ -165,14 +191,12 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		if !ok {
 			return nil, fmt.Errorf("ADD COLUMN IF NOT EXISTS is not on ClickHouse 18.16: %q", s)
 		}
-		dist, err := t.distributed(name)
-		if err != nil {
+		if _, err := t.distributed(name); err != nil {
 			return nil, err
 		}
+		// The migration recreates the Distributed table once, after its last ALTER.
 		return []ClusterStatement{
 			{SQL: "ALTER TABLE " + t.q(name+LocalSuffix) + t.on() + " " + clause, Table: table + LocalSuffix, Column: column},
-			{SQL: "DROP TABLE IF EXISTS " + t.q(name) + t.on()},
-			{SQL: dist},
 		}, nil
 	}
 	if g := createViewRe.FindStringSubmatch(s); g != nil {

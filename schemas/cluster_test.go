@@ -74,8 +74,6 @@ func TestClusterTranslation(t *testing.T) {
 		}},
 		{"ALTER TABLE t ADD COLUMN b DateTime('UTC') AFTER a", []ClusterStatement{
 			{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN b DateTime('UTC') AFTER a", Table: "t_local", Column: "b"},
-			{SQL: "DROP TABLE IF EXISTS db.t ON CLUSTER c1"},
-			{SQL: "CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c1 AS db.t_local ENGINE = Distributed(c1, db, t_local, cityHash64(a))"},
 		}},
 		{"CREATE VIEW IF NOT EXISTS v AS\nSELECT a FROM (SELECT a FROM t GROUP BY a) ANY LEFT JOIN t USING a\nWHERE a IN (SELECT a FROM numbers(3)) AND a IN (SELECT a FROM other.t) AND a IN (SELECT a FROM unknown)", []ClusterStatement{
 			{SQL: "CREATE VIEW IF NOT EXISTS db.v ON CLUSTER c1 AS SELECT a FROM (SELECT a FROM db.t GROUP BY a) ANY LEFT JOIN db.t USING a\nWHERE a IN (SELECT a FROM numbers(3)) AND a IN (SELECT a FROM other.t) AND a IN (SELECT a FROM unknown)"},
@@ -103,6 +101,39 @@ func TestClusterTranslation(t *testing.T) {
 		if got, err := tr.statement(bad); err == nil {
 			t.Errorf("%q translated to %q, want an error", bad, got)
 		}
+	}
+}
+
+// TestClusterAlters: a run of ALTERs changes the local tables, then each altered
+// table's Distributed table is made again once, before the next other statement.
+func TestClusterAlters(t *testing.T) {
+	ShardingKeys["t"] = "cityHash64(a)"
+	defer delete(ShardingKeys, "t")
+	ms := []Migration{
+		{Version: 1, Name: "init", Statements: []string{"CREATE TABLE IF NOT EXISTS t (a String) ENGINE = MergeTree() ORDER BY a"}},
+		{Version: 2, Name: "more", Statements: []string{
+			"ALTER TABLE t ADD COLUMN b String AFTER a",
+			"ALTER TABLE t ADD COLUMN c String AFTER b",
+			"CREATE VIEW IF NOT EXISTS v AS SELECT a, b, c FROM t",
+			"ALTER TABLE t ADD COLUMN d String AFTER c",
+		}},
+	}
+	cms, err := translateMigrations(ms, "c1", "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ClusterStatement{
+		{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN b String AFTER a", Table: "t_local", Column: "b"},
+		{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN c String AFTER b", Table: "t_local", Column: "c"},
+		{SQL: "DROP TABLE IF EXISTS db.t ON CLUSTER c1"},
+		{SQL: "CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c1 AS db.t_local ENGINE = Distributed(c1, db, t_local, cityHash64(a))"},
+		{SQL: "CREATE VIEW IF NOT EXISTS db.v ON CLUSTER c1 AS SELECT a, b, c FROM db.t"},
+		{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN d String AFTER c", Table: "t_local", Column: "d"},
+		{SQL: "DROP TABLE IF EXISTS db.t ON CLUSTER c1"},
+		{SQL: "CREATE TABLE IF NOT EXISTS db.t ON CLUSTER c1 AS db.t_local ENGINE = Distributed(c1, db, t_local, cityHash64(a))"},
+	}
+	if !reflect.DeepEqual(cms[1].Statements, want) {
+		t.Errorf("migration 2:\n got  %q\n want %q", cms[1].Statements, want)
 	}
 }
 
