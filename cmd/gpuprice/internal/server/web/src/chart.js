@@ -56,9 +56,9 @@ export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v)
   const bands = [];
   if (band) {
     const hiIdx = series.length;
-    series.push({ label: band.label + ' high', stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
+    series.push({ label: band.label.replace('p10–p90', 'p90'), stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
     data.push(band.hi);
-    series.push({ label: band.label + ' low', stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
+    series.push({ label: band.label.replace('p10–p90', 'p10'), stroke: 'transparent', width: 0, points: { show: false }, spanGaps: true, value: (u, v) => (v == null ? '–' : fmt(v)) });
     data.push(band.lo);
     bands.push({ series: [hiIdx, hiIdx + 1], fill: band.color || 'rgba(128,128,128,0.18)' });
   }
@@ -77,7 +77,7 @@ export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v)
         (u) => {
           // How many lines have at least one value on the canvas (the browser tests read it).
           let n = 0;
-          for (let i = 1; i < u.series.length; i++) if (u.series[i].show && u.series[i].stroke !== 'transparent' && u.data[i].some(isNum)) n++;
+          for (let i = 1; i <= lines.length; i++) if (u.series[i].show && u.data[i].some(isNum)) n++;
           figure.dataset.seriesDrawn = String(n);
         },
       ],

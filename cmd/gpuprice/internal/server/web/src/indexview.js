@@ -52,5 +52,18 @@ export async function indexView(main) {
     el('tbody', {}, latest.map((p) => el('tr', {}, el('th', { scope: 'row' }, p.group), el('td', {}, day(p.day)),
       el('td', { class: 'n' }, money(p.price_usd_gpu_hour)), el('td', { class: 'n' }, p.offers ?? '–'), el('td', { class: 'n' }, p.dropped ?? '–')))),
   ));
-  status.replaceWith(controls, fig, latest.length ? table : '', method ? el('p', { class: 'note' }, 'Method: ', method, ' (docs/analytics.md).') : '');
+  // Every GPU's latest index, to compare at a glance.
+  const groupsAll = uniq(points.map((p) => p.group));
+  const last = new Map();
+  for (const p of points) {
+    const k = p.gpu + '|' + p.group;
+    if (!last.has(k) || Date.parse(p.day) > Date.parse(last.get(k).day)) last.set(k, p);
+  }
+  const overview = gpus.length ? el('div', { class: 'scroll' }, el('table', { id: 'index-all' },
+    el('caption', {}, `Every GPU, ${pricingLabel(state.pricing)}, latest day ($/GPU-hour)`),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'GPU'), groupsAll.map((g) => el('th', { scope: 'col', class: 'n' }, g)))),
+    el('tbody', {}, gpus.map((g) => el('tr', { class: g === state.gpu ? 'current' : '' },
+      el('th', { scope: 'row' }, el('a', { href: href('/index', { ...state, gpu: g }) }, g)),
+      groupsAll.map((grp) => { const p = last.get(g + '|' + grp); return el('td', { class: 'n', title: p ? day(p.day) : '' }, p ? money(p.price_usd_gpu_hour) : '–'); })))))) : '';
+  status.replaceWith(controls, fig, latest.length ? table : '', overview, method ? el('p', { class: 'note' }, 'Method: ', method, ' (docs/analytics.md).') : '');
 }

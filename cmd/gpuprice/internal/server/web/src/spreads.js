@@ -48,6 +48,15 @@ export async function spreads(main) {
     fmt: money,
   });
   fig.id = 'spreads-chart';
+  const ratio = chart({
+    title: `${state.gpu || 'No GPU'} ${pricingLabel(state.pricing)}: hyperscaler ÷ specialist median`,
+    xs,
+    lines: [{ label: 'ratio', values: mine.map((d) => (isNum(d.ratio) ? d.ratio : null)), color: COLORS.index }],
+    yLabel: 'ratio',
+    fmt: (v) => v.toFixed(2),
+    height: 200,
+  });
+  ratio.id = 'ratio-chart';
   const rows = summary;
   const table = rows.length
     ? el('div', { class: 'scroll' }, el('table', { id: 'spread-summary' },
@@ -62,5 +71,5 @@ export async function spreads(main) {
         el('td', { class: 'n' }, s.days_with_ratio ?? '–'),
       )))))
     : el('p', { class: 'empty' }, 'No day had both a hyperscaler and a specialist price in this window.');
-  status.replaceWith(controls, fig, table);
+  status.replaceWith(controls, fig, ratio, table);
 }
