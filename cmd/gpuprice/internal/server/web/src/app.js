@@ -30,6 +30,8 @@ function nav(path) {
 }
 
 async function main() {
+  // A hash route (#/series?gpu=…, as some links are written) is the same view as its path.
+  if (/^#\/[a-z]*(\?|$)/.test(location.hash)) history.replaceState(null, '', location.hash.slice(1));
   const path = location.pathname.replace(/\/+$/, '') || '/';
   const view = VIEWS[path];
   const header = document.querySelector('header');
