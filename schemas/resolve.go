@@ -143,7 +143,9 @@ func (c *Catalog) ResolveGPU(input string) (Match, error) {
 	for mk := range c.byModel {
 		keys = append(keys, mk)
 	}
-	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return len(keys[i]) > len(keys[j]) || len(keys[i]) == len(keys[j]) && keys[i] < keys[j]
+	})
 	for _, mk := range keys {
 		rest, ok := strings.CutPrefix(k, mk)
 		if !ok {
