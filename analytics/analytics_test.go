@@ -11,6 +11,14 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
+// val reads an optional figure; nil (undefined) is NaN, which no assertion accepts.
+func val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
 func near(t *testing.T, name string, got, want, tol float64) {
 	t.Helper()
 	if math.Abs(got-want) > tol {
@@ -202,12 +210,12 @@ func TestSpreads(t *testing.T) {
 	if len(days) != 2 {
 		t.Fatalf("%d spread days: %+v", len(days), days)
 	}
-	near(t, "day 0 hyperscaler", days[0].Hyperscaler, 4.2, 1e-12)
-	near(t, "day 0 specialist", days[0].Specialist, 2.2, 1e-12)
-	near(t, "day 0 marketplace", days[0].Marketplace, 1.8, 1e-12)
-	near(t, "day 0 ratio", days[0].Ratio, 4.2/2.2, 1e-12)
-	near(t, "day 0 premium", days[0].PremiumPct, (4.2/2.2-1)*100, 1e-9)
-	near(t, "day 1 ratio", days[1].Ratio, 2.0, 1e-12)
+	near(t, "day 0 hyperscaler", val(days[0].Hyperscaler), 4.2, 1e-12)
+	near(t, "day 0 specialist", val(days[0].Specialist), 2.2, 1e-12)
+	near(t, "day 0 marketplace", val(days[0].Marketplace), 1.8, 1e-12)
+	near(t, "day 0 ratio", val(days[0].Ratio), 4.2/2.2, 1e-12)
+	near(t, "day 0 premium", val(days[0].PremiumPct), (4.2/2.2-1)*100, 1e-9)
+	near(t, "day 1 ratio", val(days[1].Ratio), 2.0, 1e-12)
 	sum := SummariseSpreads(days)
 	if len(sum) != 1 || sum[0].Days != 2 {
 		t.Fatalf("summary: %+v", sum)
@@ -227,24 +235,26 @@ func TestHistory(t *testing.T) {
 	got := HistoryOf("H100-SXM-80GB", "on_demand", prices, day(0), day(3), 1)
 	o := got.Overall
 	// All six samples sorted: 2.0 2.1 2.2 3.0 3.0 3.0: p10 h=0.5 → 2.05; p50 h=2.5 → 2.6.
-	near(t, "p10", o.P10, 2.05, 1e-12)
-	near(t, "p50", o.P50, 2.6, 1e-12)
-	near(t, "p90", o.P90, 3.0, 1e-12)
-	near(t, "min", o.Min, 2.0, 0)
-	near(t, "latest", o.Latest, 2.2, 0)
+	near(t, "p10", val(o.P10), 2.05, 1e-12)
+	near(t, "p50", val(o.P50), 2.6, 1e-12)
+	near(t, "p90", val(o.P90), 3.0, 1e-12)
+	near(t, "min", val(o.Min), 2.0, 0)
+	near(t, "latest", val(o.Latest), 2.2, 0)
 	if o.Series != 2 || o.Samples != 6 {
 		t.Errorf("series %d samples %d", o.Series, o.Samples)
 	}
 	// daily medians 2.5, 2.55, 2.6: slope 0.05/day → 1.5 per 30 days, over a mean of 2.55.
-	near(t, "trend", o.TrendPer30d, 1.5, 1e-9)
-	near(t, "trend %", o.TrendPctPer30d, 1.5/2.55*100, 1e-9)
+	near(t, "trend", val(o.TrendPer30d), 1.5, 1e-9)
+	near(t, "trend %", val(o.TrendPctPer30d), 1.5/2.55*100, 1e-9)
 	if len(got.Providers) != 2 || got.Providers[0].Provider != "aws" {
 		t.Fatalf("providers: %+v", got.Providers)
 	}
 	aws := got.Providers[0]
-	near(t, "aws trend", aws.TrendPer30d, 3.0, 1e-9)
-	near(t, "aws reserved discount", aws.ReservedDiscountPct, 30, 1e-9)
-	near(t, "lambda reserved discount", got.Providers[1].ReservedDiscountPct, 0, 0)
+	near(t, "aws trend", val(aws.TrendPer30d), 3.0, 1e-9)
+	near(t, "aws reserved discount", val(aws.ReservedDiscountPct), 30, 1e-9)
+	if d := got.Providers[1].ReservedDiscountPct; d != nil { // lambda publishes no reserved price
+		t.Errorf("lambda reserved discount %v, want none (null)", *d)
+	}
 	if len(got.Cheapest) != 1 || got.Cheapest[0].Provider != "aws" || got.Cheapest[0].Price != 2.2 {
 		t.Errorf("cheapest: %+v", got.Cheapest)
 	}
@@ -266,5 +276,27 @@ func TestIndex(t *testing.T) {
 	}
 	if idx[1].Group != GroupOthers || idx[1].Price != 5 || idx[1].Dropped != 1 || idx[1].Method != IndexVersion {
 		t.Errorf("others point: %+v", idx[1])
+	}
+}
+
+// TestSpreadsMissingTier: a day without a specialist price has no ratio (null),
+// never 0, and the summary skips it.
+func TestSpreadsMissingTier(t *testing.T) {
+	h, m := schemas.TierHyperscaler, schemas.TierMarketplace
+	days := Spreads([]DayPrice{dp("aws", h, "on_demand", "p5", 0, 4.0), dp("vast", m, "on_demand", "v", 0, 1.8)})
+	if len(days) != 1 {
+		t.Fatalf("%d days", len(days))
+	}
+	d := days[0]
+	if d.Ratio != nil || d.PremiumPct != nil || d.Specialist != nil || d.NSpecialist != 0 {
+		t.Errorf("day without a specialist price: %+v", d)
+	}
+	near(t, "hyperscaler", val(d.Hyperscaler), 4.0, 0)
+	if s := SummariseSpreads(days); len(s) != 0 {
+		t.Errorf("summary of days without a ratio: %+v", s)
+	}
+	hs := HistoryOf("H100-SXM-80GB", "on_demand", nil, day(0), day(3), 5)
+	if hs.Overall.P50 != nil || hs.Overall.Min != nil || hs.Overall.TrendPer30d != nil || hs.Overall.Samples != 0 {
+		t.Errorf("history of nothing: %+v", hs.Overall)
 	}
 }

@@ -14,26 +14,28 @@ type HistoryStats struct {
 	Provider string `json:"provider"`
 	Series   int    `json:"series"`
 	Samples  int    `json:"samples"` // series-days
-	// Percentiles (type 7) and minimum of the series-day prices.
-	P10 float64 `json:"p10"`
-	P25 float64 `json:"p25"`
-	P50 float64 `json:"p50"`
-	P75 float64 `json:"p75"`
-	P90 float64 `json:"p90"`
-	Min float64 `json:"min"`
+	// Percentiles (type 7) and minimum of the series-day prices. Every figure of
+	// HistoryStats is nil when it is undefined (no samples; a trend needs two days;
+	// a discount needs both prices).
+	P10 *float64 `json:"p10"`
+	P25 *float64 `json:"p25"`
+	P50 *float64 `json:"p50"`
+	P75 *float64 `json:"p75"`
+	P90 *float64 `json:"p90"`
+	Min *float64 `json:"min"`
 	// Latest is the lowest price in force on the window's last day among the
 	// series; LatestMedian their median.
-	Latest       float64 `json:"latest"`
-	LatestMedian float64 `json:"latest_median"`
+	Latest       *float64 `json:"latest"`
+	LatestMedian *float64 `json:"latest_median"`
 	// TrendPer30d is the least-squares slope of the daily median price against time,
 	// in $/GPU-hour per 30 days, and TrendPctPer30d that slope over the mean of the
 	// daily medians, in percent.
-	TrendPer30d    float64 `json:"trend_per_30d"`
-	TrendPctPer30d float64 `json:"trend_pct_per_30d"`
+	TrendPer30d    *float64 `json:"trend_per_30d"`
+	TrendPctPer30d *float64 `json:"trend_pct_per_30d"`
 	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
-	// on_demand) of the same GPU at the same providers, in percent; 0 when either
+	// on_demand) of the same GPU at the same providers, in percent; nil when either
 	// is missing.
-	ReservedDiscountPct float64 `json:"reserved_discount_pct"`
+	ReservedDiscountPct *float64 `json:"reserved_discount_pct"`
 }
 
 // Offer is one series' price in force on the window's last day.
@@ -119,10 +121,10 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
 		sorted := append([]float64(nil), g.vals...)
 		sort.Float64s(sorted)
-		s.P10, s.P25, s.P50 = finite(percentileSorted(sorted, .10)), finite(percentileSorted(sorted, .25)), finite(percentileSorted(sorted, .50))
-		s.P75, s.P90 = finite(percentileSorted(sorted, .75)), finite(percentileSorted(sorted, .90))
+		s.P10, s.P25, s.P50 = Opt(percentileSorted(sorted, .10)), Opt(percentileSorted(sorted, .25)), Opt(percentileSorted(sorted, .50))
+		s.P75, s.P90 = Opt(percentileSorted(sorted, .75)), Opt(percentileSorted(sorted, .90))
 		if len(sorted) > 0 {
-			s.Min = sorted[0]
+			s.Min = Opt(sorted[0])
 		}
 		var latest []float64
 		for _, v := range g.latest {
@@ -130,19 +132,19 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		}
 		sort.Float64s(latest)
 		if len(latest) > 0 {
-			s.Latest = latest[0]
+			s.Latest = Opt(latest[0])
 		}
-		s.LatestMedian = finite(Median(latest))
+		s.LatestMedian = Opt(Median(latest))
 		var xs, ys []float64
 		for d, v := range g.byDay {
 			xs = append(xs, float64(d)/86400)
 			ys = append(ys, Median(v))
 		}
 		slope := OLSSlope(xs, ys)
-		s.TrendPer30d = finite(slope * 30)
-		s.TrendPctPer30d = finite(slope * 30 / Mean(ys) * 100)
+		s.TrendPer30d = Opt(slope * 30)
+		s.TrendPctPer30d = Opt(slope * 30 / Mean(ys) * 100)
 		if m, r := Median(odv), Median(resv); m > 0 && r > 0 {
-			s.ReservedDiscountPct = (1 - r/m) * 100
+			s.ReservedDiscountPct = Opt((1 - r/m) * 100)
 		}
 		return s
 	}

@@ -13,18 +13,18 @@ type SpreadDay struct {
 	GPU     string    `json:"gpu"`
 	Pricing string    `json:"pricing"`
 	Day     time.Time `json:"day"`
-	// Medians of the day's prices per GPU-hour of each tier's series (0 when the
+	// Medians of the day's prices per GPU-hour of each tier's series (nil when the
 	// tier has none), and how many series each took.
-	Hyperscaler  float64 `json:"hyperscaler"`
-	Specialist   float64 `json:"specialist"`
-	Marketplace  float64 `json:"marketplace"`
-	NHyperscaler int     `json:"n_hyperscaler"`
-	NSpecialist  int     `json:"n_specialist"`
-	NMarketplace int     `json:"n_marketplace"`
-	// Ratio is Hyperscaler / Specialist and PremiumPct (Ratio − 1) × 100; both 0
+	Hyperscaler  *float64 `json:"hyperscaler"`
+	Specialist   *float64 `json:"specialist"`
+	Marketplace  *float64 `json:"marketplace"`
+	NHyperscaler int      `json:"n_hyperscaler"`
+	NSpecialist  int      `json:"n_specialist"`
+	NMarketplace int      `json:"n_marketplace"`
+	// Ratio is Hyperscaler / Specialist and PremiumPct (Ratio − 1) × 100; both nil
 	// when either tier has no price that day.
-	Ratio      float64 `json:"ratio"`
-	PremiumPct float64 `json:"premium_pct"`
+	Ratio      *float64 `json:"ratio"`
+	PremiumPct *float64 `json:"premium_pct"`
 }
 
 // SpreadSummary is how the spread of one GPU and pricing kind moved over the
@@ -71,11 +71,11 @@ func Spreads(prices []DayPrice) []SpreadDay {
 	out := make([]SpreadDay, 0, len(acc))
 	for k, t := range acc {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
-			Hyperscaler: finite(Median(t.h)), Specialist: finite(Median(t.s)), Marketplace: finite(Median(t.m)),
+			Hyperscaler: Opt(Median(t.h)), Specialist: Opt(Median(t.s)), Marketplace: Opt(Median(t.m)),
 			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m)}
-		if d.Hyperscaler > 0 && d.Specialist > 0 {
-			d.Ratio = d.Hyperscaler / d.Specialist
-			d.PremiumPct = (d.Ratio - 1) * 100
+		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
+			r := *d.Hyperscaler / *d.Specialist
+			d.Ratio, d.PremiumPct = Opt(r), Opt((r-1)*100)
 		}
 		out = append(out, d)
 	}
@@ -96,18 +96,19 @@ func Spreads(prices []DayPrice) []SpreadDay {
 func SummariseSpreads(days []SpreadDay) []SpreadSummary {
 	var out []SpreadSummary
 	for _, d := range days {
-		if d.Ratio == 0 {
+		if d.Ratio == nil {
 			continue
 		}
+		ratio := *d.Ratio
 		n := len(out)
 		if n == 0 || out[n-1].GPU != d.GPU || out[n-1].Pricing != d.Pricing {
-			out = append(out, SpreadSummary{GPU: d.GPU, Pricing: d.Pricing, First: d.Day, FirstRatio: d.Ratio,
+			out = append(out, SpreadSummary{GPU: d.GPU, Pricing: d.Pricing, First: d.Day, FirstRatio: ratio,
 				MinRatio: math.Inf(1), MaxRatio: math.Inf(-1)})
 			n++
 		}
 		s := &out[n-1]
-		s.Last, s.LastRatio = d.Day, d.Ratio
-		s.MinRatio, s.MaxRatio = math.Min(s.MinRatio, d.Ratio), math.Max(s.MaxRatio, d.Ratio)
+		s.Last, s.LastRatio = d.Day, ratio
+		s.MinRatio, s.MaxRatio = math.Min(s.MinRatio, ratio), math.Max(s.MaxRatio, ratio)
 		s.Days++
 	}
 	for i := range out {

@@ -108,6 +108,16 @@ func OLSSlope(xs, ys []float64) float64 {
 
 // finite returns x, or 0 when x is NaN or infinite, for JSON output (which has no
 // NaN); the figures that can be undefined say so with a count next to them.
+// Opt returns a pointer to x, or nil when x is NaN or infinite: a figure that is
+// undefined (no values, one day, a tier without a price) is JSON null, "-" in tables
+// and empty in CSV, never 0.
+func Opt(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
 func finite(x float64) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0

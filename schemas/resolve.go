@@ -16,7 +16,7 @@ type Match struct {
 	Kind  string   `json:"kind"`  // gpu, provider, region, pricing
 	Input string   `json:"input"` // as typed
 	Names []string `json:"names"` // canonical names matched, at least one
-	How   string   `json:"how"`   // exact, case (case or punctuation differed), family, variant, alias, canonicaliser
+	How   string   `json:"how"`   // exact, case (case or punctuation differed), family, variant, alias
 }
 
 // Exact reports whether the input was already the one canonical name.
@@ -106,8 +106,8 @@ var (
 // ResolveGPU resolves a GPU name as people type it, case and punctuation aside:
 // a canonical id ("h100-sxm-80gb"), a model or alias naming its whole family ("h100":
 // every H100 variant; "a6000"), a model with a form factor and/or memory ("H100 SXM",
-// "a100-80gb": the variants that have them), else what the canonicaliser makes of
-// a provider's name ("NVIDIA H100 80GB HBM3"). "unknown" matches the GPUs the
+// "a100-80gb": the variants that have them). Nothing else is guessed: a filter
+// must not widen because a word was ignored. "unknown" matches the GPUs the
 // canonicaliser could not place. No match is a *NoMatchError with the nearest ids
 // and models.
 func (c *Catalog) ResolveGPU(input string) (Match, error) {
@@ -166,10 +166,6 @@ func (c *Catalog) ResolveGPU(input string) (Match, error) {
 			m.Names, m.How = c.ids(hit), "variant"
 			return m, nil
 		}
-	}
-	if id, _ := c.Explain(Hint{Name: in}); id != UnknownGPU {
-		m.Names, m.How = []string{id}, "canonicaliser"
-		return m, nil
 	}
 	cands := c.IDs()
 	seen := map[string]bool{}

@@ -20,6 +20,11 @@ import (
 // the write as a whole; ingest spools the batch and retries later.
 var ErrUnavailable = errors.New("store: unavailable")
 
+// ErrLocked marks an embedded store whose file another process holds (DuckDB lets
+// one process open a file at a time): typically a running `gpuprice serve`, whose
+// HTTP API can answer instead.
+var ErrLocked = errors.New("store: the database file is in use by another process")
+
 // Filter selects observations. Empty fields match everything.
 type Filter struct {
 	GPU      string

@@ -81,8 +81,9 @@ func open(ctx context.Context, path, config string) (*Store, error) {
 }
 
 // ErrLocked is returned when another process holds the database file: DuckDB lets
-// one process write a file at a time.
-var ErrLocked = errors.New("duckdb: the database file is in use by another process")
+// one process write a file at a time. It is store.ErrLocked, so that callers need
+// not import this package to recognise it.
+var ErrLocked = store.ErrLocked
 
 func openError(path string, err error) error {
 	if strings.Contains(err.Error(), "Could not set lock on file") {

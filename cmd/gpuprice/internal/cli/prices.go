@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,11 +26,27 @@ type filterFlags struct {
 
 func (f *filterFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.gpu, "gpu", "", "canonical GPU, e.g. H100-SXM-80GB (see `gpuprice gpus`)")
+	fl.StringVar(&f.gpu, "gpu", "", "GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); see `gpuprice gpus`")
 	fl.StringVar(&f.provider, "provider", "", "provider, e.g. aws, lambda, vast")
 	fl.StringVar(&f.pricing, "pricing", "", "pricing kind: on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m")
-	fl.StringVar(&f.region, "region", "", "provider region, verbatim (e.g. eastus, us-east-1)")
+	fl.StringVar(&f.region, "region", "", "provider region (e.g. eastus, us-east-1; case does not matter)")
 	fl.StringVar(&f.tier, "tier", "", "hyperscaler, specialist or marketplace")
+}
+
+// values are the filters as report parameters, with more name/value pairs.
+func (f *filterFlags) values(kv ...string) url.Values {
+	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region, "tier", f.tier}, kv...)...)
+}
+
+// flagValues builds report parameters from name/value pairs, leaving out empty values.
+func flagValues(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	return v
 }
 
 func (f *filterFlags) filter() (store.Filter, error) {
@@ -54,31 +72,39 @@ func (a *app) pricesCmd() *cobra.Command {
 pricing kind) still on offer, cheapest per GPU-hour first. A series counts as on offer
 when it was observed within --stale of its provider's newest observation, so offers a
 marketplace no longer lists drop out after the next collection; --all-series lists
-every series ever seen.`,
+every series ever seen.
+
+--gpu takes names as people type them: a canonical id (H100-SXM-80GB), a family
+(h100: every H100 variant) or a model with form factor or memory ("H100 SXM",
+a100-80gb); what a name matched is said on stderr, and a name that matches nothing
+is an error with the nearest names. --provider, --pricing and --region likewise.`,
 		Example: `  gpuprice prices --gpu H100-SXM-80GB --pricing on_demand
+  gpuprice prices --gpu h100 --pricing spot
   gpuprice prices --provider vast --pricing spot --format csv > vast.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := ff.filter()
+			if format != "table" && format != "json" && format != "csv" {
+				return fmt.Errorf("--format %q: use table, json or csv", format)
+			}
+			v := ff.values("stale", report.FormatSpan(stale))
+			if limit != 0 {
+				v.Set("limit", strconv.Itoa(limit))
+			}
+			if allSeries {
+				v.Set("all-series", "true")
+			}
+			q, err := report.ParsePrices(v, report.NoCaps)
 			if err != nil {
-				return err
+				return report.FlagError(err)
 			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rows, err := st.Latest(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if !allSeries {
-				rows = analytics.CurrentOnly(rows, stale)
-			}
-			if limit > 0 && len(rows) > limit {
-				rows = rows[:limit]
-			}
-			return writeObservations(a.stdout, format, rows)
+			return a.withReports(cmd, func(src report.Source) error {
+				res, err := src.Prices(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				a.noteMatches(res.Matched)
+				return writeObservations(a.stdout, format, res.Data)
+			})
 		},
 	}
 	ff.add(cmd)

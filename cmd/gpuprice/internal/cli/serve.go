@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).serveCmd) }
@@ -112,6 +114,16 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
+	if dir, err := a.cfg.DataDirPath(); err == nil {
+		dsn, _ := a.cfg.StoreDSN(a.storeDSN)
+		remove, err := server.WriteAddress(dir, server.Address{URL: server.URLOf(ln.Addr()), Store: store.Redact(dsn),
+			PID: os.Getpid(), StartedAt: time.Now().UTC()})
+		if err != nil {
+			a.log.Warn("server address not recorded: CLI commands cannot reach this server while it holds the store", "error", err.Error())
+		} else {
+			defer remove()
+		}
+	}
 	return srv.Serve(ctx, ln, runNow)
 }
 
@@ -139,4 +151,22 @@ func (p *pipeline) run(ctx context.Context, sources []string) []schemas.Run {
 		runs[i] = r.Run
 	}
 	return runs
+}
+
+// runningServer returns the URL of the running `gpuprice serve` that recorded its
+// address in the data directory for the same store.
+func (a *app) runningServer() (string, bool) {
+	dir, err := a.cfg.DataDirPath()
+	if err != nil {
+		return "", false
+	}
+	addr, err := server.ReadAddress(dir)
+	if err != nil {
+		return "", false
+	}
+	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	if err != nil || store.Redact(dsn) != addr.Store {
+		return "", false
+	}
+	return addr.URL, true
 }

@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// reader is the report reader over st.
+func (a *app) reader(st store.Store) (*report.Reader, error) {
+	cat, err := schemas.DefaultCatalog()
+	if err != nil {
+		return nil, err
+	}
+	return &report.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names()}, nil
+}
+
+// withReports calls fn with a report source: the store, or, when the embedded store
+// is held by a running `gpuprice serve`, that server's API (said in one line on
+// stderr). Errors about a parameter are written as flag errors.
+func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) error {
+	st, err := a.openStore(cmd.Context())
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			if base, ok := a.runningServer(); ok {
+				fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
+				return report.FlagError(fn(&report.Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Minute}}))
+			}
+		}
+		return err
+	}
+	defer st.Close()
+	r, err := a.reader(st)
+	if err != nil {
+		return err
+	}
+	return report.FlagError(fn(r))
+}
+
+// noteMatches says on stderr what names that were not canonical matched.
+func (a *app) noteMatches(ms []schemas.Match) {
+	for _, m := range ms {
+		if !m.Exact() {
+			fmt.Fprintf(a.stderr, "gpuprice: --%s\n", m)
+		}
+	}
+}

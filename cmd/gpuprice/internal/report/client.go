@@ -1,0 +1,132 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// Source computes reports: a Reader over a store, or a Client of a running
+// server's API (the command line's way in while serve holds the embedded store).
+type Source interface {
+	Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Observation], error)
+	Series(ctx context.Context, q SeriesQuery) (Result[Series], error)
+	Volatility(ctx context.Context, q VolatilityQuery) (Result[Volatility], error)
+	Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error)
+	Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], error)
+	History(ctx context.Context, q HistoryQuery) (Result[analytics.History], error)
+	Index(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexPoint], error)
+}
+
+var (
+	_ Source = (*Reader)(nil)
+	_ Source = (*Client)(nil)
+)
+
+// Client asks a running gpuprice server's /api/v1 for reports.
+type Client struct {
+	Base string // e.g. http://127.0.0.1:8080
+	HTTP *http.Client
+}
+
+// APIError is an error answer of the API that is not about a parameter.
+type APIError struct {
+	Status int
+	Msg    string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("server answered %d: %s", e.Status, e.Msg) }
+
+// Get asks path (below /api/v1/) with the parameters and decodes the answer's
+// envelope into res.
+func (c *Client) Get(ctx context.Context, path string, v url.Values, res any) error {
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 2 * time.Minute}
+	}
+	u := strings.TrimRight(c.Base, "/") + "/api/v1/" + path
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var pe ParamError
+		if json.Unmarshal(body, &pe) == nil && pe.Param != "" {
+			return &pe
+		}
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return &APIError{Status: resp.StatusCode, Msg: e.Error}
+		}
+		return &APIError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(body))}
+	}
+	if err := json.Unmarshal(body, res); err != nil {
+		return fmt.Errorf("server's answer to %s: %w", path, err)
+	}
+	return nil
+}
+
+func (c *Client) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Observation], error) {
+	var r Result[[]schemas.Observation]
+	return r, c.Get(ctx, "prices", q.Values(), &r)
+}
+
+func (c *Client) Series(ctx context.Context, q SeriesQuery) (Result[Series], error) {
+	var r Result[Series]
+	return r, c.Get(ctx, "series", q.Values(), &r)
+}
+
+func (c *Client) Volatility(ctx context.Context, q VolatilityQuery) (Result[Volatility], error) {
+	r := Result[Volatility]{Data: Volatility{By: q.By}}
+	return r, c.Get(ctx, "volatility", q.Values(), &r)
+}
+
+func (c *Client) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
+	r := Result[Tokens]{Data: Tokens{HasTokens: q.Tokens > 0}}
+	return r, c.Get(ctx, "tokens", q.Values(), &r)
+}
+
+func (c *Client) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], error) {
+	var r Result[Spreads]
+	return r, c.Get(ctx, "spreads", q.Values(), &r)
+}
+
+func (c *Client) History(ctx context.Context, q HistoryQuery) (Result[analytics.History], error) {
+	var r Result[analytics.History]
+	return r, c.Get(ctx, "history", q.Values(), &r)
+}
+
+func (c *Client) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexPoint], error) {
+	var r Result[[]analytics.IndexPoint]
+	return r, c.Get(ctx, "index", q.Values(), &r)
+}
+
+// IsParamError reports whether err is about a parameter.
+func IsParamError(err error) bool {
+	var pe *ParamError
+	return errors.As(err, &pe)
+}

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sort"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Filter is what a person asked for, as typed: GPU, provider, pricing kind, region
+// and tier names that Resolve turns into canonical ones.
+type Filter struct {
+	GPU, Provider, Pricing, Region, Tier string
+}
+
+func (f *Filter) read(p *params, names ...string) {
+	for _, n := range names {
+		switch n {
+		case "gpu":
+			f.GPU = p.str(n)
+		case "provider":
+			f.Provider = p.str(n)
+		case "pricing":
+			f.Pricing = p.str(n)
+		case "region":
+			f.Region = p.str(n)
+		case "tier":
+			f.Tier = p.str(n)
+		}
+	}
+}
+
+func (f Filter) values() []string {
+	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier}
+}
+
+// Selection is a resolved Filter: the store filter of the single-valued parts, and
+// the sets of names to keep where a name matched several (a GPU family).
+type Selection struct {
+	store.Filter
+	Matches []schemas.Match
+	gpus    []string
+	pricing []string
+	regions []string
+}
+
+// Keep reports whether a series of this GPU, pricing kind and region is selected
+// (the store filter did the rest).
+func (s Selection) Keep(gpu, pricing, region string) bool {
+	return (s.gpus == nil || slices.Contains(s.gpus, gpu)) &&
+		(s.pricing == nil || slices.Contains(s.pricing, pricing)) &&
+		(s.regions == nil || slices.Contains(s.regions, region))
+}
+
+// KeepObservations filters rows by Keep, keeping their order.
+func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observation {
+	if s.gpus == nil && s.pricing == nil && s.regions == nil {
+		return rows
+	}
+	out := rows[:0:0]
+	for _, o := range rows {
+		if s.Keep(o.GPU, o.Pricing, o.Region) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// KeepBars filters bars by Keep, keeping their order.
+func (s Selection) KeepBars(bars []store.Bar) []store.Bar {
+	if s.gpus == nil && s.pricing == nil && s.regions == nil {
+		return bars
+	}
+	out := bars[:0:0]
+	for _, b := range bars {
+		if s.Keep(b.GPU, b.Pricing, b.Region) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// GPUs are the GPUs selected, nil when any.
+func (s Selection) GPUs() []string {
+	if s.GPU != "" {
+		return []string{s.GPU}
+	}
+	return s.gpus
+}
+
+// Resolve turns names as typed into canonical ones: GPUs by the catalog (a family
+// selects every variant), providers among the known ones, pricing kinds, tiers, and
+// regions among those stored (of the provider when one is given). A name that
+// matches nothing is a *ParamError naming the parameter, with the nearest names.
+func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
+	var sel Selection
+	wrap := func(param string, err error) error {
+		var nm *schemas.NoMatchError
+		if errors.As(err, &nm) {
+			return &ParamError{Param: param, Msg: err.Error()[len(nm.Kind)+1:], Suggestions: nm.Suggestions}
+		}
+		return &ParamError{Param: param, Msg: err.Error()}
+	}
+	if f.GPU != "" {
+		m, err := r.Catalog.ResolveGPU(f.GPU)
+		if err != nil {
+			return sel, wrap("gpu", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		if len(m.Names) == 1 {
+			sel.GPU = m.Names[0]
+		} else {
+			sel.gpus = m.Names
+		}
+	}
+	if f.Provider != "" {
+		m, err := schemas.ResolveName("provider", f.Provider, r.Providers)
+		if err != nil {
+			return sel, wrap("provider", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		sel.Provider = m.Names[0] // provider names differ in more than case
+	}
+	if f.Pricing != "" {
+		m, err := schemas.ResolvePricing(f.Pricing)
+		if err != nil {
+			return sel, wrap("pricing", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		if len(m.Names) == 1 {
+			sel.Pricing = m.Names[0]
+		} else {
+			sel.pricing = m.Names
+		}
+	}
+	if f.Tier != "" {
+		m, err := schemas.ResolveName("tier", f.Tier, []string{schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace})
+		if err != nil {
+			return sel, wrap("tier", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		sel.Tier = m.Names[0]
+	}
+	if f.Region != "" {
+		known, err := r.regions(ctx, sel.Provider)
+		if err != nil {
+			return sel, err
+		}
+		m, err := schemas.ResolveName("region", f.Region, known)
+		if err != nil {
+			return sel, wrap("region", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		if len(m.Names) == 1 {
+			sel.Region = m.Names[0]
+		} else {
+			sel.regions = m.Names
+		}
+	}
+	return sel, nil
+}
+
+// regions lists the regions of the stored series (of one provider when given).
+func (r *Reader) regions(ctx context.Context, provider string) ([]string, error) {
+	rows, err := r.Store.Latest(ctx, store.Filter{Provider: provider})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, o := range rows {
+		if !seen[o.Region] {
+			seen[o.Region] = true
+			out = append(out, o.Region)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Missing is the cell of a value that does not exist (a ratio on a day without a
+// specialist price): "-" in tables and Markdown, empty in CSV, null in JSON.
+const Missing = "\x00"
+
+func f4(v float64) string  { return strconv.FormatFloat(v, 'f', 4, 64) }
+func pct(v float64) string { return strconv.FormatFloat(v*100, 'f', 2, 64) }
+
+func opt4(v *float64) string { return optf(v, 4) }
+
+func optf(v *float64, prec int) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
+
+// Formats are the output formats of the analytics commands.
+var Formats = []string{"table", "json", "csv", "markdown"}
+
+// Write writes rows as a table, csv or markdown, or v as indented JSON. Cells equal
+// to Missing become "-" (table, markdown) or "" (csv).
+func Write(w io.Writer, format string, header []string, rows [][]string, v any) error {
+	cells := func(r []string, missing string) []string {
+		out := make([]string, len(r))
+		for i, c := range r {
+			if c == Missing {
+				c = missing
+			}
+			out[i] = c
+		}
+		return out
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := cw.Write(cells(r, "")); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "markdown":
+		esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(header)))
+		for _, r := range rows {
+			c := cells(r, "-")
+			for i := range c {
+				c[i] = esc(c[i])
+			}
+			fmt.Fprintln(w, "| "+strings.Join(c, " | ")+" |")
+		}
+		return nil
+	case "table":
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(cells(r, "-"), "\t"))
+		}
+		if len(rows) == 0 {
+			fmt.Fprintln(tw, "(nothing in the window: run `gpuprice collect` and `gpuprice rollup`, or loosen the filters)")
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("--format %q: use table, json, csv or markdown", format)
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -1,0 +1,462 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Reader computes reports from a store. The command line and the HTTP server both
+// use it, so a CLI command and its endpoint give the same numbers.
+type Reader struct {
+	Store     store.Store
+	Catalog   *schemas.Catalog
+	Providers []string // provider names --provider resolves among
+}
+
+func (r *Reader) rollups() (store.Rollups, error) {
+	ro, ok := r.Store.(store.Rollups)
+	if !ok {
+		return nil, fmt.Errorf("store %T keeps no bars", r.Store)
+	}
+	return ro, nil
+}
+
+// Result is what every report returns: its data and what the names given matched.
+type Result[T any] struct {
+	Data    T               `json:"data"`
+	Matched []schemas.Match `json:"matched"`
+}
+
+// ---- prices
+
+// PricesQuery is `gpuprice prices` and GET /api/v1/prices.
+type PricesQuery struct {
+	Filter
+	Limit     int
+	Stale     time.Duration
+	AllSeries bool
+}
+
+// ParsePrices reads a PricesQuery's parameters.
+func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
+	p := newParams(v, caps)
+	var q PricesQuery
+	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.Limit = p.limit("limit")
+	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
+	q.AllSeries = p.boolean("all-series")
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q PricesQuery) Values() url.Values {
+	v := vals(q.values()...)
+	setInt(v, "limit", q.Limit)
+	v.Set("stale", FormatSpan(q.Stale))
+	if q.AllSeries {
+		v.Set("all-series", "true")
+	}
+	return v
+}
+
+// Prices is the latest price of every selected series still on offer (every series
+// with AllSeries), cheapest per GPU-hour first.
+func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Observation], error) {
+	var res Result[[]schemas.Observation]
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	rows, err := r.Store.Latest(ctx, sel.Filter)
+	if err != nil {
+		return res, err
+	}
+	rows = sel.KeepObservations(rows)
+	if !q.AllSeries {
+		rows = analytics.CurrentOnly(rows, q.Stale)
+	}
+	if q.Limit > 0 && len(rows) > q.Limit {
+		rows = rows[:q.Limit]
+	}
+	if rows == nil {
+		rows = []schemas.Observation{}
+	}
+	res.Data = rows
+	return res, nil
+}
+
+// ---- volatility
+
+// VolatilityQuery is `gpuprice volatility` and GET /api/v1/volatility.
+type VolatilityQuery struct {
+	Filter
+	Window time.Duration
+	Bar    time.Duration
+	At     time.Time
+	By     analytics.Grouping
+	Below  float64
+}
+
+// ParseVolatility reads a VolatilityQuery's parameters.
+func ParseVolatility(v url.Values, caps Caps) (VolatilityQuery, error) {
+	p := newParams(v, caps)
+	var q VolatilityQuery
+	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.Window = p.span("window", "7d")
+	q.Bar = barWidth(p, "bar")
+	q.At = p.at("at")
+	q.By = analytics.Grouping(p.enum("by", "series", "series", "offering", "zone"))
+	q.Below = p.number("below", 0, 0, 1e6)
+	return q, p.done("format")
+}
+
+func barWidth(p *params, name string) time.Duration {
+	switch s := p.str(name); s {
+	case "", "1h", "hour":
+		return store.Hourly
+	case "1d", "24h", "day":
+		return store.Daily
+	default:
+		p.fail(name, "%q: use 1h or 1d", s)
+		return store.Hourly
+	}
+}
+
+func barName(w time.Duration) string {
+	if w == store.Daily {
+		return "1d"
+	}
+	return "1h"
+}
+
+// Values are the query's parameters.
+func (q VolatilityQuery) Values() url.Values {
+	v := vals(q.values()...)
+	v.Set("window", FormatSpan(q.Window))
+	v.Set("bar", barName(q.Bar))
+	v.Set("at", q.At.UTC().Format(time.RFC3339))
+	v.Set("by", string(q.By))
+	if q.Below > 0 {
+		v.Set("below", strconv.FormatFloat(q.Below, 'g', -1, 64))
+	}
+	return v
+}
+
+// Volatility is the volatility of every selected series (By series, most volatile
+// first) or of their groups.
+type Volatility struct {
+	By     analytics.Grouping
+	Series []analytics.SeriesVolatility
+	Groups []analytics.GroupVolatility
+}
+
+// MarshalJSON writes the series, or the groups when grouped: the value of
+// `volatility --format json`.
+func (v Volatility) MarshalJSON() ([]byte, error) {
+	if v.By == analytics.BySeries || v.By == "" {
+		return jsonOf(nonNil(v.Series))
+	}
+	return jsonOf(nonNil(v.Groups))
+}
+
+// Volatility computes the volatility over the window ending At.
+func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Volatility], error) {
+	res := Result[Volatility]{Data: Volatility{By: q.By}}
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	ro, err := r.rollups()
+	if err != nil {
+		return res, err
+	}
+	f := sel.Filter
+	f.Since, f.Until = q.At.Add(-q.Window), q.At
+	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: q.Bar})
+	if err != nil {
+		return res, err
+	}
+	vs := analytics.Volatilities(sel.KeepBars(bars), q.Bar, q.At, q.Below)
+	if q.By == analytics.BySeries {
+		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Annualised > vs[j].Annualised })
+		res.Data.Series = vs
+	} else {
+		res.Data.Groups = analytics.Group(vs, q.By)
+	}
+	return res, nil
+}
+
+// Table is the volatility as table rows.
+func (v Volatility) Table() ([]string, [][]string) {
+	share := func(x float64) string {
+		if x < 0 {
+			return Missing
+		}
+		return pct(x)
+	}
+	var rows [][]string
+	if v.By == analytics.BySeries || v.By == "" {
+		header := []string{"gpu", "provider", "pricing", "sku", "region", "zone", "bars", "std_log_return",
+			"annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "below_pct", "close"}
+		for _, s := range v.Series {
+			rows = append(rows, []string{s.GPU, s.Provider, s.Pricing, s.SKU, s.Region, s.Zone,
+				strconv.Itoa(s.Bars), strconv.FormatFloat(s.StdLogReturn, 'f', 6, 64), pct(s.Annualised),
+				pct(s.CV), pct(s.Range), pct(s.MaxDrawdown), strconv.Itoa(s.Changes), share(s.ShareBelow), f4(s.Close)})
+		}
+		return header, rows
+	}
+	header := []string{"gpu", "provider", "pricing", "region", "zone", "series", "std_log_return",
+		"annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "below_pct", "median_close"}
+	for _, g := range v.Groups {
+		rows = append(rows, []string{g.GPU, g.Provider, g.Pricing, g.Region, g.Zone, strconv.Itoa(g.Series),
+			strconv.FormatFloat(g.StdLogReturn, 'f', 6, 64), pct(g.Annualised), pct(g.CV), pct(g.Range),
+			pct(g.MaxDrawdown), strconv.Itoa(g.Changes), share(g.ShareBelow), f4(g.MedianClose)})
+	}
+	return header, rows
+}
+
+// ---- day prices: spreads, history, index
+
+// dayPrices reads the daily bars of sel (with the bar in force before the window)
+// and lays them on the days of [end − span, end). A series its provider no longer
+// lists stops the day after its last sighting (analytics.PriceEnd), as `prices`
+// and `tokens` leave it out.
+func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duration, end time.Time) ([]analytics.DayPrice, time.Time, time.Time, error) {
+	ro, err := r.rollups()
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	to := end.Truncate(store.Daily).Add(store.Daily) // through the day of end
+	from := to.Add(-span).Truncate(store.Daily)
+	f := sel.Filter
+	f.Since, f.Until = from, to
+	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
+	if err != nil {
+		return nil, time.Time{}, time.Time{}, err
+	}
+	return analytics.DailyPrices(sel.KeepBars(bars), from, to), from, to, nil
+}
+
+// SpreadsQuery is `gpuprice spreads` and GET /api/v1/spreads.
+type SpreadsQuery struct {
+	Filter // GPU and Pricing
+	Since  time.Duration
+	At     time.Time
+}
+
+// ParseSpreads reads a SpreadsQuery's parameters.
+func ParseSpreads(v url.Values, caps Caps) (SpreadsQuery, error) {
+	p := newParams(v, caps)
+	var q SpreadsQuery
+	q.read(p, "gpu", "pricing")
+	q.Since = p.span("since", "90d")
+	q.At = p.at("at")
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q SpreadsQuery) Values() url.Values {
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	return v
+}
+
+// Spreads are the daily tier spreads and how they moved.
+type Spreads struct {
+	Days    []analytics.SpreadDay     `json:"days"`
+	Summary []analytics.SpreadSummary `json:"summary"`
+}
+
+// Spreads computes the tier spreads over the window.
+func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], error) {
+	var res Result[Spreads]
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	prices, _, _, err := r.dayPrices(ctx, sel, q.Since, q.At)
+	if err != nil {
+		return res, err
+	}
+	days := analytics.Spreads(prices)
+	res.Data = Spreads{Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
+	return res, nil
+}
+
+// Table is the spreads as table rows.
+func (s Spreads) Table() ([]string, [][]string) {
+	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_h", "n_s", "n_m"}
+	var rows [][]string
+	for _, d := range s.Days {
+		rows = append(rows, []string{d.GPU, d.Pricing, d.Day.Format(time.DateOnly), opt4(d.Hyperscaler), opt4(d.Specialist),
+			opt4(d.Marketplace), opt4(d.Ratio), optf(d.PremiumPct, 2),
+			strconv.Itoa(d.NHyperscaler), strconv.Itoa(d.NSpecialist), strconv.Itoa(d.NMarketplace)})
+	}
+	return header, rows
+}
+
+// HistoryQuery is `gpuprice history` and GET /api/v1/history.
+type HistoryQuery struct {
+	Filter   // GPU (one), Pricing (one), Region
+	Since    time.Duration
+	At       time.Time
+	Cheapest int
+}
+
+// ParseHistory reads a HistoryQuery's parameters.
+func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
+	p := newParams(v, caps)
+	var q HistoryQuery
+	q.read(p, "gpu", "pricing", "region")
+	if q.GPU == "" && p.err == nil {
+		p.fail("gpu", "is required (see `gpuprice gpus` or /api/v1/gpus)")
+	}
+	if q.Pricing == "" {
+		q.Pricing = schemas.OnDemand
+	}
+	q.Since = p.span("since", "180d")
+	q.At = p.at("at")
+	q.Cheapest = p.integer("cheapest", 5, 0, 1000)
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q HistoryQuery) Values() url.Values {
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v.Set("cheapest", strconv.Itoa(q.Cheapest))
+	return v
+}
+
+// History computes the negotiation report of one GPU and pricing kind.
+func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.History], error) {
+	var res Result[analytics.History]
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	if sel.GPU == "" {
+		return res, &ParamError{Param: "gpu", Msg: fmt.Sprintf("%q: matches %s; history needs one GPU", q.GPU, strings.Join(sel.gpus, ", ")),
+			Suggestions: sel.gpus}
+	}
+	if sel.Pricing == "" {
+		return res, &ParamError{Param: "pricing", Msg: fmt.Sprintf("%q: matches %s; history needs one pricing kind", q.Pricing, strings.Join(sel.pricing, ", ")),
+			Suggestions: sel.pricing}
+	}
+	pricing := sel.Pricing
+	sel.Pricing = "" // every pricing kind: the others give the reserved discount
+	prices, from, to, err := r.dayPrices(ctx, sel, q.Since, q.At)
+	if err != nil {
+		return res, err
+	}
+	res.Data = analytics.HistoryOf(sel.GPU, pricing, prices, from, to, q.Cheapest)
+	res.Data.Providers = nonNil(res.Data.Providers)
+	res.Data.Cheapest = nonNil(res.Data.Cheapest)
+	return res, nil
+}
+
+// HistoryTable is the history's statistics as table rows.
+func HistoryTable(h analytics.History) ([]string, [][]string) {
+	header := []string{"provider", "series", "samples", "p10", "p25", "p50", "p75", "p90", "min", "latest",
+		"latest_median", "trend_per_30d", "trend_pct_per_30d", "reserved_discount_pct"}
+	var rows [][]string
+	for _, s := range append([]analytics.HistoryStats{h.Overall}, h.Providers...) {
+		rows = append(rows, []string{s.Provider, strconv.Itoa(s.Series), strconv.Itoa(s.Samples), opt4(s.P10), opt4(s.P25),
+			opt4(s.P50), opt4(s.P75), opt4(s.P90), opt4(s.Min), opt4(s.Latest), opt4(s.LatestMedian), opt4(s.TrendPer30d),
+			optf(s.TrendPctPer30d, 2), optf(s.ReservedDiscountPct, 2)})
+	}
+	return header, rows
+}
+
+// CheapestTable is the history's cheapest offers as table rows.
+func CheapestTable(h analytics.History) ([]string, [][]string) {
+	var rows [][]string
+	for _, o := range h.Cheapest {
+		seen := Missing
+		if !o.LastSeen.IsZero() {
+			seen = o.LastSeen.Format(time.RFC3339)
+		}
+		rows = append(rows, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly), seen})
+	}
+	return []string{"usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since", "last_seen"}, rows
+}
+
+// IndexQuery is `gpuprice index` and GET /api/v1/index.
+type IndexQuery struct {
+	Filter // GPU and Pricing
+	Since  time.Duration
+	At     time.Time
+}
+
+// ParseIndex reads an IndexQuery's parameters.
+func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
+	p := newParams(v, caps)
+	var q IndexQuery
+	q.read(p, "gpu", "pricing")
+	q.Since = p.span("since", "30d")
+	q.At = p.at("at")
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q IndexQuery) Values() url.Values {
+	return vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+}
+
+// Index computes the daily reference prices over the window.
+func (r *Reader) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexPoint], error) {
+	var res Result[[]analytics.IndexPoint]
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	prices, _, _, err := r.dayPrices(ctx, sel, q.Since, q.At)
+	if err != nil {
+		return res, err
+	}
+	res.Data = nonNil(analytics.Index(prices))
+	return res, nil
+}
+
+// IndexTable is the index as table rows.
+func IndexTable(idx []analytics.IndexPoint) ([]string, [][]string) {
+	var rows [][]string
+	for _, p := range idx {
+		rows = append(rows, []string{p.GPU, p.Pricing, p.Group, p.Day.Format(time.DateOnly), f4(p.Price),
+			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method})
+	}
+	return []string{"gpu", "pricing", "group", "day", "usd_gpu_hour", "offers", "dropped", "method"}, rows
+}
+
+func setInt(v url.Values, name string, n int) {
+	if n != 0 {
+		v.Set(name, strconv.Itoa(n))
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// UnmarshalJSON reads the series or the groups, as v.By says.
+func (v *Volatility) UnmarshalJSON(b []byte) error {
+	if v.By == analytics.BySeries || v.By == "" {
+		return jsonUnmarshal(b, &v.Series)
+	}
+	return jsonUnmarshal(b, &v.Groups)
+}

@@ -1,0 +1,149 @@
+package report
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"github.com/gpuprice/gpuprice/analytics"
+)
+
+// TokensQuery is `gpuprice tokens` and GET /api/v1/tokens.
+type TokensQuery struct {
+	Filter
+	Params, MFU, Tokens float64
+	Precision           string
+	Limit               int
+}
+
+// ParseTokens reads a TokensQuery's parameters.
+func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
+	p := newParams(v, caps)
+	var q TokensQuery
+	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	if !p.has("params") && p.err == nil {
+		p.fail("params", "is required: the model's parameter count, e.g. 7e9")
+	}
+	q.Params = p.number("params", 0, 1, 1e15)
+	q.MFU = p.number("mfu", 0, 0, 1)
+	if p.has("mfu") && q.MFU == 0 {
+		p.fail("mfu", "%q: a fraction in (0, 1], e.g. 0.45", p.str("mfu"))
+	}
+	q.Tokens = p.number("tokens", 0, 0, 1e18)
+	q.Precision = p.enum("precision", analytics.BF16, analytics.BF16, analytics.FP8)
+	q.Limit = p.limit("limit")
+	return q, p.done("format", "explain")
+}
+
+// Values are the query's parameters.
+func (q TokensQuery) Values() url.Values {
+	v := vals(q.values()...)
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	v.Set("params", g(q.Params))
+	if q.MFU > 0 {
+		v.Set("mfu", g(q.MFU))
+	}
+	if q.Tokens > 0 {
+		v.Set("tokens", g(q.Tokens))
+	}
+	v.Set("precision", q.Precision)
+	setInt(v, "limit", q.Limit)
+	return v
+}
+
+// TokenRow is one offering's cost of training tokens.
+type TokenRow struct {
+	Provider     string              `json:"provider"`
+	SKU          string              `json:"sku"`
+	Region       string              `json:"region"`
+	Zone         string              `json:"zone"`
+	Pricing      string              `json:"pricing"`
+	GPU          string              `json:"gpu"`
+	Interconnect string              `json:"interconnect"`
+	MFUSource    string              `json:"mfu_source"`
+	Cost         analytics.TokenCost `json:"cost"`
+}
+
+// Tokens is the cost of training tokens of every offering on offer, cheapest first,
+// and how many were left out and why.
+type Tokens struct {
+	Rows      []TokenRow
+	Skipped   map[string]int
+	HasTokens bool
+}
+
+// MarshalJSON writes the rows: the value of `tokens --format json`.
+func (t Tokens) MarshalJSON() ([]byte, error) { return jsonOf(nonNil(t.Rows)) }
+
+// UnmarshalJSON reads the rows.
+func (t *Tokens) UnmarshalJSON(b []byte) error { return jsonUnmarshal(b, &t.Rows) }
+
+// Tokens computes $ per 1B training tokens of the latest prices still on offer.
+func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
+	res := Result[Tokens]{Data: Tokens{Skipped: map[string]int{}, HasTokens: q.Tokens > 0}}
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	latest, err := r.Store.Latest(ctx, sel.Filter)
+	if err != nil {
+		return res, err
+	}
+	latest = analytics.CurrentOnly(sel.KeepObservations(latest), analytics.StaleAfter) // offers still listed
+	var rows []TokenRow
+	for _, o := range latest {
+		g, ok := r.Catalog.Lookup(o.GPU)
+		if !ok {
+			res.Data.Skipped["GPU not in the catalog"]++
+			continue
+		}
+		peak, err := analytics.PeakTFLOPS(g, q.Precision)
+		if err != nil {
+			res.Data.Skipped[err.Error()]++
+			continue
+		}
+		m, src := q.MFU, "--mfu"
+		if m == 0 {
+			band, err := analytics.MFUFor(o.GPU, o.Provider, o.Interconnect)
+			if err != nil {
+				res.Data.Skipped["no published MFU band (pass --mfu)"]++
+				continue
+			}
+			m, src = band.Mid(), band.String()+" midpoint; "+band.Source
+		}
+		c, err := analytics.Tokens(o.PriceUSDGPUHour, q.Params, peak, m, q.Tokens)
+		if err != nil {
+			return res, err
+		}
+		rows = append(rows, TokenRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.Interconnect, src, c})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cost.USDPer1BTokens < rows[j].Cost.USDPer1BTokens })
+	if q.Limit > 0 && len(rows) > q.Limit {
+		rows = rows[:q.Limit]
+	}
+	res.Data.Rows = nonNil(rows)
+	return res, nil
+}
+
+// Table is the token costs as table rows; the whole run's columns only when the
+// query gave the run's tokens.
+func (t Tokens) Table() ([]string, [][]string) {
+	header := []string{"gpu", "provider", "pricing", "sku", "region", "zone", "usd_gpu_hour", "mfu",
+		"tokens_per_gpu_hour", "usd_per_1b_tokens"}
+	if t.HasTokens {
+		header = append(header, "gpu_hours", "run_usd")
+	}
+	var out [][]string
+	for _, r := range t.Rows {
+		line := []string{r.GPU, r.Provider, r.Pricing, r.SKU, r.Region, r.Zone, f4(r.Cost.PriceUSDGPUHour),
+			strconv.FormatFloat(r.Cost.MFU, 'f', 3, 64), strconv.FormatFloat(r.Cost.TokensPerGPUHour, 'f', 0, 64),
+			f4(r.Cost.USDPer1BTokens)}
+		if t.HasTokens {
+			line = append(line, strconv.FormatFloat(r.Cost.GPUHours, 'f', 1, 64), strconv.FormatFloat(r.Cost.RunUSD, 'f', 2, 64))
+		}
+		out = append(out, line)
+	}
+	return header, out
+}
