@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -68,15 +69,16 @@ type Deps struct {
 
 // Server is the service. Build it with New.
 type Server struct {
-	cfg     Config
-	st      store.Store
-	run     RunFunc
-	alerts  func(ctx context.Context) (alert.Report, error)
-	spool   func() (int, error)
-	log     *slog.Logger
-	metrics *metrics
-	alertMu sync.Mutex // one evaluation at a time: they share the state file
-	handler http.Handler
+	cfg      Config
+	st       store.Store
+	run      RunFunc
+	alerts   func(ctx context.Context) (alert.Report, error)
+	spool    func() (int, error)
+	log      *slog.Logger
+	metrics  *metrics
+	alertMu  sync.Mutex // one evaluation at a time: they share the state file
+	stopping atomic.Bool
+	handler  http.Handler
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -125,11 +127,29 @@ func (s *Server) schedule(ctx context.Context) (*cron.Cron, error) {
 	return sched, nil
 }
 
+// ShutdownGrace is how long a shutdown waits for runs under way before it cancels them.
+var ShutdownGrace = 2 * time.Minute
+
 // Serve serves HTTP on ln and runs the schedule until ctx is done; with runNow every
 // job runs once at start (and the alerts are evaluated once those runs are in). It
 // waits for running collections before it returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error {
-	sched, err := s.schedule(ctx)
+	// Runs are not cut the moment shutdown starts: a collection under way finishes
+	// (its run record and bars written) within ShutdownGrace.
+	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRuns()
+	go func() {
+		<-ctx.Done()
+		s.stopping.Store(true) // no new runs
+		t := time.NewTimer(ShutdownGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			stopRuns()
+		case <-runCtx.Done():
+		}
+	}()
+	sched, err := s.schedule(runCtx)
 	if err != nil {
 		return err
 	}
@@ -152,10 +172,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 			var collected sync.WaitGroup
 			for _, j := range s.cfg.Jobs {
 				collected.Add(1)
-				go func() { defer collected.Done(); s.RunSources(ctx, j.Source) }()
+				go func() { defer collected.Done(); s.RunSources(runCtx, j.Source) }()
 			}
 			collected.Wait() // alerts once the first collections are in
-			s.EvaluateAlerts(ctx)
+			s.EvaluateAlerts(runCtx)
 		}()
 	}
 	var serveErr error
@@ -195,7 +215,7 @@ func NewHTTPServer(h http.Handler) *http.Server {
 // RunSources runs the named sources now (through Deps.RunSources) and updates the
 // source metrics from their run records.
 func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Run {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || s.stopping.Load() {
 		return nil
 	}
 	runs := s.run(ctx, sources)
