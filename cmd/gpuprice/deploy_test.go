@@ -126,7 +126,7 @@ func TestDeployProbesAnswer(t *testing.T) {
 		}
 	}
 	for f, re := range map[string]*regexp.Regexp{
-		"../../deploy/k8s/base/deployment.yaml": regexp.MustCompile(`httpGet: \{path: (/\S+),`),
+		"../../deploy/k8s/base/deployment.yaml":  regexp.MustCompile(`httpGet: \{path: (/\S+),`),
 		"../../deploy/prometheus/prometheus.yml": regexp.MustCompile(`metrics_path: (/\S+)`),
 	} {
 		b, err := os.ReadFile(f)
