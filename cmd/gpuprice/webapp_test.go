@@ -374,6 +374,21 @@ func TestWebApp(t *testing.T) {
 				t.Fatalf("CSV row of another provider: %v", r)
 			}
 		}
+
+		// Typing in the search box narrows further, as each key is pressed.
+		do(t, ctx, "search for h100", chromedp.SendKeys(chromedp.CSS(`#f-q`), "h100"))
+		h100 := eval[[]offerRow](t, ctx, readOffers)
+		if len(h100) == 0 || len(h100) >= len(lambda) {
+			t.Fatalf("search h100 among lambda's offers shows %d of %d rows", len(h100), len(lambda))
+		}
+		for _, r := range h100 {
+			if !strings.HasPrefix(r.GPU, "H100") || r.Provider != "lambda" {
+				t.Fatalf("search h100 let through %+v", r)
+			}
+		}
+		if loc := eval[string](t, ctx, `location.search`); !strings.Contains(loc, "q=h100") || !strings.Contains(loc, "provider=lambda") {
+			t.Errorf("URL after the search: %q", loc)
+		}
 	})
 
 	t.Run("narrow and dark", func(t *testing.T) {

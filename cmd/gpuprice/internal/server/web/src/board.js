@@ -61,7 +61,10 @@ export async function board(main) {
     selects[f] = s;
     form.append(el('label', { for: 'f-' + f }, f === 'gpu' ? 'GPU' : f, s));
   }
-  const reset = el('button', { type: 'button', onclick: () => { for (const f of FILTERS) { state[f] = ''; selects[f].value = ''; } update(true); } }, 'Clear filters');
+  const search = el('input', { type: 'search', id: 'f-q', name: 'q', value: state.q, placeholder: 'GPU, SKU, region…', autocomplete: 'off',
+    oninput: () => { state.q = search.value.trim(); showAll = false; update(false); } });
+  form.append(el('label', { for: 'f-q' }, 'search', search));
+  const reset = el('button', { type: 'button', onclick: () => { for (const f of FILTERS) { state[f] = ''; selects[f].value = ''; } state.q = ''; search.value = ''; update(true); } }, 'Clear filters');
   const csvButton = el('button', { type: 'button', id: 'csv' }, 'Download CSV');
   form.append(el('div', { class: 'actions' }, reset, csvButton));
 
@@ -76,7 +79,9 @@ export async function board(main) {
   );
 
   function filtered(except) {
-    return all.filter((o) => FILTERS.every((f) => f === except || !state[f] || o[f] === state[f]));
+    const words = (state.q || '').toLowerCase().split(/\s+/).filter(Boolean);
+    return all.filter((o) => FILTERS.every((f) => f === except || !state[f] || o[f] === state[f]) &&
+      (!words.length || words.every((w) => [o.gpu, o.sku, o.provider, o.region, o.zone, o.gpu_name].some((v) => v && String(v).toLowerCase().includes(w)))));
   }
   function sorted(list) {
     const k = key[state.sort] || key.price;
@@ -166,7 +171,7 @@ export async function board(main) {
         }, label, el('span', { 'aria-hidden': 'true', class: 'arrow' }, active ? (state.dir === 'desc' ? ' ▼' : ' ▲') : '')));
     }));
     const body = el('tbody', {}, shown.map((o) => el('tr', {},
-      el('td', {}, el('a', { href: href('/series', { gpu: o.gpu, provider: o.provider, pricing: o.pricing, region: o.region }) }, o.gpu)),
+      el('td', {}, el('a', { href: href('/series', { gpu: o.gpu, provider: o.provider, pricing: o.pricing, region: o.region, sku: o.sku, zone: o.zone }) }, o.gpu)),
       el('td', {}, o.provider),
       el('td', {}, o.tier),
       el('td', {}, pricingLabel(o.pricing)),
@@ -187,13 +192,14 @@ export async function board(main) {
     const list = sorted(filtered());
     const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_usd_hour', 'price_usd_gpu_hour'];
     const text = csv(header, list.map((o) => header.map((h) => o[h])));
-    const name = ['gpuprice', ...FILTERS.map((f) => state[f]).filter(Boolean)].join('-').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.csv';
+    const name = ['gpuprice', ...FILTERS.map((f) => state[f]), state.q].filter(Boolean).join('-').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.csv';
     download(name, 'text/csv', text);
   });
 
   window.addEventListener('popstate', () => {
     Object.assign(state, readState());
     for (const f of FILTERS) selects[f].value = state[f] || '';
+    search.value = state.q || '';
     renderMatrix();
     renderTable();
   });
@@ -203,6 +209,6 @@ export async function board(main) {
 function readState() {
   const q = params();
   const s = {};
-  for (const f of [...FILTERS, 'sort', 'dir', 'm']) s[f] = q.get(f) || '';
+  for (const f of [...FILTERS, 'q', 'sort', 'dir', 'm']) s[f] = q.get(f) || '';
   return s;
 }

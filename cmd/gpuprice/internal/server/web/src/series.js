@@ -96,7 +96,8 @@ export async function series(main) {
   });
   fig.id = 'series-chart';
   const shown = el('ul', { class: 'legend-notes' }, lines.map((l) => el('li', {},
-    el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, seen ${when(l.offer.observed_at)}`)));
+    el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, seen ${when(l.offer.observed_at)} (`,
+    el('a', { href: href('/api/v1/series', { provider: l.offer.provider, sku: l.offer.sku, region: l.offer.region, zone: l.offer.zone, pricing: l.offer.pricing, since: state.since, bar, format: 'csv' }) }, 'bars as CSV'), ')')));
   const rest = [fig, el('p', { class: 'note' }, 'Lines: the series of each pricing kind\'s cheapest offer (a step holds a price until it changed). Band: p10 to p90 of every provider\'s day prices of this GPU over the window.'), shown];
   if (!lines.length) rest.unshift(el('p', { class: 'empty' }, 'No bars in this window: widen the window (the bars are built after each collection and import).'));
 
