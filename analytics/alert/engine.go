@@ -22,6 +22,10 @@ type Engine struct {
 	// Redact, when set, masks secrets in every text evaluation produces (summaries,
 	// errors) before it is sent, stored or reported.
 	Redact func(string) string
+	// PublicURL is where the web app is served (serve.public_url, e.g.
+	// https://gpuprice.example.com): each instance links to its series' view
+	// there (ViewURL). Empty: no links.
+	PublicURL string
 }
 
 // InstanceReport is one instance of a Report.
@@ -83,6 +87,11 @@ func (r Report) Failed() bool {
 // sent and st is left as it was.
 func (e Engine) Run(ctx context.Context, rd Reader, st *State, now time.Time, dryRun bool) Report {
 	results := Evaluate(ctx, rd, e.Rules, e.Sources, now)
+	for i := range results {
+		for j := range results[i].Instances {
+			results[i].Instances[j].URL = ViewURL(e.PublicURL, results[i].Instances[j])
+		}
+	}
 	if e.Redact != nil {
 		for i := range results {
 			for j := range results[i].Instances {

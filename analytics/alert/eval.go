@@ -29,6 +29,12 @@ type Instance struct {
 	// Detail holds the figures behind Value (e.g. first_ratio, last_ratio).
 	Detail map[string]float64 `json:"detail,omitempty"`
 	Labels map[string]string  `json:"labels"`
+	// Series is what the instance is about, as the web app's series view selects it.
+	Series *SeriesRef `json:"series,omitempty"`
+	// Compared are the figures the rule compares, each with when it held.
+	Compared []Point `json:"compared,omitempty"`
+	// URL is the web app's view of Series (Engine.PublicURL set), else "".
+	URL string `json:"url,omitempty"`
 }
 
 // Key identifies an instance across evaluations: rule and subject.
@@ -57,6 +63,14 @@ func (r Rule) labels(subject string, kv ...string) map[string]string {
 // instance fires when |change| × 100 ≥ ThresholdPct.
 func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 	var out []Instance
+	day := func(gpu, pricing string, at time.Time) analytics.SpreadDay {
+		for _, d := range days {
+			if d.GPU == gpu && d.Pricing == pricing && d.Day.Equal(at) {
+				return d
+			}
+		}
+		return analytics.SpreadDay{}
+	}
 	for _, s := range analytics.SummariseSpreads(days) {
 		if (r.GPU != "" && s.GPU != r.GPU) || s.Pricing != r.pricing() {
 			continue
@@ -70,7 +84,17 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 			Firing: s.Days >= 2 && atLeast(math.Abs(change), r.ThresholdPct),
 			Detail: map[string]float64{"first_ratio": s.FirstRatio, "last_ratio": s.LastRatio, "premium_moved_points": s.PremiumMoved,
 				"days_with_ratio": float64(s.Days)},
-			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing)}
+			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing),
+			Series: &SeriesRef{GPU: s.GPU, Pricing: s.Pricing}}
+		first, last := day(s.GPU, s.Pricing, s.First), day(s.GPU, s.Pricing, s.Last)
+		in.Compared = []Point{
+			{Label: "first", At: s.First, Value: s.FirstRatio, Unit: "ratio"},
+			{Label: "first_hyperscaler", At: s.First, Value: first.Hyperscaler, Unit: "usd_gpu_hour"},
+			{Label: "first_specialist", At: s.First, Value: first.Specialist, Unit: "usd_gpu_hour"},
+			{Label: "last", At: s.Last, Value: s.LastRatio, Unit: "ratio"},
+			{Label: "last_hyperscaler", At: s.Last, Value: last.Hyperscaler, Unit: "usd_gpu_hour"},
+			{Label: "last_specialist", At: s.Last, Value: last.Specialist, Unit: "usd_gpu_hour"},
+		}
 		in.Summary = fmt.Sprintf("%s: hyperscaler/specialist ratio %.4f on %s → %.4f on %s (%+.2f %%, threshold ±%g %%)",
 			subject, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, change, r.ThresholdPct)
 		out = append(out, in)
@@ -80,8 +104,11 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 
 // seriesMove is one spot series' figures for spot_move.
 type seriesMove struct {
-	vol     analytics.SeriesVolatility // of the window's bars (Bars 0: none)
-	movePct float64
+	vol       analytics.SeriesVolatility // of the window's bars (Bars 0: none)
+	movePct   float64
+	ref, last float64   // $/GPU-hour compared
+	refAt     time.Time // start of the bar ref is of
+	lastAt    time.Time
 }
 
 // EvalSpotMove evaluates a spot_move rule over hourly bars sorted by series then
@@ -117,18 +144,20 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 			continue
 		}
 		ref, last := 0.0, 0.0
+		var refAt, lastAt time.Time
 		if carry != nil {
 			ref, last = carry.Close, carry.Close
+			refAt, lastAt = carry.Start, carry.Start
 		} else {
-			ref = in[0].Open
+			ref, refAt = in[0].Open, in[0].Start
 		}
 		if len(in) > 0 {
-			last = in[len(in)-1].Close
+			last, lastAt = in[len(in)-1].Close, in[len(in)-1].Start
 		}
 		if !(ref > 0) {
 			continue
 		}
-		m := seriesMove{movePct: (last/ref - 1) * 100}
+		m := seriesMove{movePct: (last/ref - 1) * 100, ref: ref, last: last, refAt: refAt, lastAt: lastAt}
 		if len(in) > 0 {
 			m.vol = analytics.SeriesVolatilityOf(in, store.Hourly, end, 0)
 		} else {
@@ -168,7 +197,10 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 				Unit: "pct", Firing: fire(m.movePct, ann), Summary: summary(subject, m.movePct, ann, 1),
 				Detail: map[string]float64{"move_pct": m.movePct, "annualised_volatility_pct": ann * 100, "close": v.Close},
 				Labels: r.labels(subject, "gpu", v.GPU, "provider", v.Provider, "pricing", v.Pricing, "sku", v.SKU,
-					"region", v.Region, "zone", v.Zone)})
+					"region", v.Region, "zone", v.Zone),
+				Series: &SeriesRef{GPU: v.GPU, Provider: v.Provider, Pricing: v.Pricing, Region: v.Region, Zone: v.Zone, SKU: v.SKU},
+				Compared: []Point{{Label: "before", At: m.refAt, Value: m.ref, Unit: "usd_gpu_hour"},
+					{Label: "after", At: m.lastAt, Value: m.last, Unit: "usd_gpu_hour"}}})
 		}
 		return out
 	}
@@ -176,6 +208,8 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		gpu, provider string
 		moves         []float64
 		vols          []analytics.SeriesVolatility
+		refs, lasts   []float64
+		refAt, lastAt time.Time // earliest reference, latest last price
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -188,6 +222,13 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 			order = append(order, k)
 		}
 		g.moves = append(g.moves, m.movePct)
+		g.refs, g.lasts = append(g.refs, m.ref), append(g.lasts, m.last)
+		if g.refAt.IsZero() || m.refAt.Before(g.refAt) {
+			g.refAt = m.refAt
+		}
+		if m.lastAt.After(g.lastAt) {
+			g.lastAt = m.lastAt
+		}
 		if m.vol.Bars > 0 {
 			g.vols = append(g.vols, m.vol)
 		}
@@ -204,7 +245,12 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: move, Threshold: r.ThresholdPct,
 			Unit: "pct", Firing: fire(move, ann), Summary: summary(subject, move, ann, len(g.moves)),
 			Detail: map[string]float64{"move_pct": move, "annualised_volatility_pct": ann * 100, "series": float64(len(g.moves))},
-			Labels: r.labels(subject, "gpu", g.gpu, "provider", g.provider, "pricing", schemas.Spot)})
+			Labels: r.labels(subject, "gpu", g.gpu, "provider", g.provider, "pricing", schemas.Spot),
+			Series: &SeriesRef{GPU: g.gpu, Provider: g.provider, Pricing: schemas.Spot},
+			// The median of the series' prices before and after (the move is the
+			// median of their moves).
+			Compared: []Point{{Label: "before", At: g.refAt, Value: analytics.Median(g.refs), Unit: "usd_gpu_hour"},
+				{Label: "after", At: g.lastAt, Value: analytics.Median(g.lasts), Unit: "usd_gpu_hour"}}})
 	}
 	return out
 }
@@ -236,8 +282,10 @@ func EvalPriceBelow(r Rule, latest []schemas.Observation) []Instance {
 		Unit: "usd_gpu_hour", Firing: best.PriceUSDGPUHour < r.BelowUSDGPUHour,
 		Summary: fmt.Sprintf("%s: cheapest offer $%.4f/GPU-hour at %s %s %s (threshold below $%g; %d offers)", subject,
 			best.PriceUSDGPUHour, best.Provider, best.SKU, best.Region, r.BelowUSDGPUHour, n),
-		Detail: map[string]float64{"offers": float64(n)},
-		Labels: r.labels(subject, "gpu", r.GPU, "pricing", r.pricing(), "provider", best.Provider, "sku", best.SKU, "region", best.Region)}}
+		Detail:   map[string]float64{"offers": float64(n)},
+		Labels:   r.labels(subject, "gpu", r.GPU, "pricing", r.pricing(), "provider", best.Provider, "sku", best.SKU, "region", best.Region),
+		Series:   &SeriesRef{GPU: r.GPU, Provider: best.Provider, Pricing: r.pricing(), Region: best.Region, Zone: best.Zone, SKU: best.SKU},
+		Compared: []Point{{Label: "cheapest", At: best.EffectiveAt, Value: best.PriceUSDGPUHour, Unit: "usd_gpu_hour"}}}}
 }
 
 // EvalSourceFailed evaluates a source_failed rule over each source's latest runs,
@@ -256,6 +304,7 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 	for _, s := range names {
 		failed := 0
 		var lastErr string
+		var points []Point
 		for _, run := range runs[s] {
 			if run.Status != schemas.RunFailed {
 				break
@@ -264,6 +313,7 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 				lastErr = run.Error
 			}
 			failed++
+			points = append(points, Point{Label: "failed_run", At: run.StartedAt})
 		}
 		if len(runs[s]) == 0 {
 			continue
@@ -276,9 +326,31 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 			sum += ": " + firstLine(lastErr)
 		}
 		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: s, Value: float64(failed), Threshold: float64(r.runs()),
-			Unit: "runs", Firing: failed >= r.runs(), Summary: sum, Labels: r.labels(s, "source", s)})
+			Unit: "runs", Firing: failed >= r.runs(), Summary: sum, Labels: r.labels(s, "source", s),
+			Series: &SeriesRef{Source: s}, Compared: points})
 	}
 	return out
+}
+
+// runsBefore returns the latest n runs of source started by now, newest first:
+// it reads n runs, and more when some of them started after now (an evaluation
+// as of a past time).
+func runsBefore(ctx context.Context, rd Reader, source string, n int, now time.Time) ([]schemas.Run, error) {
+	for limit := n; ; limit *= 4 {
+		rs, err := rd.Runs(ctx, source, limit)
+		if err != nil {
+			return nil, err
+		}
+		var out []schemas.Run
+		for _, r := range rs {
+			if !r.StartedAt.After(now) {
+				out = append(out, r)
+			}
+		}
+		if len(out) >= n || len(rs) < limit {
+			return out[:min(n, len(out))], nil
+		}
+	}
 }
 
 // atLeast reports v ≥ threshold, forgiving the rounding of the arithmetic before
@@ -354,7 +426,8 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 		}
 		return EvalSpotMove(r, bars, since, now), nil
 	case PriceBelow:
-		latest, err := rd.Latest(ctx, store.Filter{GPU: r.GPU, Pricing: r.pricing(), Provider: r.Provider})
+		// The prices in force at now: each series' latest price effective by then.
+		latest, err := rd.Latest(ctx, store.Filter{GPU: r.GPU, Pricing: r.pricing(), Provider: r.Provider, Until: now.Add(time.Second)})
 		if err != nil {
 			return nil, err
 		}
@@ -366,7 +439,7 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 		}
 		runs := map[string][]schemas.Run{}
 		for _, s := range names {
-			rs, err := rd.Runs(ctx, s, r.runs())
+			rs, err := runsBefore(ctx, rd, s, r.runs(), now)
 			if err != nil {
 				return nil, err
 			}

@@ -27,8 +27,13 @@ type Event struct {
 	Unit      string             `json:"unit"`
 	Detail    map[string]float64 `json:"detail,omitempty"`
 	Labels    map[string]string  `json:"labels"`
-	StartsAt  time.Time          `json:"starts_at"`
-	EndsAt    time.Time          `json:"ends_at,omitzero"` // resolved only
+	// Series is what the alert is about; Compared the figures it compares, each
+	// with when it held; URL the web app's view of the series (serve.public_url).
+	Series   *SeriesRef `json:"series,omitempty"`
+	Compared []Point    `json:"compared,omitempty"`
+	URL      string     `json:"url,omitempty"`
+	StartsAt time.Time  `json:"starts_at"`
+	EndsAt   time.Time  `json:"ends_at,omitzero"` // resolved only
 	// Repeat marks a firing alert sent again (repeat_interval, Alertmanager refresh).
 	Repeat bool `json:"repeat,omitempty"`
 }
@@ -41,7 +46,8 @@ const (
 
 func (e *Entry) event(repeat bool) Event {
 	ev := Event{Status: StatusFiring, Rule: e.Rule, Kind: e.Kind, Subject: e.Subject, Summary: e.Summary, Value: e.Value,
-		Threshold: e.Threshold, Unit: e.Unit, Detail: e.Detail, Labels: e.Labels, StartsAt: e.StartsAt, Repeat: repeat}
+		Threshold: e.Threshold, Unit: e.Unit, Detail: e.Detail, Labels: e.Labels, Series: e.Series, Compared: e.Compared, URL: e.URL,
+		StartsAt: e.StartsAt, Repeat: repeat}
 	if !e.EndsAt.IsZero() {
 		ev.Status, ev.EndsAt = StatusResolved, e.EndsAt
 	}
@@ -192,7 +198,9 @@ func (w webhook) Notify(ctx context.Context, events []Event) error {
 
 type slack struct{ httpNotifier }
 
-// SlackText is the text a Slack notifier posts for events: one line per event.
+// SlackText is the text a Slack notifier posts for events: a line per event, and
+// under it, when the event has them, the figures compared with the threshold, and
+// a link to the series in the web app.
 func SlackText(events []Event) string {
 	var b strings.Builder
 	for i, e := range events {
@@ -207,8 +215,22 @@ func SlackText(events []Event) string {
 		default:
 			fmt.Fprintf(&b, ":rotating_light: FIRING *%s* %s", e.Rule, e.Summary)
 		}
+		if len(e.Compared) > 0 {
+			fmt.Fprintf(&b, "\n>compared: %s; threshold %s", slackEscape(ComparedText(e.Compared)), slackEscape(thresholdText(e.Threshold, e.Unit)))
+		}
+		if e.Series != nil {
+			fmt.Fprintf(&b, "\n>series: %s", slackEscape(e.Series.String()))
+			if e.URL != "" {
+				fmt.Fprintf(&b, " <%s|view in gpuprice>", e.URL)
+			}
+		}
 	}
 	return b.String()
+}
+
+// slackEscape escapes the characters Slack's mrkdwn gives a meaning (&, <, >).
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func (s slack) Notify(ctx context.Context, events []Event) error {
@@ -221,6 +243,9 @@ type AMAlert struct {
 	Annotations map[string]string `json:"annotations"`
 	StartsAt    time.Time         `json:"startsAt"`
 	EndsAt      time.Time         `json:"endsAt"`
+	// GeneratorURL is the web app's view of the series (Alertmanager links it as
+	// the alert's source).
+	GeneratorURL string `json:"generatorURL,omitempty"`
 }
 
 type alertmanager struct {
@@ -229,13 +254,28 @@ type alertmanager struct {
 }
 
 // AMAlerts converts events for Alertmanager at now: a firing alert ends at now +
-// ttl unless posted again, a resolved one at its resolution.
+// ttl unless posted again, a resolved one at its resolution. Annotations: summary,
+// value, threshold, unit, and when the event has them series (key=value pairs),
+// compared (the figures and when each held), compared_json (the same as JSON) and
+// url (the web app's view, also the generatorURL).
 func AMAlerts(events []Event, now time.Time, ttl time.Duration) []AMAlert {
 	out := make([]AMAlert, 0, len(events))
 	for _, e := range events {
-		a := AMAlert{Labels: e.Labels, StartsAt: e.StartsAt.UTC(), EndsAt: now.Add(ttl).UTC(),
+		a := AMAlert{Labels: e.Labels, StartsAt: e.StartsAt.UTC(), EndsAt: now.Add(ttl).UTC(), GeneratorURL: e.URL,
 			Annotations: map[string]string{"summary": e.Summary, "value": strconv.FormatFloat(e.Value, 'g', 6, 64),
 				"threshold": strconv.FormatFloat(e.Threshold, 'g', 6, 64), "unit": e.Unit}}
+		if e.Series != nil {
+			a.Annotations["series"] = e.Series.String()
+		}
+		if len(e.Compared) > 0 {
+			a.Annotations["compared"] = ComparedText(e.Compared)
+			if js, err := json.Marshal(e.Compared); err == nil {
+				a.Annotations["compared_json"] = string(js)
+			}
+		}
+		if e.URL != "" {
+			a.Annotations["url"] = e.URL
+		}
 		if e.Status == StatusResolved {
 			a.EndsAt = e.EndsAt.UTC()
 		}

@@ -174,6 +174,7 @@ func testAlerts(t *testing.T, dsn string) {
 	t.Setenv("BROKEN_HOOK_LOCATION", broken.srv.URL+"/services/"+token)
 	cfg := filepath.Join(t.TempDir(), "gpuprice.yaml")
 	if err := os.WriteFile(cfg, []byte(`http: {retries: 1}
+serve: {public_url: "https://gpuprice.example.com/"}
 alerts:
   rules:
     - {name: h100-premium-shift, kind: spread_shift, gpu: H100-SXM-80GB, pricing: on_demand, window: 7d, threshold_pct: 10}
@@ -209,6 +210,27 @@ alerts:
 			}
 		}
 		return rep, stdout + stderr
+	}
+
+	// As of 01:30, before the $1.9 Vast offer (02:00) and the third failed Lambda
+	// run (02:00): the cheapest offer in force is Lambda's $2.5, two runs failed.
+	early, _, code := runCtx(context.Background(), "alerts", "--config", cfg, "--store", dsn, "--dry-run", "--format", "json",
+		"--at", alertDay.Add(90*time.Minute).Format(time.RFC3339))
+	var earlyRep alertReport
+	if err := json.Unmarshal([]byte(early), &earlyRep); err != nil || code != 0 {
+		t.Fatalf("alerts --at 01:30: exit %d, %v\n%s", code, err, early)
+	}
+	for _, r := range earlyRep.Rules {
+		switch r.Rule {
+		case "cheap-h100":
+			if len(r.Instances) != 1 || r.Instances[0].Firing || r.Instances[0].Value != 2.5 {
+				t.Errorf("price_below as of 01:30: %+v", r)
+			}
+		case "source-down":
+			if len(r.Instances) != 1 || r.Instances[0].Firing || r.Instances[0].Value != 2 {
+				t.Errorf("source_failed as of 01:30: %+v", r)
+			}
+		}
 	}
 
 	// A dry run shows what fires and sends nothing, keeps no state.
@@ -267,10 +289,37 @@ alerts:
 	if p := hook.last(t, &payload); p != "/hook/"+token || payload.Version != alert.PayloadVersion || payload.Firing != 4 || len(payload.Events) != 4 {
 		t.Errorf("webhook %s: %+v", p, payload)
 	}
+	// Each event says what it is about, the figures it compares and when, the
+	// threshold, and links to the series' view in the web app.
+	wantCompared := map[string]string{
+		"h100-premium-shift": "first 1.6000 on 2025-03-03; first_hyperscaler $4.0000/GPU-h at 2025-03-03T00:00Z; first_specialist $2.5000/GPU-h at 2025-03-03T00:00Z; " +
+			"last 1.8000 on 2025-03-10; last_hyperscaler $4.5000/GPU-h at 2025-03-10T00:00Z; last_specialist $2.5000/GPU-h at 2025-03-10T00:00Z",
+		"spot-swing":  "before $3.0000/GPU-h at 2025-03-10T00:00Z; after $3.6000/GPU-h at 2025-03-10T01:00Z",
+		"cheap-h100":  "cheapest $1.9000/GPU-h at 2025-03-10T02:00Z",
+		"source-down": "failed_run at 2025-03-10T02:00Z; failed_run at 2025-03-10T01:00Z; failed_run at 2025-03-10T00:00Z",
+	}
+	wantURL := map[string]string{
+		"h100-premium-shift": "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand",
+		"spot-swing":         "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=spot&provider=aws",
+		"cheap-h100":         "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1",
+		"source-down":        "https://gpuprice.example.com/sources?source=lambda",
+	}
+	for _, e := range payload.Events {
+		if got := alert.ComparedText(e.Compared); got != wantCompared[e.Rule] {
+			t.Errorf("webhook %s compared:\n%s\nwant\n%s", e.Rule, got, wantCompared[e.Rule])
+		}
+		if e.URL != wantURL[e.Rule] || e.Series == nil || e.Threshold == 0 {
+			t.Errorf("webhook %s: url %q series %+v threshold %v", e.Rule, e.URL, e.Series, e.Threshold)
+		}
+	}
 	var sl struct{ Text string }
 	slack.last(t, &sl)
 	if strings.Count(sl.Text, ":rotating_light: FIRING") != 4 || !strings.Contains(sl.Text, "*cheap-h100* H100-SXM-80GB on_demand: cheapest offer $1.9000/GPU-hour at vast") {
 		t.Errorf("slack text:\n%s", sl.Text)
+	}
+	if !strings.Contains(sl.Text, ">compared: cheapest $1.9000/GPU-h at 2025-03-10T02:00Z; threshold below $2/GPU-h\n") ||
+		!strings.Contains(sl.Text, "<https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1|view in gpuprice>") {
+		t.Errorf("slack text lacks the figures or the link:\n%s", sl.Text)
 	}
 	var ams []alert.AMAlert
 	if p := am.last(t, &ams); p != "/api/v2/alerts" || len(ams) != 4 {
@@ -280,6 +329,11 @@ alerts:
 		if a.Labels["alertname"] == "" || a.Labels["subject"] == "" || a.Annotations["summary"] == "" || !a.EndsAt.After(time.Now()) ||
 			!a.StartsAt.Equal(alertDay.Add(4*time.Hour)) {
 			t.Errorf("alertmanager alert %+v", a)
+		}
+		rule := a.Labels["alertname"]
+		if a.GeneratorURL != wantURL[rule] || a.Annotations["url"] != wantURL[rule] || a.Annotations["compared"] != wantCompared[rule] ||
+			a.Annotations["series"] == "" || a.Annotations["threshold"] == "" {
+			t.Errorf("alertmanager %s annotations %v, generatorURL %q", rule, a.Annotations, a.GeneratorURL)
 		}
 	}
 

@@ -116,7 +116,7 @@ func (a *app) alertEngine() (alert.Engine, error) {
 		}
 	}
 	return alert.Engine{Rules: a.cfg.Alerts.Rules, Targets: targets, RepeatInterval: a.cfg.Alerts.RepeatInterval,
-		Sources: sources, Log: redactLogger(a.log), Redact: config.Redact}, nil
+		Sources: sources, Log: redactLogger(a.log), Redact: config.Redact, PublicURL: a.cfg.Serve.PublicURL}, nil
 }
 
 // evaluateAlerts evaluates the rules at now with the state file, sends what is

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,6 +76,15 @@ type Config struct {
 	Sources   map[string]Source        `yaml:"sources"`
 	// Alerts are the alert rules and notifiers (docs/alerts.md).
 	Alerts alert.Config `yaml:"alerts"`
+	Serve  Serve        `yaml:"serve"`
+}
+
+// Serve configures what `serve` publishes.
+type Serve struct {
+	// PublicURL is where users reach the web app (e.g. https://gpuprice.example.com,
+	// behind a proxy): alert notifications link to a series' view under it. Empty:
+	// no links.
+	PublicURL string `yaml:"public_url"`
 }
 
 // HTTP configures the shared fetch client.
@@ -243,6 +253,13 @@ func (c Config) Validate() error {
 			if _, err := parser.Parse(s.Schedule); err != nil {
 				bad("sources.%s.schedule: %v", name, err)
 			}
+		}
+	}
+	if u := c.Serve.PublicURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			bad("serve.public_url: %q is not an http(s) URL", u)
+		} else if pu.User != nil || pu.RawQuery != "" || pu.Fragment != "" {
+			bad("serve.public_url: give the web app's root URL, with no credentials, query or fragment")
 		}
 	}
 	if err := c.Alerts.Validate(); err != nil {
