@@ -141,3 +141,25 @@ func TestSampleConfigLoads(t *testing.T) {
 		t.Errorf("sources = %+v, want every source (and fx) with its defaults", c.Sources)
 	}
 }
+
+func TestServePublicURL(t *testing.T) {
+	c, err := Load(write(t, "serve: {public_url: \"https://gpuprice.example.com/app\"}\n"))
+	if err != nil || c.Serve.PublicURL != "https://gpuprice.example.com/app" {
+		t.Fatalf("%+v %v", c.Serve, err)
+	}
+	for body, want := range map[string]string{
+		"serve: {public_url: gpuprice.example.com}\n":                   "not an http(s) URL",
+		"serve: {public_url: \"ftp://gpuprice.example.com\"}\n":         "not an http(s) URL",
+		"serve: {public_url: \"https://u:hunter2@gpuprice.example\"}\n": "no credentials",
+		"serve: {public_url: \"https://gpuprice.example/?a=1\"}\n":      "no credentials, query or fragment",
+		"serve: {listen: \":8080\"}\n":                                  "listen",
+	} {
+		_, err := Load(write(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err %v, want %q", body, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%q: error prints the password: %v", body, err)
+		}
+	}
+}
