@@ -135,7 +135,9 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 		SourceKind:    o.SourceKind,
 	}
 	results := col.Collect(ctx, runID, jobs)
-	r.rollup(ctx, results...)
+	// What was written is in the store even when ctx ended meanwhile (serve shutting
+	// down): its bars are rebuilt all the same.
+	r.rollup(context.WithoutCancel(ctx), results...)
 	return results
 }
 
