@@ -87,13 +87,22 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing),
 			Series: &SeriesRef{GPU: s.GPU, Pricing: s.Pricing}}
 		first, last := day(s.GPU, s.Pricing, s.First), day(s.GPU, s.Pricing, s.Last)
-		in.Compared = []Point{
-			{Label: "first", At: s.First, Value: s.FirstRatio, Unit: "ratio"},
-			{Label: "first_hyperscaler", At: s.First, Value: first.Hyperscaler, Unit: "usd_gpu_hour"},
-			{Label: "first_specialist", At: s.First, Value: first.Specialist, Unit: "usd_gpu_hour"},
-			{Label: "last", At: s.Last, Value: s.LastRatio, Unit: "ratio"},
-			{Label: "last_hyperscaler", At: s.Last, Value: last.Hyperscaler, Unit: "usd_gpu_hour"},
-			{Label: "last_specialist", At: s.Last, Value: last.Specialist, Unit: "usd_gpu_hour"},
+		for _, p := range []struct {
+			label string
+			at    time.Time
+			v     *float64
+			unit  string
+		}{
+			{"first", s.First, &s.FirstRatio, "ratio"},
+			{"first_hyperscaler", s.First, first.Hyperscaler, "usd_gpu_hour"},
+			{"first_specialist", s.First, first.Specialist, "usd_gpu_hour"},
+			{"last", s.Last, &s.LastRatio, "ratio"},
+			{"last_hyperscaler", s.Last, last.Hyperscaler, "usd_gpu_hour"},
+			{"last_specialist", s.Last, last.Specialist, "usd_gpu_hour"},
+		} {
+			if p.v != nil {
+				in.Compared = append(in.Compared, Point{Label: p.label, At: p.at, Value: *p.v, Unit: p.unit})
+			}
 		}
 		in.Summary = fmt.Sprintf("%s: hyperscaler/specialist ratio %.4f on %s → %.4f on %s (%+.2f %%, threshold ±%g %%)",
 			subject, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, change, r.ThresholdPct)
