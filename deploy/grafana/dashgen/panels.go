@@ -104,10 +104,10 @@ func priceBoard() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "Cheapest $/GPU-hour by GPU × provider", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
-				Columns: []string{"gpu", "provider", "pricing", "usd_gpu_hour", "sku", "region", "offers", "observed_at"},
+				Columns: []string{"gpu", "provider", "pricing", "usd_gpu_hour", "cheapest_sku", "cheapest_region", "offers", "last_observed_at"},
 				SQL: `SELECT gpu, provider, pricing, min(price_usd_gpu_hour) AS usd_gpu_hour,
-    argMin(sku, price_usd_gpu_hour) AS sku, argMin(region, price_usd_gpu_hour) AS region,
-    count() AS offers, max(observed_at) AS observed_at
+    argMin(sku, price_usd_gpu_hour) AS cheapest_sku, argMin(region, price_usd_gpu_hour) AS cheapest_region,
+    count() AS offers, max(observed_at) AS last_observed_at
 FROM v_latest
 WHERE on_offer = 1 AND gpu != 'unknown' AND ` + in("gpu", "gpu") + ` AND ` + in("pricing", "pricing") + `
 GROUP BY gpu, provider, pricing
@@ -166,11 +166,11 @@ func spotVolatility() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "Annualised volatility by series", Kind: kindTable, Width: 24, Height: 12, Unit: "percentunit",
-				Columns: []string{"gpu", "provider", "region", "zone", "sku", "bars", "std_log_return", "annualised", "range"},
+				Columns: []string{"gpu", "provider", "region", "zone", "sku", "bars", "std_log_return", "annualised", "price_range"},
 				SQL: `SELECT gpu, provider, region, zone, sku, length(closes) AS bars,
     if(length(rets) >= 2, arrayReduce('stddevSamp', rets), 0) AS std_log_return,
     std_log_return * sqrt(8760) AS annualised,
-    arrayReduce('max', closes) / arrayReduce('min', closes) - 1 AS range
+    arrayReduce('max', closes) / arrayReduce('min', closes) - 1 AS price_range
 FROM (
     SELECT gpu, provider, region, zone, sku, closes, arrayPopFront(arrayDifference(arrayMap(x -> log(x), closes))) AS rets
     FROM (
@@ -187,8 +187,8 @@ LIMIT 200`,
 			},
 			{
 				Title: "Hourly spot close by GPU × provider (median over series)", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
-				Columns: []string{"time", "series", "close"},
-				SQL: `SELECT bar_start AS time, concat(gpu, ' ', provider) AS series, median(close) AS close
+				Columns: []string{"time", "series", "median_close"},
+				SQL: `SELECT bar_start AS time, concat(gpu, ' ', provider) AS series, median(close) AS median_close
 FROM v_bars
 WHERE width = 3600 AND pricing = 'spot' AND $__timeFilter(bar_start)
     AND ` + in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("region", "region") + `
@@ -239,8 +239,8 @@ FROM (
     SELECT day, gpu, pricing, ratio FROM v_spreads
     WHERE ratio > 0 AND pricing = '${kind}' AND $__timeFilter(day) AND `+in("gpu", "gpu")+`
 ) ANY INNER JOIN (
-    SELECT toDateTime(toUInt32(day) + %d, 'UTC') AS day, gpu, pricing, ratio AS ratio_before FROM v_spreads
-    WHERE ratio > 0 AND pricing = '${kind}'
+    SELECT toDateTime(toUInt32(d) + %d, 'UTC') AS day, gpu, pricing, ratio_before
+    FROM (SELECT day AS d, gpu, pricing, ratio AS ratio_before FROM v_spreads WHERE ratio > 0 AND pricing = '${kind}')
 ) USING (day, gpu, pricing)
 ORDER BY time`, SpreadShiftWindowDays*86400),
 			},
@@ -302,9 +302,9 @@ func negotiation() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
-				Columns: []string{"gpu", "provider", "window_days", "p10", "p50", "p90", "min", "series_days"},
+				Columns: []string{"gpu", "provider", "window_days", "p10", "p50", "p90", "lowest", "series_days"},
 				SQL: `SELECT gpu, p AS provider, window_days, ` + pct("0.1") + ` AS p10, ` + pct("0.5") + ` AS p50, ` + pct("0.9") + ` AS p90,
-    xs[1] AS min, length(xs) AS series_days
+    xs[1] AS lowest, length(xs) AS series_days
 FROM (
     SELECT gpu, p, window_days, arraySort(groupArray(price)) AS xs
     FROM (
@@ -320,8 +320,8 @@ ORDER BY gpu, provider = '*' DESC, provider, window_days`,
 			},
 			{
 				Title: "Median day price per provider", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "currencyUSD",
-				Columns: []string{"time", "series", "median"},
-				SQL: `SELECT day AS time, concat(gpu, ' ', provider) AS series, median(price) AS median
+				Columns: []string{"time", "series", "median_price"},
+				SQL: `SELECT day AS time, concat(gpu, ' ', provider) AS series, median(price) AS median_price
 FROM v_day_prices
 WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
 GROUP BY time, series
@@ -402,12 +402,12 @@ ORDER BY time`,
 			},
 			{
 				Title: "Quarantined rows by reason (store)", Kind: kindTable, Width: 24, Height: 9,
-				Columns: []string{"source", "reason", "rows", "last_at"},
-				SQL: `SELECT source, reason, count() AS rows, max(quarantined_at) AS last_at
+				Columns: []string{"source", "reason", "quarantined", "last_at"},
+				SQL: `SELECT source, reason, count() AS quarantined, max(quarantined_at) AS last_at
 FROM v_quarantine
 WHERE $__timeFilter(quarantined_at) AND ` + in("source", "source") + `
 GROUP BY source, reason
-ORDER BY rows DESC
+ORDER BY quarantined DESC
 LIMIT 200`,
 			},
 			{
