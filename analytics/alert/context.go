@@ -74,8 +74,8 @@ func ComparedText(ps []Point) string {
 
 // ViewURL is the web app's view of what in is about, under publicURL (the root
 // the web app is served at, serve.public_url): the series view
-// /series?gpu=…&provider=…&pricing=…&region=… for prices, the sources view for a
-// source. It is "" without publicURL.
+// /series?gpu=…&provider=…&pricing=…&region=…, with sku and zone for one series,
+// for prices; the sources view for a source. It is "" without publicURL.
 func ViewURL(publicURL string, in Instance) string {
 	if publicURL == "" || in.Series == nil {
 		return ""
@@ -88,7 +88,8 @@ func ViewURL(publicURL string, in Instance) string {
 		return base + "/sources?" + q.Encode()
 	}
 	q := url.Values{}
-	for _, kv := range [][2]string{{"gpu", s.GPU}, {"provider", s.Provider}, {"pricing", s.Pricing}, {"region", s.Region}} {
+	for _, kv := range [][2]string{{"gpu", s.GPU}, {"provider", s.Provider}, {"pricing", s.Pricing}, {"region", s.Region},
+		{"sku", s.SKU}, {"zone", s.Zone}} {
 		if kv[1] != "" {
 			q.Set(kv[0], kv[1])
 		}

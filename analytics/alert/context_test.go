@@ -94,7 +94,7 @@ func TestInstancesCarrySeriesAndComparedFigures(t *testing.T) {
 
 func TestViewURL(t *testing.T) {
 	in := Instance{Kind: PriceBelow, Series: &SeriesRef{GPU: "H100-SXM-80GB", Provider: "gmi", Pricing: "on_demand", Region: "us west", SKU: "x"}}
-	if got := ViewURL("https://gpuprice.example.com/", in); got != "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=gmi&region=us+west" {
+	if got := ViewURL("https://gpuprice.example.com/", in); got != "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=gmi&region=us+west&sku=x" {
 		t.Errorf("series URL %q", got)
 	}
 	if got := ViewURL("https://gpuprice.example.com/app", Instance{Kind: SpreadShift, Series: &SeriesRef{GPU: "B200", Pricing: "spot"}}); got != "https://gpuprice.example.com/app/series?gpu=B200&pricing=spot" {

@@ -301,7 +301,7 @@ alerts:
 	wantURL := map[string]string{
 		"h100-premium-shift": "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand",
 		"spot-swing":         "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=spot&provider=aws",
-		"cheap-h100":         "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1",
+		"cheap-h100":         "https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1&sku=vast-h100x8",
 		"source-down":        "https://gpuprice.example.com/sources?source=lambda",
 	}
 	for _, e := range payload.Events {
@@ -318,7 +318,7 @@ alerts:
 		t.Errorf("slack text:\n%s", sl.Text)
 	}
 	if !strings.Contains(sl.Text, ">compared: cheapest $1.9000/GPU-h at 2025-03-10T02:00Z; threshold below $2/GPU-h\n") ||
-		!strings.Contains(sl.Text, "<https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1|view in gpuprice>") {
+		!strings.Contains(sl.Text, "<https://gpuprice.example.com/series?gpu=H100-SXM-80GB&pricing=on_demand&provider=vast&region=r1&sku=vast-h100x8|view in gpuprice>") {
 		t.Errorf("slack text lacks the figures or the link:\n%s", sl.Text)
 	}
 	var ams []alert.AMAlert
