@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpuprice/gpuprice/analytics"
 )
 
 // Datasources the dashboards use; deploy/grafana/provisioning/datasources provisions
@@ -262,30 +264,43 @@ ORDER BY time`,
 }
 
 func tokens() Dashboard {
+	// Per offering (series still on offer): its MFU is the midpoint of its published
+	// band (analytics.MFUBands, first match) unless a fixed MFU is chosen; offerings
+	// with no band, or whose GPU has no dense figure, are left out, as in
+	// `gpuprice tokens`.
+	offers := `SELECT gpu, provider, interconnect, price_usd_gpu_hour, ` + denseFlops("gpu") + ` AS flops,
+        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "provider", "interconnect") + `, toFloat64OrZero('${mfu}')) AS mfu,
+        price_usd_gpu_hour * 1e9 * 6 * ${params} / (flops * mfu * 3600) AS usd
+    FROM v_latest
+    WHERE on_offer = 1 AND pricing = '${kind}' AND ` + in("gpu", "gpu")
 	return Dashboard{
 		UID: "gpuprice-tokens", Title: "gpuprice · $ per 1B training tokens", From: "7d",
-		Description: "Effective cost of training per GPU at its cheapest current price: $/1B tokens = price × 1e9 × 6 × params ÷ (dense TFLOPS × 1e12 × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog, the MFU chosen above (gpuprice tokens --mfu; the CLI also knows the published band per offering).",
+		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band (docs/analytics.md) or the value chosen. Offerings without a band are left out.",
 		Variables: []Variable{gpuVar, onePricing,
 			{Name: "params", Label: "Parameters", Values: []string{"7e9", "13e9", "70e9", "405e9"}},
-			{Name: "mfu", Label: "MFU", Values: []string{"0.4", "0.3", "0.5", "0.6"}}},
+			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}}},
 		Panels: []Panel{
 			{
-				Title: "$ per 1B tokens by GPU (cheapest current offer)", Kind: kindBarChart, Width: 24, Height: 12, Unit: "currencyUSD",
+				Title: "$ per 1B tokens by GPU (cheapest offering)", Kind: kindBarChart, Width: 24, Height: 12, Unit: "currencyUSD",
 				Columns: []string{"gpu", "usd_per_1b_tokens"},
-				SQL: `SELECT gpu, min(price_usd_gpu_hour) * 1e9 * 6 * ${params} / (` + denseFlops("gpu") + ` * ${mfu} * 3600) AS usd_per_1b_tokens
-FROM v_latest
-WHERE on_offer = 1 AND pricing = '${kind}' AND ` + denseFlops("gpu") + ` > 0 AND ` + in("gpu", "gpu") + `
+				SQL: `SELECT gpu, min(usd) AS usd_per_1b_tokens
+FROM (
+    ` + offers + `
+)
+WHERE flops > 0 AND mfu > 0
 GROUP BY gpu
 ORDER BY usd_per_1b_tokens`,
 			},
 			{
-				Title: "$ per 1B tokens by GPU × provider", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
-				Columns: []string{"gpu", "provider", "usd_gpu_hour", "dense_tflops", "usd_per_1b_tokens", "gpu_hours_per_1b_tokens"},
-				SQL: `SELECT gpu, provider, min(price_usd_gpu_hour) AS usd_gpu_hour, ` + denseFlops("gpu") + ` / 1e12 AS dense_tflops,
-    usd_gpu_hour * 1e9 * 6 * ${params} / (dense_tflops * 1e12 * ${mfu} * 3600) AS usd_per_1b_tokens,
-    1e9 * 6 * ${params} / (dense_tflops * 1e12 * ${mfu} * 3600) AS gpu_hours_per_1b_tokens
-FROM v_latest
-WHERE on_offer = 1 AND pricing = '${kind}' AND ` + denseFlops("gpu") + ` > 0 AND ` + in("gpu", "gpu") + `
+				Title: "$ per 1B tokens by GPU × provider (cheapest offering)", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"gpu", "provider", "usd_per_1b_tokens", "usd_gpu_hour", "offer_mfu", "offer_interconnect", "dense_tflops", "gpu_hours_per_1b_tokens"},
+				SQL: `SELECT gpu, provider, min(usd) AS usd_per_1b_tokens, argMin(price_usd_gpu_hour, usd) AS usd_gpu_hour,
+    argMin(mfu, usd) AS offer_mfu, argMin(interconnect, usd) AS offer_interconnect, any(flops) / 1e12 AS dense_tflops,
+    1e9 * 6 * ${params} / (dense_tflops * 1e12 * offer_mfu * 3600) AS gpu_hours_per_1b_tokens
+FROM (
+    ` + offers + `
+)
+WHERE flops > 0 AND mfu > 0
 GROUP BY gpu, provider
 ORDER BY usd_per_1b_tokens`,
 			},
@@ -427,6 +442,31 @@ LIMIT 100`,
 			{Title: "Spool rows and alerts firing (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_spool_rows or sum by (rule) (gpuprice_alerts_firing)`},
 		},
 	}
+}
+
+// mfuBandMid is the midpoint of the first MFU band (analytics.MFUBands, the order
+// analytics.MFUFor reads it) covering the offering's GPU, provider and interconnect
+// columns, 0 when none does.
+func mfuBandMid(gpu, provider, interconnect string) string {
+	list := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = "'" + strings.ReplaceAll(x, "'", "") + "'"
+		}
+		return strings.Join(q, ", ")
+	}
+	var args []string
+	for _, b := range analytics.MFUBands {
+		cond := fmt.Sprintf("%s IN (%s)", gpu, list(b.GPUs))
+		if b.Provider != "" {
+			cond += fmt.Sprintf(" AND %s = '%s'", provider, b.Provider)
+		}
+		if b.Interconnects != nil {
+			cond += fmt.Sprintf(" AND %s IN (%s)", interconnect, list(b.Interconnects))
+		}
+		args = append(args, cond, fmt.Sprintf("%g", b.Mid()))
+	}
+	return "multiIf(" + strings.Join(args, ", ") + ", 0.)"
 }
 
 // denseFlops is the dense BF16 (else FP16) FLOP/s of the GPU column col, from the

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -273,4 +275,104 @@ func run(ctx context.Context, conn driver.Conn, q string) ([]string, []string, i
 		return nil, nil, 0, fmt.Errorf("reading rows: %w", err)
 	}
 	return rows.Columns(), types, n, nil
+}
+
+// TestIntegrationTokensMatchAnalytics checks the $ per 1B tokens table against the
+// analytics package on the same store: per GPU and provider, the cheapest current
+// offering's cost with its MFU band's midpoint (analytics.MFUFor) and the catalog's
+// dense peak (analytics.PeakTFLOPS), as `gpuprice tokens` computes it.
+func TestIntegrationTokensMatchAnalytics(t *testing.T) {
+	dsn, _ := testDB(t)
+	ctx := t.Context()
+	st, err := clickhouse.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, st)
+	cat, err := schemas.LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const params = 7e9
+	latest, err := st.Latest(ctx, store.Filter{Pricing: schemas.OnDemand})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, o := range analytics.CurrentOnly(latest, 24*time.Hour) {
+		g, ok := cat.Lookup(o.GPU)
+		if !ok {
+			continue
+		}
+		band, err := analytics.MFUFor(o.GPU, o.Provider, o.Interconnect)
+		if err != nil {
+			continue // no band: left out
+		}
+		peak, err := analytics.PeakTFLOPS(g, analytics.BF16)
+		if err != nil {
+			continue
+		}
+		c, err := analytics.Tokens(o.PriceUSDGPUHour, params, peak, band.Mid(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := o.GPU + "|" + o.Provider
+		if v, ok := want[k]; !ok || c.USDPer1BTokens < v {
+			want[k] = c.USDPer1BTokens
+		}
+	}
+	if len(want) < 4 {
+		t.Fatalf("only %d GPU × provider pairs with a band: the test proves little", len(want))
+	}
+
+	var sql string
+	for _, d := range dashboards() {
+		if d.UID == "gpuprice-tokens" {
+			sql = d.Panels[1].SQL
+		}
+	}
+	q, err := interpolate(sql, map[string]selection{
+		"gpu": {multi: true, all: true}, "kind": {values: []string{schemas.OnDemand}},
+		"params": {values: []string{"7e9"}}, "mfu": {values: []string{"band"}},
+	}, time.Now().Add(-7*24*time.Hour), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string]float64{}
+	for rows.Next() {
+		var (
+			gpu, provider, ic           string
+			usd, price, mfu, tflops, gh float64
+		)
+		if err := rows.Scan(&gpu, &provider, &usd, &price, &mfu, &ic, &tflops, &gh); err != nil {
+			t.Fatal(err)
+		}
+		got[gpu+"|"+provider] = usd
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d GPU × provider rows, analytics has %d:\n got  %v\n want %v", len(got), len(want), got, want)
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-w) > 1e-9*w {
+			t.Errorf("%s: dashboard %v, analytics %v", k, g, w)
+		}
+	}
 }
