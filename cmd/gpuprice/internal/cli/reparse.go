@@ -3,17 +3,13 @@ package cli
 import (
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
-	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 func init() { addCommand((*app).reparseCmd) }
@@ -49,47 +45,13 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(arc.Manifest.Sources))
-	for n := range arc.Manifest.Sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(only) > 0 {
-		for _, n := range only {
-			if _, ok := arc.Manifest.Sources[n]; !ok {
-				return fmt.Errorf("--source %s: not in the archive (it has: %s)", n, strings.Join(names, ", "))
-			}
+	jobs, err := arc.Jobs(only, archive.JobOptions{Timeout: a.cfg.HTTP.Timeout, UserAgent: a.cfg.HTTP.UserAgent,
+		MaxBody: a.cfg.HTTP.MaxBodyBytes, Retries: a.cfg.HTTP.Retries, Logger: a.log, Getenv: os.Getenv})
+	if err != nil {
+		if len(only) > 0 {
+			return fmt.Errorf("--source: %w", err)
 		}
-		names = only
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("reparse: the archive in %s records no source", dir)
-	}
-	// Answers come from disk: retries need no waiting, a Retry-After is not honoured
-	// again, and the tries cover every recorded retry.
-	client := fetch.New(fetch.Options{
-		Timeout: a.cfg.HTTP.Timeout, UserAgent: a.cfg.HTTP.UserAgent, MaxBody: a.cfg.HTTP.MaxBodyBytes,
-		Backoff: fetch.Backoff{MaxTries: max(a.cfg.HTTP.Retries, 10), Initial: time.Millisecond, Max: 10 * time.Millisecond},
-		Logger:  a.log,
-	})
-	client.HTTP.Transport = arc
-	var jobs []ingest.Job
-	for _, n := range names {
-		sinfo, factory, ok := scrapers.Lookup(n)
-		if !ok {
-			return fmt.Errorf("reparse: archived source %s is not a known source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
-		}
-		info := arc.Manifest.Sources[n]
-		observed := info.ObservedAt
-		src, err := factory(scrapers.Config{
-			Name: n, Endpoint: info.Endpoint, Options: info.Options, Client: client,
-			Logger: a.log.With("source", n), Now: func() time.Time { return observed },
-			Secrets: sinfo.Secrets(os.Getenv),
-		})
-		if err != nil {
-			return err
-		}
-		jobs = append(jobs, ingest.Job{Name: n, Source: src})
+		return fmt.Errorf("reparse: %w", err)
 	}
 	st, err := a.openStore(ctx)
 	if err != nil {
