@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -144,6 +145,21 @@ func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
 		o.Currency, o.Unit = "USD", schemas.UnitGPUHour
 	default:
 		return o, errors.New("no price")
+	}
+	// A row exported by gpuprice carries the rate it was converted at: importing it
+	// anywhere reproduces the same USD price, whether or not that store has the day's
+	// ECB rate (Normalize prefers a carried rate).
+	if v := get("fx_rate"); v != "" && !strings.EqualFold(o.Currency, "USD") {
+		if o.FXRate, err = schemas.ParseNumber(v); err != nil || o.FXRate <= 0 || math.IsInf(o.FXRate, 0) {
+			return o, fmt.Errorf("fx_rate %q is not a positive number", v)
+		}
+	}
+	o.PriceScope, o.PriceBasis = get("price_scope"), get("price_basis")
+	if !schemas.ValidScope(o.PriceScope) {
+		return o, fmt.Errorf("price_scope %q is not instance or gpu_only", o.PriceScope)
+	}
+	if !schemas.ValidBasis(o.PriceBasis) {
+		return o, fmt.Errorf("price_basis %q is not listed, derived or floor", o.PriceBasis)
 	}
 	o.SourceURL = s.Origin
 	o.Attrs = map[string]string{}

@@ -80,3 +80,39 @@ func FuzzCSVSource(f *testing.F) {
 type emitterFunc func(schemas.Observation)
 
 func (f emitterFunc) Emit(o schemas.Observation) { f(o) }
+
+// An exported EUR row carries the rate it was converted at; importing it into a
+// store that has no rate for that day (here: no EUR rate at all) keeps the row and
+// its USD price, with scope and basis as exported.
+func TestCSVSourceImportUsesCarriedFXRate(t *testing.T) {
+	head := "observed_at,provider,tier,sku,gpu,gpu_count,region,zone,pricing,price_usd_hour,price_usd_gpu_hour,source_kind," +
+		"effective_at,gpu_name,gpu_memory_gb,currency,price_native,unit,fx_rate,interconnect,source_url,price_scope,price_basis\n"
+	body := head +
+		"2026-11-01T12:00:00Z,ovhcloud,specialist,l40s-90,L40S-PCIE-48GB,1,GRA11,,on_demand,1.9062,1.9062,scrape," +
+		"2026-11-01T12:00:00Z,L40S,48,EUR,1.65,hour,1.1553,unknown,https://www.ovhcloud.com/en/public-cloud/prices/,instance,listed\n" +
+		"2026-11-01T12:00:00Z,oci,hyperscaler,BM.GPU.H100.8,H100-SXM-80GB,8,,,spot,40,5,derived," +
+		"2026-11-01T12:00:00Z,H100,80,USD,40,hour,1,infiniband,https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/,instance,derived\n" +
+		"2026-11-01T12:00:00Z,ovhcloud,specialist,l4-90,,1,GRA11,,on_demand,1,1,scrape," +
+		"2026-11-01T12:00:00Z,L4,24,EUR,0.9,hour,-3,unknown,https://www.ovhcloud.com/,instance,listed\n" +
+		"2026-11-01T12:00:00Z,ovhcloud,specialist,l4-90b,,1,GRA11,,on_demand,1,1,scrape," +
+		"2026-11-01T12:00:00Z,L4,24,USD,0.9,hour,1,unknown,https://www.ovhcloud.com/,machine,listed\n"
+	sink := newMemSink()
+	c := newCollector(sink)
+	c.Normalizer.FX = StaticFX{} // no rate for EUR anywhere
+	c.SourceKind = schemas.SourceImport
+	res := c.Collect(context.Background(), "r", []Job{{Name: "import:csv", Source: csvSrc(body)}})
+	if r := res[0]; r.RowsAccepted != 2 || r.RowsQuarantine != 2 {
+		t.Fatalf("want 2 accepted (carried rate), 2 quarantined (negative rate, unknown scope): %+v", r)
+	}
+	got := map[string]schemas.Observation{}
+	for _, o := range sink.rows {
+		got[o.Provider] = o
+	}
+	ovh := got["ovhcloud"]
+	if ovh.FXRate != 1.1553 || ovh.PriceUSDHour != 1.906245 || ovh.PriceScope != schemas.ScopeInstance || ovh.PriceBasis != schemas.BasisListed {
+		t.Errorf("ovhcloud row: fx %v usd/h %v scope %q basis %q", ovh.FXRate, ovh.PriceUSDHour, ovh.PriceScope, ovh.PriceBasis)
+	}
+	if oci := got["oci"]; oci.PriceBasis != schemas.BasisDerived {
+		t.Errorf("derived row imported as %q", oci.PriceBasis)
+	}
+}

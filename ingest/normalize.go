@@ -105,7 +105,14 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	}
 	o.Currency = strings.ToUpper(o.Currency)
 	rate := 1.0
-	if o.Currency != "USD" {
+	switch {
+	case o.Currency == "USD":
+	case o.FXRate > 0 && !math.IsInf(o.FXRate, 0):
+		// A rate the row carries (an export of gpuprice's own rows being imported):
+		// keep it, so that export → import is lossless whatever rates this store has.
+		// Sources never set FXRate.
+		rate = o.FXRate
+	default:
 		if n.FX == nil {
 			return reject("no FX rate for %s", o.Currency)
 		}
@@ -143,6 +150,21 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	}
 	if o.PriceUSDGPUHour < b.MinUSDGPUHour || o.PriceUSDGPUHour > b.MaxUSDGPUHour {
 		return reject("$%.4g per GPU-hour is outside the plausible range [%g, %g]", o.PriceUSDGPUHour, b.MinUSDGPUHour, b.MaxUSDGPUHour)
+	}
+	if !schemas.ValidScope(o.PriceScope) {
+		return reject("unknown price scope %q", o.PriceScope)
+	}
+	o.PriceScope = schemas.ScopeOf(o.PriceScope)
+	switch {
+	case !schemas.ValidBasis(o.PriceBasis):
+		return reject("unknown price basis %q", o.PriceBasis)
+	case o.PriceBasis != "":
+	case o.SourceKind == schemas.SourceDerived:
+		o.PriceBasis = schemas.BasisDerived
+	case strings.EqualFold(o.Attrs["price_qualifier"], "from"):
+		o.PriceBasis = schemas.BasisFloor
+	default:
+		o.PriceBasis = schemas.BasisListed
 	}
 	p := n.Providers.Lookup(o.Provider)
 	if o.Tier == "" {

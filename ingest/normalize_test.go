@@ -183,3 +183,34 @@ func TestFXChainFallsBack(t *testing.T) {
 		t.Errorf("empty chain: err %v", err)
 	}
 }
+
+func TestNormalizeScopeAndBasis(t *testing.T) {
+	n := testNormalizer()
+	cases := []struct {
+		name         string
+		in           schemas.Observation
+		scope, basis string
+	}{
+		{"defaults", raw(nil), schemas.ScopeInstance, schemas.BasisListed},
+		{"gpu only kept", raw(func(o *schemas.Observation) { o.PriceScope = schemas.ScopeGPUOnly }), schemas.ScopeGPUOnly, schemas.BasisListed},
+		{"derived source", raw(func(o *schemas.Observation) { o.SourceKind = schemas.SourceDerived }), schemas.ScopeInstance, schemas.BasisDerived},
+		{"from floor", raw(func(o *schemas.Observation) { o.Attrs = map[string]string{"price_qualifier": "from"} }), schemas.ScopeInstance, schemas.BasisFloor},
+	}
+	for _, c := range cases {
+		o, _, err := n.Normalize(context.Background(), c.in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if o.PriceScope != c.scope || o.PriceBasis != c.basis {
+			t.Errorf("%s: scope %q basis %q, want %q %q", c.name, o.PriceScope, o.PriceBasis, c.scope, c.basis)
+		}
+	}
+	for _, bad := range []schemas.Observation{
+		raw(func(o *schemas.Observation) { o.PriceScope = "vm" }),
+		raw(func(o *schemas.Observation) { o.PriceBasis = "estimate" }),
+	} {
+		if _, _, err := n.Normalize(context.Background(), bad); err == nil {
+			t.Errorf("scope %q basis %q accepted", bad.PriceScope, bad.PriceBasis)
+		}
+	}
+}

@@ -32,6 +32,7 @@ func sample(n int) []schemas.Observation {
 			PriceUSDHour: 30 + float64(i)/8, PriceUSDGPUHour: (30 + float64(i)/8) / 8, Currency: "USD",
 			PriceNative: 30 + float64(i)/8, Unit: schemas.UnitHour, FXRate: 1, Interconnect: "efa",
 			SourceKind: schemas.SourceAPI, SourceURL: "https://ec2.us-east-1.amazonaws.com",
+			PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisListed,
 		}
 	}
 	return out
@@ -103,7 +104,7 @@ func TestToCSVRoundTrip(t *testing.T) {
 	}
 	want := []string{"2026-11-01T12:00:00Z", "aws", "hyperscaler", "p5.1xlarge", "H100-SXM-80GB", "8", "us-east-1", "us-east-1a",
 		"spot", "30.125", "3.765625", "api", "2026-11-01T11:00:00Z", "NVIDIA H100 SXM", "80", "USD", "30.125", "hour", "1", "efa",
-		"https://ec2.us-east-1.amazonaws.com"}
+		"https://ec2.us-east-1.amazonaws.com", "instance", "listed"}
 	if strings.Join(recs[2], "|") != strings.Join(want, "|") {
 		t.Errorf("row 2\n got %v\nwant %v", recs[2], want)
 	}
