@@ -186,7 +186,8 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 				// "HGX") put it in Attrs["form_factor"]: the canonicaliser needs both.
 				name += " " + ff
 			}
-			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB})
+			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB,
+				MemoryType: o.Attrs["gpu_memory_interface"]})
 		}
 	}
 	return o, o.GPU == schemas.UnknownGPU, nil

@@ -63,6 +63,10 @@ type Hint struct {
 	Name     string
 	SKU      string
 	MemoryGB float64
+	// MemoryType is the memory technology the source states apart from the name
+	// (OVHcloud's gpu_memory_interface "HBM3"), "" when unknown. Like a memory type
+	// in the name, it only breaks ties: an 80 GB HBM3 H100 is the SXM part.
+	MemoryType string
 }
 
 // Canonicalize returns the catalog id of the hinted GPU, or UnknownGPU.
@@ -94,6 +98,9 @@ func (c *Catalog) Explain(h Hint) (id, reason string) {
 	f := nameF
 	if sf := c.parse(h.SKU); !sf.empty() {
 		f = f.merge(sf)
+	}
+	if mt := strings.ToLower(strings.TrimSpace(h.MemoryType)); f.memType == "" && memTypeTokens[mt] {
+		f.memType = mt
 	}
 	return c.resolve(provider, f, h.MemoryGB)
 }
@@ -151,7 +158,7 @@ var (
 		"oam":       FormOAM,
 		"superchip": FormSuperchip,
 	}
-	memTypeTokens = map[string]bool{"hbm2": true, "hbm2e": true, "hbm3": true, "hbm3e": true, "gddr6": true, "gddr6x": true}
+	memTypeTokens = map[string]bool{"hbm2": true, "hbm2e": true, "hbm3": true, "hbm3e": true, "gddr6": true, "gddr6x": true, "gddr7": true, "gddr5": true}
 	// Tokens right after a model name that make it a different product (RTX 3090 Ti,
 	// RTX 4090 D, A10 G written apart…): never collapse those into the base model.
 	variantSuffixes = map[string]bool{
@@ -247,9 +254,13 @@ func (c *Catalog) parse(s string) features {
 	return f
 }
 
-// matchModel finds the longest model key made of the first 1-3 tokens.
+// maxModelTokens is the most tokens a model name or alias spans ("RTX PRO 6000
+// Blackwell Max-Q Workstation Edition" is eight).
+const maxModelTokens = 8
+
+// matchModel finds the longest model key made of the first 1-maxModelTokens tokens.
 func (c *Catalog) matchModel(toks []string) (key string, n int) {
-	for k := min(3, len(toks)); k >= 1; k-- {
+	for k := min(maxModelTokens, len(toks)); k >= 1; k-- {
 		cand := strings.Join(toks[:k], "")
 		if idx, ok := c.byModel[cand]; ok {
 			return ModelKey(c.gpus[idx[0]].Model), k

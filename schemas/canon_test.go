@@ -129,6 +129,8 @@ func ExampleCatalog_Canonicalize() {
 		{Provider: "gcp", Name: "Nvidia Tesla A100 GPU running in Americas"},
 		{Provider: "lambda", Name: "NVIDIA Quadro RTX 6000"},
 		{Name: "H100"},
+		{Name: "V100 32GB"},
+		{Provider: "ovhcloud", Name: "H100", SKU: "h100-380", MemoryGB: 80, MemoryType: "HBM3"},
 	} {
 		fmt.Println(c.Canonicalize(h))
 	}
@@ -138,8 +140,10 @@ func ExampleCatalog_Canonicalize() {
 	// H200-SXM-141GB
 	// H100-NVL-94GB
 	// A100-SXM-40GB
+	// QUADRORTX6000-PCIE-24GB
 	// unknown
 	// unknown
+	// H100-SXM-80GB
 }
 
 func ExampleCatalog_Lookup() {

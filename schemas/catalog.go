@@ -51,6 +51,11 @@ type GPU struct {
 	Interconnect     string   `json:"interconnect"` // form factor and NVLink/fabric note
 	Sources          []string `json:"sources"`      // source ids, see Catalog.Source
 	Notes            []string `json:"notes,omitempty"`
+	// NoDenseFigure says why the GPU has no dense BF16/FP16 figure (the vendor
+	// prints none, or only with-sparsity FP4/FP8 TOPS). Such a GPU is still named,
+	// so that its prices join every filter, spread and index; `tokens` reports that
+	// no figure is known instead of a cost.
+	NoDenseFigure string `json:"no_dense_figure,omitempty"`
 }
 
 // PeakDenseTFLOPS is the figure MFU divides by: dense BF16, or dense FP16 tensor
@@ -184,8 +189,11 @@ func (c *Catalog) validate() error {
 				return bad("TFLOPS figures must be finite and non-negative")
 			}
 		}
-		if g.PeakDenseTFLOPS() <= 0 {
-			return bad("needs dense_bf16_tflops, or dense_fp16_tflops where BF16 does not exist")
+		if g.PeakDenseTFLOPS() <= 0 && g.NoDenseFigure == "" {
+			return bad("needs dense_bf16_tflops, or dense_fp16_tflops where BF16 does not exist, or no_dense_figure saying why there is none")
+		}
+		if g.PeakDenseTFLOPS() > 0 && g.NoDenseFigure != "" {
+			return bad("has a dense figure and no_dense_figure")
 		}
 		if g.DenseBF16TFLOPS > 0 && g.DenseFP16TFLOPS > 0 {
 			return bad("dense_fp16_tflops is only for GPUs without BF16")

@@ -168,8 +168,8 @@ type Observation struct {
 	// PriceScope is ScopeInstance or ScopeGPUOnly; PriceBasis is BasisListed,
 	// BasisDerived or BasisFloor. Ingest fills both ("" in rows stored before
 	// schema version 5 reads as instance/listed).
-	PriceScope string `json:"price_scope"`
-	PriceBasis string `json:"price_basis"`
+	PriceScope string `json:"price_scope,omitempty"`
+	PriceBasis string `json:"price_basis,omitempty"`
 }
 
 // Comparable reports whether the row is a listed price: not derived by a rule nor

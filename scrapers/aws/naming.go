@@ -28,14 +28,14 @@ var familyGPUs = map[string]string{
 	"g6e":       "L40S-PCIE-48GB",
 	"p3":        "V100-SXM-16GB",
 	"p3dn":      "V100-SXM-32GB",
-	"p2":        schemas.UnknownGPU, // K80
-	"g3":        schemas.UnknownGPU, // M60
-	"g3s":       schemas.UnknownGPU, // M60
+	"p2":        "K80-PCIE-12GB",
+	"g3":        "M60-PCIE-8GB",
+	"g3s":       "M60-PCIE-8GB",
 	"g4ad":      schemas.UnknownGPU, // Radeon Pro V520
-	"g5g":       schemas.UnknownGPU, // T4G (Graviton)
-	"p6-b300":   schemas.UnknownGPU, // B300
-	"p6e-gb300": schemas.UnknownGPU, // GB300
-	"g7e":       schemas.UnknownGPU, // RTX PRO 6000 Blackwell
+	"g5g":       "T4G-PCIE-16GB",
+	"p6-b300":   "B300-SXM-288GB",
+	"p6e-gb300": "GB300-SUPERCHIP-288GB",
+	"g7e":       "RTXPRO6000SERVER-PCIE-96GB", // RTX PRO 6000 Blackwell Server Edition
 }
 
 var instanceTypeRE = regexp.MustCompile(`^([a-z][a-z0-9-]*)\.(?:[0-9]*x?large|metal(?:-[0-9]+xl)?|[0-9]+xlarge|medium|small|micro|nano)$`)

@@ -1,0 +1,122 @@
+package schemas
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// recordedFixtures are the goldens of the sources' recorded responses (real
+// provider responses or excerpts of them, see each testdata/README.md), not the
+// synthetic malformed/changed-layout cases.
+var recordedFixtures = map[string][]string{
+	"aws":       {"aws/testdata/collect_api_expected.json", "aws/testdata/pricelist_page1/expected.json", "aws/testdata/pricelist_page2/expected.json", "aws/testdata/offer_us-east-2/expected.json", "aws/testdata/spotfeed/expected.json"},
+	"azure":     {"azure/testdata/page1/expected.json", "azure/testdata/page2/expected.json", "azure/testdata/eur/expected.json"},
+	"gcp":       {"gcp/testdata/page1/expected.json", "gcp/testdata/page2/expected.json", "gcp/testdata/pricing_page/expected.json"},
+	"oci":       {"oci/testdata/full/expected.json"},
+	"coreweave": {"coreweave/testdata/full_page/expected.json"},
+	"crusoe":    {"crusoe/testdata/full_page/expected.json", "crusoe/testdata/reference_excerpt/expected.json"},
+	"gmi":       {"gmi/testdata/full_page/expected.json", "gmi/testdata/reference_excerpt/expected.json"},
+	"lambda":    {"lambda/testdata/full_page/expected.json"},
+	"ovhcloud":  {"ovhcloud/testdata/catalog_fr/expected.json", "ovhcloud/testdata/catalog_us/expected.json"},
+	"runpod":    {"runpod/testdata/api_reference/expected.json", "runpod/testdata/api_full/expected.json"},
+	"together":  {"together/testdata/full_page/expected.json", "together/testdata/reference_excerpt/expected.json"},
+	"vast":      {"vast/testdata/reference_h100_sxm/expected.json", "vast/testdata/mixed_gpus/expected.json"},
+}
+
+// knownShortfalls are sources still over the 5 % target, with the rows that keep
+// them there: the test fails if a source gets worse, and when one gets better the
+// entry must shrink.
+var knownShortfalls = map[string]struct {
+	unknown int
+	why     string
+}{
+	"oci":      {4, "BM.GPU2.2 and VM.GPU2.1 (Tesla P100 16GB: SXM2 and PCIe both exist); OCI's shape documentation read so far does not say which"},
+	"ovhcloud": {5, "a100-180 (A100 80GB HBM2e: SXM and PCIe both exist), h200-1920 (H200 141GB HBM3e: SXM and NVL) and t1-45/t1-le-45 (V100 16GB HBM2: SXM2 and PCIe): OVHcloud's catalog does not say the form factor and no public OVHcloud source pinning it was read"},
+}
+
+// TestRecordedFixturesNameTheirGPUs canonicalises every row of the recorded
+// fixtures as ingest does (name plus the form factor a page prints apart, SKU,
+// memory, memory type) and requires under 5 % unknown rows per source.
+func TestRecordedFixturesNameTheirGPUs(t *testing.T) {
+	c, err := LoadCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src, files := range recordedFixtures {
+		var rows, unknown int
+		names := map[string]int{}
+		for _, f := range files {
+			body, err := os.ReadFile(filepath.Join("..", "scrapers", f))
+			if os.IsNotExist(err) {
+				continue // a fixture moved by a scraper reorganisation
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var (
+				obs     []Observation
+				wrapped struct {
+					Rows   []Observation `json:"rows"`
+					Result struct {
+						Rows []Observation `json:"rows"`
+					} `json:"result"`
+					Page struct {
+						Rows []Observation `json:"rows"`
+					} `json:"page"`
+				}
+			)
+			if err := json.Unmarshal(body, &obs); err != nil {
+				if err := json.Unmarshal(body, &wrapped); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				obs = append(append(wrapped.Rows, wrapped.Result.Rows...), wrapped.Page.Rows...)
+			}
+			for _, o := range obs {
+				if o.PriceNative <= 0 {
+					continue // not offered: quarantined by ingest, never stored
+				}
+				rows++
+				name := o.GPUName
+				if ff := o.Attrs["form_factor"]; ff != "" {
+					name += " " + ff
+				}
+				gpu := o.GPU
+				if gpu == "" || gpu == UnknownGPU {
+					gpu = c.Canonicalize(Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB,
+						MemoryType: o.Attrs["gpu_memory_interface"]})
+				}
+				if gpu == UnknownGPU {
+					unknown++
+					names[name+" | "+o.SKU]++
+				}
+			}
+		}
+		if rows == 0 {
+			t.Errorf("%s: no rows in %v", src, files)
+			continue
+		}
+		var list []string
+		for n, k := range names {
+			list = append(list, n+" ×"+itoa(k))
+		}
+		sort.Strings(list)
+		if sf, ok := knownShortfalls[src]; ok {
+			if unknown != sf.unknown {
+				t.Errorf("%s: %d unknown rows, the known shortfall says %d (%s):\n  %s", src, unknown, sf.unknown, sf.why, strings.Join(list, "\n  "))
+			}
+			continue
+		}
+		if float64(unknown) >= 0.05*float64(rows) {
+			t.Errorf("%s: %d of %d rows unknown (≥ 5 %%):\n  %s", src, unknown, rows, strings.Join(list, "\n  "))
+		} else if unknown > 0 {
+			t.Logf("%s: %d of %d rows unknown: %s", src, unknown, rows, strings.Join(list, "; "))
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
