@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -64,29 +65,83 @@ func TestTokensArchitectureExample(t *testing.T) {
 	}
 }
 
+// MFU bands follow what limits MFU, never the provider's brand: the same H100
+// SXM over InfiniBand has one band whoever sells it.
 func TestMFUFor(t *testing.T) {
+	cat, err := schemas.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := func(id string) schemas.GPU {
+		g, ok := cat.Lookup(id)
+		if !ok {
+			t.Fatalf("%s not in catalog", id)
+		}
+		return g
+	}
 	cases := []struct {
-		gpu, provider, ic string
-		lo, hi            float64
+		gpu, ic, class string
+		lo, hi         float64
 	}{
-		{"H100-SXM-80GB", "coreweave", schemas.InterconnectInfiniband, .50, .58},
-		{"H100-SXM-80GB", "crusoe", schemas.InterconnectInfiniband, .48, .58},
-		{"H100-SXM-80GB", "someone", schemas.InterconnectNVLinkOnly, .38, .48},
-		{"H100-PCIE-80GB", "someone", schemas.InterconnectEthernet, .28, .38},
-		{"A100-SXM-80GB", "crusoe", schemas.InterconnectInfiniband, .42, .52},
-		{"B200-SXM-180GB", "crusoe", schemas.InterconnectInfiniband, .52, .62},
+		{"H100-SXM-80GB", schemas.InterconnectInfiniband, MFUMultiNodeRDMA, .38, .552},
+		{"H100-SXM-80GB", schemas.InterconnectEFA, MFUMultiNodeRDMA, .38, .552},
+		{"MI300X-OAM-192GB", schemas.InterconnectRoCE, MFUMultiNodeRDMA, .38, .552},
+		{"H100-SXM-80GB", schemas.InterconnectEthernet, MFUSingleNodeNVLink, .44, .72},
+		{"A100-SXM-80GB", schemas.InterconnectNVLinkOnly, MFUSingleNodeNVLink, .44, .72},
+		{"GB200-SUPERCHIP-186GB", schemas.InterconnectUnknown, MFUSingleNodeNVLink, .44, .72},
 	}
 	for _, c := range cases {
-		b, err := MFUFor(c.gpu, c.provider, c.ic)
-		if err != nil || b.Low != c.lo || b.High != c.hi || b.Source == "" {
-			t.Errorf("MFUFor(%s, %s, %s) = %+v, %v; want %v–%v", c.gpu, c.provider, c.ic, b, err, c.lo, c.hi)
+		b, err := MFUFor(gpu(c.gpu), c.ic)
+		if err != nil || b.Class != c.class || b.Low != c.lo || b.High != c.hi || len(b.Sources) == 0 {
+			t.Errorf("MFUFor(%s, %s) = %+v, %v; want %s %v–%v", c.gpu, c.ic, b, err, c.class, c.lo, c.hi)
 		}
 	}
-	if b, _ := MFUFor("H100-SXM-80GB", "x", schemas.InterconnectInfiniband); b.Mid() != 0.53 {
-		t.Errorf("H100 SXM InfiniBand midpoint %v, want 0.53", b.Mid())
+	// The brand does not move the band: every provider's H100 over InfiniBand is one band.
+	a, _ := MFUFor(gpu("H100-SXM-80GB"), schemas.InterconnectInfiniband)
+	if a.Mid() != 0.466 {
+		t.Errorf("multi-node RDMA midpoint %v, want 0.466", a.Mid())
 	}
-	if _, err := MFUFor("RTX4090-PCIE-24GB", "vast", schemas.InterconnectEthernet); !errors.Is(err, ErrNoMFUBand) {
-		t.Errorf("RTX 4090: err = %v, want ErrNoMFUBand", err)
+	for _, c := range []struct{ gpu, class string }{
+		{"RTX4090-PCIE-24GB", MFUConsumer}, {"RTX5090-PCIE-32GB", MFUConsumer},
+		{"L40S-PCIE-48GB", MFUPCIe}, {"H100-PCIE-80GB", MFUPCIe}, {"RTXA6000-PCIE-48GB", MFUPCIe},
+	} {
+		if cl := MFUClassOf(gpu(c.gpu), schemas.InterconnectEthernet); cl != c.class {
+			t.Errorf("%s: class %s, want %s", c.gpu, cl, c.class)
+		}
+		if _, err := MFUFor(gpu(c.gpu), schemas.InterconnectEthernet); !errors.Is(err, ErrNoMFUBand) {
+			t.Errorf("%s: err = %v, want ErrNoMFUBand (no public measurement)", c.gpu, err)
+		}
+	}
+	// Every band names public sources, and --explain prints them.
+	ex := ExplainBands()
+	for _, want := range []string{"Llama 3 Herd", "38–43 %", "MegaScale", "55.2 %", "MLPerf", "FlashAttention-2"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("ExplainBands lacks %q:\n%s", want, ex)
+		}
+	}
+}
+
+func TestNoFloatNoise(t *testing.T) {
+	b := MFUBand{Low: 0.38, High: 0.46}
+	if b.Mid() != 0.42 || FormatNumber((0.38+0.46)/2, 4) != "0.42" {
+		t.Errorf("mid %v / %q: float noise", b.Mid(), FormatNumber((0.38+0.46)/2, 4))
+	}
+	c, err := Tokens(2.49, 7e9, 989.4, (0.38+0.46)/2, 1e11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{c.Explain(), fmt.Sprint(c.MFU), fmt.Sprint(c.USDPer1BTokens), fmt.Sprint(c.RunUSD)} {
+		if strings.Contains(s, "0000000") || strings.Contains(s, "9999999") {
+			t.Errorf("float noise in %q", s)
+		}
+	}
+}
+
+func TestPeakTFLOPSNoFigure(t *testing.T) {
+	cat, _ := schemas.DefaultCatalog()
+	g, _ := cat.Lookup("RTXPRO6000SERVER-PCIE-96GB")
+	if _, err := PeakTFLOPS(g, BF16); err == nil || !strings.Contains(err.Error(), "no dense BF16/FP16 figure is known") {
+		t.Errorf("RTX PRO 6000: %v", err)
 	}
 }
 

@@ -9,72 +9,157 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
-// MFUBand is a published range of model FLOP utilisation for a configuration.
-type MFUBand struct {
-	GPUs          []string // canonical GPU ids it applies to
-	Provider      string   // "" for any provider
-	Interconnects []string // nil for any interconnect
-	Low, High     float64  // fractions, e.g. 0.48 and 0.58
-	Estimate      bool     // the source calls it an estimate
-	Source        string
-}
-
-// Mid is the band's midpoint, the default MFU.
-func (b MFUBand) Mid() float64 { return (b.Low + b.High) / 2 }
-
-// String is e.g. "48–58 % (H100 SXM, InfiniBand HDR, 8-GPU nodes)".
-func (b MFUBand) String() string {
-	return fmt.Sprintf("%g–%g %%", math.Round(b.Low*100), math.Round(b.High*100))
-}
-
-const marketGuides = "2026 public GPU-cloud market guides, model FLOP utilisation bands for H100-era training (summarised in the project's MARKET.md)"
-
-var (
-	rdma  = []string{schemas.InterconnectInfiniband, schemas.InterconnectEFA, schemas.InterconnectRoCE}
-	h100  = []string{"H100-SXM-80GB"}
-	a100  = []string{"A100-SXM-80GB", "A100-SXM-40GB"}
-	b200  = []string{"B200-SXM-180GB"}
-	gb200 = []string{"GB200-SUPERCHIP-186GB"}
+// MFU classes: what physically limits model FLOP utilisation (docs/analytics.md,
+// "MFU"). A provider's published interconnect and the GPU's form factor pick the
+// class; the provider's brand never does.
+const (
+	// MFUMultiNodeRDMA: NVLink (or Infinity Fabric) inside a node, InfiniBand, RoCE
+	// or EFA between nodes: large runs that shard across nodes.
+	MFUMultiNodeRDMA = "multi-node-rdma"
+	// MFUSingleNodeNVLink: NVLink-connected GPUs with no RDMA fabric between nodes:
+	// a run must fit in one node.
+	MFUSingleNodeNVLink = "single-node-nvlink"
+	// MFUPCIe: data-centre and workstation PCIe cards without NVLink: gradients
+	// cross PCIe.
+	MFUPCIe = "pcie-no-nvlink"
+	// MFUConsumer: GeForce cards as marketplaces rent them (FP32 accumulate at half
+	// rate, PCIe, consumer hosts).
+	MFUConsumer = "marketplace-consumer"
 )
 
-// MFUBands is the table MFUFor consults, most specific first: the per-provider
-// H100 bands, then the bands by configuration. Changing it changes the default MFU
-// of `gpuprice tokens`; keep the sources.
+// MFUSource is one public measurement behind a band.
+type MFUSource struct {
+	Cite    string  `json:"cite"`
+	Figure  string  `json:"figure"`
+	MFU     float64 `json:"mfu"` // the measured fraction, 0 when the source gives a range only
+	Setting string  `json:"setting"`
+}
+
+// MFUBand is the range of model FLOP utilisation of one class, from public
+// measurements. A class without a public measurement has Low = High = 0 and
+// NoBand saying so: its offerings need --mfu.
+type MFUBand struct {
+	Class     string      `json:"class"`
+	Limit     string      `json:"limit"` // what bounds MFU in this class
+	Low, High float64     `json:"-"`
+	Sources   []MFUSource `json:"sources"`
+	NoBand    string      `json:"no_band,omitempty"`
+}
+
+// Mid is the band's midpoint, the default MFU, to 4 decimals (no float noise).
+func (b MFUBand) Mid() float64 { return Round((b.Low+b.High)/2, 4) }
+
+// String is e.g. "38–55.2 % (multi-node-rdma)".
+func (b MFUBand) String() string {
+	if b.NoBand != "" {
+		return "no published band (" + b.Class + ")"
+	}
+	return fmt.Sprintf("%s–%s %% (%s)", FormatNumber(b.Low*100, 1), FormatNumber(b.High*100, 1), b.Class)
+}
+
+// Sources of the bands.
+var (
+	srcLlama3 = MFUSource{
+		Cite:    "Llama Team, AI @ Meta, \"The Llama 3 Herd of Models\", arXiv:2407.21783 (2024), §3.3.2 and Table 4",
+		Figure:  "BF16 MFU 38–43 % training Llama 3 405B on 8,192–16,384 H100 GPUs (NVLink in 8-GPU nodes, RoCE and InfiniBand between them)",
+		Setting: "16K H100 SXM, multi-node RDMA", MFU: 0.38,
+	}
+	srcMegaScale = MFUSource{
+		Cite:    "Jiang et al., \"MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs\", NSDI 2024, arXiv:2402.15627, Abstract and Table 2",
+		Figure:  "55.2 % MFU training a 175B model on 12,288 GPUs",
+		Setting: "12,288 GPUs, NVLink nodes, RDMA fabric", MFU: 0.552,
+	}
+	srcMegatron = MFUSource{
+		Cite:    "Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\", SC21, arXiv:2104.04473, Table 1",
+		Figure:  "44 % of theoretical peak (137 TFLOP/s per A100) for the smallest (1.7B) configuration; 52 % at 1T on 3,072 A100s",
+		Setting: "A100 SXM, NVLink nodes", MFU: 0.44,
+	}
+	srcFlashAttn2 = MFUSource{
+		Cite:    "Dao, \"FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning\", arXiv:2307.08691 (2023), §4.2",
+		Figure:  "end-to-end GPT-style training at up to 225 TFLOP/s per A100, 72 % model FLOPs utilisation, on one 8×A100 80GB SXM node",
+		Setting: "8×A100 SXM, single NVLink node", MFU: 0.72,
+	}
+	srcMLPerf = MFUSource{
+		Cite:    "MLCommons MLPerf Training results (mlcommons.org/benchmarks/training)",
+		Figure:  "time-to-train only; MFU is not reported, and no PCIe-only or GeForce submission states one",
+		Setting: "context",
+	}
+)
+
+// MFUBands is the band of every class. Changing it changes the default MFU of
+// `gpuprice tokens`; keep the sources.
 var MFUBands = []MFUBand{
-	{GPUs: h100, Provider: "coreweave", Low: 0.50, High: 0.58, Source: marketGuides + ": per provider (H100), CoreWeave"},
-	{GPUs: h100, Provider: "lambda", Low: 0.46, High: 0.54, Source: marketGuides + ": per provider (H100), Lambda"},
-	{GPUs: h100, Provider: "aws", Low: 0.48, High: 0.56, Source: marketGuides + ": per provider (H100), AWS p5"},
-	{GPUs: h100, Provider: "gcp", Low: 0.46, High: 0.54, Source: marketGuides + ": per provider (H100), GCP A3 Mega"},
-	{GPUs: h100, Provider: "azure", Low: 0.46, High: 0.54, Source: marketGuides + ": per provider (H100), Azure ND"},
-	{GPUs: h100, Provider: "gmi", Low: 0.46, High: 0.54, Source: marketGuides + ": per provider (H100), GMI"},
-	{GPUs: h100, Provider: "oci", Low: 0.44, High: 0.52, Source: marketGuides + ": per provider (H100), OCI"},
-	{GPUs: h100, Provider: "ovhcloud", Low: 0.40, High: 0.48, Source: marketGuides + ": per provider (H100), OVHcloud"},
-	{GPUs: h100, Provider: "runpod", Low: 0.38, High: 0.46, Source: marketGuides + ": per provider (H100), RunPod"},
-	{GPUs: h100, Provider: "vast", Low: 0.28, High: 0.45, Source: marketGuides + ": per provider (H100), Vast.ai"},
-	{GPUs: h100, Interconnects: rdma, Low: 0.48, High: 0.58, Source: marketGuides + ": H100 SXM, InfiniBand HDR, 8-GPU nodes"},
-	{GPUs: h100, Interconnects: []string{schemas.InterconnectNVLinkOnly, schemas.InterconnectEthernet, schemas.InterconnectUnknown, ""},
-		Low: 0.38, High: 0.48, Source: marketGuides + ": H100 SXM, NVLink only, no InfiniBand"},
-	{GPUs: []string{"H100-PCIE-80GB"}, Low: 0.28, High: 0.38, Source: marketGuides + ": H100 PCIe, Ethernet"},
-	{GPUs: a100, Interconnects: rdma, Low: 0.42, High: 0.52, Source: marketGuides + ": A100 SXM 80GB, InfiniBand"},
-	{GPUs: b200, Interconnects: rdma, Low: 0.52, High: 0.62, Estimate: true, Source: marketGuides + ": B200, InfiniBand NDR (estimate)"},
-	{GPUs: gb200, Low: 0.58, High: 0.68, Estimate: true, Source: marketGuides + ": GB200 NVL72, NVLink fabric (estimate)"},
+	{Class: MFUMultiNodeRDMA, Limit: "collectives across nodes over InfiniBand/RoCE/EFA; stragglers and pipeline bubbles at scale",
+		Low: srcLlama3.MFU, High: srcMegaScale.MFU, Sources: []MFUSource{srcLlama3, srcMegaScale}},
+	{Class: MFUSingleNodeNVLink, Limit: "kernel efficiency and NVLink collectives inside one node; the model must fit the node",
+		Low: srcMegatron.MFU, High: srcFlashAttn2.MFU, Sources: []MFUSource{srcMegatron, srcFlashAttn2}},
+	{Class: MFUPCIe, Limit: "gradient all-reduce over PCIe (tens of GB/s against hundreds over NVLink)",
+		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training on PCIe cards without NVLink was found; pass --mfu"},
+	{Class: MFUConsumer, Limit: "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate one), PCIe, consumer hosts",
+		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training on marketplace GeForce cards was found; pass --mfu"},
 }
 
 // ErrNoMFUBand means no published band covers an offering; the user must pass an MFU.
 var ErrNoMFUBand = errors.New("analytics: no published MFU band")
 
-// MFUFor returns the band for a GPU sold by a provider over an interconnect.
-func MFUFor(gpu, provider, interconnect string) (MFUBand, error) {
+// MFUClassOf is the class of a GPU reached over an interconnect: NVLink-class
+// parts (SXM, OAM, Superchip, NVL) are multi-node when the offering's interconnect
+// is InfiniBand, RoCE or EFA and single-node otherwise; PCIe cards are consumer
+// (GeForce RTX 30/40/50) or PCIe.
+func MFUClassOf(g schemas.GPU, interconnect string) string {
+	switch g.FormFactor {
+	case schemas.FormSXM, schemas.FormOAM, schemas.FormSuperchip, schemas.FormNVL:
+		switch interconnect {
+		case schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA:
+			return MFUMultiNodeRDMA
+		}
+		return MFUSingleNodeNVLink
+	}
+	if consumer(g.Model) {
+		return MFUConsumer
+	}
+	return MFUPCIe
+}
+
+// consumer reports a GeForce model: "RTX 3090", "RTX 4090", "RTX 5080"…
+func consumer(model string) bool {
+	m, ok := strings.CutPrefix(model, "RTX ")
+	return ok && len(m) == 4 && (m[0] == '3' || m[0] == '4' || m[0] == '5') && strings.Trim(m, "0123456789") == ""
+}
+
+// MFUFor returns the band of a GPU reached over an interconnect (the
+// observation's own), or ErrNoMFUBand with the reason.
+func MFUFor(g schemas.GPU, interconnect string) (MFUBand, error) {
+	class := MFUClassOf(g, interconnect)
 	for _, b := range MFUBands {
-		if !contains(b.GPUs, gpu) || (b.Provider != "" && b.Provider != provider) {
+		if b.Class != class {
 			continue
 		}
-		if b.Interconnects != nil && !contains(b.Interconnects, interconnect) {
-			continue
+		if b.NoBand != "" {
+			return b, fmt.Errorf("%w for %s over %q (%s): %s", ErrNoMFUBand, g.ID, interconnect, class, b.NoBand)
 		}
 		return b, nil
 	}
-	return MFUBand{}, fmt.Errorf("%w for %s at %s over %q: pass --mfu", ErrNoMFUBand, gpu, provider, interconnect)
+	return MFUBand{}, fmt.Errorf("%w for %s over %q: pass --mfu", ErrNoMFUBand, g.ID, interconnect)
+}
+
+// ExplainBands writes every class with its band and sources, for tokens --explain.
+func ExplainBands() string {
+	var b strings.Builder
+	b.WriteString("MFU bands, by what physically limits MFU (a provider's published interconnect and the GPU's form factor pick the class):\n")
+	for _, band := range MFUBands {
+		if band.NoBand != "" {
+			fmt.Fprintf(&b, "  %-21s no band: %s\n", band.Class, band.NoBand)
+		} else {
+			fmt.Fprintf(&b, "  %-21s %s–%s %%, midpoint %s\n", band.Class, FormatNumber(band.Low*100, 1),
+				FormatNumber(band.High*100, 1), FormatNumber(band.Mid(), 4))
+		}
+		fmt.Fprintf(&b, "  %-21s limit: %s\n", "", band.Limit)
+		for _, s := range band.Sources {
+			fmt.Fprintf(&b, "  %-21s - %s: %s\n", "", s.Cite, s.Figure)
+		}
+	}
+	return b.String()
 }
 
 func contains(xs []string, x string) bool {
@@ -99,6 +184,9 @@ func PeakTFLOPS(g schemas.GPU, precision string) (float64, error) {
 	case BF16, "":
 		if p := g.PeakDenseTFLOPS(); p > 0 {
 			return p, nil
+		}
+		if g.NoDenseFigure != "" {
+			return 0, fmt.Errorf("analytics: %s: no dense BF16/FP16 figure is known (%s)", g.ID, g.NoDenseFigure)
 		}
 		return 0, fmt.Errorf("analytics: %s has no dense BF16/FP16 figure in the catalog", g.ID)
 	case FP8:
@@ -150,6 +238,11 @@ func Tokens(priceUSDGPUHour, params, peakTFLOPS, mfu, tokens float64) (TokenCost
 		c.GPUHours = tokens / c.TokensPerGPUHour
 		c.RunUSD = c.GPUHours * priceUSDGPUHour
 	}
+	// What is printed and serialised carries no binary noise.
+	c.TokensPerGPUHour = Round(c.TokensPerGPUHour, 3)
+	c.USDPer1BTokens = Round(c.USDPer1BTokens, 6)
+	c.GPUHours, c.RunUSD = Round(c.GPUHours, 6), Round(c.RunUSD, 6)
+	c.MFU = Round(c.MFU, 6)
 	return c, nil
 }
 
@@ -158,13 +251,13 @@ func (c TokenCost) Explain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "FLOPs per token        = 6 × params = 6 × %g = %.4g\n", c.Params, 6*c.Params)
 	fmt.Fprintf(&b, "tokens per GPU-hour    = peak × MFU × 3600 / (6 × params)\n")
-	fmt.Fprintf(&b, "                       = %g TFLOPS × 1e12 × %g × 3600 / %.4g = %.0f\n",
-		c.PeakTFLOPS, c.MFU, 6*c.Params, c.TokensPerGPUHour)
+	fmt.Fprintf(&b, "                       = %s TFLOPS × 1e12 × %s × 3600 / %.4g = %.0f\n",
+		FormatNumber(c.PeakTFLOPS, 4), FormatNumber(c.MFU, 4), 6*c.Params, c.TokensPerGPUHour)
 	fmt.Fprintf(&b, "$ per 1B tokens        = $/GPU-h × 1e9 / tokens per GPU-hour\n")
-	fmt.Fprintf(&b, "                       = %g × 1e9 / %.0f = $%.4f\n", c.PriceUSDGPUHour, c.TokensPerGPUHour, c.USDPer1BTokens)
+	fmt.Fprintf(&b, "                       = %s × 1e9 / %.0f = $%.4f\n", FormatNumber(c.PriceUSDGPUHour, 6), c.TokensPerGPUHour, c.USDPer1BTokens)
 	if c.Tokens > 0 {
 		fmt.Fprintf(&b, "GPU-hours for the run  = %.4g tokens / %.0f = %.2f\n", c.Tokens, c.TokensPerGPUHour, c.GPUHours)
-		fmt.Fprintf(&b, "cost of the run        = %.2f GPU-h × $%g = $%.2f\n", c.GPUHours, c.PriceUSDGPUHour, c.RunUSD)
+		fmt.Fprintf(&b, "cost of the run        = %.2f GPU-h × $%s = $%.2f\n", c.GPUHours, FormatNumber(c.PriceUSDGPUHour, 6), c.RunUSD)
 	}
 	return b.String()
 }

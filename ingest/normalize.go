@@ -170,6 +170,10 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	if o.Tier == "" {
 		o.Tier = p.Tier
 	}
+	if o.Interconnect == "" && o.Provider == "aws" {
+		// EFA only on the sizes AWS lists for it, not on every multi-GPU size.
+		o.Interconnect = schemas.AWSInterconnect(o.SKU, o.GPUCount)
+	}
 	if o.Interconnect == "" {
 		o.Interconnect = p.Interconnect
 		if o.GPUCount <= 1 {

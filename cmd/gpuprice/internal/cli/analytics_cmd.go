@@ -160,8 +160,12 @@ func (a *app) tokensCmd() *cobra.Command {
 
   $ per 1B tokens = price_usd_gpu_hour × 1e9 × 6 × params / (peak_dense_flops × MFU × 3600)
 
-The MFU is --mfu, else the midpoint of the published band for the GPU, the
-provider and the offering's interconnect (see docs/analytics.md). Offerings
+The MFU is --mfu, else the midpoint of the published band of the offering's class:
+what physically limits MFU (NVLink nodes joined by InfiniBand/RoCE/EFA, a single
+NVLink node, PCIe cards without NVLink, marketplace GeForce cards), picked by the
+GPU's form factor and the provider's published interconnect; --explain prints the
+bands with their public sources (see docs/analytics.md). Derived prices, "from"
+floors and GPU-only prices are left out. Offerings
 whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.`,
 		Example: `  gpuprice tokens --params 7e9 --gpu H100-SXM-80GB --pricing on_demand
   gpuprice tokens --params 70e9 --tokens 1.4e12 --precision fp8 --explain`,
@@ -202,6 +206,9 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 				a.noteMatches(res.Matched)
 				for reason, n := range res.Data.Skipped {
 					a.log.Warn("offerings left out", "reason", reason, "count", n)
+				}
+				if explain && format == "table" {
+					fmt.Fprintln(a.stdout, analytics.ExplainBands())
 				}
 				if rows := res.Data.Rows; explain && len(rows) > 0 && format == "table" {
 					r := rows[0]

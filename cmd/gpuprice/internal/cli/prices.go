@@ -64,7 +64,7 @@ func (a *app) pricesCmd() *cobra.Command {
 	var format string
 	var limit int
 	var stale time.Duration
-	var allSeries bool
+	var allSeries, withDerived bool
 	cmd := &cobra.Command{
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
@@ -72,7 +72,9 @@ func (a *app) pricesCmd() *cobra.Command {
 pricing kind) still on offer, cheapest per GPU-hour first. A series counts as on offer
 when it was observed within --stale of its provider's newest observation, so offers a
 marketplace no longer lists drop out after the next collection; --all-series lists
-every series ever seen.
+every series ever seen. Derived prices (OCI preemptible at 50 % of on-demand) and
+"from $X" floors are left out unless --include-derived is given; the SCOPE column
+says whether a price covers the whole instance or the GPU alone (docs/analytics.md).
 
 --gpu takes names as people type them: a canonical id (H100-SXM-80GB), a family
 (h100: every H100 variant) or a model with form factor or memory ("H100 SXM",
@@ -93,6 +95,9 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 			if allSeries {
 				v.Set("all-series", "true")
 			}
+			if withDerived {
+				v.Set("include-derived", "true")
+			}
 			q, err := report.ParsePrices(v, report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
@@ -112,6 +117,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
 	cmd.Flags().DurationVar(&stale, "stale", analytics.StaleAfter, "drop series not seen within this long of their provider's newest observation")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
+	cmd.Flags().BoolVar(&withDerived, "include-derived", false, "also list derived prices and \"from\" floors (marked in the BASIS column)")
 	return cmd
 }
 

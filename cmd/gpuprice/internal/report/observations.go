@@ -24,7 +24,7 @@ var CSVHeader = []string{
 	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
 	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
 	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_url",
+	"interconnect", "source_url", "price_scope", "price_basis",
 }
 
 // Num writes a number as briefly as it round-trips.
@@ -36,7 +36,7 @@ func CSVRecord(o schemas.Observation) []string {
 		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, Num(o.GPUCount), o.Region, o.Zone, o.Pricing,
 		Num(o.PriceUSDHour), Num(o.PriceUSDGPUHour), o.SourceKind,
 		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, Num(o.GPUMemoryGB), o.Currency, Num(o.PriceNative), o.Unit, Num(o.FXRate),
-		o.Interconnect, o.SourceURL,
+		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis,
 	}
 }
 
@@ -65,10 +65,10 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 		return enc.Encode(rows)
 	case "table":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
+		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tSCOPE\tBASIS\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
 		for _, o := range rows {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GPU, o.PriceUSDGPUHour, o.PriceUSDHour,
-				o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount), o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GPU, o.PriceUSDGPUHour, o.PriceUSDHour,
+				schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount), o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339))
 		}
 		if len(rows) == 0 {
 			fmt.Fprintln(tw, "(no prices match: run `gpuprice collect` first, or loosen the filters)")

@@ -44,6 +44,9 @@ type PricesQuery struct {
 	Limit     int
 	Stale     time.Duration
 	AllSeries bool
+	// IncludeDerived keeps derived prices and "from" floors, which are left out by
+	// default: they are no offer one can buy at that price (docs/analytics.md).
+	IncludeDerived bool
 }
 
 // ParsePrices reads a PricesQuery's parameters.
@@ -54,6 +57,7 @@ func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
 	q.Limit = p.limit("limit")
 	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
 	q.AllSeries = p.boolean("all-series")
+	q.IncludeDerived = p.boolean("include-derived")
 	return q, p.done("format")
 }
 
@@ -64,6 +68,9 @@ func (q PricesQuery) Values() url.Values {
 	v.Set("stale", FormatSpan(q.Stale))
 	if q.AllSeries {
 		v.Set("all-series", "true")
+	}
+	if q.IncludeDerived {
+		v.Set("include-derived", "true")
 	}
 	return v
 }
@@ -84,6 +91,9 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	rows = sel.KeepObservations(rows)
 	if !q.AllSeries {
 		rows = analytics.CurrentOnly(rows, q.Stale)
+	}
+	if !q.IncludeDerived {
+		rows = ListedOnly(rows)
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
@@ -459,4 +469,16 @@ func (v *Volatility) UnmarshalJSON(b []byte) error {
 		return jsonUnmarshal(b, &v.Series)
 	}
 	return jsonUnmarshal(b, &v.Groups)
+}
+
+// ListedOnly drops rows that are not listed prices (derived by a rule, "from"
+// floors): they never head a cheapest-first list unless asked for.
+func ListedOnly(rows []schemas.Observation) []schemas.Observation {
+	out := rows[:0:0]
+	for _, o := range rows {
+		if o.Comparable() {
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -5,8 +5,10 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // TokensQuery is `gpuprice tokens` and GET /api/v1/tokens.
@@ -94,6 +96,14 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 	latest = analytics.CurrentOnly(sel.KeepObservations(latest), analytics.StaleAfter) // offers still listed
 	var rows []TokenRow
 	for _, o := range latest {
+		if !o.Comparable() {
+			res.Data.Skipped["not a listed price ("+schemas.BasisOf(o.PriceBasis)+")"]++
+			continue
+		}
+		if schemas.ScopeOf(o.PriceScope) != schemas.ScopeInstance {
+			res.Data.Skipped["GPU-only price (the VM it needs is not included)"]++
+			continue
+		}
 		g, ok := r.Catalog.Lookup(o.GPU)
 		if !ok {
 			res.Data.Skipped["GPU not in the catalog"]++
@@ -106,12 +116,16 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		}
 		m, src := q.MFU, "--mfu"
 		if m == 0 {
-			band, err := analytics.MFUFor(o.GPU, o.Provider, o.Interconnect)
+			band, err := analytics.MFUFor(g, o.Interconnect)
 			if err != nil {
-				res.Data.Skipped["no published MFU band (pass --mfu)"]++
+				res.Data.Skipped["no published MFU band for "+analytics.MFUClassOf(g, o.Interconnect)+" (pass --mfu)"]++
 				continue
 			}
-			m, src = band.Mid(), band.String()+" midpoint; "+band.Source
+			cites := make([]string, 0, len(band.Sources))
+			for _, s := range band.Sources {
+				cites = append(cites, s.Cite)
+			}
+			m, src = band.Mid(), band.String()+" midpoint; "+strings.Join(cites, "; ")
 		}
 		c, err := analytics.Tokens(o.PriceUSDGPUHour, q.Params, peak, m, q.Tokens)
 		if err != nil {
@@ -138,7 +152,7 @@ func (t Tokens) Table() ([]string, [][]string) {
 	var out [][]string
 	for _, r := range t.Rows {
 		line := []string{r.GPU, r.Provider, r.Pricing, r.SKU, r.Region, r.Zone, f4(r.Cost.PriceUSDGPUHour),
-			strconv.FormatFloat(r.Cost.MFU, 'f', 3, 64), strconv.FormatFloat(r.Cost.TokensPerGPUHour, 'f', 0, 64),
+			analytics.FormatNumber(r.Cost.MFU, 4), strconv.FormatFloat(r.Cost.TokensPerGPUHour, 'f', 0, 64),
 			f4(r.Cost.USDPer1BTokens)}
 		if t.HasTokens {
 			line = append(line, strconv.FormatFloat(r.Cost.GPUHours, 'f', 1, 64), strconv.FormatFloat(r.Cost.RunUSD, 'f', 2, 64))
