@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // Datasources the dashboards use; deploy/grafana/provisioning/datasources provisions
@@ -444,29 +445,32 @@ LIMIT 100`,
 	}
 }
 
-// mfuBandMid is the midpoint of the first MFU band (analytics.MFUBands, the order
-// analytics.MFUFor reads it) covering the offering's GPU, provider and interconnect
-// columns, 0 when none does.
+// mfuBandMid is the midpoint of the MFU band of the offering's class
+// (analytics.MFUFor: the GPU's form factor and the offering's interconnect pick
+// it), 0 when the class has no published band or the GPU is not in the catalog.
+// provider is unused: the provider's brand never picks a band.
 func mfuBandMid(gpu, provider, interconnect string) string {
-	list := func(xs []string) string {
-		q := make([]string, len(xs))
-		for i, x := range xs {
-			q[i] = "'" + strings.ReplaceAll(x, "'", "") + "'"
-		}
-		return strings.Join(q, ", ")
+	_ = provider
+	cat, err := schemas.LoadCatalog()
+	if err != nil {
+		panic(err) // the embedded catalog is validated by its own tests
 	}
-	var args []string
-	for _, b := range analytics.MFUBands {
-		cond := fmt.Sprintf("%s IN (%s)", gpu, list(b.GPUs))
-		if b.Provider != "" {
-			cond += fmt.Sprintf(" AND %s = '%s'", provider, b.Provider)
+	var ids, rdma, other []string
+	for _, g := range cat.All() {
+		mid := func(ic string) string {
+			b, err := analytics.MFUFor(g, ic)
+			if err != nil {
+				return "0."
+			}
+			return fmt.Sprintf("%g", b.Mid())
 		}
-		if b.Interconnects != nil {
-			cond += fmt.Sprintf(" AND %s IN (%s)", interconnect, list(b.Interconnects))
-		}
-		args = append(args, cond, fmt.Sprintf("%g", b.Mid()))
+		ids = append(ids, "'"+strings.ReplaceAll(g.ID, "'", "")+"'")
+		rdma = append(rdma, mid(schemas.InterconnectInfiniband))
+		other = append(other, mid(schemas.InterconnectEthernet))
 	}
-	return "multiIf(" + strings.Join(args, ", ") + ", 0.)"
+	return fmt.Sprintf("if(%s IN ('%s', '%s', '%s'), transform(%s, [%s], [%s], 0.), transform(%s, [%s], [%s], 0.))",
+		interconnect, schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA,
+		gpu, strings.Join(ids, ", "), strings.Join(rdma, ", "), gpu, strings.Join(ids, ", "), strings.Join(other, ", "))
 }
 
 // denseFlops is the dense BF16 (else FP16) FLOP/s of the GPU column col, from the
