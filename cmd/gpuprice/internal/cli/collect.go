@@ -201,65 +201,6 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func (a *app) runsCmd() *cobra.Command {
-	var source string
-	var limit int
-	cmd := &cobra.Command{
-		Use:   "runs",
-		Short: "Show collection run records, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			runs, err := st.Runs(cmd.Context(), source, limit)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "RUN\tSOURCE\tSTARTED\tSECONDS\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tERROR")
-			for _, r := range runs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%d\t%s\n", r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
-					r.FinishedAt.Sub(r.StartedAt).Seconds(), r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs, oneLine(config.Redact(r.Error), 200))
-			}
-			return w.Flush()
-		},
-	}
-	cmd.Flags().StringVar(&source, "source", "", "only this source")
-	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
-	return cmd
-}
-
-func (a *app) quarantineCmd() *cobra.Command {
-	var limit int
-	cmd := &cobra.Command{
-		Use:   "quarantine",
-		Short: "Show rows that failed validation, with the reason, newest first",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rows, err := st.Quarantine(cmd.Context(), limit)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "WHEN\tSOURCE\tRUN\tREASON\tRAW")
-			for _, q := range rows {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, config.Redact(q.Reason), oneLine(config.Redact(q.Raw), 200))
-			}
-			return w.Flush()
-		},
-	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
-	return cmd
-}
-
 func (a *app) spoolCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "spool",

@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -19,7 +21,31 @@ func (a *app) reader(st store.Store) (*report.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &report.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names()}, nil
+	return &report.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names(), SourceDefs: a.sourceDefs(),
+		Redact: config.Redact}, nil
+}
+
+// sourceDefs describes every registered source as configured (no last run).
+func (a *app) sourceDefs() []report.SourceRow {
+	providers := a.cfg.ProviderCatalog()
+	var rows []report.SourceRow
+	for _, n := range scrapers.Names() {
+		info, _, _ := scrapers.Lookup(n)
+		sc := a.cfg.Sources[n]
+		r := report.SourceRow{
+			Name: n, Provider: info.Provider, Tier: providers.Lookup(info.Provider).Tier, Method: info.Method,
+			Pricing: info.Pricing, Credentials: info.Credentials, Schedule: info.Schedule, Enabled: sc.IsEnabled(),
+			Endpoint: info.DefaultEndpoint, Description: info.Description,
+		}
+		if sc.Schedule != "" {
+			r.Schedule = sc.Schedule
+		}
+		if sc.Endpoint != "" {
+			r.Endpoint = sc.Endpoint
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // withReports calls fn with a report source: the store, or, when the embedded store

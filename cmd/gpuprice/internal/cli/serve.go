@@ -87,8 +87,15 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		}
 		cfg.Jobs = append(cfg.Jobs, server.Job{Source: j.Name, Schedule: spec})
 	}
+	reader, err := a.reader(st)
+	if err != nil {
+		return err
+	}
+	cfg.CollectToken = os.Getenv(server.TokenEnv)
+	cfg.CollectTimeout = a.cfg.Ingest.SourceTimeout
 	deps := server.Deps{
 		Store:      st,
+		Reader:     reader,
 		RunSources: p.run,
 		SpoolRows: func() (int, error) {
 			s, err := spool.Status()
@@ -103,6 +110,9 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		cfg.AlertsSchedule = a.cfg.Alerts.ScheduleSpec()
 		deps.EvaluateAlerts = func(ctx context.Context) (alert.Report, error) {
 			return a.evaluateAlerts(ctx, st, time.Now().UTC(), false)
+		}
+		reader.DryRunAlerts = func(ctx context.Context, at time.Time) (alert.Report, error) {
+			return a.evaluateAlerts(ctx, st, at, true)
 		}
 	}
 	srv, err := server.New(cfg, deps)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -25,6 +26,12 @@ type Source interface {
 	Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], error)
 	History(ctx context.Context, q HistoryQuery) (Result[analytics.History], error)
 	Index(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexPoint], error)
+	Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], error)
+	Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]schemas.Quarantined], error)
+	FX(ctx context.Context, q FXQuery) (Result[[]schemas.FXRate], error)
+	GPUs(ctx context.Context, q GPUsQuery) (Result[[]schemas.GPU], error)
+	Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRow], error)
+	Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error)
 }
 
 var (
@@ -74,6 +81,7 @@ func (c *Client) Get(ctx context.Context, path string, v url.Values, res any) er
 	if resp.StatusCode != http.StatusOK {
 		var pe ParamError
 		if json.Unmarshal(body, &pe) == nil && pe.Param != "" {
+			pe.Msg = strings.TrimPrefix(pe.Msg, pe.Param+" ")
 			return &pe
 		}
 		var e struct {
@@ -129,4 +137,34 @@ func (c *Client) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.In
 func IsParamError(err error) bool {
 	var pe *ParamError
 	return errors.As(err, &pe)
+}
+
+func (c *Client) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], error) {
+	var r Result[[]schemas.Run]
+	return r, c.Get(ctx, "runs", q.Values(), &r)
+}
+
+func (c *Client) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]schemas.Quarantined], error) {
+	var r Result[[]schemas.Quarantined]
+	return r, c.Get(ctx, "quarantine", q.Values(), &r)
+}
+
+func (c *Client) FX(ctx context.Context, q FXQuery) (Result[[]schemas.FXRate], error) {
+	var r Result[[]schemas.FXRate]
+	return r, c.Get(ctx, "fx", q.Values(), &r)
+}
+
+func (c *Client) GPUs(ctx context.Context, q GPUsQuery) (Result[[]schemas.GPU], error) {
+	var r Result[[]schemas.GPU]
+	return r, c.Get(ctx, "gpus", q.Values(), &r)
+}
+
+func (c *Client) Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRow], error) {
+	var r Result[[]SourceRow]
+	return r, c.Get(ctx, "sources", nil, &r)
+}
+
+func (c *Client) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
+	var r Result[alert.Report]
+	return r, c.Get(ctx, "alerts", q.Values(), &r)
 }

@@ -97,13 +97,7 @@ func (s Selection) GPUs() []string {
 // matches nothing is a *ParamError naming the parameter, with the nearest names.
 func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
 	var sel Selection
-	wrap := func(param string, err error) error {
-		var nm *schemas.NoMatchError
-		if errors.As(err, &nm) {
-			return &ParamError{Param: param, Msg: err.Error()[len(nm.Kind)+1:], Suggestions: nm.Suggestions}
-		}
-		return &ParamError{Param: param, Msg: err.Error()}
-	}
+	wrap := paramOf
 	if f.GPU != "" {
 		m, err := r.Catalog.ResolveGPU(f.GPU)
 		if err != nil {
@@ -180,3 +174,5 @@ func (r *Reader) regions(ctx context.Context, provider string) ([]string, error)
 	sort.Strings(out)
 	return out, nil
 }
+
+func asNoMatch(err error, nm **schemas.NoMatchError) bool { return errors.As(err, nm) }

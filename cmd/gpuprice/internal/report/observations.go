@@ -78,3 +78,12 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 		return fmt.Errorf("--format %q: use table, json or csv", format)
 	}
 }
+
+// PricesTable is the observations as CSV rows (CSVHeader).
+func PricesTable(rows []schemas.Observation) ([]string, [][]string) {
+	out := make([][]string, len(rows))
+	for i, o := range rows {
+		out[i] = CSVRecord(o)
+	}
+	return CSVHeader, out
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -20,6 +21,14 @@ type Reader struct {
 	Store     store.Store
 	Catalog   *schemas.Catalog
 	Providers []string // provider names --provider resolves among
+	// Sources are the sources with their configuration (LastRun is read from the
+	// store); --source names resolve among them.
+	SourceDefs []SourceRow
+	// DryRunAlerts evaluates the alert rules as of a time, sending nothing and
+	// keeping the state as it was; nil when no rules are configured.
+	DryRunAlerts func(ctx context.Context, at time.Time) (alert.Report, error)
+	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
+	Redact func(string) string
 }
 
 func (r *Reader) rollups() (store.Rollups, error) {

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,14 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
+
+// TokenEnv is the environment variable whose value POST /api/v1/collect requires as
+// a bearer token.
+const TokenEnv = "GPUPRICE_API_TOKEN"
 
 // Job is one scheduled source.
 type Job struct {
@@ -43,6 +49,12 @@ type Config struct {
 	// Stale is how far behind its provider's newest observation a series may be and
 	// still count as on offer (analytics.CurrentOnly); 0 means analytics.StaleAfter.
 	Stale time.Duration
+	// CollectToken, when set, is the bearer token POST /api/v1/collect needs (from
+	// TokenEnv); without it the endpoint is off. It is never logged.
+	CollectToken string
+	// CollectTimeout bounds how long POST /api/v1/collect may take to answer
+	// (the sources' own timeout); 0 means 10 minutes.
+	CollectTimeout time.Duration
 	// Web, when set, is the web application served at / (its index.html and assets);
 	// the server-rendered page then stays at /page. Without it / is that page.
 	Web fs.FS
@@ -56,6 +68,8 @@ type RunFunc func(ctx context.Context, sources []string) []schemas.Run
 // Deps are the server's collaborators.
 type Deps struct {
 	Store store.Store
+	// Reader computes the API's reports (the CLI's code, over the same store).
+	Reader *report.Reader
 	// RunSources runs sources now: every scheduled turn and --run-now call it.
 	RunSources RunFunc
 	// EvaluateAlerts evaluates the alert rules as of now and notifies; nil when no
@@ -71,6 +85,7 @@ type Deps struct {
 type Server struct {
 	cfg      Config
 	st       store.Store
+	reader   *report.Reader
 	run      RunFunc
 	alerts   func(ctx context.Context) (alert.Report, error)
 	spool    func() (int, error)
@@ -78,13 +93,19 @@ type Server struct {
 	metrics  *metrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
 	stopping atomic.Bool
+	runMu    sync.Mutex
+	running  map[string]bool // sources with a run under way
+	runCtx   context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler  http.Handler
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
 func New(cfg Config, d Deps) (*Server, error) {
-	if d.Store == nil || d.RunSources == nil {
-		return nil, errors.New("server: a store and a RunSources function are required")
+	if d.Store == nil || d.RunSources == nil || d.Reader == nil {
+		return nil, errors.New("server: a store, a report reader and a RunSources function are required")
+	}
+	if cfg.CollectTimeout == 0 {
+		cfg.CollectTimeout = 10 * time.Minute
 	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -92,7 +113,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, log: d.Log}
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, log: d.Log,
+		running: map[string]bool{}, runCtx: context.Background()}
 	if _, err := s.schedule(context.Background()); err != nil {
 		return nil, err
 	}
@@ -149,6 +171,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		case <-runCtx.Done():
 		}
 	}()
+	s.runMu.Lock()
+	s.runCtx = runCtx
+	s.runMu.Unlock()
 	sched, err := s.schedule(runCtx)
 	if err != nil {
 		return err
@@ -218,11 +243,54 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 	if ctx.Err() != nil || s.stopping.Load() {
 		return nil
 	}
+	sources, _ = s.claim(sources)
+	if len(sources) == 0 {
+		return nil
+	}
+	defer s.release(sources)
 	runs := s.run(ctx, sources)
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
 	}
 	return runs
+}
+
+// claim marks the sources as running and returns them, leaving out (busy) those
+// with a run under way: one run of a source at a time, scheduled or asked for.
+func (s *Server) claim(sources []string) (free, busy []string) {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	for _, n := range sources {
+		if s.running[n] || slices.Contains(free, n) {
+			busy = append(busy, n)
+			continue
+		}
+		s.running[n] = true
+		free = append(free, n)
+	}
+	return free, busy
+}
+
+func (s *Server) release(sources []string) {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	for _, n := range sources {
+		delete(s.running, n)
+	}
+}
+
+// runNow runs sources for the API in the runs' context (a client hanging up does
+// not cut a collection), and says which were already running.
+func (s *Server) runNow(sources []string) ([]schemas.Run, []string) {
+	free, busy := s.claim(sources)
+	s.release(free)
+	if len(free) == 0 {
+		return nil, busy
+	}
+	s.runMu.Lock()
+	ctx := s.runCtx
+	s.runMu.Unlock()
+	return s.RunSources(ctx, free...), busy
 }
 
 // EvaluateAlerts evaluates the alert rules (through Deps.EvaluateAlerts) and updates

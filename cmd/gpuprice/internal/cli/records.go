@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+func init() {
+	addCommand((*app).fxCmd)
+	addCommand((*app).seriesCmd)
+}
+
+func checkFormat(format string, allowed ...string) error {
+	for _, f := range allowed {
+		if format == f {
+			return nil
+		}
+	}
+	return fmt.Errorf("--format %q: use %s", format, strings.Join(allowed, ", "))
+}
+
+func (a *app) runsCmd() *cobra.Command {
+	var source, format string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "Show collection run records, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+				return err
+			}
+			q, err := report.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit)), report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			return a.withReports(cmd, func(src report.Source) error {
+				res, err := src.Runs(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				a.noteMatches(res.Matched)
+				header, rows := report.RunsTable(res.Data)
+				return output(a.stdout, format, header, rows, res.Data)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&source, "source", "", "only this source")
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	return cmd
+}
+
+func (a *app) quarantineCmd() *cobra.Command {
+	var limit int
+	var format string
+	cmd := &cobra.Command{
+		Use:   "quarantine",
+		Short: "Show rows that failed validation, with the reason, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+				return err
+			}
+			q, err := report.ParseQuarantine(flagValues("limit", strconv.Itoa(limit)), report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			return a.withReports(cmd, func(src report.Source) error {
+				res, err := src.Quarantine(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				header, rows := report.QuarantineTable(res.Data)
+				return output(a.stdout, format, header, rows, res.Data)
+			})
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	return cmd
+}
+
+func (a *app) fxCmd() *cobra.Command {
+	var currency, format string
+	var days int
+	cmd := &cobra.Command{
+		Use:   "fx",
+		Short: "Show the stored FX reference rates (USD per unit) used to convert prices",
+		Long: `fx lists the ECB daily reference rates gpuprice stored (refreshed by every
+collect unless sources.fx.enabled is false), as US dollars per unit of each currency.
+Every converted observation keeps the rate it used in fx_rate.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+				return err
+			}
+			q, err := report.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			return a.withReports(cmd, func(src report.Source) error {
+				res, err := src.FX(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				header, rows := report.FXTable(res.Data)
+				return output(a.stdout, format, header, rows, res.Data)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&currency, "currency", "", "only this ISO 4217 currency, e.g. EUR")
+	cmd.Flags().IntVar(&days, "days", 0, "only the last N days (0: all)")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	return cmd
+}
+
+func (a *app) sourcesCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "sources",
+		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			rows := a.sourceDefs()
+			err := a.withReports(cmd, func(src report.Source) error {
+				res, err := src.Sources(cmd.Context(), report.SourcesQuery{})
+				if err == nil {
+					rows = res.Data
+				}
+				return err
+			})
+			if err != nil {
+				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
+			}
+			if format == "json" {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SOURCE\tTIER\tMETHOD\tPRICING\tCREDENTIALS\tSCHEDULE\tENABLED\tLAST RUN")
+			for _, r := range rows {
+				lr := "never"
+				if r.LastRun != nil {
+					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status, r.LastRun.RowsAccepted)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", r.Name, r.Tier, r.Method,
+					strings.Join(r.Pricing, ","), shortCredentials(r.Credentials), r.Schedule, r.Enabled, lr)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "table or json (json adds endpoints and descriptions)")
+	return cmd
+}
+
+func (a *app) gpusCmd() *cobra.Command {
+	var format, explain, gpu string
+	cmd := &cobra.Command{
+		Use:   "gpus",
+		Short: "List the GPU catalog (dense TFLOPS, memory, bandwidth, TDP, sources)",
+		Long: `gpus lists the canonical GPUs that --gpu filters take, with dense (never
+with-sparsity) BF16 and FP8 TFLOPS and the source of every figure. --gpu NAME lists
+the GPUs a name as typed matches (h100: every H100 variant).
+--explain NAME shows how a provider's GPU name is placed on the catalog.`,
+		Example: `  gpuprice gpus
+  gpuprice gpus --gpu h100
+  gpuprice gpus --explain "NVIDIA H100 80GB HBM3"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cat, err := schemas.DefaultCatalog()
+			if err != nil {
+				return err
+			}
+			if explain != "" {
+				id, why := cat.Explain(schemas.Hint{Name: explain})
+				fmt.Fprintf(a.stdout, "%s → %s (%s)\n", explain, id, why)
+				return nil
+			}
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			q, err := report.ParseGPUs(flagValues("gpu", gpu), report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			r := &report.Reader{Catalog: cat} // the catalog needs no store
+			res, err := r.GPUs(cmd.Context(), q)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			a.noteMatches(res.Matched)
+			if format == "json" {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res.Data)
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "GPU\tMEMORY\tTB/S\tBF16 DENSE\tFP8 DENSE\tTDP W\tSOURCES")
+			for _, g := range res.Data {
+				bf16 := fnum(g.DenseBF16TFLOPS)
+				if g.DenseBF16TFLOPS == 0 && g.DenseFP16TFLOPS > 0 {
+					bf16 = fnum(g.DenseFP16TFLOPS) + " (FP16)"
+				}
+				fmt.Fprintf(w, "%s\t%s GB %s\t%s\t%s\t%s\t%s\t%s\n", g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
+					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " "))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
+	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
+	return cmd
+}
+
+func (a *app) seriesCmd() *cobra.Command {
+	var provider, sku, region, zone, pricing, since, at, bar, format string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "series",
+		Short: "One series over a window: its observations and its hourly or daily bars",
+		Long: `series shows one series (provider, sku, region, zone, pricing kind; see prices)
+over the window of --since ending --at: the table lists its bars, --format json
+adds every observation (collected and imported).`,
+		Example: `  gpuprice series --provider lambda --sku gpu_8x_h100_sxm5 --pricing on_demand --since 30d --bar 1d`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
+				return err
+			}
+			v := flagValues("provider", provider, "sku", sku, "region", region, "zone", zone, "pricing", pricing,
+				"since", since, "at", at, "bar", bar)
+			if limit != 0 {
+				v.Set("limit", strconv.Itoa(limit))
+			}
+			q, err := report.ParseSeries(v, report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			return a.withReports(cmd, func(src report.Source) error {
+				res, err := src.Series(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				a.noteMatches(res.Matched)
+				header, rows := res.Data.Table()
+				return output(a.stdout, format, header, rows, res.Data)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&provider, "provider", "", "provider (required)")
+	fl.StringVar(&sku, "sku", "", "SKU (required)")
+	fl.StringVar(&region, "region", "", "region, verbatim")
+	fl.StringVar(&zone, "zone", "", "zone, verbatim")
+	fl.StringVar(&pricing, "pricing", "", "pricing kind (required)")
+	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
+	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
+	fl.IntVar(&limit, "limit", 0, "at most this many observations (0: all)")
+	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	return cmd
+}

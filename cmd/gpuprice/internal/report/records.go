@@ -1,0 +1,327 @@
+package report
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// ---- runs
+
+// RunsQuery is `gpuprice runs` and GET /api/v1/runs.
+type RunsQuery struct {
+	Source string
+	Limit  int
+}
+
+// ParseRuns reads a RunsQuery's parameters; limit defaults to 20 (over the API too).
+func ParseRuns(v url.Values, caps Caps) (RunsQuery, error) {
+	p := newParams(v, caps)
+	q := RunsQuery{Source: p.str("source")}
+	hi := max(caps.MaxRows, 0)
+	if hi == 0 {
+		q.Limit = p.integer("limit", 20, 0, 1<<31-1)
+	} else {
+		q.Limit = p.integer("limit", 20, 1, hi)
+	}
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q RunsQuery) Values() url.Values {
+	v := vals("source", q.Source)
+	v.Set("limit", strconv.Itoa(q.Limit))
+	return v
+}
+
+func (r *Reader) redact(s string) string {
+	if r.Redact == nil {
+		return s
+	}
+	return r.Redact(s)
+}
+
+// Runs returns run records, newest first, errors redacted.
+func (r *Reader) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], error) {
+	var res Result[[]schemas.Run]
+	if q.Source != "" && len(r.SourceDefs) > 0 {
+		var names []string
+		for _, s := range r.SourceDefs {
+			names = append(names, s.Name)
+		}
+		m, err := schemas.ResolveName("source", q.Source, names)
+		if err != nil {
+			return res, paramOf("source", err)
+		}
+		res.Matched = append(res.Matched, m)
+		q.Source = m.Names[0]
+	}
+	runs, err := r.Store.Runs(ctx, q.Source, q.Limit)
+	if err != nil {
+		return res, err
+	}
+	for i := range runs {
+		runs[i].Error = r.redact(runs[i].Error)
+	}
+	res.Data = nonNil(runs)
+	return res, nil
+}
+
+// RunsTable is the runs as table rows.
+func RunsTable(runs []schemas.Run) ([]string, [][]string) {
+	var rows [][]string
+	for _, r := range runs {
+		rows = append(rows, []string{r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
+			strconv.FormatFloat(r.FinishedAt.Sub(r.StartedAt).Seconds(), 'f', 0, 64), r.Status, strconv.Itoa(r.RowsAccepted),
+			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.UnknownGPUs), OneLine(r.Error, 200)})
+	}
+	return []string{"run", "source", "started", "seconds", "status", "rows", "quarantined", "unknown_gpu", "error"}, rows
+}
+
+// OneLine folds s onto one line of at most n bytes.
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// ---- quarantine
+
+// QuarantineQuery is `gpuprice quarantine` and GET /api/v1/quarantine.
+type QuarantineQuery struct {
+	Limit int
+}
+
+// ParseQuarantine reads a QuarantineQuery's parameters; limit defaults to 50.
+func ParseQuarantine(v url.Values, caps Caps) (QuarantineQuery, error) {
+	p := newParams(v, caps)
+	var q QuarantineQuery
+	if caps.MaxRows == 0 {
+		q.Limit = p.integer("limit", 50, 0, 1<<31-1)
+	} else {
+		q.Limit = p.integer("limit", 50, 1, caps.MaxRows)
+	}
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q QuarantineQuery) Values() url.Values { return url.Values{"limit": {strconv.Itoa(q.Limit)}} }
+
+// Quarantine returns quarantined rows, newest first, redacted.
+func (r *Reader) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]schemas.Quarantined], error) {
+	var res Result[[]schemas.Quarantined]
+	rows, err := r.Store.Quarantine(ctx, q.Limit)
+	if err != nil {
+		return res, err
+	}
+	for i := range rows {
+		rows[i].Reason, rows[i].Raw = r.redact(rows[i].Reason), r.redact(rows[i].Raw)
+	}
+	res.Data = nonNil(rows)
+	return res, nil
+}
+
+// QuarantineTable is the quarantined rows as table rows.
+func QuarantineTable(rows []schemas.Quarantined) ([]string, [][]string) {
+	var out [][]string
+	for _, q := range rows {
+		out = append(out, []string{q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw, 200)})
+	}
+	return []string{"when", "source", "run", "reason", "raw"}, out
+}
+
+// ---- fx
+
+// FXQuery is `gpuprice fx` and GET /api/v1/fx.
+type FXQuery struct {
+	Currency string
+	Days     int
+}
+
+// ParseFX reads an FXQuery's parameters.
+func ParseFX(v url.Values, caps Caps) (FXQuery, error) {
+	p := newParams(v, caps)
+	q := FXQuery{Currency: strings.ToUpper(p.str("currency"))}
+	if q.Currency != "" && (len(q.Currency) != 3 || strings.Trim(q.Currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "") {
+		p.fail("currency", "%q: an ISO 4217 code, e.g. EUR", q.Currency)
+	}
+	q.Days = p.integer("days", 0, 0, 100000)
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q FXQuery) Values() url.Values {
+	v := vals("currency", q.Currency)
+	setInt(v, "days", q.Days)
+	return v
+}
+
+// FX returns the stored reference rates (of one currency, of the last Days days).
+func (r *Reader) FX(ctx context.Context, q FXQuery) (Result[[]schemas.FXRate], error) {
+	var res Result[[]schemas.FXRate]
+	since := time.Time{}
+	if q.Days > 0 {
+		since = time.Now().AddDate(0, 0, -q.Days)
+	}
+	rates, err := r.Store.FXRates(ctx, since)
+	if err != nil {
+		return res, err
+	}
+	out := rates[:0:0]
+	for _, x := range rates {
+		if q.Currency == "" || strings.EqualFold(x.Currency, q.Currency) {
+			out = append(out, x)
+		}
+	}
+	res.Data = nonNil(out)
+	return res, nil
+}
+
+// FXTable is the rates as table rows.
+func FXTable(rates []schemas.FXRate) ([]string, [][]string) {
+	var rows [][]string
+	for _, x := range rates {
+		rows = append(rows, []string{x.Date.Format(time.DateOnly), x.Currency, Num(x.USDPerUnit), x.Source})
+	}
+	return []string{"date", "currency", "usd_per_unit", "source"}, rows
+}
+
+// ---- gpus
+
+// GPUsQuery is `gpuprice gpus` and GET /api/v1/gpus: the catalog, or the GPUs a name
+// matches.
+type GPUsQuery struct {
+	GPU string
+}
+
+// ParseGPUs reads a GPUsQuery's parameters.
+func ParseGPUs(v url.Values, caps Caps) (GPUsQuery, error) {
+	p := newParams(v, caps)
+	q := GPUsQuery{GPU: p.str("gpu")}
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q GPUsQuery) Values() url.Values { return vals("gpu", q.GPU) }
+
+// GPUs returns the catalog's GPUs (those the name matches when one is given).
+func (r *Reader) GPUs(ctx context.Context, q GPUsQuery) (Result[[]schemas.GPU], error) {
+	var res Result[[]schemas.GPU]
+	all := r.Catalog.All()
+	if q.GPU == "" {
+		res.Data = all
+		return res, nil
+	}
+	sel, err := r.Resolve(ctx, Filter{GPU: q.GPU})
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	names := sel.GPUs()
+	out := []schemas.GPU{}
+	for _, g := range all {
+		if slices.Contains(names, g.ID) {
+			out = append(out, g)
+		}
+	}
+	res.Data = out
+	return res, nil
+}
+
+// ---- sources
+
+// SourceRow is one source: what it is, how it is configured, and its last run.
+type SourceRow struct {
+	Name        string       `json:"name"`
+	Provider    string       `json:"provider"`
+	Tier        string       `json:"tier"`
+	Method      string       `json:"method"`
+	Pricing     []string     `json:"pricing"`
+	Credentials string       `json:"credentials"`
+	Schedule    string       `json:"schedule"`
+	Enabled     bool         `json:"enabled"`
+	Endpoint    string       `json:"endpoint"`
+	Description string       `json:"description"`
+	LastRun     *schemas.Run `json:"last_run"`
+}
+
+// SourcesQuery is `gpuprice sources` and GET /api/v1/sources.
+type SourcesQuery struct{}
+
+// ParseSources reads a SourcesQuery's parameters (none).
+func ParseSources(v url.Values, caps Caps) (SourcesQuery, error) {
+	return SourcesQuery{}, newParams(v, caps).done("format")
+}
+
+// Sources returns every source with its last run (nil when it never ran).
+func (r *Reader) Sources(ctx context.Context, _ SourcesQuery) (Result[[]SourceRow], error) {
+	var res Result[[]SourceRow]
+	out := make([]SourceRow, len(r.SourceDefs))
+	for i, s := range r.SourceDefs {
+		s.LastRun = nil
+		runs, err := r.Store.Runs(ctx, s.Name, 1)
+		if err != nil {
+			return res, err
+		}
+		if len(runs) > 0 {
+			lr := runs[0]
+			lr.Error = r.redact(lr.Error)
+			s.LastRun = &lr
+		}
+		s.Pricing = nonNil(s.Pricing)
+		out[i] = s
+	}
+	res.Data = out
+	return res, nil
+}
+
+func paramOf(param string, err error) error {
+	var nm *schemas.NoMatchError
+	if asNoMatch(err, &nm) {
+		return &ParamError{Param: param, Msg: err.Error()[len(nm.Kind)+1:], Suggestions: nm.Suggestions}
+	}
+	return &ParamError{Param: param, Msg: err.Error()}
+}
+
+// ---- alerts
+
+// AlertsQuery is `gpuprice alerts --dry-run` and GET /api/v1/alerts: every rule
+// evaluated as of At, nothing sent, the state left as it was.
+type AlertsQuery struct {
+	At time.Time
+}
+
+// ParseAlerts reads an AlertsQuery's parameters.
+func ParseAlerts(v url.Values, caps Caps) (AlertsQuery, error) {
+	p := newParams(v, caps)
+	q := AlertsQuery{At: p.at("at")}
+	return q, p.done("format")
+}
+
+// Values are the query's parameters.
+func (q AlertsQuery) Values() url.Values { return vals("at", q.At.UTC().Format(time.RFC3339)) }
+
+// Alerts evaluates the rules as of At without notifying (an empty report without
+// rules).
+func (r *Reader) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
+	var res Result[alert.Report]
+	if r.DryRunAlerts == nil {
+		res.Data = alert.Report{At: q.At, DryRun: true, Rules: []alert.RuleReport{}, Deliveries: []alert.Delivery{}}
+		return res, nil
+	}
+	rep, err := r.DryRunAlerts(ctx, q.At)
+	if err != nil {
+		return res, err
+	}
+	rep.Rules, rep.Deliveries = nonNil(rep.Rules), nonNil(rep.Deliveries)
+	res.Data = rep
+	return res, nil
+}

@@ -1,0 +1,284 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// route is one endpoint of the API; the OpenAPI document lists exactly these.
+type route struct {
+	method, path string
+	handler      http.HandlerFunc
+}
+
+// apiRoutes are the /api/v1 endpoints and the aliases of the first API.
+func (s *Server) apiRoutes() []route {
+	r := s.reader
+	return []route{
+		{"GET", "/api/v1/prices", serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false)},
+		{"GET", "/api/v1/series", serveReport(s, report.ParseSeries, r.Series, tableOf(report.Series.Table), true)},
+		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true)},
+		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true)},
+		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false)},
+		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryTable), true)},
+		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true)},
+		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false)},
+		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false)},
+		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false)},
+		{"GET", "/api/v1/quarantine", serveReport(s, report.ParseQuarantine, r.Quarantine, tableOf(report.QuarantineTable), false)},
+		{"GET", "/api/v1/gpus", serveReport(s, report.ParseGPUs, r.GPUs, nil, false)},
+		{"GET", "/api/v1/fx", serveReport(s, report.ParseFX, r.FX, tableOf(report.FXTable), false)},
+		{"POST", "/api/v1/collect", s.apiCollect},
+		{"GET", "/api/prices", s.apiPricesV0},
+		{"GET", "/api/runs", s.apiRunsV0},
+		{"GET", "/openapi.json", s.openAPI},
+	}
+}
+
+// tableOf adapts a table function to the CSV writer.
+func tableOf[T any](f func(T) ([]string, [][]string)) func(T) ([]string, [][]string) { return f }
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error       string   `json:"error"`
+	Parameter   string   `json:"parameter,omitempty"`
+	Suggestions []string `json:"did_you_mean,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// fail answers err: a parameter error is 400 naming the parameter, anything else a
+// 503 whose detail stays in the log.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var pe *report.ParamError
+	if errors.As(err, &pe) {
+		writeJSON(w, http.StatusBadRequest, apiError{Error: pe.Error(), Parameter: pe.Param, Suggestions: pe.Suggestions})
+		return
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.log.Warn("api: query failed", "path", r.URL.Path, "error", err.Error())
+	writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "store: query failed (see the server's log)"})
+}
+
+// query parses the raw query string: malformed escapes and invalid UTF-8 are 400.
+func query(r *http.Request) (url.Values, error) {
+	v, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, &report.ParamError{Param: "query", Msg: "does not parse: " + err.Error()}
+	}
+	return v, nil
+}
+
+// serveReport answers one report: parameters parsed and validated as the CLI's
+// flags, the report computed by the same code, JSON ({data, matched}) or, where a
+// table is the natural shape, CSV (?format=csv). Answers computed from bars carry an
+// ETag and may be cached for a minute.
+func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q, error),
+	run func(context.Context, Q) (report.Result[T], error), table func(T) ([]string, [][]string), fromBars bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := query(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		format := "json"
+		if f := v["format"]; len(f) > 0 {
+			format = f[0]
+			allowed := []string{"json"}
+			if table != nil {
+				allowed = append(allowed, "csv")
+			}
+			if len(f) > 1 || !slices.Contains(allowed, format) {
+				s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use %s", format, strings.Join(allowed, " or "))})
+				return
+			}
+		}
+		q, err := parse(v, report.APICaps)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		res, err := run(r.Context(), q)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		var body bytes.Buffer
+		ctype := "application/json"
+		if format == "csv" {
+			ctype = "text/csv; charset=utf-8"
+			header, rows := table(res.Data)
+			err = report.Write(&body, "csv", header, rows, nil)
+		} else {
+			if res.Matched == nil {
+				res.Matched = []schemas.Match{}
+			}
+			err = json.NewEncoder(&body).Encode(res)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", ctype)
+		h.Set("X-Content-Type-Options", "nosniff")
+		if fromBars {
+			sum := sha256.Sum256(body.Bytes())
+			etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+			h.Set("ETag", etag)
+			h.Set("Cache-Control", "public, max-age=60")
+			if match := r.Header.Get("If-None-Match"); match != "" && (match == etag || match == "*" || slices.Contains(strings.Split(strings.ReplaceAll(match, " ", ""), ","), etag)) {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		} else {
+			h.Set("Cache-Control", "no-cache")
+		}
+		_, _ = w.Write(body.Bytes())
+	}
+}
+
+// apiCollect runs sources now (POST /api/v1/collect?source=NAME, repeatable). It
+// needs the bearer token of the server's configuration; without one configured
+// the endpoint is off.
+func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.CollectToken == "" {
+		writeJSON(w, http.StatusForbidden, apiError{Error: "collect over the API is off: start serve with " + TokenEnv + " set"})
+		return
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.CollectToken)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="gpuprice"`)
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required (Authorization: Bearer $" + TokenEnv + ")"})
+		return
+	}
+	v, err := query(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var jobs []string
+	for _, j := range s.cfg.Jobs {
+		jobs = append(jobs, j.Source)
+	}
+	var sources []string
+	for k, vs := range v {
+		if k != "source" {
+			s.fail(w, r, &report.ParamError{Param: k, Msg: "is not a parameter of this request (known: source)"})
+			return
+		}
+		for _, name := range vs {
+			m, err := schemas.ResolveName("source", name, jobs)
+			if err != nil {
+				var nm *schemas.NoMatchError
+				errors.As(err, &nm)
+				s.fail(w, r, &report.ParamError{Param: "source", Msg: fmt.Sprintf("%q: not an enabled source of this server", name), Suggestions: nm.Suggestions})
+				return
+			}
+			sources = append(sources, m.Names[0])
+		}
+	}
+	if len(sources) == 0 {
+		s.fail(w, r, &report.ParamError{Param: "source", Msg: "is required: the source to run now (known: " + strings.Join(jobs, ", ") + ")"})
+		return
+	}
+	// A collection may outlast the server's write timeout; the client waits.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.CollectTimeout + time.Minute))
+	runs, busy := s.runNow(sources)
+	if len(runs) == 0 && len(busy) > 0 {
+		writeJSON(w, http.StatusConflict, apiError{Error: "already running: " + strings.Join(busy, ", ")})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data    []schemas.Run `json:"data"`
+		Running []string      `json:"skipped_running"`
+	}{nonNilRuns(runs), append([]string{}, busy...)})
+}
+
+func nonNilRuns(r []schemas.Run) []schemas.Run {
+	if r == nil {
+		return []schemas.Run{}
+	}
+	return r
+}
+
+// apiPricesV0 is /api/prices, the first API: the rows alone, all_series=true.
+func (s *Server) apiPricesV0(w http.ResponseWriter, r *http.Request) {
+	v, err := query(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if vs, ok := v["all_series"]; ok {
+		v["all-series"] = vs
+		delete(v, "all_series")
+	}
+	format := v.Get("format")
+	if format == "" {
+		format = "json"
+	}
+	if format != "json" && format != "csv" {
+		s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use json or csv", format)})
+		return
+	}
+	q, err := report.ParsePrices(v, report.APICaps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.reader.Prices(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if format == "csv" {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	_ = report.WriteObservations(w, format, res.Data)
+}
+
+// apiRunsV0 is /api/runs, the first API: the runs alone, 50 by default.
+func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
+	v, err := query(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !v.Has("limit") {
+		v.Set("limit", "50")
+	}
+	q, err := report.ParseRuns(v, report.APICaps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.reader.Runs(r.Context(), q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res.Data)
+}
