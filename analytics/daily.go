@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -38,8 +39,13 @@ type DayPrice struct {
 // returns them) on the days [from, to), day by day. A series withdrawn by its
 // provider gets no price from the day PriceEnd gives on; its provider's newest
 // sighting is the latest among the series of bars.
+//
+// Only comparable bars take part (Comparable): spreads, history, the index and
+// the alerts built on day prices compare instance prices listed by their provider,
+// never a derived price, a "from" floor or a GPU-only price.
 func DailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
+	bars = ComparableBars(bars)
 	series := SplitSeries(bars)
 	seen := make([]time.Time, len(series))
 	newest := map[string]time.Time{}
@@ -95,4 +101,28 @@ func PriceEnd(last store.Bar, seen, newest time.Time) time.Time {
 		end = b
 	}
 	return end
+}
+
+// Comparable reports whether a bar compares with the others by default: a listed
+// price (not derived by a rule, not a "from" floor) for a whole instance (not a
+// GPU priced apart from its VM). Bars rolled up before schema version 5 carry ""
+// for both and count as listed instance prices.
+func Comparable(b store.Bar) bool {
+	return schemas.BasisOf(b.PriceBasis) == schemas.BasisListed && schemas.ScopeOf(b.PriceScope) == schemas.ScopeInstance
+}
+
+// ComparableBars keeps the bars Comparable accepts, in order.
+func ComparableBars(bars []store.Bar) []store.Bar {
+	for i, b := range bars {
+		if !Comparable(b) {
+			out := append(make([]store.Bar, 0, len(bars)), bars[:i]...)
+			for _, b := range bars[i+1:] {
+				if Comparable(b) {
+					out = append(out, b)
+				}
+			}
+			return out
+		}
+	}
+	return bars
 }

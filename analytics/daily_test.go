@@ -125,3 +125,28 @@ func TestPriceEnd(t *testing.T) {
 		}
 	}
 }
+
+// Spreads, history, the index and alerts compare like with like: a derived price,
+// a "from" floor and a GPU-only price never become day prices; old bars ("")
+// count as listed instance prices.
+func TestDailyPricesComparableOnly(t *testing.T) {
+	mk := func(sku, scope, basis string) store.Bar {
+		b := bar(sku, day(0), 1, 1, 1, 1)
+		b.PriceScope, b.PriceBasis = scope, basis
+		return b
+	}
+	bars := []store.Bar{
+		mk("a-old", "", ""),
+		mk("b-listed", "instance", "listed"),
+		mk("c-derived", "instance", "derived"),
+		mk("d-floor", "instance", "floor"),
+		mk("e-gpu-only", "gpu_only", "listed"),
+	}
+	got := map[string]bool{}
+	for _, p := range DailyPrices(bars, day(0), day(1)) {
+		got[p.Bar.SKU] = true
+	}
+	if len(got) != 2 || !got["a-old"] || !got["b-listed"] {
+		t.Errorf("day prices from %v, want a-old and b-listed only", got)
+	}
+}

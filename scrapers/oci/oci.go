@@ -6,7 +6,9 @@
 //   - A GPU part is one of serviceCategory "Compute - GPU" or metricName "GPU Per
 //     Hour"; other parts are skipped (counted). Each GPU part is an on_demand row priced
 //     at its PAY_AS_YOU_GO list price in the requested currency, per GPU-hour (unit
-//     gpu_hour, GPUCount 1; another metric is passed verbatim for ingest to quarantine).
+//     gpu_hour; GPUCount is the N of an N-GPU shape such as BM.GPU.H100.8, so the
+//     stored price_usd_hour is N × the per-GPU price; another metric is passed
+//     verbatim for ingest to quarantine).
 //     A part without such a price is a row with price 0 and Attrs["price_text"].
 //   - SKU is the OCI shape the part prices, read from its displayName ("Compute - GPU -
 //     H100" → BM.GPU.H100.8), or the partNumber when the name is not known; a part that

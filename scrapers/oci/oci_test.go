@@ -51,21 +51,25 @@ func TestRecordedItems(t *testing.T) {
 	if p.Items != 7 || len(p.Rows) != 14 || p.NextLink != "" || p.NextOffset != -1 {
 		t.Fatalf("items %d rows %d next %q/%d; want 7 items, 14 rows, no next page", p.Items, len(p.Rows), p.NextLink, p.NextOffset)
 	}
+	// The price list prices one GPU-hour; a row whose SKU names an N-GPU shape has
+	// gpu_count N, so that ingest stores price_usd_hour = N × the per-GPU price
+	// (BM.GPU.H100.8: 8 GPUs at $80/h, not one machine at $10).
 	for _, c := range []struct {
 		sku   string
 		price float64
 		part  string
+		gpus  float64
 	}{
-		{"BM.GPU2.2", 1.275, "B88517"},
-		{"VM.GPU2.1", 1.275, "B88518"},
-		{"BM.GPU3.8", 2.95, "B89734"},
-		{"BM.GPU4.8", 3.05, "B92740"},
-		{"BM.GPU.A100-v2.8", 4, "B95907"},
-		{"BM.GPU.A10.4", 2, "B95909"},
-		{"BM.GPU.H100.8", 10, "B98415"},
+		{"BM.GPU2.2", 1.275, "B88517", 2},
+		{"VM.GPU2.1", 1.275, "B88518", 1},
+		{"BM.GPU3.8", 2.95, "B89734", 8},
+		{"BM.GPU4.8", 3.05, "B92740", 8},
+		{"BM.GPU.A100-v2.8", 4, "B95907", 8},
+		{"BM.GPU.A10.4", 2, "B95909", 4},
+		{"BM.GPU.H100.8", 10, "B98415", 8},
 	} {
 		od, ok := find(p.Rows, c.sku, schemas.OnDemand)
-		if !ok || od.PriceNative != c.price || od.Unit != schemas.UnitGPUHour || od.GPUCount != 1 || od.Region != "" ||
+		if !ok || od.PriceNative != c.price || od.Unit != schemas.UnitGPUHour || od.GPUCount != c.gpus || od.Region != "" ||
 			od.SourceKind != schemas.SourceAPI || od.Attrs["partNumber"] != c.part || od.Currency != "USD" {
 			t.Errorf("%s on-demand: %v %+v", c.sku, ok, od)
 		}

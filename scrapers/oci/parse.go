@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,6 +123,24 @@ func parsePage(r io.Reader, currency string, observedAt time.Time) (page, error)
 	return p, nil
 }
 
+// shapeGPUs is the number of GPUs of an OCI shape ("BM.GPU.H100.8" → 8,
+// "VM.GPU.A10.1" → 1, "BM.GPU4.8" → 8), 1 for a SKU that names no shape: the
+// price list prices one GPU-hour, so an N-GPU shape's row is N GPUs at N × the
+// per-GPU price (ingest multiplies a gpu_hour price by the count).
+func shapeGPUs(sku string) float64 {
+	m := shapeCount.FindStringSubmatch(strings.TrimSpace(sku))
+	if m == nil {
+		return 1
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 || n > 72 {
+		return 1
+	}
+	return float64(n)
+}
+
+var shapeCount = regexp.MustCompile(`(?i)^(?:bm|vm)\.gpu[0-9a-z.-]*\.([0-9]+)$`)
+
 // isGPU reports whether a part prices GPUs.
 func isGPU(it item) bool {
 	return strings.EqualFold(strings.TrimSpace(it.ServiceCategory), "Compute - GPU") ||
@@ -156,7 +175,7 @@ func itemRows(it item, currency string, observedAt time.Time) []schemas.Observat
 		SKU:         sku,
 		Region:      "",
 		GPUName:     sh.GPUName,
-		GPUCount:    1,
+		GPUCount:    shapeGPUs(sku),
 		GPUMemoryGB: sh.MemGB,
 		Pricing:     schemas.OnDemand,
 		Currency:    currency,
