@@ -7,8 +7,9 @@
 //   - Windows meters (productName contains "Windows") and Dev/Test meters are skipped
 //     (counted and logged); every other meter becomes a row whatever its price.
 //   - type "Consumption": meterName "… Spot" is pricing spot; "… Low Priority" is
-//     pricing spot too, with " Low Priority" appended to the SKU (as Azure appends it
-//     to the meter name) so it is its own series, and Attrs["azure_priority"]="low";
+//     pricing low_priority (a different product from Spot, never mixed into it), with
+//     " Low Priority" appended to the SKU (as Azure appends it to the meter name) and
+//     Attrs["azure_priority"]="low";
 //     anything else is on_demand. An on-demand meter's savingsPlan entries become
 //     commitment_12m / commitment_36m rows (hourly price).
 //   - type "Reservation": the price is for the whole term (unit "term"); "1 Year" is
@@ -60,7 +61,7 @@ func init() {
 		Name:            Name,
 		Provider:        "azure",
 		Method:          schemas.SourceAPI,
-		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y, schemas.CommitmentPricing(12), schemas.CommitmentPricing(36)},
+		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.LowPriority, schemas.Reserved1Y, schemas.Reserved3Y, schemas.CommitmentPricing(12), schemas.CommitmentPricing(36)},
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",

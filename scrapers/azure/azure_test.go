@@ -40,7 +40,7 @@ func TestParsePageRules(t *testing.T) {
 		case o.SKU == "Standard_NC40ads_H100_v5" && o.PriceNative == 0:
 			zero = o.Pricing == schemas.OnDemand
 		case o.Unit == "1/Month":
-			month = o.SKU == "Standard_NC24ads_A100_v4 Low Priority" && o.Pricing == schemas.Spot
+			month = o.SKU == "Standard_NC24ads_A100_v4 Low Priority" && o.Pricing == schemas.LowPriority
 		case o.Attrs["term"] == "5 Years":
 			fiveYear = o.Pricing == schemas.CommitmentPricing(60) && o.Unit == schemas.UnitTerm
 		case o.Pricing == "SavingsPlanConsumption":
@@ -59,7 +59,8 @@ func TestParsePageRules(t *testing.T) {
 			t.Errorf("low priority SKU rule broken: %s %v", o.SKU, o.Attrs)
 		}
 	}
-	if kinds["low/spot"] == 0 || kinds["spot/spot"] == 0 || kinds["regular/on_demand"] == 0 {
+	// Low Priority is its own pricing kind, never mixed into spot.
+	if kinds["low/low_priority"] == 0 || kinds["low/spot"] != 0 || kinds["spot/spot"] == 0 || kinds["regular/on_demand"] == 0 {
 		t.Errorf("pricing kinds on page 1 = %v, want low priority, spot and on-demand", kinds)
 	}
 

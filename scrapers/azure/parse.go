@@ -168,7 +168,9 @@ func itemRows(it item, billingCurrency string, observedAt time.Time) ([]schemas.
 			o.Pricing = schemas.Spot
 			o.Attrs["azure_priority"] = prioritySpot
 		case strings.HasSuffix(it.MeterName, lowPrioritySuffix):
-			o.Pricing = schemas.Spot
+			// Low Priority VMs are Azure's batch product, a different product from
+			// Spot (fixed discount, different eviction): their own pricing kind.
+			o.Pricing = schemas.LowPriority
 			o.SKU = it.ArmSkuName + lowPrioritySuffix
 			o.Attrs["azure_priority"] = priorityLow
 		default:
