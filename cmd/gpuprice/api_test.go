@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,4 +223,296 @@ func TestAPIMatchesCLIClickHouse(t *testing.T) {
 	u.Path = "/" + db
 	t.Cleanup(func() { dropDatabase(t, u, db) })
 	testAPIMatchesCLI(t, u.String())
+}
+
+func doReq(t *testing.T, method, u string, hdr map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestAPIValidationAndDocument: every parameter is validated (400 naming it), the
+// OpenAPI document lists exactly the routes and the parameters each accepts,
+// answers from bars carry an ETag, collect needs the token, and the embedded
+// store held by serve is read through its API by the CLI.
+func TestAPIValidationAndDocument(t *testing.T) {
+	srv := replay(t)
+	cfg := apiConfig(t, srv.URL)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "validate.duckdb")
+	if out, code := run(t, "--config", cfg, "--store", dsn, "collect"); code != 0 {
+		t.Fatalf("collect: %s", out)
+	}
+	at := time.Now().UTC().Add(time.Minute).Truncate(time.Second).Format(time.RFC3339)
+	// What the CLI prints before serve holds the file, to compare with after.
+	before := map[string]string{}
+	cliReads := [][]string{
+		{"prices", "--gpu", "h100", "--format", "csv"},
+		{"prices"},
+		{"volatility", "--window", "2d", "--at", at, "--format", "json"},
+		{"history", "--gpu", "H100 SXM", "--since", "2d", "--at", at, "--format", "markdown"},
+	}
+	for _, args := range cliReads {
+		out, _, code := runErr(append([]string{"--config", cfg, "--store", dsn}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		before[strings.Join(args, " ")] = out
+	}
+
+	const token = "test-token-9f8e7d6c5b4a"
+	t.Setenv("GPUPRICE_API_TOKEN", token)
+	// Another process, as in real use: DuckDB's lock is per process.
+	base, stop := startServeProcess(t, "--config", cfg, "--store", dsn)
+	defer stop()
+
+	// The CLI while serve holds the DuckDB file: the same output, through the API,
+	// said in one line on stderr.
+	for _, args := range cliReads {
+		out, errb, code := runErr(append([]string{"--config", cfg, "--store", dsn}, args...)...)
+		key := strings.Join(args, " ")
+		if code != 0 || out != before[key] {
+			t.Errorf("%s while serve runs: exit %d\n--- got ---\n%s\n--- want ---\n%s\nstderr: %s", key, code, out, before[key], errb)
+		}
+		if !strings.Contains(errb, "the store is held by gpuprice serve; asking it at "+base) {
+			t.Errorf("%s: stderr does not say it asked the server: %q", key, errb)
+		}
+	}
+	if _, errb, code := runErr("--config", cfg, "--store", dsn, "prices", "--gpu", "H1OO"); code == 0 || !strings.Contains(errb, "--gpu \"H1OO\": no such gpu; did you mean") {
+		t.Errorf("a bad name through the API: exit %d %q", code, errb)
+	}
+
+	for _, c := range []struct{ path, param string }{
+		{"prices?colour=red", "colour"},
+		{"prices?gpu=H1OO", "gpu"},
+		{"prices?gpu=%ff", "gpu"},
+		{"prices?gpu=%zz", "query"},
+		{"prices?gpu=h100&gpu=a100", "gpu"},
+		{"prices?limit=0", "limit"},
+		{"prices?limit=100001", "limit"},
+		{"prices?limit=ten", "limit"},
+		{"prices?pricing=preemptible", "pricing"},
+		{"prices?tier=boutique", "tier"},
+		{"prices?provider=lamdba", "provider"},
+		{"prices?region=nowhere-9", "region"},
+		{"prices?stale=soon", "stale"},
+		{"prices?all-series=maybe", "all-series"},
+		{"prices?format=xml", "format"},
+		{"volatility?window=7x", "window"},
+		{"volatility?window=-1d", "window"},
+		{"volatility?window=5000d", "window"},
+		{"volatility?bar=5m", "bar"},
+		{"volatility?by=colour", "by"},
+		{"volatility?below=NaN", "below"},
+		{"volatility?at=yesterday", "at"},
+		{"spreads?since=0d", "since"},
+		{"tokens", "params"},
+		{"tokens?params=7e9&mfu=1.5", "mfu"},
+		{"tokens?params=7e9&precision=fp4", "precision"},
+		{"history", "gpu"},
+		{"history?gpu=h100", "gpu"},
+		{"history?gpu=H100-SXM-80GB&cheapest=-1", "cheapest"},
+		{"series?provider=lambda", "sku"},
+		{"alerts?format=csv", "format"},
+		{"runs?limit=0", "limit"},
+		{"fx?currency=euro", "currency"},
+		{"gpus?gpu=Z9000", "gpu"},
+	} {
+		code, _, body := doReq(t, "GET", base+"/api/v1/"+c.path, nil)
+		var e struct {
+			Error     string `json:"error"`
+			Parameter string `json:"parameter"`
+		}
+		if err := json.Unmarshal([]byte(body), &e); code != http.StatusBadRequest || err != nil || e.Parameter != c.param || e.Error == "" {
+			t.Errorf("/api/v1/%s: %d %s: want 400 naming %q", c.path, code, body, c.param)
+		}
+	}
+	if _, _, body := doReq(t, "GET", base+"/api/v1/prices?gpu=H1OO", nil); !strings.Contains(body, `"did_you_mean":["H100"`) {
+		t.Errorf("no suggestions: %s", body)
+	}
+	if code, _, body := doReq(t, "GET", base+"/api/v1/nothing", nil); code != 404 || !strings.Contains(body, `"error"`) {
+		t.Errorf("unknown endpoint: %d %s", code, body)
+	}
+	if code, hdr, _ := doReq(t, "POST", base+"/api/v1/prices", nil); code != 405 || hdr.Get("Allow") != "GET" {
+		t.Errorf("POST prices: %d, Allow %q", code, hdr.Get("Allow"))
+	}
+
+	// ETag and Cache-Control on answers from bars; 304 when unchanged.
+	code, hdr, _ := doReq(t, "GET", base+"/api/v1/volatility?window=2d&at="+at, nil)
+	etag := hdr.Get("ETag")
+	if code != 200 || etag == "" || !strings.Contains(hdr.Get("Cache-Control"), "max-age") {
+		t.Errorf("volatility: %d, ETag %q, Cache-Control %q", code, etag, hdr.Get("Cache-Control"))
+	}
+	if code, _, body := doReq(t, "GET", base+"/api/v1/volatility?window=2d&at="+at, map[string]string{"If-None-Match": etag}); code != 304 || body != "" {
+		t.Errorf("If-None-Match: %d %q", code, body)
+	}
+	if code, hdr, body := doReq(t, "GET", base+"/api/v1/spreads?since=2d&at="+at+"&format=csv", nil); code != 200 ||
+		!strings.HasPrefix(body, "gpu,pricing,day,hyperscaler,specialist") || !strings.HasPrefix(hdr.Get("Content-Type"), "text/csv") {
+		t.Errorf("spreads csv: %d %q %.200s", code, hdr.Get("Content-Type"), body)
+	}
+
+	// The OpenAPI document: exactly the routes, and for each GET route exactly the
+	// parameters the server accepts (the 400 for an unknown one lists them).
+	code, _, doc := doReq(t, "GET", base+"/openapi.json", nil)
+	var spec struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			Deprecated bool `json:"deprecated"`
+			Parameters []struct {
+				Name string `json:"name"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(doc), &spec); code != 200 || err != nil || !strings.HasPrefix(spec.OpenAPI, "3.") {
+		t.Fatalf("/openapi.json: %d %v", code, err)
+	}
+	routes := map[string]string{}
+	for _, r := range cli.APIRoutes() {
+		routes[r[1]] = strings.ToLower(r[0])
+	}
+	for p, ops := range spec.Paths {
+		for m := range ops {
+			if routes[p] != m {
+				t.Errorf("/openapi.json documents %s %s, which the server does not route", m, p)
+			}
+		}
+	}
+	knownRE := regexp.MustCompile(`\(known: ([^)]*)\)`)
+	for p, m := range routes {
+		op, ok := spec.Paths[p][m]
+		if !ok {
+			t.Errorf("route %s %s is not in /openapi.json", m, p)
+			continue
+		}
+		if m != "get" || p == "/openapi.json" || op.Deprecated { // the first API's aliases keep their own names
+			continue
+		}
+		_, _, body := doReq(t, "GET", base+p+"?zz_unknown=1", nil)
+		km := knownRE.FindStringSubmatch(body)
+		if km == nil {
+			t.Errorf("%s?zz_unknown=1: %s: want a 400 listing the known parameters", p, body)
+			continue
+		}
+		accepted := map[string]bool{}
+		for _, n := range strings.Split(km[1], ", ") {
+			accepted[n] = true
+		}
+		documented := map[string]bool{}
+		for _, prm := range op.Parameters {
+			documented[prm.Name] = true
+			if !accepted[prm.Name] {
+				t.Errorf("%s documents parameter %q, which the server does not accept", p, prm.Name)
+			}
+		}
+		for n := range accepted {
+			if !documented[n] {
+				t.Errorf("%s accepts parameter %q, which /openapi.json does not document", p, n)
+			}
+		}
+	}
+
+	// collect: the bearer token, compared in constant time, never printed.
+	if code, hdr, _ := doReq(t, "POST", base+"/api/v1/collect?source=lambda", nil); code != 401 || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("collect without a token: %d", code)
+	}
+	if code, _, _ := doReq(t, "POST", base+"/api/v1/collect?source=lambda", map[string]string{"Authorization": "Bearer wrong"}); code != 401 {
+		t.Errorf("collect with a wrong token: %d", code)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	if code, _, body := doReq(t, "POST", base+"/api/v1/collect?source=lamda", auth); code != 400 || !strings.Contains(body, "lambda") {
+		t.Errorf("collect of a misspelt source: %d %s", code, body)
+	}
+	code, _, body := doReq(t, "POST", base+"/api/v1/collect?source=lambda", auth)
+	var runs struct {
+		Data []struct {
+			Source string `json:"source"`
+			Status string `json:"status"`
+			Rows   int    `json:"rows_accepted"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &runs); code != 200 || err != nil || len(runs.Data) != 1 || runs.Data[0].Source != "lambda" || runs.Data[0].Rows == 0 {
+		t.Errorf("collect: %d %s", code, body)
+	}
+
+	stop()
+	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), "serve.json")); !os.IsNotExist(err) {
+		t.Errorf("serve.json left behind after serve stopped: %v", err)
+	}
+}
+
+// TestHelperServe is not a test: startServeProcess runs the test binary with it to
+// have `gpuprice serve` in a process of its own.
+func TestHelperServe(t *testing.T) {
+	args := os.Getenv("GPUPRICE_HELPER_SERVE_ARGS")
+	if args == "" {
+		t.Skip("helper process for startServeProcess")
+	}
+	var a []string
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(cli.Main(ctx, a, os.Stdout, os.Stderr))
+}
+
+// startServeProcess runs `gpuprice serve` in another process and returns its base
+// URL and a function that stops it (SIGTERM) and waits.
+func startServeProcess(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	a, _ := json.Marshal(append(args, "serve", "--listen", "127.0.0.1:0"))
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperServe$")
+	cmd.Env = append(os.Environ(), "GPUPRICE_HELPER_SERVE_ARGS="+string(a))
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	var base string
+	waitFor(t, "the listen address of serve", func() bool {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+			return true
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("serve exited early: %v\n%s", err, errb.String())
+		default:
+		}
+		return false
+	})
+	stopped := false
+	return base, func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("serve: %v\n%s", err, errb.String())
+			}
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatal("serve did not stop on SIGTERM")
+		}
+		if strings.Contains(out.String()+errb.String(), os.Getenv("GPUPRICE_API_TOKEN")) && os.Getenv("GPUPRICE_API_TOKEN") != "" {
+			t.Errorf("serve printed the API token")
+		}
+	}
 }

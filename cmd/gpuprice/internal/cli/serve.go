@@ -180,3 +180,6 @@ func (a *app) runningServer() (string, bool) {
 	}
 	return addr.URL, true
 }
+
+// APIRoutes lists the server's API routes (method, path), for the OpenAPI test.
+func APIRoutes() [][2]string { return server.Routes() }

@@ -236,12 +236,10 @@ func (p *params) boolean(name string) bool {
 	return b
 }
 
-// done reports the first error, or the first parameter nobody asked for; extra
-// names (format, the API's) are accepted.
+// done reports the first parameter nobody asked for (a misspelt name explains a
+// "required" error that follows from it), else the first error; extra names
+// (format, the API's) are accepted.
 func (p *params) done(extra ...string) error {
-	if p.err != nil {
-		return p.err
-	}
 	for _, e := range extra {
 		p.seen[e] = true
 	}
@@ -261,7 +259,7 @@ func (p *params) done(extra ...string) error {
 		return &ParamError{Param: unknown[0], Msg: "is not a parameter of this request (known: " + strings.Join(known, ", ") + ")",
 			Suggestions: closest(unknown[0], known)}
 	}
-	return nil
+	return p.err
 }
 
 // closest returns the known names within two edits of s.

@@ -282,3 +282,12 @@ func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, res.Data)
 }
+
+// Routes lists the API's routes as (method, path): what /openapi.json documents.
+func Routes() [][2]string {
+	var out [][2]string
+	for _, r := range (&Server{reader: &report.Reader{}}).apiRoutes() {
+		out = append(out, [2]string{r.method, r.path})
+	}
+	return out
+}
