@@ -3,15 +3,20 @@
 import { get, rows, data, problem } from './api.js';
 import { el, when, ago, href, isNum, pricingLabel } from './util.js';
 
-/** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]. */
+/** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]: a list, lists under
+ * firing/resolved/recent, the alert state's map of entries, or an evaluation report's rules. */
 export function alertItems(body) {
   const out = [];
-  const add = (a, state) => out.push({ ...a, state: a.state || a.status || state || (a.firing === false ? 'resolved' : 'firing') });
-  if (Array.isArray(body)) body.forEach((a) => add(a));
+  const add = (a, state) => out.push({
+    ...a,
+    state: a.state || a.status || state || (a.ends_at || a.firing === false ? 'resolved' : 'firing'),
+  });
+  const each = (v, state) => (Array.isArray(v) ? v : v && typeof v === 'object' ? Object.values(v) : []).forEach((a) => a && add(a, state));
+  if (Array.isArray(body)) each(body);
   else if (body && typeof body === 'object') {
-    for (const k of ['firing', 'resolved', 'recent', 'recently_resolved', 'alerts']) {
-      if (Array.isArray(body[k])) body[k].forEach((a) => add(a, k === 'firing' ? 'firing' : k === 'alerts' ? '' : 'resolved'));
-    }
+    each(body.firing, 'firing');
+    for (const k of ['resolved', 'recent', 'recently_resolved']) each(body[k], 'resolved');
+    each(body.alerts);
     if (Array.isArray(body.rules)) {
       for (const r of body.rules) for (const i of r.instances || []) if (i.firing) add({ ...i, rule: i.rule || r.rule, kind: i.kind || r.kind }, 'firing');
     }
@@ -19,11 +24,20 @@ export function alertItems(body) {
   return out;
 }
 
+// details lays out an alert's figures (prices before and after, the window, …).
+function details(a) {
+  const d = a.detail || {};
+  const keys = Object.keys(d).sort();
+  if (!keys.length) return '';
+  return el('div', { class: 'muted' }, keys.map((k) => `${k.replace(/_/g, ' ')} ${isNum(d[k]) ? +d[k].toFixed(4) : d[k]}`).join(' · '));
+}
+
 /** alertLink returns the series view of an alert, from its link or its labels. */
 function alertLink(a) {
-  if (a.link || a.url) {
+  const given = a.link || a.url || (a.annotations && (a.annotations.link || a.annotations.url));
+  if (given) {
     try {
-      const u = new URL(a.link || a.url, location.origin);
+      const u = new URL(given, location.origin);
       return u.pathname + u.search;
     } catch {
       /* fall through to the labels */
@@ -55,7 +69,7 @@ export async function alerts(main) {
         const link = alertLink(a);
         return el('tr', {},
           el('th', { scope: 'row' }, a.rule || '–', a.kind ? el('div', { class: 'muted' }, a.kind) : ''),
-          el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : ''),
+          el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : '', details(a)),
           el('td', { class: 'n' }, isNum(a.value) ? a.value.toFixed(4) : '–', a.unit ? ' ' + a.unit : ''),
           el('td', { class: 'n' }, isNum(a.threshold) ? a.threshold.toFixed(4) : '–'),
           el('td', { title: when(a.starts_at) }, a.starts_at ? ago(a.starts_at) + ' ago' : '–'),
