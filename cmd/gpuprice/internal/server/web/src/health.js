@@ -1,7 +1,7 @@
 // Firing alerts and source health: what needs a look now.
 
 import { get, rows, data, problem } from './api.js';
-import { el, when, ago, href, isNum, pricingLabel } from './util.js';
+import { el, when, ago, day, fixed, href, isNum, params, pricingLabel } from './util.js';
 
 /** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]: a list, lists under
  * firing/resolved/recent, the alert state's map of entries, or an evaluation report's rules. */
@@ -17,19 +17,40 @@ export function alertItems(body) {
     each(body.firing, 'firing');
     for (const k of ['resolved', 'recent', 'recently_resolved']) each(body[k], 'resolved');
     each(body.alerts);
+    // An evaluation report: every rule's instances; firing ones, and those that resolved at this evaluation.
     if (Array.isArray(body.rules)) {
-      for (const r of body.rules) for (const i of r.instances || []) if (i.firing) add({ ...i, rule: i.rule || r.rule, kind: i.kind || r.kind }, 'firing');
+      for (const r of body.rules) {
+        if (r.error) out.push({ rule: r.rule, kind: r.kind, state: 'error', summary: r.error });
+        for (const i of r.instances || []) {
+          if (i.firing || i.state === 'resolved') out.push({ ...i, rule: i.rule || r.rule, kind: i.kind || r.kind, transition: i.state, state: i.firing ? 'firing' : 'resolved' });
+        }
+      }
     }
   }
   return out;
 }
 
-// details lays out an alert's figures (prices before and after, the window, …).
+// details lays out the figures an alert compares, each with when it held (else its detail figures).
 function details(a) {
+  if (Array.isArray(a.compared) && a.compared.length) {
+    return el('ul', { class: 'compared' }, a.compared.map((p) => el('li', {},
+      el('span', { class: 'muted' }, String(p.label || '').replace(/_/g, ' '), ' '),
+      p.unit === 'usd_gpu_hour' ? '$' + fixed(p.value, 4) + '/GPU-h' : p.unit === 'ratio' ? fixed(p.value, 4) : '',
+      p.at ? el('span', { class: 'muted' }, (p.unit === 'ratio' ? ' on ' + day(p.at) : ' at ' + when(p.at))) : '')));
+  }
   const d = a.detail || {};
   const keys = Object.keys(d).sort();
   if (!keys.length) return '';
   return el('div', { class: 'muted' }, keys.map((k) => `${k.replace(/_/g, ' ')} ${isNum(d[k]) ? +d[k].toFixed(4) : d[k]}`).join(' · '));
+}
+
+// figure writes an alert's value or threshold in its unit.
+function figure(v, unit) {
+  if (!isNum(v)) return '–';
+  if (unit === 'usd_gpu_hour') return '$' + v.toFixed(4) + '/GPU-h';
+  if (unit === 'pct') return (v > 0 ? '+' : '') + v.toFixed(2) + ' %';
+  if (unit === 'runs') return v + ' runs';
+  return +v.toFixed(4) + (unit ? ' ' + unit : '');
 }
 
 /** alertLink returns the series view of an alert, from its link or its labels. */
@@ -43,6 +64,9 @@ function alertLink(a) {
       /* fall through to the labels */
     }
   }
+  const r = a.series || {};
+  if (r.source) return href('/sources', { source: r.source });
+  if (r.gpu) return href('/series', { gpu: r.gpu, provider: r.provider, pricing: r.pricing, region: r.region, sku: r.sku, zone: r.zone });
   const l = a.labels || {};
   if (!l.gpu) return '';
   return href('/series', { gpu: l.gpu, provider: l.provider, pricing: l.pricing, region: l.region });
@@ -61,7 +85,8 @@ export async function alerts(main) {
     return;
   }
   const firing = items.filter((a) => a.state === 'firing');
-  const resolved = items.filter((a) => a.state !== 'firing');
+  const resolved = items.filter((a) => a.state === 'resolved');
+  const errors = items.filter((a) => a.state === 'error');
   const list = (xs, id, empty) => (xs.length
     ? el('div', { class: 'scroll' }, el('table', { id, class: 'alerts' },
       el('thead', {}, el('tr', {}, ['rule', 'what', 'value', 'threshold', 'since', 'ended'].map((h, i) => el('th', { scope: 'col', class: i === 2 || i === 3 ? 'n' : '' }, h)))),
@@ -70,8 +95,8 @@ export async function alerts(main) {
         return el('tr', {},
           el('th', { scope: 'row' }, a.rule || '–', a.kind ? el('div', { class: 'muted' }, a.kind) : ''),
           el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : '', details(a)),
-          el('td', { class: 'n' }, isNum(a.value) ? a.value.toFixed(4) : '–', a.unit ? ' ' + a.unit : ''),
-          el('td', { class: 'n' }, isNum(a.threshold) ? a.threshold.toFixed(4) : '–'),
+          el('td', { class: 'n' }, figure(a.value, a.unit)),
+          el('td', { class: 'n' }, figure(a.threshold, a.unit)),
           el('td', { title: when(a.starts_at) }, a.starts_at ? ago(a.starts_at) + ' ago' : '–'),
           el('td', {}, a.ends_at ? when(a.ends_at) : ''));
       }))))
@@ -79,6 +104,7 @@ export async function alerts(main) {
   status.replaceWith(
     el('h2', {}, 'Firing (', String(firing.length), ')'), list(firing, 'alerts-firing', 'Nothing is firing.'),
     el('h2', {}, 'Recently resolved'), list(resolved, 'alerts-resolved', 'Nothing resolved recently.'),
+    errors.length ? [el('h2', {}, 'Rules that could not be evaluated'), errors.map((a) => el('p', { class: 'error' }, a.rule, ': ', a.summary))] : '',
     el('p', { class: 'note' }, 'Rules are set in the configuration (alerts.rules); see docs/alerts.md.'),
   );
 }
@@ -103,7 +129,8 @@ export async function sources(main) {
     el('tbody', {}, list.map((s) => {
       const r = s.last_run;
       const st = r ? r.status : s.enabled === false ? 'disabled' : 'never run';
-      return el('tr', { class: 'st-' + String(st).replace(/\W+/g, '-') },
+      const wanted = params().get('source') === s.name;
+      return el('tr', { class: 'st-' + String(st).replace(/\W+/g, '-') + (wanted ? ' current' : ''), id: 'source-' + s.name },
         el('th', { scope: 'row' }, s.name, s.enabled === false ? el('div', { class: 'muted' }, 'disabled') : ''),
         el('td', {}, s.tier || '–'),
         el('td', {}, s.method || '–', Array.isArray(s.pricing) && s.pricing.length ? el('div', { class: 'muted' }, s.pricing.map(pricingLabel).join(', ')) : ''),
@@ -114,6 +141,8 @@ export async function sources(main) {
         el('td', { class: 'n' }, r ? r.rows_quarantined : '–'),
         el('td', { class: 'error-text' }, r && r.error ? r.error : ''));
     })));
+  const wanted = params().get('source');
+  if (wanted) requestAnimationFrame(() => { const row = document.getElementById('source-' + wanted); if (row) row.scrollIntoView({ block: 'center' }); });
   status.replaceWith(el('div', { class: 'scroll' }, table),
     el('p', { class: 'note' }, 'Rows that failed validation, with the reason: ', el('code', {}, 'gpuprice quarantine'), ' or ', el('a', { href: '/api/v1/quarantine' }, '/api/v1/quarantine'), '.'));
 }
