@@ -193,6 +193,15 @@ func webStore(t *testing.T) (cfg, dsn string) {
 	if conf == string(b) {
 		t.Fatal("crusoe is not among the disabled sources")
 	}
+	// Two rules that fire on this store: an H100 under $100/GPU-h, and crusoe down.
+	conf += `serve: {public_url: "https://gpuprice.example.com/"}
+alerts:
+  rules:
+    - {name: cheap-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 100}
+    - {name: source-down, kind: source_failed, runs: 1}
+  notifiers:
+    - {name: log, kind: log}
+`
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -276,6 +285,17 @@ func serveStore(t *testing.T, cfg, dsn string) string {
 	return base
 }
 
+// canvasPixels counts the pixels of the chart's canvas near the colour r, g, b.
+func canvasPixels(chart string, r, g, b int) string {
+	return fmt.Sprintf(`(() => {
+	  const c = document.querySelector('%s canvas');
+	  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+	  let n = 0;
+	  for (let i = 0; i < d.length; i += 4)
+	    if (d[i+3] > 200 && Math.abs(d[i]-%d) < 40 && Math.abs(d[i+1]-%d) < 40 && Math.abs(d[i+2]-%d) < 40) n++;
+	  return n })()`, chart, r, g, b)
+}
+
 type offerRow struct {
 	GPU, Provider, Tier, Pricing, Region, Price string
 }
@@ -301,6 +321,18 @@ func TestWebApp(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(tokOut), &tok); err != nil || len(tok) == 0 {
 		t.Fatalf("tokens --format json: %v\n%s", err, tokOut)
+	}
+	tok70Out, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "70e9", "--mfu", "0.4", "--gpu", "H100-SXM-80GB", "--format", "json")
+	if code != 0 {
+		t.Fatal("tokens failed")
+	}
+	var tok70 []struct {
+		Cost struct {
+			USDPer1BTokens float64 `json:"usd_per_1b_tokens"`
+		} `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(tok70Out), &tok70); err != nil || len(tok70) == 0 {
+		t.Fatalf("tokens --format json: %v\n%s", err, tok70Out)
 	}
 	base := serveStore(t, cfg, dsn)
 	ctx := browser(t)
@@ -391,17 +423,133 @@ func TestWebApp(t *testing.T) {
 		}
 	})
 
+	t.Run("series", func(t *testing.T) {
+		do(t, ctx, "open a series", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"),
+			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)), chromedp.WaitVisible(chromedp.CSS(`#volatility tbody tr`)))
+		if n := eval[string](t, ctx, `document.querySelector('#series-chart').dataset.seriesDrawn`); n != "1" {
+			t.Errorf("series chart drew %s lines, want 1 (lambda H100 on-demand)", n)
+		}
+		// The on-demand line's colour is on the canvas, not just the axes.
+		if px := eval[int](t, ctx, canvasPixels("#series-chart", 47, 111, 222)); px < 100 {
+			t.Errorf("%d pixels of the on-demand line on the canvas", px)
+		}
+		if bars := eval[int](t, ctx, `document.querySelectorAll('#series-chart details tbody tr').length`); bars < 10 {
+			t.Errorf("series chart has %d bars, want the 14 imported days and today", bars)
+		}
+		shot(t, ctx, "series")
+		// A hash link to the series opens the same view at its path.
+		do(t, ctx, "open a hash link", chromedp.Navigate(base+"/#/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"),
+			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))
+		if p := eval[string](t, ctx, `location.pathname + location.search`); p != "/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand" {
+			t.Errorf("hash link became %q", p)
+		}
+	})
+
+	t.Run("tokens", func(t *testing.T) {
+		do(t, ctx, "open the calculator", chromedp.Navigate(base+"/tokens?params=7e9&gpu=H100-SXM-80GB"), chromedp.WaitVisible(chromedp.CSS(`#tokens-answer`)))
+		want := tok[0].Cost.USDPer1BTokens
+		if got := eval[float64](t, ctx, `Number(document.querySelector('#tokens-answer').dataset.value)`); got != want {
+			t.Errorf("calculator: $%v per 1B tokens, CLI: $%v", got, want)
+		}
+		if txt := eval[string](t, ctx, `document.querySelector('#tokens-answer').textContent`); txt != fmt.Sprintf("$%.4f", want) {
+			t.Errorf("calculator shows %q, CLI %.4f", txt, want)
+		}
+		if ar := eval[string](t, ctx, `document.querySelector('#tokens-arithmetic').textContent`); !strings.Contains(ar, fmt.Sprintf("= $%.4f", want)) || !strings.Contains(ar, "6 × 7e9") {
+			t.Errorf("arithmetic:\n%s", ar)
+		}
+		shot(t, ctx, "tokens")
+		// The form: another model and an MFU, submitted as a person would.
+		do(t, ctx, "ask for 70B at MFU 0.4",
+			chromedp.Clear(chromedp.CSS(`#t-params`)), chromedp.SendKeys(chromedp.CSS(`#t-params`), "70e9"),
+			chromedp.Clear(chromedp.CSS(`#t-mfu`)), chromedp.SendKeys(chromedp.CSS(`#t-mfu`), "0.4"),
+			chromedp.Click(chromedp.CSS(`#t-go`)))
+		waitFor(t, "the 70B answer", func() bool {
+			return eval[bool](t, ctx, `!!document.querySelector('#tokens-answer') && document.querySelector('#tokens-answer').dataset.value !== '`+strconv.FormatFloat(want, 'g', -1, 64)+`'`)
+		})
+		if got := eval[float64](t, ctx, `Number(document.querySelector('#tokens-answer').dataset.value)`); got != tok70[0].Cost.USDPer1BTokens {
+			t.Errorf("calculator at 70B, MFU 0.4: $%v per 1B tokens, CLI: $%v", got, tok70[0].Cost.USDPer1BTokens)
+		}
+		if loc := eval[string](t, ctx, `location.search`); !strings.Contains(loc, "params=70e9") || !strings.Contains(loc, "mfu=0.4") {
+			t.Errorf("URL after the form: %q", loc)
+		}
+	})
+
+	t.Run("spreads and index", func(t *testing.T) {
+		do(t, ctx, "open the spreads", chromedp.Navigate(base+"/spreads?gpu=H100-SXM-80GB&pricing=on_demand"),
+			chromedp.WaitVisible(chromedp.CSS(`#spreads-chart[data-series-drawn]`)))
+		// Azure (hyperscaler), Lambda (specialist) and Vast (marketplace) all sell H100 SXM on demand.
+		if n := eval[string](t, ctx, `document.querySelector('#spreads-chart').dataset.seriesDrawn`); n != "3" {
+			t.Errorf("spreads chart drew %s tier lines, want 3", n)
+		}
+		shot(t, ctx, "spreads")
+		do(t, ctx, "open the index", chromedp.Navigate(base+"/index?gpu=H100-SXM-80GB&pricing=on_demand"),
+			chromedp.WaitVisible(chromedp.CSS(`#index-chart[data-series-drawn]`)), chromedp.WaitVisible(chromedp.CSS(`#index-latest tbody tr`)))
+		if n := eval[string](t, ctx, `document.querySelector('#index-chart').dataset.seriesDrawn`); n != "2" {
+			t.Errorf("index chart drew %s lines, want hyperscaler and others", n)
+		}
+		shot(t, ctx, "index")
+	})
+
+	t.Run("sources", func(t *testing.T) {
+		do(t, ctx, "open the sources", chromedp.Navigate(base+"/sources"), chromedp.WaitVisible(chromedp.CSS(`#sources tbody tr.st-failed td.error-text`)))
+		// Crusoe's long error wraps inside its cell: the table stays within the page.
+		w := eval[[]float64](t, ctx, `(() => { const td = document.querySelector('#sources tr.st-failed td.error-text');
+		  const table = document.querySelector('#sources');
+		  return [td.scrollWidth, td.clientWidth, table.getBoundingClientRect().right, document.documentElement.clientWidth, td.textContent.length] })()`)
+		if w[0] > w[1] || w[2] > w[3] || w[4] < 200 {
+			t.Errorf("error cell %v wide of %v, table ends at %v of %v, error %v characters", w[0], w[1], w[2], w[3], w[4])
+		}
+		shot(t, ctx, "sources")
+	})
+
+	t.Run("alerts", func(t *testing.T) {
+		do(t, ctx, "open the alerts", chromedp.Navigate(base+"/alerts"), chromedp.WaitVisible(chromedp.CSS(`#alerts-firing tbody tr`)))
+		rules := eval[[]string](t, ctx, `[...document.querySelectorAll('#alerts-firing tbody th')].map(th => th.firstChild.textContent)`)
+		if strings.Join(rules, ",") != "cheap-h100,source-down" {
+			t.Errorf("firing: %v, want cheap-h100 and source-down", rules)
+		}
+		// Each says what it compared: the cheapest price and when it held.
+		if txt := eval[string](t, ctx, `document.querySelector('#alerts-firing tbody tr').textContent`); !strings.Contains(txt, "cheapest $") || !strings.Contains(txt, "$100.0000/GPU-h") {
+			t.Errorf("cheap-h100 row: %q", txt)
+		}
+		shot(t, ctx, "alerts")
+		// The alert's link opens its series here (the public URL's host is not followed).
+		do(t, ctx, "follow the price alert", chromedp.Click(chromedp.CSS(`#alerts-firing tbody tr:first-child td a`)),
+			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))
+		if loc := eval[string](t, ctx, `location.origin + location.pathname`); loc != base+"/series" || !strings.Contains(eval[string](t, ctx, `location.search`), "gpu=H100-SXM-80GB") {
+			t.Errorf("price alert link opened %s%s", loc, eval[string](t, ctx, `location.search`))
+		}
+		do(t, ctx, "back to the alerts", chromedp.Navigate(base+"/alerts"), chromedp.WaitVisible(chromedp.CSS(`#alerts-firing tbody tr`)),
+			chromedp.Click(chromedp.CSS(`#alerts-firing tbody tr:nth-child(2) td a`)), chromedp.WaitVisible(chromedp.CSS(`#sources tr.current`)))
+		if id := eval[string](t, ctx, `document.querySelector('#sources tr.current').id`); id != "source-crusoe" {
+			t.Errorf("source alert link highlights %q", id)
+		}
+	})
+
 	t.Run("narrow and dark", func(t *testing.T) {
-		do(t, ctx, "a phone-sized dark screen", chromedp.EmulateViewport(390, 844), media("dark"),
-			chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)))
-		if bg := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(20, 23, 29)" {
-			t.Errorf("dark mode background %q", bg)
+		do(t, ctx, "a phone-sized dark screen", chromedp.EmulateViewport(390, 844), media("dark"))
+		for _, v := range []struct{ name, path string }{
+			{"board", "/"},
+			{"series", "/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"},
+			{"tokens", "/tokens?params=7e9&gpu=H100-SXM-80GB"},
+			{"spreads", "/spreads?gpu=H100-SXM-80GB"},
+			{"index", "/index?gpu=H100-SXM-80GB"},
+			{"sources", "/sources"},
+			{"alerts", "/alerts"},
+		} {
+			do(t, ctx, "open "+v.name+" narrow", chromedp.Navigate(base+v.path), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+			if bg := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(20, 23, 29)" {
+				t.Errorf("%s: dark mode background %q", v.name, bg)
+			}
+			// Wide tables and charts stay in their own boxes: the page never scrolls sideways.
+			if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
+				t.Errorf("%s: the page is %dpx wide on a %dpx screen", v.name, w[0], w[1])
+			}
+			if e := eval[string](t, ctx, `(document.querySelector('.error') || {}).textContent || ''`); e != "" {
+				t.Errorf("%s: %s", v.name, e)
+			}
+			shotOf(t, ctx, v.name+"-narrow-dark", chromedp.CaptureScreenshot())
 		}
-		// Wide tables scroll in their own box: the page itself never scrolls sideways.
-		if w := eval[[]int](t, ctx, `[document.documentElement.scrollWidth, window.innerWidth]`); w[0] > w[1] {
-			t.Errorf("the page is %dpx wide on a %dpx screen", w[0], w[1])
-		}
-		shotOf(t, ctx, "board-narrow-dark", chromedp.CaptureScreenshot())
 		do(t, ctx, "back to a light desktop", chromedp.EmulateViewport(1280, 900), media("light"))
 	})
 }

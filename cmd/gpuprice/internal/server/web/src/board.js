@@ -35,7 +35,7 @@ export async function board(main) {
   main.append(el('h1', {}, 'GPU prices now'), status);
   let all;
   try {
-    all = rows(await get('/api/prices'));
+    all = rows(await get('/api/v1/prices'));
   } catch (e) {
     status.replaceWith(problem(e, 'Prices could not be read'));
     return;
