@@ -348,6 +348,10 @@ func TestWebApp(t *testing.T) {
 			t.Fatalf("board shows %d rows from %v", len(all), providers)
 		}
 		shot(t, ctx, "board")
+		// How long the board took (logged, not asserted: timings belong to benchmarks).
+		t.Logf("board: %v", eval[map[string]float64](t, ctx, `(() => { const n = performance.getEntriesByType('navigation')[0];
+		  const api = performance.getEntriesByType('resource').filter(r => r.name.includes('/api/v1/prices'))[0];
+		  return {domContentLoadedMs: n.domContentLoadedEventEnd, loadMs: n.loadEventEnd, pricesApiMs: api ? api.duration : -1, pricesApiBytes: api ? api.transferSize : -1} })()`))
 
 		// A filter narrows the table and is written into the URL.
 		eval[bool](t, ctx, `(() => { const s = document.querySelector('#f-provider'); s.value = 'lambda'; s.dispatchEvent(new Event('change')); return true })()`)
@@ -471,6 +475,12 @@ func TestWebApp(t *testing.T) {
 		}
 		if loc := eval[string](t, ctx, `location.search`); !strings.Contains(loc, "params=70e9") || !strings.Contains(loc, "mfu=0.4") {
 			t.Errorf("URL after the form: %q", loc)
+		}
+		// A GPU name as people type it: the family, and the answer says what it matched.
+		do(t, ctx, "ask for any H100", chromedp.Clear(chromedp.CSS(`#t-gpu`)), chromedp.SendKeys(chromedp.CSS(`#t-gpu`), "h100"),
+			chromedp.Click(chromedp.CSS(`#t-go`)), chromedp.WaitVisible(chromedp.CSS(`#tokens-out p.matched`)))
+		if m := eval[string](t, ctx, `document.querySelector('#tokens-out p.matched').textContent`); !strings.Contains(m, "h100") || !strings.Contains(m, "H100-SXM-80GB") || !strings.Contains(m, "H100-PCIE-80GB") {
+			t.Errorf("match note: %q", m)
 		}
 	})
 
