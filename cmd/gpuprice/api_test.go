@@ -445,6 +445,20 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		t.Errorf("collect: %d %s", code, body)
 	}
 
+	// Writing commands hand their work to serve (collect, with the token) or say
+	// what to do.
+	if out, errb, code := runErr("--config", cfg, "--store", dsn, "collect", "--source", "lambda"); code != 0 ||
+		!regexp.MustCompile(`(?m)^lambda\s+ok\s+[1-9]`).MatchString(out) || !strings.Contains(errb, "asking it at "+base+" to collect") {
+		t.Errorf("collect while serve runs: exit %d\n%s\n%s", code, out, errb)
+	}
+	csvFile := filepath.Join(t.TempDir(), "p.csv")
+	if err := os.WriteFile(csvFile, []byte(before["prices --gpu h100 --format csv"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errb, code := runErr("--config", cfg, "--store", dsn, "import", "csv", csvFile); code == 0 ||
+		!strings.Contains(errb, "held by gpuprice serve at "+base) || !strings.Contains(errb, "stop serve first") {
+		t.Errorf("import while serve runs: exit %d %q", code, errb)
+	}
 	stop()
 	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg), "serve.json")); !os.IsNotExist(err) {
 		t.Errorf("serve.json left behind after serve stopped: %v", err)

@@ -121,7 +121,10 @@ func TestServe(t *testing.T) {
 	for _, want := range []string{
 		`gpuprice_source_up{source="lambda"} 1`,
 		`gpuprice_runs_total{source="vast",status=`,
-		`gpuprice_cheapest_usd_per_gpu_hour{gpu="H100-SXM-80GB",pricing="on_demand",tier="specialist"}`,
+		`gpuprice_cheapest_usd_per_gpu_hour{gpu="H100-SXM-80GB",pricing="on_demand",provider="lambda",region="",tier="specialist"}`,
+		`gpuprice_index_usd_per_gpu_hour{gpu="H100-SXM-80GB",group="others",pricing="on_demand"}`,
+		`gpuprice_spread_ratio{gpu="H100-SXM-80GB",pricing="on_demand"}`,
+		`gpuprice_tier_median_usd_per_gpu_hour{gpu="H100-SXM-80GB",pricing="on_demand",tier="hyperscaler"}`,
 		`gpuprice_spool_rows 0`,
 	} {
 		if !strings.Contains(metrics, want) {
@@ -143,7 +146,20 @@ func TestServe(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve did not stop after cancel")
 	}
+	if strings.Contains(metrics, `gpuprice_cheapest_usd_per_gpu_hour{gpu="unknown"`) {
+		t.Error("/metrics has a cheapest price of GPU unknown")
+	}
 	assertBarsCover(t, dsn, "serve --run-now")
+
+	// Restarted without --run-now, the source metrics come from the stored runs.
+	base2, stop := startServe(t, "--config", cfg, "--store", dsn)
+	defer stop()
+	_, metrics2 := get(t, base2+"/metrics")
+	for _, want := range []string{`gpuprice_source_up{source="lambda"} 1`, `gpuprice_source_last_rows_accepted{source="vast"}`, `gpuprice_source_last_run_timestamp_seconds{source="azure"}`} {
+		if !strings.Contains(metrics2, want) {
+			t.Errorf("/metrics after a restart lacks %s", want)
+		}
+	}
 }
 
 // A turn of a source's schedule (not --run-now) goes through the same pipeline:

@@ -106,7 +106,7 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	}
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
-		return nil, err
+		return nil, a.heldByServer(err)
 	}
 	if _, err := st.Migrate(ctx); err != nil {
 		st.Close()

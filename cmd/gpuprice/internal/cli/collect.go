@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 func (a *app) collectCmd() *cobra.Command {
@@ -52,6 +54,9 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	a.log = redactLogger(a.log)
 	st, err := a.openStore(ctx)
 	if err != nil {
+		if base, ok := a.runningServer(); ok && errors.Is(err, store.ErrLocked) {
+			return a.collectViaServer(ctx, base, only, record)
+		}
 		return err
 	}
 	defer st.Close()

@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -35,7 +38,7 @@ func newMetrics(s *Server) *metrics {
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}, []string{"source"})
 	m.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing", Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
 	m.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total", Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
-	m.reg.MustRegister(m.runs, m.lastRun, m.lastRows, m.lastQuar, m.up, m.duration, m.alertFiring, m.alertFailed, &marketCollector{s})
+	m.reg.MustRegister(m.runs, m.lastRun, m.lastRows, m.lastQuar, m.up, m.duration, m.alertFiring, m.alertFailed, &marketCollector{s: s})
 	return m
 }
 
@@ -75,20 +78,35 @@ func (m *metrics) restore(ctx context.Context) {
 	}
 }
 
-// marketCollector exports, at scrape time, the spool size and the cheapest current
-// $/GPU-hour per GPU, pricing kind and tier (bounded cardinality: never per offer).
-type marketCollector struct{ s *Server }
+// marketCollector exports, at scrape time, the spool size, the cheapest current
+// $/GPU-hour per GPU, pricing kind, tier, provider and region (GPUs the catalog
+// could not place left out), the offers per GPU, pricing kind and tier, and the
+// latest day's reference index and tier spread. Index and spreads read bars: they
+// are computed at most once a minute.
+type marketCollector struct {
+	s *Server
+
+	mu      sync.Mutex
+	when    time.Time
+	index   []analytics.IndexPoint
+	spreads []analytics.SpreadDay
+}
 
 var (
-	cheapestDesc = prometheus.NewDesc("gpuprice_cheapest_usd_per_gpu_hour", "Cheapest latest price per GPU-hour.", []string{"gpu", "pricing", "tier"}, nil)
-	offersDesc   = prometheus.NewDesc("gpuprice_offers", "Series with a latest price.", []string{"gpu", "pricing", "tier"}, nil)
-	spoolDesc    = prometheus.NewDesc("gpuprice_spool_rows", "Rows waiting in the on-disk spool.", nil, nil)
+	cheapestDesc = prometheus.NewDesc("gpuprice_cheapest_usd_per_gpu_hour", "Cheapest latest price per GPU-hour of the series on offer, per GPU, pricing kind, tier, provider and region.",
+		[]string{"gpu", "pricing", "tier", "provider", "region"}, nil)
+	offersDesc  = prometheus.NewDesc("gpuprice_offers", "Series with a latest price.", []string{"gpu", "pricing", "tier"}, nil)
+	spoolDesc   = prometheus.NewDesc("gpuprice_spool_rows", "Rows waiting in the on-disk spool.", nil, nil)
+	indexDesc   = prometheus.NewDesc("gpuprice_index_usd_per_gpu_hour", "The latest day's reference price (gpuprice index) per GPU, pricing kind and group.", []string{"gpu", "pricing", "group"}, nil)
+	spreadDesc  = prometheus.NewDesc("gpuprice_spread_ratio", "The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a tier has no price.", []string{"gpu", "pricing"}, nil)
+	medianDesc  = prometheus.NewDesc("gpuprice_tier_median_usd_per_gpu_hour", "The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
+	metricsFreq = time.Minute
 )
 
 func (m *marketCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- cheapestDesc
-	ch <- offersDesc
-	ch <- spoolDesc
+	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc} {
+		ch <- d
+	}
 }
 
 func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
@@ -105,17 +123,72 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	type key struct{ gpu, pricing, tier string }
-	cheapest := map[key]float64{}
+	type where struct {
+		key
+		provider, region string
+	}
+	cheapest := map[where]float64{}
 	count := map[key]int{}
 	for _, o := range rows { // cheapest first
 		k := key{o.GPU, o.Pricing, o.Tier}
-		if _, seen := cheapest[k]; !seen {
-			cheapest[k] = o.PriceUSDGPUHour
-		}
 		count[k]++
+		if o.GPU == schemas.UnknownGPU {
+			continue
+		}
+		w := where{k, o.Provider, o.Region}
+		if _, seen := cheapest[w]; !seen {
+			cheapest[w] = o.PriceUSDGPUHour
+		}
 	}
-	for k, v := range cheapest {
-		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, k.gpu, k.pricing, k.tier)
-		ch <- prometheus.MustNewConstMetric(offersDesc, prometheus.GaugeValue, float64(count[k]), k.gpu, k.pricing, k.tier)
+	for w, v := range cheapest {
+		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, w.gpu, w.pricing, w.tier, w.provider, w.region)
 	}
+	for k, n := range count {
+		ch <- prometheus.MustNewConstMetric(offersDesc, prometheus.GaugeValue, float64(n), k.gpu, k.pricing, k.tier)
+	}
+	index, spreads := m.daily(ctx)
+	last := map[[3]string]analytics.IndexPoint{}
+	for _, p := range index { // sorted by day within a key: the last wins
+		last[[3]string{p.GPU, p.Pricing, p.Group}] = p
+	}
+	for k, p := range last {
+		ch <- prometheus.MustNewConstMetric(indexDesc, prometheus.GaugeValue, p.Price, k[0], k[1], k[2])
+	}
+	lastSpread := map[[2]string]analytics.SpreadDay{}
+	for _, d := range spreads {
+		lastSpread[[2]string{d.GPU, d.Pricing}] = d
+	}
+	for k, d := range lastSpread {
+		if d.Ratio != nil {
+			ch <- prometheus.MustNewConstMetric(spreadDesc, prometheus.GaugeValue, *d.Ratio, k[0], k[1])
+		}
+		for tier, v := range map[string]*float64{schemas.TierHyperscaler: d.Hyperscaler, schemas.TierSpecialist: d.Specialist, schemas.TierMarketplace: d.Marketplace} {
+			if v != nil {
+				ch <- prometheus.MustNewConstMetric(medianDesc, prometheus.GaugeValue, *v, k[0], k[1], tier)
+			}
+		}
+	}
+}
+
+// daily returns today's index and spreads (the last two days'), recomputed at most
+// every metricsFreq.
+func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []analytics.SpreadDay) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if time.Since(m.when) < metricsFreq {
+		return m.index, m.spreads
+	}
+	now := time.Now().UTC()
+	idx, err := m.s.reader.Index(ctx, report.IndexQuery{Since: 2 * store.Daily, At: now})
+	if err != nil {
+		m.s.log.Warn("metrics: index not computed", "error", err.Error())
+		return m.index, m.spreads
+	}
+	sp, err := m.s.reader.Spreads(ctx, report.SpreadsQuery{Since: 2 * store.Daily, At: now})
+	if err != nil {
+		m.s.log.Warn("metrics: spreads not computed", "error", err.Error())
+		return m.index, m.spreads
+	}
+	m.when, m.index, m.spreads = time.Now(), idx.Data, sp.Data.Days
+	return m.index, m.spreads
 }
