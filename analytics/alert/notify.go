@@ -59,7 +59,8 @@ type Notifier interface {
 	Notify(ctx context.Context, events []Event) error
 }
 
-// Doer sends one HTTP request with retries; *fetch.Client is one.
+// Doer sends one HTTP request, retrying a POST only under fetch.Idempotent; *fetch.Client
+// is one.
 type Doer interface {
 	Do(ctx context.Context, method, url string, hdr http.Header, body []byte) (*fetch.Response, error)
 }
@@ -135,6 +136,7 @@ func BuildTargets(cfgs []NotifierConfig, d Doer, getenv func(string) string, log
 			n = slack{h}
 		case Alertmanager:
 			h.url = strings.TrimRight(u, "/") + "/api/v2/alerts"
+			h.idempotent = true
 			n = alertmanager{httpNotifier: h, ttl: c.ttl()}
 		case Log:
 			n = logNotifier{log: log}
@@ -148,16 +150,22 @@ func BuildTargets(cfgs []NotifierConfig, d Doer, getenv func(string) string, log
 }
 
 // httpNotifier posts JSON to a URL; errors name the URL as shown (the variable it
-// came from), never the URL itself.
+// came from), never the URL itself. A post is sent again after a failure only when
+// idempotent is set (Alertmanager deduplicates alerts); a webhook or Slack post that
+// failed is sent at the next evaluation, as the engine's state says.
 type httpNotifier struct {
 	name, url, shown string
 	d                Doer
+	idempotent       bool
 }
 
 func (h httpNotifier) post(ctx context.Context, v any) error {
 	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("alert: notifier %s: %w", h.name, err)
+	}
+	if h.idempotent {
+		ctx = fetch.Idempotent(ctx)
 	}
 	_, err = h.d.Do(ctx, http.MethodPost, h.url, http.Header{"Content-Type": {"application/json"}}, body)
 	if err != nil {

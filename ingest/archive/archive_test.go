@@ -46,7 +46,7 @@ func provider(t *testing.T) *httptest.Server {
 }
 
 func client(rt http.RoundTripper) *fetch.Client {
-	c := fetch.New(fetch.Options{Timeout: 5 * time.Second, IgnoreRobots: true,
+	c := fetch.New(fetch.Options{Timeout: 5 * time.Second,
 		Backoff: fetch.Backoff{MaxTries: 3, Initial: time.Millisecond, Max: 5 * time.Millisecond}})
 	if rt != nil {
 		c.HTTP.Transport = rt

@@ -50,3 +50,20 @@ func Gunzip(data []byte, max int64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// toUTF8 returns r with its body decoded to UTF-8 (see UTF8) and, when it was in
+// another encoding, a copy of its header saying charset=utf-8.
+func toUTF8(r *Response) (*Response, error) {
+	body, name, err := UTF8(r.Body, r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %s: %w", RedactURL(r.URL), err)
+	}
+	if name == "utf-8" {
+		return r, nil
+	}
+	out := *r
+	out.Body = body
+	out.Header = r.Header.Clone()
+	out.Header.Set("Content-Type", "text/html; charset=utf-8")
+	return &out, nil
+}

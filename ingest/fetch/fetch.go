@@ -1,9 +1,20 @@
-// Package fetch is the one HTTP client every gpuprice source uses: a clear User-Agent,
-// a timeout on every request, capped response bodies, and retries with backoff on
-// 429 and 5xx that honour Retry-After. It retries only GET and POST requests the caller
-// marks idempotent (price queries are). Stream reads files too large to hold with the
-// same policy, and Observed reports the responses of another client (an SDK's) to an
-// Observer.
+// Package fetch is the one HTTP client of gpuprice: the sources, the page crawler
+// (colly, through Transport), the alert notifiers, the raw archive and the ECB rates
+// all send their requests through a Client. A Client sets a clear User-Agent, a
+// timeout on every request, spaces requests to one host (MinInterval), caps response
+// bodies (counted after decompression), tells an Observer of every response (the raw
+// archive of `collect --record`), and retries 429, 500, 502, 503 and 504 answers and
+// transport errors with backoff, honouring Retry-After (capped). It retries GET, HEAD,
+// OPTIONS, PUT and DELETE requests; a POST or PATCH only when the caller says that
+// sending it twice does no harm, with a context from Idempotent (a price query; an
+// Alertmanager post, which deduplicates), and never a webhook post. Errors and logs
+// name URLs with credentials redacted (RedactURL). Transport lends all of this to
+// another HTTP library (the colly crawler, which honours robots.txt), decoding web
+// pages to UTF-8 from their declared charset. With a Cache (http.cache_dir), GET
+// requests through Transport and GetConditional are conditional (ETag,
+// Last-Modified) and a 304 is answered from the cache. Stream reads files too large
+// to hold with the same policy, and Observed reports the responses of another client
+// (an SDK's) to an Observer.
 package fetch
 
 import (
@@ -25,6 +36,9 @@ const DefaultUserAgent = "gpuprice/0.1 (+https://github.com/gpuprice/gpuprice; G
 var (
 	ErrTooLarge = errors.New("fetch: response body exceeds the limit")
 	ErrStatus   = errors.New("fetch: unexpected HTTP status")
+	// ErrRobots is returned by the page crawler when robots.txt disallows a page for
+	// gpuprice.
+	ErrRobots = errors.New("fetch: disallowed by robots.txt")
 )
 
 // StatusError is returned for a response whose status is not 2xx (after retries).
@@ -117,8 +131,9 @@ type Client struct {
 	Logger    *slog.Logger
 	Observer  Observer
 	Limiter   *HostLimiter
-	Cache     *Cache  // conditional requests (GetConditional); nil: none
-	Robots    *Robots // robots.txt rules for pages (GetPage); nil: not checked
+	// Cache makes GET requests of Transport and GetConditional conditional
+	// (If-None-Match, If-Modified-Since); nil: none.
+	Cache *Cache
 }
 
 // Options configure New.
@@ -132,8 +147,6 @@ type Options struct {
 	MinInterval time.Duration
 	// CacheDir keeps validators and bodies for conditional requests ("": none).
 	CacheDir string
-	// IgnoreRobots turns off robots.txt checks for pages (GetPage).
-	IgnoreRobots bool
 }
 
 // New returns a Client with defaults filled in.
@@ -163,9 +176,6 @@ func New(o Options) *Client {
 	if o.CacheDir != "" {
 		c.Cache = &Cache{Dir: o.CacheDir}
 	}
-	if !o.IgnoreRobots {
-		c.Robots = NewRobots()
-	}
 	return c
 }
 
@@ -174,12 +184,43 @@ func (c *Client) Get(ctx context.Context, url string, hdr http.Header) (*Respons
 	return c.Do(ctx, http.MethodGet, url, hdr, nil)
 }
 
-// Do sends a request with an optional body (sent again on each retry) and reads the
-// response whole, up to MaxBody. Statuses 429, 500, 502, 503 and 504 are retried.
+type idempotentKey struct{}
+
+// Idempotent returns a context under which POST and PATCH requests are retried as GET
+// requests are: the caller says that sending the request again does no harm.
+func Idempotent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, idempotentKey{}, true)
+}
+
+// retriable reports whether a request may be sent again after a failure.
+func retriable(ctx context.Context, method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, "":
+		return true
+	}
+	marked, _ := ctx.Value(idempotentKey{}).(bool)
+	return marked
+}
+
+// Do sends a request with an optional body and reads the response whole, up to
+// MaxBody. Statuses 429, 500, 502, 503 and 504 and transport errors are retried when
+// the request may be sent again (see the package comment); the body is sent again on
+// each retry.
 func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, body []byte) (*Response, error) {
+	r, err := c.do(ctx, method, url, hdr, body)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// do is Do, returning the last response read even when its status is an error.
+func (c *Client) do(ctx context.Context, method, url string, hdr http.Header, body []byte) (*Response, error) {
 	var out *Response
 	shown := RedactURL(url) // what errors and logs name: never a credential
+	again := retriable(ctx, method)
 	err := c.Backoff.Do(ctx, func(attempt int) (bool, time.Duration, error) {
+		out = nil
 		if c.Limiter != nil {
 			if err := c.Limiter.Wait(ctx, url); err != nil {
 				return false, 0, err
@@ -207,12 +248,12 @@ func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, bo
 			}
 			err = scrubURL(err, url, shown)
 			c.log("request failed", "url", shown, "attempt", attempt, "error", err.Error())
-			return true, 0, fmt.Errorf("fetch: %w", err)
+			return again, 0, fmt.Errorf("fetch: %w", err)
 		}
 		defer resp.Body.Close()
 		data, err := io.ReadAll(io.LimitReader(resp.Body, c.MaxBody+1))
 		if err != nil {
-			return true, 0, fmt.Errorf("fetch: %s: reading body: %w", shown, scrubURL(err, url, shown))
+			return again, 0, fmt.Errorf("fetch: %s: reading body: %w", shown, scrubURL(err, url, shown))
 		}
 		if int64(len(data)) > c.MaxBody {
 			return false, 0, fmt.Errorf("%w (%d bytes): %s", ErrTooLarge, c.MaxBody, shown)
@@ -222,12 +263,12 @@ func (c *Client) Do(ctx context.Context, method, url string, hdr http.Header, bo
 			c.Observer.Observe(ctx, method, url, body, r, start)
 		}
 		c.log("response", "url", shown, "status", resp.StatusCode, "bytes", len(data), "attempt", attempt, "duration", time.Since(start))
+		out = r
 		switch {
 		case resp.StatusCode >= 200 && resp.StatusCode < 300, resp.StatusCode == http.StatusNotModified:
-			out = r
 			return false, 0, nil
 		case retryable(resp.StatusCode):
-			return true, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: shown, Status: resp.StatusCode}
+			return again, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: shown, Status: resp.StatusCode}
 		default:
 			return false, 0, &StatusError{URL: shown, Status: resp.StatusCode}
 		}
@@ -263,3 +304,5 @@ func retryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+func asStatus(err error, se **StatusError) bool { return errors.As(err, se) }

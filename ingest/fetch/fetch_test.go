@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,38 +121,112 @@ func TestTimeoutCutsHangingServer(t *testing.T) {
 	}
 }
 
-func TestConditionalAndRobots(t *testing.T) {
+// pageGet fetches url through the client's Transport, as the page crawler does.
+func pageGet(t *testing.T, c *Client, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := (&http.Client{Transport: c.Transport()}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestConditionalRequests(t *testing.T) {
 	var conditional atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/robots.txt":
-			_, _ = w.Write([]byte("User-agent: gpuprice\nDisallow: /private\n\nUser-agent: *\nAllow: /\n"))
-		case "/pricing":
-			if r.Header.Get("If-None-Match") == `"v1"` {
-				conditional.Add(1)
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			w.Header().Set("ETag", `"v1"`)
-			_, _ = w.Write([]byte("<table>prices</table>"))
-		default:
-			_, _ = w.Write([]byte("secret"))
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			conditional.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
 		}
+		w.Header().Set("ETag", `"v1"`)
+		_, _ = w.Write([]byte("<table>prices</table>"))
 	}))
 	defer srv.Close()
 	o := fast()
 	o.CacheDir = t.TempDir()
 	c := New(o)
 	ctx := context.Background()
-	first, err := c.GetPage(ctx, srv.URL+"/pricing", nil)
+	first, err := c.GetConditional(ctx, srv.URL+"/pricing", nil)
 	if err != nil || first.NotModified {
 		t.Fatalf("first: %v %v", first, err)
 	}
-	second, err := c.GetPage(ctx, srv.URL+"/pricing", nil)
+	second, err := c.GetConditional(ctx, srv.URL+"/pricing", nil)
 	if err != nil || !second.NotModified || string(second.Body) != "<table>prices</table>" || conditional.Load() != 1 {
 		t.Fatalf("second: %+v %v (conditional requests %d)", second, err, conditional.Load())
 	}
-	if _, err := c.GetPage(ctx, srv.URL+"/private/x", nil); !errors.Is(err, ErrRobots) {
-		t.Fatalf("robots.txt ignored: %v", err)
+	// The crawler's requests go through the same cache.
+	resp, body := pageGet(t, c, srv.URL+"/pricing")
+	if resp.StatusCode != http.StatusOK || string(body) != "<table>prices</table>" || conditional.Load() != 2 {
+		t.Fatalf("through Transport: %d %q (conditional requests %d)", resp.StatusCode, body, conditional.Load())
+	}
+	// Without a cache nothing is conditional.
+	plain := New(fast())
+	if r, err := plain.GetConditional(ctx, srv.URL+"/pricing", nil); err != nil || r.NotModified || conditional.Load() != 2 {
+		t.Fatalf("without a cache: %+v %v", r, err)
+	}
+}
+
+// TestTransport: statuses come back as responses once retries are spent (a crawler
+// reads robots.txt's 404 as "no rules"), retried ones after their retries; transport
+// failures and oversized bodies are errors.
+func TestTransport(t *testing.T) {
+	var flaky atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/flaky":
+			if flaky.Add(1) == 1 {
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			_, _ = w.Write([]byte("<p>ok</p>"))
+		case "/big":
+			_, _ = w.Write(make([]byte, 2048))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	o := fast()
+	o.MaxBody = 1024
+	c := New(o)
+	if resp, body := pageGet(t, c, srv.URL+"/flaky"); resp.StatusCode != 200 || string(body) != "<p>ok</p>" || flaky.Load() != 2 {
+		t.Errorf("flaky: %d %q after %d requests", resp.StatusCode, body, flaky.Load())
+	}
+	if resp, _ := pageGet(t, c, srv.URL+"/robots.txt"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("robots.txt: %d, want the 404 as a response", resp.StatusCode)
+	}
+	if _, err := (&http.Client{Transport: c.Transport()}).Get(srv.URL + "/big"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("big body: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestPostRetriedOnlyWhenIdempotent: a POST is sent once unless the caller says that
+// sending it again does no harm.
+func TestPostRetriedOnlyWhenIdempotent(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	c := New(fast())
+	ctx := context.Background()
+	if _, err := c.Do(ctx, http.MethodPost, srv.URL, nil, []byte("{}")); !errors.Is(err, ErrStatus) || posts.Load() != 1 {
+		t.Errorf("plain POST: %v after %d posts, want one", err, posts.Load())
+	}
+	posts.Store(0)
+	if _, err := c.Do(Idempotent(ctx), http.MethodPost, srv.URL, nil, []byte("{}")); !errors.Is(err, ErrStatus) || posts.Load() != 3 {
+		t.Errorf("idempotent POST: %v after %d posts, want 3", err, posts.Load())
+	}
+	posts.Store(0)
+	if _, err := c.Get(ctx, srv.URL, nil); !errors.Is(err, ErrStatus) || posts.Load() != 3 {
+		t.Errorf("GET: %v after %d requests, want 3", err, posts.Load())
 	}
 }

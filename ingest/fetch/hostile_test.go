@@ -113,12 +113,9 @@ func TestPagesAreDecodedToUTF8(t *testing.T) {
 	defer srv.Close()
 	c := New(fast())
 	for path, p := range pages {
-		r, err := c.GetPage(context.Background(), srv.URL+path, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if string(r.Body) != p.want {
-			t.Errorf("%s: body %q, want %q", path, r.Body, p.want)
+		_, body := pageGet(t, c, srv.URL+path)
+		if string(body) != p.want {
+			t.Errorf("%s: body %q, want %q", path, body, p.want)
 		}
 	}
 }

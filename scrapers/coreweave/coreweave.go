@@ -68,7 +68,8 @@ func init() {
 var page = pageutil.Page{
 	Name:            Name,
 	DefaultEndpoint: DefaultEndpoint,
-	Parse:           parsePage,
+	ParseDoc:        parseDoc,
+	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 10,
 		SKUs:    []string{"coreweave:gb200-nvl72", "coreweave:b200", "coreweave:hgx-h100"},

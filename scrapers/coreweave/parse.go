@@ -1,7 +1,6 @@
 package coreweave
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -42,18 +41,12 @@ var priceCols = []priceCol{
 // page. See the package documentation for the rules. A page without rows is an
 // ErrLayout error; a row that cannot be read is returned in Result.Rejects.
 func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
+	return page.ParseReader(r, observedAt)
+}
+
+// parseDoc reads the rows of the page's document (see parsePage).
+func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
 	var res pageutil.Result
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return res, fmt.Errorf("coreweave: reading page: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return res, fmt.Errorf("%w: the page is empty", ErrLayout)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
-	if err != nil {
-		return res, fmt.Errorf("coreweave: parsing HTML: %w", err)
-	}
 	found := 0
 	doc.Find("div.table-v2").Each(func(_ int, table *goquery.Selection) {
 		var headers []string

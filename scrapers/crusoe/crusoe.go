@@ -67,7 +67,8 @@ func init() {
 var page = pageutil.Page{
 	Name:            Name,
 	DefaultEndpoint: DefaultEndpoint,
-	Parse:           parsePage,
+	ParseDoc:        parseDoc,
+	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 6,
 		SKUs:    []string{"crusoe:h200-hgx-141gb", "crusoe:h100-hgx-80gb", "crusoe:a100-sxm-80gb"},

@@ -1,7 +1,6 @@
 package crusoe
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -23,18 +22,12 @@ var ErrLayout = errors.New("crusoe: pricing page layout changed")
 // in the same container, one card (.pricing_gpu-item) per GPU whose .pricing-rich
 // cells follow the labels in order. See the package documentation for the rules.
 func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
+	return page.ParseReader(r, observedAt)
+}
+
+// parseDoc reads the rows of the page's document (see parsePage).
+func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
 	var res pageutil.Result
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return res, fmt.Errorf("crusoe: reading page: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return res, fmt.Errorf("%w: the page is empty", ErrLayout)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
-	if err != nil {
-		return res, fmt.Errorf("crusoe: parsing HTML: %w", err)
-	}
 	cards := 0
 	seen := map[string]bool{}
 	doc.Find(".pricing-table-heading").Each(func(_ int, heading *goquery.Selection) {

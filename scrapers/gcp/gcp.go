@@ -47,6 +47,7 @@ import (
 	"strings"
 
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -305,11 +306,11 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 // collectPage reads the public GPU pricing page.
 func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter) error {
 	u := s.opts.PricingPage
-	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
+	f, err := pageutil.Crawl(ctx, s.cfg, u)
 	if err != nil {
 		return fmt.Errorf("gcp: pricing page: %w", err)
 	}
-	rows, notOffered, err := parsePricingPage(bytes.NewReader(resp.Body), s.cfg.Now())
+	rows, notOffered, err := parsePricingPage(bytes.NewReader(f.Body), s.cfg.Now())
 	if err != nil {
 		return err
 	}

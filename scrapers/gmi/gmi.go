@@ -60,7 +60,8 @@ func init() {
 var page = pageutil.Page{
 	Name:            Name,
 	DefaultEndpoint: DefaultEndpoint,
-	Parse:           parsePage,
+	ParseDoc:        parseDoc,
+	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 4,
 		SKUs:    []string{"gmi:h100", "gmi:h200", "gmi:b200"},

@@ -1,7 +1,6 @@
 package gmi
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,18 +20,12 @@ var ErrLayout = errors.New("gmi: pricing page layout changed")
 // price span followed by a unit span that starts with "/" ("/GPU-hour"). The nearest h2
 // before a card sets its pricing kind. See the package documentation for the rules.
 func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
+	return page.ParseReader(r, observedAt)
+}
+
+// parseDoc reads the rows of the page's document (see parsePage).
+func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
 	var res pageutil.Result
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return res, fmt.Errorf("gmi: reading page: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return res, fmt.Errorf("%w: the page is empty", ErrLayout)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
-	if err != nil {
-		return res, fmt.Errorf("gmi: parsing HTML: %w", err)
-	}
 	section := ""
 	cards := 0
 	seen := map[string]bool{}

@@ -57,7 +57,8 @@ func init() {
 var page = pageutil.Page{
 	Name:            Name,
 	DefaultEndpoint: DefaultEndpoint,
-	Parse:           parsePage,
+	ParseDoc:        parseDoc,
+	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 12,
 		SKUs:    []string{"gpu_8x_h100_sxm_80gb", "gpu_1x_h100_sxm_80gb"},

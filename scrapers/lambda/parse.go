@@ -1,7 +1,6 @@
 package lambda
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,17 +31,11 @@ var (
 // kept with price 0 and the text in Attrs["price_text"]. A page with no rows is an
 // ErrLayout error: a silent empty run would look like Lambda stopped selling GPUs.
 func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return pageutil.Result{}, fmt.Errorf("lambda: reading page: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return pageutil.Result{}, fmt.Errorf("%w: the page is empty", ErrLayout)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
-	if err != nil {
-		return pageutil.Result{}, fmt.Errorf("lambda: parsing HTML: %w", err)
-	}
+	return page.ParseReader(r, observedAt)
+}
+
+// parseDoc reads the rows of the page's document (see parsePage).
+func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
 	var rows []schemas.Observation
 	var perr error
 	doc.Find(`[role="tabpanel"]`).EachWithBreak(func(_ int, panel *goquery.Selection) bool {

@@ -39,8 +39,10 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 )
 
 // Name is the registry name of this source.
@@ -223,7 +225,8 @@ func (s *Source) collectAPI(ctx context.Context, endpoint string) (result, error
 	if s.apiKey != "" {
 		hdr.Set("Authorization", "Bearer "+s.apiKey)
 	}
-	resp, err := s.cfg.Client.Do(ctx, http.MethodPost, endpoint, hdr, body)
+	// The query reads prices: sending it again does no harm, so it is retried.
+	resp, err := s.cfg.Client.Do(fetch.Idempotent(ctx), http.MethodPost, endpoint, hdr, body)
 	if err != nil {
 		return result{}, fmt.Errorf("runpod: %w", err)
 	}
@@ -231,9 +234,9 @@ func (s *Source) collectAPI(ctx context.Context, endpoint string) (result, error
 }
 
 func (s *Source) collectPage(ctx context.Context) (result, error) {
-	resp, err := s.cfg.Client.GetPage(ctx, s.pageURL, nil)
+	f, err := pageutil.Crawl(ctx, s.cfg, s.pageURL)
 	if err != nil {
 		return result{}, fmt.Errorf("runpod: %w", err)
 	}
-	return parsePage(bytes.NewReader(resp.Body), s.cfg.Now())
+	return parsePage(bytes.NewReader(f.Body), s.cfg.Now())
 }

@@ -1,7 +1,6 @@
 package together
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -27,18 +26,12 @@ type column struct {
 // section heading (h2) and sub-heading (p.h4) before it. See the package documentation
 // for the rules.
 func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
+	return page.ParseReader(r, observedAt)
+}
+
+// parseDoc reads the rows of the page's document (see parsePage).
+func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
 	var res pageutil.Result
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return res, fmt.Errorf("together: reading page: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return res, fmt.Errorf("%w: the page is empty", ErrLayout)
-	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
-	if err != nil {
-		return res, fmt.Errorf("together: parsing HTML: %w", err)
-	}
 	var section, sub string
 	found := 0
 	seen := map[string]bool{}

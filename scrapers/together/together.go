@@ -65,7 +65,8 @@ func init() {
 var page = pageutil.Page{
 	Name:            Name,
 	DefaultEndpoint: DefaultEndpoint,
-	Parse:           parsePage,
+	ParseDoc:        parseDoc,
+	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 6,
 		SKUs:    []string{"together:dedicated-inference:hgx-h100", "together:gpu-clusters:hgx-h100", "together:gpu-clusters:hgx-b200"},

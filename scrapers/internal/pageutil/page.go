@@ -8,17 +8,42 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
-// Page describes a source that reads one public pricing page: it is fetched through
-// the shared client's GetPage (robots.txt, conditional requests, retries), parsed by
-// Parse, and its rows emitted with unreadable ones quarantined.
+// Page describes a source that reads one public pricing page: it is crawled with colly
+// through the shared client (Crawl: robots.txt, retries, body cap, charset, the raw
+// archive), its HTML document handed to ParseDoc, and its rows emitted with unreadable
+// ones quarantined.
 type Page struct {
 	Name            string
 	DefaultEndpoint string
-	Parse           func(r io.Reader, observedAt time.Time) (Result, error)
-	Expectation     scrapers.Expectation
+	// ParseDoc reads the rows of the page's document (its <html> element). It is
+	// pure: no HTTP, no clock.
+	ParseDoc func(doc *goquery.Selection, observedAt time.Time) (Result, error)
+	// ErrLayout is the source's "layout changed" error: a response that is empty or
+	// not HTML wraps it.
+	ErrLayout   error
+	Expectation scrapers.Expectation
+}
+
+// ParseReader parses a recorded page as Collect parses a crawled one: an empty page
+// is an ErrLayout error, anything else is read as HTML and handed to ParseDoc.
+func (p Page) ParseReader(r io.Reader, observedAt time.Time) (Result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: reading page: %w", p.Name, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Result{}, fmt.Errorf("%w: the page is empty", p.ErrLayout)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: parsing HTML: %w", p.Name, err)
+	}
+	return p.ParseDoc(doc.Find("html"), observedAt)
 }
 
 // Expect is the page's coverage guard.
@@ -50,18 +75,24 @@ type PageSource struct {
 // Expect implements scrapers.Expecter.
 func (s *PageSource) Expect() scrapers.Expectation { return s.page.Expectation }
 
-// Collect fetches the page and emits its rows; unreadable rows are quarantined.
+// Collect crawls the page and emits its rows; unreadable rows are quarantined.
 func (s *PageSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 	u := s.cfg.EndpointOr(s.page.DefaultEndpoint)
-	resp, err := s.cfg.Client.GetPage(ctx, u, nil)
+	f, err := Crawl(ctx, s.cfg, u)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.page.Name, err)
 	}
-	res, err := s.page.Parse(bytes.NewReader(resp.Body), s.cfg.Now())
+	if len(bytes.TrimSpace(f.Body)) == 0 {
+		return fmt.Errorf("%w: the page is empty", s.page.ErrLayout)
+	}
+	if f.Doc == nil {
+		return fmt.Errorf("%w: the answer is not HTML (%s)", s.page.ErrLayout, contentType(f))
+	}
+	res, err := s.page.ParseDoc(f.Doc, s.cfg.Now())
 	if err != nil {
 		return err
 	}
-	s.cfg.Logger.Debug("pricing page read", "rows", len(res.Rows), "rejected", len(res.Rejects), "not_modified", resp.NotModified)
+	s.cfg.Logger.Debug("pricing page read", "rows", len(res.Rows), "rejected", len(res.Rejects))
 	if err := Emit(e, res, u); err != nil {
 		return fmt.Errorf("%s: %w", s.page.Name, err)
 	}

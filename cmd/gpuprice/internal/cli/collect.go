@@ -131,6 +131,7 @@ func (a *app) client() *fetch.Client {
 		MaxBody:     a.cfg.HTTP.MaxBodyBytes,
 		Logger:      redactLogger(a.log),
 		MinInterval: a.cfg.HTTP.MinInterval,
+		CacheDir:    a.cfg.HTTP.CacheDir,
 	})
 }
 
@@ -170,6 +171,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 		if rec != nil {
 			c := *base
 			c.Observer = rec.Source(n, archive.SourceInfo{ObservedAt: observed, Endpoint: sc.Endpoint, Options: sc.Options})
+			c.Cache = nil // the archive holds whole answers, never a 304
 			client, now = &c, func() time.Time { return observed }
 		}
 		src, err := factory(scrapers.Config{

@@ -94,6 +94,11 @@ type HTTP struct {
 	MaxBodyBytes int64         `yaml:"max_body_bytes"`
 	Retries      int           `yaml:"retries"`
 	MinInterval  time.Duration `yaml:"min_interval"`
+	// CacheDir keeps the ETag and Last-Modified of pages and the ECB rates, so that
+	// the next request is conditional and a 304 is answered from the cache; "" (the
+	// default) sends every request whole. collect --record never uses it: an archive
+	// holds whole answers.
+	CacheDir string `yaml:"cache_dir"`
 }
 
 // Ingest configures normalisation, gates and batching.
