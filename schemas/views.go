@@ -15,10 +15,11 @@ import (
 // arrays and aggregates only. docs/views.md describes every column.
 //
 // The statements are built here, once, from the names of the tables they read, so
-// that a single-node migration (schemas/ddl/clickhouse/0006_dashboard_views.sql, which
-// must equal ViewStatements(ViewOptions{})) and a cluster migration (views ON CLUSTER
-// over Distributed tables) share them. A change to a view needs a new migration that
-// drops and recreates it.
+// that the single-node migrations and a cluster migration (views ON CLUSTER over
+// Distributed tables) share them. Migration 6 created every view; a change to a
+// view is a new migration that drops and recreates it (LatestViewMigration, whose
+// file is generated), so that after all migrations each view is its current
+// ViewStatements definition (a test checks it).
 
 // View names.
 const (
@@ -92,21 +93,53 @@ func ViewStatements(o ViewOptions) []string {
 	return out
 }
 
-// ViewMigrationSQL is the text of schemas/ddl/clickhouse/0006_dashboard_views.sql.
+// LatestViewMigration is the newest migration that (re)creates views: version 7
+// replaced v_day_prices, whose first form carried each series' whole array of bars
+// along every day it expanded (series × bars² memory: 10 GB for 1000 series of a
+// year of daily bars).
+var LatestViewMigration = struct {
+	Version int
+	Name    string
+	Views   []string
+}{7, "day_prices_view", []string{ViewDayPrices}}
+
+// ViewMigrationSQL is the text of LatestViewMigration's ClickHouse file: for each of
+// its views, DROP TABLE IF EXISTS (18.16 has no DROP VIEW; it drops a view in every
+// version) then the current CREATE VIEW.
 func ViewMigrationSQL() string {
 	var b strings.Builder
-	b.WriteString(`-- gpuprice ClickHouse schema, version 6: views a dashboard can query safely.
+	fmt.Fprintf(&b, `-- gpuprice ClickHouse schema, version %d: %s recreated (schemas/views.go says why).
 -- GENERATED from schemas/views.go (go test ./schemas -run TestViewMigration -update):
--- do not edit. Each view returns one row per identity, the last write
--- (argMax(…, version)), whether or not the table's parts have merged;
--- docs/views.md describes their columns.
-`)
-	for _, s := range ViewStatements(ViewOptions{}) {
-		b.WriteString("\n")
-		b.WriteString(s)
-		b.WriteString(";\n")
+-- do not edit. docs/views.md describes the views' columns.
+`, LatestViewMigration.Version, strings.Join(LatestViewMigration.Views, ", "))
+	stmts := ViewStatements(ViewOptions{})
+	for _, name := range LatestViewMigration.Views {
+		for i, v := range views {
+			if v.Name == name {
+				fmt.Fprintf(&b, "\nDROP TABLE IF EXISTS %s;\n\n%s;\n", name, stmts[i])
+			}
+		}
 	}
 	return b.String()
+}
+
+// dailyBars is the last write of every daily bar, with the columns day prices need
+// (d_<column>), read from the bars table itself: v_bars would deduplicate the hourly
+// bars too before a width filter could apply (18.16 pushes no predicate into a view).
+//
+// Only comparable bars take part (analytics.Comparable): a listed price of a whole
+// instance, never a derived price, a "from" floor or a GPU priced apart from its VM
+// ("" reads as listed / instance: bars rolled up before schema version 5).
+func dailyBars(o ViewOptions, cs ...string) string {
+	cs = append(cs, "price_scope", "price_basis")
+	return `
+                        SELECT provider, sku, region, zone, pricing, bar_start,
+                            ` + strings.ReplaceAll(lastWrite("version", cs...), "\n        ", "\n                            ") + `
+                        FROM ` + o.Bars + `
+                        WHERE width = 86400
+                        GROUP BY provider, sku, region, zone, pricing, bar_start
+                        HAVING d_price_basis IN ('', '` + BasisListed + `') AND d_price_scope IN ('', '` + ScopeInstance + `')
+                    `
 }
 
 // cols builds a column list from "name Type" pairs.
@@ -232,7 +265,8 @@ FROM (
 		},
 	},
 	{
-		// docs/analytics.md, "Day price": the close of the series' last daily bar
+		// docs/analytics.md, "Day price": over comparable bars only (listed instance
+		// prices), the close of the series' last daily bar
 		// on or before the day, carried forward through today (UTC), except that a
 		// withdrawn series (last seen more than 24 h before its provider's newest
 		// sighting) ends the day after the day it was last seen (and not before the
@@ -244,41 +278,51 @@ FROM (
 			"price_basis String", "price Float64",
 			"bar_start DateTime('UTC')", "last_seen DateTime('UTC')", "withdrawn UInt8"),
 		sel: func(o ViewOptions) string {
+			// Each series' bars are gathered into one array, then laid out again with
+			// ARRAY JOIN (one row per bar, with the start of the next) and arrayJoin
+			// over the days until then: an array carried along each expanded row would
+			// cost series × bars² memory.
 			return `SELECT toDateTime(toUInt32(b_start) + k * 86400, 'UTC') AS day, provider, sku, region, zone, pricing,
     b_gpu AS gpu, b_tier AS tier, b_interconnect AS interconnect, b_scope AS price_scope,
     b_basis AS price_basis, b_close AS price,
     b_start AS bar_start, s_last_seen AS last_seen, s_withdrawn AS withdrawn
 FROM (
     SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
-        bs[i].1 AS b_start, bs[i].2 AS b_close, bs[i].3 AS b_gpu, bs[i].4 AS b_tier, bs[i].5 AS b_interconnect,
-        bs[i].6 AS b_scope, bs[i].7 AS b_basis,
-        if(i < length(bs), toUInt32(bs[i + 1].1), s_end) AS b_next,
+        b_start, b_close, b_gpu, b_tier, b_interconnect, b_scope, b_basis,
         arrayJoin(range(toUInt64(intDiv(b_next - toUInt32(b_start), 86400)))) AS k
     FROM (
-        SELECT provider, sku, region, zone, pricing, bs, s_last_seen, s_withdrawn, s_end,
-            arrayJoin(arrayEnumerate(bs)) AS i
+        SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
+            b_start, b_close, b_gpu, b_tier, b_interconnect, b_scope, b_basis, b_next
         FROM (
-            SELECT provider, sku, region, zone, pricing, bs, s_last_seen,
-                toUInt8(toUInt32(s_last_seen) > 0 AND toUInt32(s_last_seen) < toUInt32(p_last_seen) - 86400) AS s_withdrawn,
-                if(s_withdrawn,
-                    greatest(intDiv(toUInt32(s_last_seen), 86400) * 86400 + 2 * 86400,
-                        toUInt32(bs[length(bs)].1) + 86400),
-                    greatest(intDiv(toUInt32(now()), 86400) * 86400 + 86400,
-                        toUInt32(bs[length(bs)].1) + 86400)) AS s_end
+            SELECT provider, sku, region, zone, pricing, s_last_seen, s_withdrawn,
+                arrayMap(x -> x.1, bs) AS starts, arrayMap(x -> x.2, bs) AS closes,
+                arrayMap(x -> x.3, bs) AS gpus, arrayMap(x -> x.4, bs) AS tiers,
+                arrayMap(x -> x.5, bs) AS ics, arrayMap(x -> x.6, bs) AS scopes,
+                arrayMap(x -> x.7, bs) AS bases,
+                arrayPushBack(arrayMap(x -> toUInt32(x.1), arrayPopFront(bs)), toUInt32(s_end)) AS nexts
             FROM (
-                SELECT provider, sku, region, zone, pricing,
-                    arraySort(groupArray((bar_start, close, gpu, tier, interconnect, price_scope, price_basis))) AS bs,
-                    max(last_observed_at) AS s_last_seen
-                FROM ` + ViewBars + `
-                WHERE width = 86400
-                GROUP BY provider, sku, region, zone, pricing
-            ) ANY LEFT JOIN (
-                SELECT provider, max(last_observed_at) AS p_last_seen
-                FROM ` + ViewBars + `
-                WHERE width = 86400
-                GROUP BY provider
-            ) USING provider
+                SELECT provider, sku, region, zone, pricing, bs, s_last_seen,
+                    toUInt8(toUInt32(s_last_seen) > 0 AND toUInt32(s_last_seen) < toUInt32(p_last_seen) - 86400) AS s_withdrawn,
+                    if(s_withdrawn,
+                        greatest(intDiv(toUInt32(s_last_seen), 86400) * 86400 + 2 * 86400,
+                            toUInt32(bs[length(bs)].1) + 86400),
+                        greatest(intDiv(toUInt32(now()), 86400) * 86400 + 86400,
+                            toUInt32(bs[length(bs)].1) + 86400)) AS s_end
+                FROM (
+                    SELECT provider, sku, region, zone, pricing,
+                        arraySort(groupArray((bar_start, d_close, d_gpu, d_tier, d_interconnect, d_price_scope, d_price_basis))) AS bs,
+                        max(d_last_observed_at) AS s_last_seen
+                    FROM (` + dailyBars(o, "close", "gpu", "tier", "interconnect", "last_observed_at") + `)
+                    GROUP BY provider, sku, region, zone, pricing
+                ) ANY LEFT JOIN (
+                    SELECT provider, max(d_last_observed_at) AS p_last_seen
+                    FROM (` + dailyBars(o, "last_observed_at") + `)
+                    GROUP BY provider
+                ) USING provider
+            )
         )
+        ARRAY JOIN starts AS b_start, closes AS b_close, gpus AS b_gpu, tiers AS b_tier, ics AS b_interconnect,
+            scopes AS b_scope, bases AS b_basis, nexts AS b_next
     )
 )`
 		},

@@ -21,7 +21,8 @@ import (
 // viewData is a synthetic history (storetest.Generate: SYNTHETIC, test data only)
 // of 56 series over the last 12 days, every 6 hours, with one Vast.ai series that
 // stops being listed after 3 days (withdrawn), so that day prices, spreads and the
-// index have something to carry, end and trim.
+// index have something to carry, end and trim, one derived and one GPU-only series
+// that they must leave out.
 func viewData(t *testing.T) []schemas.Observation {
 	t.Helper()
 	start := time.Now().UTC().Truncate(store.Daily).Add(-12 * store.Daily)
@@ -42,9 +43,18 @@ func viewData(t *testing.T) []schemas.Observation {
 		}
 	}
 	out := all[:0]
+	derived, gpuOnly := "", ""
 	for _, o := range all {
 		if o.SeriesKey() == withdrawn && o.EffectiveAt.After(start.Add(3*store.Daily)) {
 			continue
+		}
+		// One aws series is a derived price and one gcp series a GPU-only price: day
+		// prices, spreads and the index leave both out (analytics.Comparable).
+		if o.Provider == "aws" && (derived == "" || derived == o.SeriesKey()) {
+			derived, o.PriceBasis = o.SeriesKey(), schemas.BasisDerived
+		}
+		if o.Provider == "gcp" && (gpuOnly == "" || gpuOnly == o.SeriesKey()) {
+			gpuOnly, o.PriceScope = o.SeriesKey(), schemas.ScopeGPUOnly
 		}
 		out = append(out, o)
 	}
@@ -287,6 +297,13 @@ func TestIntegrationClickHouseViews(t *testing.T) {
 		}
 		if n != len(want) {
 			t.Fatalf("%d day prices, want %d", n, len(want))
+		}
+		var excluded uint64
+		if err := admin.QueryRow(ctx, "SELECT count() FROM `"+db+"`.v_day_prices WHERE provider IN ('aws', 'gcp') AND sku IN (SELECT sku FROM `"+db+"`.v_latest WHERE price_basis = 'derived' OR price_scope = 'gpu_only')").Scan(&excluded); err != nil {
+			t.Fatal(err)
+		}
+		if excluded != 0 {
+			t.Fatalf("%d day prices of derived or GPU-only series", excluded)
 		}
 		if withdrawnDays != 5 { // days 0..3 seen, day 4 of grace
 			t.Fatalf("%d day prices of the withdrawn series, want 5", withdrawnDays)

@@ -2,6 +2,7 @@ package duckdb_test
 
 import (
 	"database/sql"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/duckdb"
@@ -54,7 +56,7 @@ func TestViews(t *testing.T) {
 	}
 	defer db.Close()
 	have := map[string]bool{schemas.ViewObservations: true, schemas.ViewLatest: true, schemas.ViewBars: true,
-		schemas.ViewRuns: true, schemas.ViewQuarantine: true}
+		schemas.ViewRuns: true, schemas.ViewQuarantine: true, schemas.ViewDayPrices: true}
 	for _, v := range schemas.Views() {
 		if !have[v.Name] {
 			continue
@@ -81,6 +83,51 @@ func TestViews(t *testing.T) {
 			t.Errorf("%s: %d rows for %d keys", v.Name, n, distinct)
 		}
 	}
+	// v_day_prices: the day prices of analytics over the store's daily bars, through today.
+	st2, err := duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := st2.(store.Rollups).Bars(ctx, store.BarQuery{Width: store.Daily})
+	st2.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := bars[0].Start
+	for _, b := range bars {
+		if b.Start.Before(from) {
+			from = b.Start
+		}
+	}
+	want := map[string]float64{}
+	for _, p := range analytics.DailyPrices(bars, from, time.Now().UTC().Truncate(store.Daily).Add(store.Daily)) {
+		want[p.Series+"|"+p.Day.Format(time.DateOnly)] = p.Price
+	}
+	rows, err := db.QueryContext(ctx, "SELECT provider, sku, region, zone, pricing, day, price FROM v_day_prices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var (
+			b     store.Bar
+			day   time.Time
+			price float64
+		)
+		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &day, &price); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		k := b.SeriesKey() + "|" + day.UTC().Format(time.DateOnly)
+		if w, ok := want[k]; !ok || math.Abs(w-price) > 1e-9*math.Max(1, w) {
+			t.Fatalf("v_day_prices %s: %v, analytics %v (present %v)", k, price, w, ok)
+		}
+	}
+	rows.Close()
+	if n != len(want) || n == 0 {
+		t.Fatalf("v_day_prices: %d rows, analytics %d", n, len(want))
+	}
+
 	var onOffer int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM v_latest WHERE on_offer = 1").Scan(&onOffer); err != nil {
 		t.Fatal(err)
