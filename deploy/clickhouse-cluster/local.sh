@@ -156,7 +156,7 @@ EOF
     <max_concurrent_queries>50</max_concurrent_queries>
     <zookeeper>
         <node><host>127.0.0.1</host><port>$ZK_PORT</port></node>
-        <session_timeout_ms>30000</session_timeout_ms>
+        <session_timeout_ms>10000</session_timeout_ms>
     </zookeeper>
     <macros>
         <cluster>$CLUSTER</cluster>
