@@ -123,6 +123,11 @@ func (s *Store) Close() error {
 // retryable are server error codes that say "not now" rather than "never":
 // overload, timeouts, read-only replicas, coordination trouble.
 var retryable = map[int32]bool{
+	// On a cluster, the node a Distributed insert or query is forwarded to may
+	// drop the connection midway (a replica killed or restarted).
+	3:   true, // UNEXPECTED_END_OF_FILE
+	32:  true, // ATTEMPT_TO_READ_AFTER_EOF
+	279: true, // ALL_CONNECTION_TRIES_FAILED
 	159: true, // TIMEOUT_EXCEEDED
 	164: true, // READONLY
 	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
