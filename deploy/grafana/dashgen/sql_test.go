@@ -164,6 +164,7 @@ func TestIntegrationDashboardSQL(t *testing.T) {
 		gen[d.UID] = d
 	}
 	panels := 0
+	ran := map[string]bool{}
 	for _, d := range loadDashboards(t) {
 		g := gen[d.UID]
 		// Each variable's options, from its query (or its custom values).
@@ -215,6 +216,10 @@ func TestIntegrationDashboardSQL(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s / %s: %v", d.UID, p.Title, err)
 				}
+				if ran[q] {
+					continue // a selection this panel does not read
+				}
+				ran[q] = true
 				names, types, n, err := run(ctx, conn, q)
 				if err != nil {
 					t.Errorf("%s / %s (%s): %v\n%.2000s", d.UID, p.Title, sel, err, q)
@@ -236,6 +241,8 @@ func TestIntegrationDashboardSQL(t *testing.T) {
 	if panels == 0 {
 		t.Fatal("no ClickHouse panel ran")
 	}
+	t.Logf("%d distinct panel queries run", len(ran))
+	t.Run("TokensMatchAnalytics", func(t *testing.T) { tokensMatchAnalytics(t, st, dsn) })
 }
 
 func column(t *testing.T, conn driver.Conn, q string) []string {
@@ -277,22 +284,13 @@ func run(ctx context.Context, conn driver.Conn, q string) ([]string, []string, i
 	return rows.Columns(), types, n, nil
 }
 
-// TestIntegrationTokensMatchAnalytics checks the $ per 1B tokens table against the
+// tokensMatchAnalytics checks the $ per 1B tokens table against the
 // analytics package on the same store: per GPU and provider, the cheapest current
 // offering's cost with its MFU band's midpoint (analytics.MFUFor) and the catalog's
 // dense peak (analytics.PeakTFLOPS), as `gpuprice tokens` computes it.
-func TestIntegrationTokensMatchAnalytics(t *testing.T) {
-	dsn, _ := testDB(t)
+// It runs inside TestIntegrationDashboardSQL, on its store.
+func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 	ctx := t.Context()
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, st)
 	cat, err := schemas.LoadCatalog()
 	if err != nil {
 		t.Fatal(err)
