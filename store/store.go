@@ -131,23 +131,10 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 
 // Redact returns dsn with any password replaced, for logs and errors.
 func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
+	if _, err := url.Parse(dsn); err != nil {
 		return "<unparseable DSN>"
 	}
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		}
-	}
-	q := u.Query()
-	for _, k := range []string{"password", "secret", "token"} {
-		if q.Has(k) {
-			q.Set(k, "REDACTED")
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return schemas.RedactURL(dsn)
 }
 
 // PrepareFXRates is what backends do before writing rates: it validates each rate,

@@ -13,9 +13,11 @@ import (
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
 		"clickhouse://u:hunter2@db:9000/x":                "clickhouse://u:REDACTED@db:9000/x",
-		"clickhouse://db:9000/x?password=hunter2&debug=1": "clickhouse://db:9000/x?debug=1&password=REDACTED",
-		"duckdb:///var/lib/gpuprice/gpuprice.duckdb":      "duckdb:///var/lib/gpuprice/gpuprice.duckdb",
-		"clickhouse://u@db:9000/x":                        "clickhouse://u@db:9000/x",
+		"clickhouse://db:9000/x?password=hunter2&debug=1": "clickhouse://db:9000/x?password=REDACTED&debug=1",
+		// Order is kept, so a DSN without secrets comes back unchanged.
+		"clickhouse://db:9000/x?read_timeout=30s&compress=true": "clickhouse://db:9000/x?read_timeout=30s&compress=true",
+		"duckdb:///var/lib/gpuprice/gpuprice.duckdb":            "duckdb:///var/lib/gpuprice/gpuprice.duckdb",
+		"clickhouse://u@db:9000/x":                              "clickhouse://u@db:9000/x",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)

@@ -26,7 +26,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // DefaultUserAgent names the project so providers know who is asking.
@@ -164,7 +167,7 @@ func New(o Options) *Client {
 		o.MaxBody = 64 << 20
 	}
 	c := &Client{
-		HTTP:      &http.Client{Timeout: o.Timeout},
+		HTTP:      &http.Client{Timeout: o.Timeout, CheckRedirect: CheckRedirect},
 		UserAgent: o.UserAgent,
 		Backoff:   o.Backoff,
 		MaxBody:   o.MaxBody,
@@ -177,6 +180,49 @@ func New(o Options) *Client {
 		c.Cache = &Cache{Dir: o.CacheDir}
 	}
 	return c
+}
+
+// ErrRedirect is returned for a redirect that would carry credentials to a host
+// reached without TLS.
+var ErrRedirect = errors.New("fetch: redirect refused")
+
+// CheckRedirect is the redirect policy of every Client (http.Client.CheckRedirect):
+// at most 10 redirects; on a redirect to another host every credential header
+// (Authorization, Cookie, X-Goog-Api-Key, X-Api-Key, …; see schemas.SensitiveHeader)
+// is removed, since net/http forwards custom headers such as X-Goog-Api-Key; and a
+// request that carried a credential (a header or a query parameter such as key=) is
+// never redirected to another host over plain HTTP.
+func CheckRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return fmt.Errorf("%w: stopped after 10 redirects", ErrRedirect)
+	}
+	first := via[0]
+	if strings.EqualFold(req.URL.Host, first.URL.Host) {
+		return nil
+	}
+	carried := false
+	for _, prev := range via {
+		for k := range prev.Header {
+			if schemas.SensitiveHeader(k) {
+				carried = true
+			}
+		}
+		for k := range prev.URL.Query() {
+			if schemas.SensitiveParam(k) {
+				carried = true
+			}
+		}
+	}
+	for k := range req.Header {
+		if schemas.SensitiveHeader(k) {
+			req.Header.Del(k)
+		}
+	}
+	if carried && req.URL.Scheme != "https" {
+		return fmt.Errorf("%w: a request carrying credentials to %s was redirected to %s over plain HTTP",
+			ErrRedirect, first.URL.Host, req.URL.Host)
+	}
+	return nil
 }
 
 // Get fetches url. Extra headers may be nil.

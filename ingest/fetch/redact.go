@@ -2,78 +2,23 @@ package fetch
 
 import (
 	"errors"
+	"github.com/gpuprice/gpuprice/schemas"
 	"net/http"
 	"net/url"
 	"strings"
 )
 
 // Redacted replaces a secret wherever gpuprice prints or stores a URL or header.
-const Redacted = "REDACTED"
+const Redacted = schemas.Redacted
 
-// sensitiveParams are query parameters whose value is a credential (compared in
-// lower case with '-' and '_' removed). Pagination tokens (pageToken) are not secrets
-// and are kept, so that archived URLs still tell pages apart.
-var sensitiveParams = map[string]bool{
-	"key": true, "apikey": true, "accesstoken": true, "token": true, "authtoken": true, "auth": true,
-	"password": true, "passwd": true, "pwd": true, "secret": true, "clientsecret": true, "signature": true,
-	"sig": true, "xamzsignature": true, "xamzcredential": true, "xamzsecuritytoken": true, "sessiontoken": true,
-}
+func sensitiveParam(name string) bool { return schemas.SensitiveParam(name) }
 
-func sensitiveParam(name string) bool {
-	n := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
-	return sensitiveParams[n]
-}
-
-// sensitiveHeaderWords mark a header whose value is a credential.
-var sensitiveHeaderWords = []string{"authorization", "cookie", "api-key", "apikey", "token", "secret", "password", "credential"}
-
-func sensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range sensitiveHeaderWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
+func sensitiveHeader(name string) bool { return schemas.SensitiveHeader(name) }
 
 // RedactURL returns raw with the password of its user info and the values of
 // credential-like query parameters (api_key, key, token, X-Amz-Signature, …) replaced
-// by REDACTED. Everything else, the order of parameters included, is kept, so a URL
-// without secrets comes back unchanged. An unparseable URL is returned as a
-// placeholder rather than verbatim.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<unparseable URL>"
-	}
-	changed := false
-	if u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), Redacted)
-			changed = true
-		}
-	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, p := range parts {
-			name, _, hasValue := strings.Cut(p, "=")
-			if dec, err := url.QueryUnescape(name); err == nil {
-				name = dec
-			}
-			if hasValue && sensitiveParam(name) {
-				k, _, _ := strings.Cut(p, "=")
-				parts[i] = k + "=" + Redacted
-				changed = true
-			}
-		}
-		u.RawQuery = strings.Join(parts, "&")
-	}
-	if !changed {
-		return raw
-	}
-	return u.String()
-}
+// by REDACTED: schemas.RedactURL, the one URL redaction of the project.
+func RedactURL(raw string) string { return schemas.RedactURL(raw) }
 
 // RedactHeader returns a copy of h without credential headers (Authorization, Cookie,
 // Set-Cookie, X-Api-Key, X-Goog-Api-Key, X-Amz-Security-Token, …): their values are

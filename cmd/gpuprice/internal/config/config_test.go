@@ -162,4 +162,26 @@ func TestServePublicURL(t *testing.T) {
 			t.Errorf("%q: error prints the password: %v", body, err)
 		}
 	}
+// A DSN whose parameters are not in alphabetical order holds no password; endpoints'
+// credential parameters (api_key, key, access_token, sig) never reach `gpuprice config`.
+func TestDSNOrderAndEndpointRedaction(t *testing.T) {
+	c, err := Load(write(t, "store: clickhouse://db:9000/prices?read_timeout=30s&compress=true\n"+
+		"sources:\n  gcp: {endpoint: 'https://cloudbilling.googleapis.com/v1/services?key=AIzaSECRET1&pageSize=5000'}\n"+
+		"  vast: {endpoint: 'https://console.vast.ai/api/v0/bundles?api_key=vastSECRET2'}\n"+
+		"  azure: {endpoint: 'https://prices.azure.com/api/retail/prices?access_token=azSECRET3&sig=sigSECRET4'}\n"))
+	if err != nil {
+		t.Fatalf("a DSN with unsorted parameters is refused: %v", err)
+	}
+	out := c.Redacted()
+	for _, secret := range []string{"AIzaSECRET1", "vastSECRET2", "azSECRET3", "sigSECRET4"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("gpuprice config prints %s:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "read_timeout=30s&compress=true") || !strings.Contains(out, "pageSize=5000") {
+		t.Errorf("redaction changed what is not secret:\n%s", out)
+	}
+	if _, err := Load(write(t, "store: clickhouse://db:9000/prices?read_timeout=30s&password=hunter2\n")); err == nil || !strings.Contains(err.Error(), "holds a password") {
+		t.Errorf("password parameter accepted: %v", err)
+	}
 }
