@@ -162,6 +162,8 @@ func TestServePublicURL(t *testing.T) {
 			t.Errorf("%q: error prints the password: %v", body, err)
 		}
 	}
+}
+
 // A DSN whose parameters are not in alphabetical order holds no password; endpoints'
 // credential parameters (api_key, key, access_token, sig) never reach `gpuprice config`.
 func TestDSNOrderAndEndpointRedaction(t *testing.T) {
