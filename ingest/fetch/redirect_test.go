@@ -32,7 +32,7 @@ func TestRedirectStripsCredentialsAcrossHosts(t *testing.T) {
 		}
 	}))
 	defer origin.Close()
-	c := New(Options{IgnoreRobots: true})
+	c := New(Options{})
 	hdr := http.Header{"X-Goog-Api-Key": {"AIzaSECRET"}, "Accept": {"application/json"}}
 	if _, err := c.Get(context.Background(), origin.URL+"/here", hdr); err != nil {
 		t.Fatal(err)
