@@ -88,7 +88,7 @@ const (
 func chTarget(sql string, kind string) target {
 	format, qt := formatTable, "table"
 	if kind == kindTimeSeries {
-		format, qt = formatTimeSeries, "timeseries"
+		format, qt = formatTimeSeries, "timeSeries"
 	}
 	return target{"refId": "A", "datasource": map[string]string{"type": clickhouseType, "uid": clickhouseUID},
 		"editorType": "sql", "rawSql": sql, "format": format, "queryType": qt}

@@ -19,6 +19,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"gopkg.in/yaml.v3"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/ingest"
@@ -147,12 +148,13 @@ func TestIntegrationDashboardSQL(t *testing.T) {
 	}
 	fill(t, st)
 
-	// The plugin connects with the datasource's defaultDatabase: unqualified names
-	// resolve to the store's database.
+	// The plugin connects with the datasource's defaultDatabase (unqualified names
+	// resolve to the store's database) and the provisioned custom settings.
 	opts, err := ch.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Settings = provisionedSettings(t)
 	conn, err := ch.Open(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +244,10 @@ func TestIntegrationDashboardSQL(t *testing.T) {
 		t.Fatal("no ClickHouse panel ran")
 	}
 	t.Logf("%d distinct panel queries run", len(ran))
+	// The datasource's readonly = 2 refuses writes and DDL.
+	if err := conn.Exec(ctx, "DROP TABLE v_index"); err == nil {
+		t.Error("the datasource's settings let Grafana drop a view")
+	}
 	t.Run("TokensMatchAnalytics", func(t *testing.T) { tokensMatchAnalytics(t, st, dsn) })
 }
 
@@ -374,4 +380,45 @@ func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 			t.Errorf("%s: dashboard %v, analytics %v", k, g, w)
 		}
 	}
+}
+
+// provisionedSettings are the customSettings of the provisioned ClickHouse datasource.
+func provisionedSettings(t *testing.T) ch.Settings {
+	t.Helper()
+	var prov struct {
+		Datasources []struct {
+			Type     string `yaml:"type"`
+			JSONData struct {
+				CustomSettings []struct {
+					Setting string `yaml:"setting"`
+					Value   string `yaml:"value"`
+				} `yaml:"customSettings"`
+			} `yaml:"jsonData"`
+		} `yaml:"datasources"`
+	}
+	b, err := os.ReadFile("../provisioning/datasources/gpuprice.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &prov); err != nil {
+		t.Fatal(err)
+	}
+	out := ch.Settings{}
+	for _, d := range prov.Datasources {
+		if d.Type == clickhouseType {
+			for _, s := range d.JSONData.CustomSettings {
+				// The plugin sends the value as a string, which servers since 19.x
+				// take as the setting's text; 18.16's protocol carries integers only.
+				if n, err := strconv.Atoi(s.Value); err == nil {
+					out[s.Setting] = n
+				} else {
+					out[s.Setting] = s.Value
+				}
+			}
+		}
+	}
+	if out["readonly"] != 2 {
+		t.Fatalf("the ClickHouse datasource does not set readonly = 2: %v", out)
+	}
+	return out
 }
