@@ -484,6 +484,11 @@ func TestHelperServe(t *testing.T) {
 // startServeProcess runs `gpuprice serve` in another process and returns its base
 // URL and a function that stops it (SIGTERM) and waits.
 func startServeProcess(t *testing.T, args ...string) (string, func()) {
+	return startServeProcessB(t, args...)
+}
+
+// startServeProcessB is startServeProcess for tests and benchmarks.
+func startServeProcessB(t testing.TB, args ...string) (string, func()) {
 	t.Helper()
 	a, _ := json.Marshal(append(args, "serve", "--listen", "127.0.0.1:0"))
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperServe$")

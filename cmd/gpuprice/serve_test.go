@@ -46,7 +46,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // waitFor polls cond (no timing assertion: the deadline only stops a broken test).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {

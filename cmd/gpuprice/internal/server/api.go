@@ -119,43 +119,56 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 			s.fail(w, r, err)
 			return
 		}
-		res, err := run(r.Context(), q)
-		if err != nil {
-			s.fail(w, r, err)
-			return
+		ttl := s.cfg.CacheTTL
+		if fromBars {
+			ttl = s.cfg.BarsCacheTTL
 		}
-		var body bytes.Buffer
-		ctype := "application/json"
-		if format == "csv" {
-			ctype = "text/csv; charset=utf-8"
-			header, rows := table(res.Data)
-			err = report.Write(&body, "csv", header, rows, nil)
-		} else {
-			if res.Matched == nil {
-				res.Matched = []schemas.Match{}
+		// Computed once for every client asking the same at the same time, and not
+		// cut by one client hanging up.
+		ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), ttl, func() (answer, error) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
+			defer cancel()
+			res, err := run(ctx, q)
+			if err != nil {
+				return answer{}, err
 			}
-			err = json.NewEncoder(&body).Encode(res)
-		}
+			var body bytes.Buffer
+			a := answer{ctype: "application/json"}
+			if format == "csv" {
+				a.ctype = "text/csv; charset=utf-8"
+				header, rows := table(res.Data)
+				err = report.Write(&body, "csv", header, rows, nil)
+			} else {
+				if res.Matched == nil {
+					res.Matched = []schemas.Match{}
+				}
+				err = json.NewEncoder(&body).Encode(res)
+			}
+			a.body = body.Bytes()
+			if fromBars {
+				sum := sha256.Sum256(a.body)
+				a.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+			}
+			return a, err
+		})
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Type", ctype)
+		h.Set("Content-Type", ans.ctype)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if fromBars {
-			sum := sha256.Sum256(body.Bytes())
-			etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
-			h.Set("ETag", etag)
-			h.Set("Cache-Control", "public, max-age=60")
-			if match := r.Header.Get("If-None-Match"); match != "" && (match == etag || match == "*" || slices.Contains(strings.Split(strings.ReplaceAll(match, " ", ""), ","), etag)) {
+			h.Set("ETag", ans.etag)
+			h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
+			if match := r.Header.Get("If-None-Match"); match != "" && (match == ans.etag || match == "*" || slices.Contains(strings.Split(strings.ReplaceAll(match, " ", ""), ","), ans.etag)) {
 				w.WriteHeader(http.StatusNotModified)
 				return
 			}
 		} else {
 			h.Set("Cache-Control", "no-cache")
 		}
-		_, _ = w.Write(body.Bytes())
+		_, _ = w.Write(ans.body)
 	}
 }
 

@@ -25,6 +25,7 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	alertFiring *prometheus.GaugeVec
 	alertFailed *prometheus.CounterVec
+	market      *marketCollector
 }
 
 func newMetrics(s *Server) *metrics {
@@ -38,7 +39,8 @@ func newMetrics(s *Server) *metrics {
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}, []string{"source"})
 	m.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing", Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
 	m.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total", Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
-	m.reg.MustRegister(m.runs, m.lastRun, m.lastRows, m.lastQuar, m.up, m.duration, m.alertFiring, m.alertFailed, &marketCollector{s: s})
+	m.market = &marketCollector{s: s}
+	m.reg.MustRegister(m.runs, m.lastRun, m.lastRows, m.lastQuar, m.up, m.duration, m.alertFiring, m.alertFailed, m.market)
 	return m
 }
 
@@ -191,4 +193,11 @@ func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []
 	}
 	m.when, m.index, m.spreads = time.Now(), idx.Data, sp.Data.Days
 	return m.index, m.spreads
+}
+
+// invalidate makes the next scrape recompute the index and spreads.
+func (m *marketCollector) invalidate() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.when = time.Time{}
 }

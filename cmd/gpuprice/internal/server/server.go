@@ -55,6 +55,11 @@ type Config struct {
 	// CollectTimeout bounds how long POST /api/v1/collect may take to answer
 	// (the sources' own timeout); 0 means 10 minutes.
 	CollectTimeout time.Duration
+	// CacheTTL is how long an API answer is kept and served to every client that
+	// asks the same (0: not kept); BarsCacheTTL the same for answers computed from
+	// bars (also their Cache-Control max-age). Every run of a source clears them.
+	// New sets 10 s and 60 s when both are zero; negative means not kept.
+	CacheTTL, BarsCacheTTL time.Duration
 	// Web, when set, is the web application served at / (its index.html and assets);
 	// the server-rendered page then stays at /page. Without it / is that page.
 	Web fs.FS
@@ -97,12 +102,16 @@ type Server struct {
 	running  map[string]bool // sources with a run under way
 	runCtx   context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler  http.Handler
+	cache    *answerCache
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
 func New(cfg Config, d Deps) (*Server, error) {
 	if d.Store == nil || d.RunSources == nil || d.Reader == nil {
 		return nil, errors.New("server: a store, a report reader and a RunSources function are required")
+	}
+	if cfg.CacheTTL == 0 && cfg.BarsCacheTTL == 0 {
+		cfg.CacheTTL, cfg.BarsCacheTTL = 10*time.Second, time.Minute
 	}
 	if cfg.CollectTimeout == 0 {
 		cfg.CollectTimeout = 10 * time.Minute
@@ -114,7 +123,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg.Stale = analytics.StaleAfter
 	}
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, log: d.Log,
-		running: map[string]bool{}, runCtx: context.Background()}
+		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000)}
 	if _, err := s.schedule(context.Background()); err != nil {
 		return nil, err
 	}
@@ -249,6 +258,8 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 	}
 	defer s.release(sources)
 	runs := s.run(ctx, sources)
+	s.cache.clear() // new prices, runs and bars
+	s.metrics.market.invalidate()
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
 	}

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// answer is a computed response body.
+type answer struct {
+	body  []byte
+	ctype string
+	etag  string
+	at    time.Time
+	gen   uint64
+}
+
+// answerCache keeps computed answers for a short while and computes each one once
+// however many clients ask for it at the same time. Every run of a source clears
+// it, so that a collection's prices are served as soon as they are stored.
+type answerCache struct {
+	mu      sync.Mutex
+	entries map[string]answer
+	gen     uint64 // bumped by clear: answers computed before are not kept
+	flight  singleflight.Group
+	max     int
+}
+
+func newAnswerCache(max int) *answerCache {
+	return &answerCache{entries: map[string]answer{}, max: max}
+}
+
+// get returns the answer of key no older than ttl, else computes it (once for
+// every concurrent caller of the same key) and keeps it.
+func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer, error)) (answer, error) {
+	if ttl <= 0 {
+		return compute()
+	}
+	c.mu.Lock()
+	a, ok := c.entries[key]
+	gen := c.gen
+	c.mu.Unlock()
+	if ok && time.Since(a.at) < ttl {
+		return a, nil
+	}
+	v, err, _ := c.flight.Do(key, func() (any, error) {
+		a, err := compute()
+		if err != nil {
+			return a, err
+		}
+		a.at, a.gen = time.Now(), gen
+		c.mu.Lock()
+		if c.gen == gen {
+			if len(c.entries) >= c.max {
+				clear(c.entries)
+			}
+			c.entries[key] = a
+		}
+		c.mu.Unlock()
+		return a, nil
+	})
+	return v.(answer), err
+}
+
+// clear forgets every answer (a source ran: prices may have changed).
+func (c *answerCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.entries)
+}
