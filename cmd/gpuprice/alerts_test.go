@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +19,7 @@ import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // receiver stands in for a webhook, Slack or Alertmanager: it keeps every body
@@ -122,22 +122,9 @@ func TestAlertsDuckDB(t *testing.T) {
 	testAlerts(t, "duckdb://"+filepath.Join(t.TempDir(), "alerts.duckdb"))
 }
 
-func TestAlertsClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse alerts test must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse alerts test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_alerts_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	testAlerts(t, u.String())
+func TestIntegrationClickHouseAlerts(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "alerts")
+	testAlerts(t, dsn)
 }
 
 type alertReport struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // analyticsStore writes a small, hand-checkable history into a new DuckDB file and
@@ -77,22 +76,9 @@ func TestAnalyticsCommandsDuckDB(t *testing.T) {
 
 // TestAnalyticsCommandsClickHouse runs the same commands, with the same expected
 // numbers, on ClickHouse.
-func TestAnalyticsCommandsClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse analytics test must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse analytics test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_analytics_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	testAnalyticsCommands(t, u.String())
+func TestIntegrationClickHouseAnalyticsCommands(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "analytics")
+	testAnalyticsCommands(t, dsn)
 }
 
 func testAnalyticsCommands(t *testing.T, dsn string) {

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"math"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -18,22 +17,9 @@ func TestAnalyticsWithdrawnOfferDuckDB(t *testing.T) {
 	testAnalyticsWithdrawnOffer(t, "duckdb://"+filepath.Join(t.TempDir(), "w.duckdb"))
 }
 
-func TestAnalyticsWithdrawnOfferClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not")
-		}
-		t.Skip("SKIPPING the ClickHouse withdrawn-offer test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_analytics_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	testAnalyticsWithdrawnOffer(t, u.String())
+func TestIntegrationClickHouseAnalyticsWithdrawnOffer(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "analytics")
+	testAnalyticsWithdrawnOffer(t, dsn)
 }
 
 // testAnalyticsWithdrawnOffer stores the ten daily collections of

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // apiConfig is writeConfig plus alert rules (logged, never sent) so that alerts
@@ -207,22 +207,9 @@ func TestAPIMatchesCLIDuckDB(t *testing.T) {
 	testAPIMatchesCLI(t, "duckdb://"+filepath.Join(t.TempDir(), "api.duckdb"))
 }
 
-func TestAPIMatchesCLIClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse API test must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse API test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_api_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	testAPIMatchesCLI(t, u.String())
+func TestIntegrationClickHouseAPIMatchesCLI(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "api")
+	testAPIMatchesCLI(t, dsn)
 }
 
 func doReq(t *testing.T, method, u string, hdr map[string]string) (int, http.Header, string) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // assertBarsCover fails unless the store at dsn holds observations and, for every
@@ -118,23 +118,10 @@ func TestReparseThenAnalyticsDuckDB(t *testing.T) {
 	testReparseThenAnalytics(t, cfg, arc, "duckdb://"+filepath.Join(t.TempDir(), "fresh.duckdb"))
 }
 
-func TestReparseThenAnalyticsClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse reparse test must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse reparse test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_reparse_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
+func TestIntegrationClickHouseReparseThenAnalytics(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "reparse")
 	cfg, arc := recordArchive(t)
-	testReparseThenAnalytics(t, cfg, arc, u.String())
+	testReparseThenAnalytics(t, cfg, arc, dsn)
 }
 
 // testReparseThenAnalytics reparses the archive into the empty store at dsn and reads

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/clickhouse/clustertest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
@@ -61,17 +62,7 @@ func clusterHistory(t *testing.T, start time.Time) (string, int) {
 func TestIntegrationClickHouseClusterImport(t *testing.T) {
 	c := clustertest.Get(t)
 	control := clustertest.Control(t)
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		t.Fatal("GPUPRICE_CLICKHOUSE_DSN is not set: the cluster test compares with one server (deploy/test.sh sets both)")
-	}
-	single, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	singleDB := "gpuprice_single_" + randHex()
-	single.Path = "/" + singleDB
-	t.Cleanup(func() { dropDatabase(t, single, singleDB) })
+	single := chtest.FreshDSN(t, "single") // the one server it compares with (deploy/test.sh sets both)
 
 	start := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 	at := start.Add(10 * 24 * time.Hour).Format(time.RFC3339)
@@ -92,7 +83,7 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 
 	// One server.
 	t0 := time.Now()
-	if out, code := gp(single.String(), "import", "csv", csvPath); code != 0 {
+	if out, code := gp(single, "import", "csv", csvPath); code != 0 {
 		t.Fatalf("import into one server: %s", out)
 	}
 	t.Logf("one server: imported %d rows in %v", rows, time.Since(t0).Round(time.Millisecond))
@@ -209,7 +200,7 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 		}
 		return obs
 	}
-	onCluster, onSingle := read(clusterDSN), read(single.String())
+	onCluster, onSingle := read(clusterDSN), read(single)
 	ids := map[string]bool{}
 	for _, o := range onCluster {
 		ids[o.SeriesKey()+"@"+o.EffectiveAt.String()] = true
@@ -223,14 +214,14 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 
 	// Every analytic gives the single server's answer (bars rebuilt over everything
 	// on both, as a rollup after the spool replay would).
-	for _, dsn := range []string{single.String(), clusterDSN} {
+	for _, dsn := range []string{single, clusterDSN} {
 		if out, code := gp(dsn, "rollup"); code != 0 {
 			t.Fatalf("rollup: %s", out)
 		}
 	}
 	for _, a := range analytics {
 		t0 := time.Now()
-		want, code := gp(single.String(), a...)
+		want, code := gp(single, a...)
 		ts := time.Since(t0)
 		if code != 0 {
 			t.Fatalf("%v on one server: exit %d", a, code)
@@ -255,7 +246,7 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 		`SELECT gpu, pricing, day, round(hyperscaler, 6), round(specialist, 6), round(marketplace, 6) FROM v_spreads WHERE day < '2025-06-12 00:00:00' ORDER BY gpu, pricing, day`,
 		`SELECT gpu, pricing, group_name, day, round(price, 6), offers FROM v_index WHERE day < '2025-06-12 00:00:00' ORDER BY gpu, pricing, group_name, day`,
 	} {
-		if got, want := viewRows(t, clusterDSN, q), viewRows(t, single.String(), q); got != want {
+		if got, want := viewRows(t, clusterDSN, q), viewRows(t, single, q); got != want {
 			t.Errorf("%s: cluster\n%.2000s\none server\n%.2000s", q, got, want)
 		} else if got == "" {
 			t.Errorf("%s: no rows", q)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/ingest/parquetio"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // exportInput is a CSV of observations in the `prices --format csv` layout: three
@@ -154,22 +154,9 @@ func TestExportFormatsAndRoundTrip(t *testing.T) {
 
 // The same rows exported from ClickHouse and from DuckDB are the same bytes, in every
 // format that holds no run id, and a Parquet export from ClickHouse imports back.
-func TestIntegrationExportClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse export test must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse export test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_export_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	ch := u.String()
+func TestIntegrationClickHouseExport(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "export")
+	ch := dsn
 	duck := "duckdb://" + filepath.Join(t.TempDir(), "d.duckdb")
 	// One input file for both, so source_url is the same.
 	cfg, dir := backfillConfig(t, "http://127.0.0.1:1")

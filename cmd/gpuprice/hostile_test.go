@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // hostileValues are what a careless script or an attacker may pass as a filter.
@@ -146,22 +146,9 @@ func TestHostileFiltersDuckDB(t *testing.T) {
 	hostileFilters(t, "duckdb://"+filepath.Join(t.TempDir(), "hostile.duckdb"))
 }
 
-func TestHostileFiltersClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not")
-		}
-		t.Skip("SKIPPING: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_hostile_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
-	hostileFilters(t, u.String())
+func TestIntegrationClickHouseHostileFilters(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "hostile")
+	hostileFilters(t, dsn)
 }
 
 // One hanging source is cut at its timeout and delays no other; a 429 with

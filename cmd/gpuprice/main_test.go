@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // replay serves recorded provider responses from the sources' testdata: two Azure
@@ -232,47 +232,15 @@ func TestCollectPricesDuckDB(t *testing.T) {
 	}
 }
 
-func TestCollectPricesSameOnClickHouse(t *testing.T) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but GPUPRICE_CLICKHOUSE_DSN is not: the ClickHouse comparison must run in CI")
-		}
-		t.Skip("SKIPPING the ClickHouse half of the end-to-end test: set GPUPRICE_CLICKHOUSE_DSN=clickhouse://localhost:9000/default")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_e2e_" + randHex()
-	u.Path = "/" + db
-	t.Cleanup(func() { dropDatabase(t, u, db) })
+func TestIntegrationClickHouseCollectPricesSame(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "e2e")
 	srv := replay(t) // one server, so source URLs match
-	onCH := collectAndExport(t, srv, u.String())
+	onCH := collectAndExport(t, srv, dsn)
 	onDuck := collectAndExport(t, srv, "duckdb://"+filepath.Join(t.TempDir(), "gpuprice.duckdb"))
 	checkPrices(t, parseCSV(t, onCH))
 	if onCH != onDuck {
 		t.Errorf("prices differ between ClickHouse and DuckDB\n--- clickhouse ---\n%s\n--- duckdb ---\n%s", onCH, onDuck)
 	}
-}
-
-// dropDatabase drops the test database through ClickHouse's HTTP interface.
-func dropDatabase(t *testing.T, native *url.URL, db string) {
-	httpURL := os.Getenv("GPUPRICE_CLICKHOUSE_HTTP")
-	if httpURL == "" {
-		httpURL = "http://" + native.Hostname() + ":8123/"
-	}
-	req, _ := http.NewRequest(http.MethodPost, httpURL, strings.NewReader("DROP DATABASE IF EXISTS "+db))
-	if native.User != nil {
-		pw, _ := native.User.Password()
-		req.SetBasicAuth(native.User.Username(), pw)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Logf("dropping %s: %v", db, err)
-		return
-	}
-	resp.Body.Close()
 }
 
 func TestEverySourceFailedExitsNonZero(t *testing.T) {

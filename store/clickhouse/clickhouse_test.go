@@ -2,11 +2,8 @@ package clickhouse_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,66 +13,17 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
-// serverDSN returns the DSN of the test server from GPUPRICE_CLICKHOUSE_DSN. Without
-// it the test is skipped loudly, except under CI (CI set), where it fails: CI must
-// never skip the integration tests silently.
-func serverDSN(t *testing.T) *url.URL {
-	t.Helper()
-	dsn := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("GPUPRICE_CLICKHOUSE_DSN is not set under CI: start ClickHouse and set it " +
-				"(e.g. clickhouse://localhost:9000/default)")
-		}
-		t.Skip("!!! SKIPPING ClickHouse integration test: set GPUPRICE_CLICKHOUSE_DSN " +
-			"(e.g. clickhouse://localhost:9000/default) to run it !!!")
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("GPUPRICE_CLICKHOUSE_DSN: %v", err)
-	}
-	return u
-}
+// serverDSN, freshDSN and adminConn are chtest's (store/clickhouse/chtest), shared
+// with every other ClickHouse integration test.
+func serverDSN(t *testing.T) *url.URL { return chtest.ServerDSN(t) }
 
-// freshDSN returns the server DSN naming a new, unique database that is dropped at
-// cleanup. The database does not exist until Migrate creates it.
-func freshDSN(t *testing.T) string {
-	t.Helper()
-	u := serverDSN(t)
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	db := "gpuprice_test_" + hex.EncodeToString(b)
-	u.Path = "/" + db
-	t.Cleanup(func() {
-		admin := adminConn(t, u)
-		defer admin.Close()
-		if err := admin.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
-			t.Errorf("drop %s: %v", db, err)
-		}
-	})
-	return u.String()
-}
+func freshDSN(t *testing.T) string { return chtest.FreshDSN(t, "test") }
 
-// adminConn opens a plain clickhouse-go connection to the server's default database.
-func adminConn(t *testing.T, u *url.URL) ch.Conn {
-	t.Helper()
-	v := *u
-	v.Path = "/default"
-	opts, err := ch.ParseDSN(v.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return conn
-}
+func adminConn(t *testing.T, u *url.URL) ch.Conn { return chtest.Admin(t, u) }
 
 func TestIntegrationClickHouse(t *testing.T) {
 	serverDSN(t)

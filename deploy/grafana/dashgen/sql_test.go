@@ -3,15 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/csv"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,46 +23,19 @@ import (
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
 // testDB returns the DSN of a new database on the server of GPUPRICE_CLICKHOUSE_DSN
-// (dropped at cleanup) and an admin connection. Without the variable the test is
-// skipped loudly, except under CI, where it fails.
+// (dropped at cleanup, chtest.FreshDSN) and an admin connection. Without the variable
+// the test is skipped loudly, except under CI, where it fails.
 func testDB(t *testing.T) (string, driver.Conn) {
 	t.Helper()
-	dsn := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("GPUPRICE_CLICKHOUSE_DSN is not set under CI")
-		}
-		t.Skip("!!! SKIPPING ClickHouse integration test: set GPUPRICE_CLICKHOUSE_DSN (e.g. clickhouse://localhost:9000/default) !!!")
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	db := "gpuprice_grafana_" + hex.EncodeToString(b)
-	admin := *u
-	admin.Path = "/default"
-	opts, err := ch.ParseDSN(admin.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := conn.Exec(context.Background(), "DROP DATABASE IF EXISTS `"+db+"`"); err != nil {
-			t.Errorf("drop %s: %v", db, err)
-		}
-		conn.Close()
-	})
-	u.Path = "/" + db
-	return u.String(), conn
+	dsn := chtest.FreshDSN(t, "grafana")
+	conn := chtest.Admin(t, chtest.ServerDSN(t))
+	t.Cleanup(func() { conn.Close() })
+	return dsn, conn
 }
 
 // historyCSV is a SYNTHETIC price history (storetest.Generate: test data, never
@@ -130,12 +99,12 @@ func fill(t *testing.T, st store.Store) {
 	}
 }
 
-// TestIntegrationDashboardSQL runs every ClickHouse query of every committed
+// TestIntegrationClickHouseDashboardSQL runs every ClickHouse query of every committed
 // dashboard — each variable's query, then each panel's SQL with the variables and
 // macros substituted as Grafana and the plugin do — on a ClickHouse filled through
 // the pipeline, with all values selected and with a selection: each must return
 // rows with the columns its panel reads, in order, a time first for time series.
-func TestIntegrationDashboardSQL(t *testing.T) {
+func TestIntegrationClickHouseDashboardSQL(t *testing.T) {
 	dsn, _ := testDB(t)
 	ctx := t.Context()
 	st, err := clickhouse.Open(ctx, dsn)
@@ -294,7 +263,7 @@ func run(ctx context.Context, conn driver.Conn, q string) ([]string, []string, i
 // analytics package on the same store: per GPU and provider, the cheapest current
 // offering's cost with its MFU band's midpoint (analytics.MFUFor) and the catalog's
 // dense peak (analytics.PeakTFLOPS), as `gpuprice tokens` computes it.
-// It runs inside TestIntegrationDashboardSQL, on its store.
+// It runs inside TestIntegrationClickHouseDashboardSQL, on its store.
 func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 	ctx := t.Context()
 	cat, err := schemas.LoadCatalog()
