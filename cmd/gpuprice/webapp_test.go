@@ -536,17 +536,25 @@ func TestWebApp(t *testing.T) {
 		}
 	})
 
+	views := []struct{ name, path string }{
+		{"board", "/?provider=lambda"}, // every element is checked: a shorter table, the same structure
+		{"series", "/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"},
+		{"tokens", "/tokens?params=7e9&gpu=H100-SXM-80GB"},
+		{"spreads", "/spreads?gpu=H100-SXM-80GB"},
+		{"index", "/index?gpu=H100-SXM-80GB"},
+		{"sources", "/sources"},
+		{"alerts", "/alerts"},
+	}
+	t.Run("accessible", func(t *testing.T) {
+		for _, v := range views {
+			do(t, ctx, "open "+v.name, chromedp.Navigate(base+v.path), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+			accessible(t, ctx, v.name)
+		}
+	})
+
 	t.Run("narrow and dark", func(t *testing.T) {
 		do(t, ctx, "a phone-sized dark screen", chromedp.EmulateViewport(390, 844), media("dark"))
-		for _, v := range []struct{ name, path string }{
-			{"board", "/"},
-			{"series", "/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"},
-			{"tokens", "/tokens?params=7e9&gpu=H100-SXM-80GB"},
-			{"spreads", "/spreads?gpu=H100-SXM-80GB"},
-			{"index", "/index?gpu=H100-SXM-80GB"},
-			{"sources", "/sources"},
-			{"alerts", "/alerts"},
-		} {
+		for _, v := range views {
 			do(t, ctx, "open "+v.name+" narrow", chromedp.Navigate(base+v.path), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
 			if bg := eval[string](t, ctx, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(20, 23, 29)" {
 				t.Errorf("%s: dark mode background %q", v.name, bg)
@@ -558,8 +566,43 @@ func TestWebApp(t *testing.T) {
 			if e := eval[string](t, ctx, `(document.querySelector('.error') || {}).textContent || ''`); e != "" {
 				t.Errorf("%s: %s", v.name, e)
 			}
+			// What a dark, narrow screen changes: colours, and boxes that scroll.
+			accessible(t, ctx, v.name+" (dark)", "color-contrast", "scrollable-region-focusable")
 			shotOf(t, ctx, v.name+"-narrow-dark", chromedp.CaptureScreenshot())
 		}
 		do(t, ctx, "back to a light desktop", chromedp.EmulateViewport(1280, 900), media("light"))
 	})
+}
+
+// axeSource is axe-core (npm, copied by web/build.sh), the accessibility checker the
+// browser tests run in each view.
+var axeSource = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile(filepath.Join("internal", "server", "web", "testdata", "axe.min.js"))
+	return string(b), err
+})
+
+// accessible runs axe-core's WCAG 2.1 A and AA rules (or only the given rules) on
+// the page and reports each violation (contrast, names, labels, landmarks, table
+// headers, …).
+func accessible(t *testing.T, ctx context.Context, view string, rules ...string) {
+	t.Helper()
+	src, err := axeSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval[bool](t, ctx, src+"\n;true")
+	type violation struct {
+		ID, Impact, Help string
+		Targets          []string
+	}
+	only := `{type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}`
+	if len(rules) > 0 {
+		b, _ := json.Marshal(rules)
+		only = `{type: 'rule', values: ` + string(b) + `}`
+	}
+	vs := eval[[]violation](t, ctx, `axe.run(document, {runOnly: `+only+`})
+	  .then(r => r.violations.map(v => ({ID: v.id, Impact: v.impact || '', Help: v.help, Targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))})))`)
+	for _, v := range vs {
+		t.Errorf("%s: accessibility: %s (%s): %s, e.g. %v", view, v.ID, v.Impact, v.Help, v.Targets)
+	}
 }

@@ -28,10 +28,14 @@ await build({
 const { renameSync } = await import('node:fs');
 renameSync(join(dist, 'app-css.css'), join(dist, 'app.css'));
 copyFileSync(join(here, 'src/index.html'), join(dist, 'index.html'));
+// axe-core, for the browser tests' accessibility check (never served).
+mkdirSync(join(here, 'testdata'), { recursive: true });
+copyFileSync(join(here, 'node_modules/axe-core/axe.min.js'), join(here, 'testdata/axe.min.js'));
 
 const inputs = ['package.json', 'package-lock.json', 'build.mjs', ...readdirSync(join(here, 'src')).sort().map((f) => 'src/' + f)];
 const sha = (p) => createHash('sha256').update(readFileSync(join(here, p))).digest('hex');
 const manifest = { inputs: Object.fromEntries(inputs.map((p) => [p, sha(p)])), outputs: {} };
 for (const f of ['app.js', 'app.css', 'index.html']) manifest.outputs[f] = sha('dist/' + f);
+manifest.outputs['../testdata/axe.min.js'] = sha('testdata/axe.min.js');
 writeFileSync(join(dist, 'BUILD.json'), JSON.stringify(manifest, null, 2) + '\n');
 console.log('built', Object.keys(manifest.outputs).map((f) => `dist/${f} (${readFileSync(join(dist, f)).length} bytes)`).join(', '));

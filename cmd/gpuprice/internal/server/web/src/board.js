@@ -69,9 +69,9 @@ export async function board(main) {
   form.append(el('div', { class: 'actions' }, reset, csvButton));
 
   const matrixKind = el('div', { class: 'segmented', role: 'radiogroup', 'aria-label': 'Pricing kind of the matrix' });
-  const matrixBox = el('div', { class: 'scroll matrix-box' });
+  const matrixBox = el('div', { class: 'scroll matrix-box', tabindex: '0', role: 'region', 'aria-label': 'Cheapest price by GPU and provider' });
   const count = el('p', { class: 'count', role: 'status', 'aria-live': 'polite' });
-  const tableBox = el('div', { class: 'scroll' });
+  const tableBox = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Offers' });
   status.replaceWith(
     el('p', { class: 'lead' }, 'The cheapest price of every offer still listed, in US dollars per GPU-hour. Pick a cell or a filter to narrow the table; the address bar keeps the view.'),
     el('section', { 'aria-labelledby': 'm-h' }, el('h2', { id: 'm-h' }, 'Cheapest by GPU and provider'), matrixKind, matrixBox),

@@ -3,7 +3,7 @@
 // table for screen readers and copy-paste.
 
 import uPlot from 'uplot';
-import { el, when, isNum } from './util.js';
+import { el, when, isNum, scrollBox } from './util.js';
 
 /** COLORS gives each line kind its colour (pricing kinds and market tiers). */
 export const COLORS = {
@@ -107,9 +107,7 @@ function dataTable(title, xs, lines, band, fmt) {
     'details',
     { class: 'data' },
     el('summary', {}, 'Numbers (', xs.length, ' points)'),
-    el(
-      'div',
-      { class: 'scroll' },
+    scrollBox(
       el(
         'table',
         {},

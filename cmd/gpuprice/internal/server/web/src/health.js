@@ -1,7 +1,7 @@
 // Firing alerts and source health: what needs a look now.
 
 import { get, rows, data, problem } from './api.js';
-import { el, when, ago, day, fixed, href, isNum, params, pricingLabel } from './util.js';
+import { el, when, ago, day, fixed, href, isNum, params, pricingLabel, scrollBox } from './util.js';
 
 /** alertItems flattens the alerts answer into [{state, rule, subject, summary, …}]: a list, lists under
  * firing/resolved/recent, the alert state's map of entries, or an evaluation report's rules. */
@@ -88,7 +88,7 @@ export async function alerts(main) {
   const resolved = items.filter((a) => a.state === 'resolved');
   const errors = items.filter((a) => a.state === 'error');
   const list = (xs, id, empty) => (xs.length
-    ? el('div', { class: 'scroll' }, el('table', { id, class: 'alerts' },
+    ? scrollBox(el('table', { id, class: 'alerts' },
       el('thead', {}, el('tr', {}, ['rule', 'what', 'value', 'threshold', 'since', 'ended'].map((h, i) => el('th', { scope: 'col', class: i === 2 || i === 3 ? 'n' : '' }, h)))),
       el('tbody', {}, xs.map((a) => {
         const link = alertLink(a);
@@ -143,6 +143,6 @@ export async function sources(main) {
     })));
   const wanted = params().get('source');
   if (wanted) requestAnimationFrame(() => { const row = document.getElementById('source-' + wanted); if (row) row.scrollIntoView({ block: 'center' }); });
-  status.replaceWith(el('div', { class: 'scroll' }, table),
+  status.replaceWith(scrollBox(table),
     el('p', { class: 'note' }, 'Rows that failed validation, with the reason: ', el('code', {}, 'gpuprice quarantine'), ' or ', el('a', { href: '/api/v1/quarantine' }, '/api/v1/quarantine'), '.'));
 }

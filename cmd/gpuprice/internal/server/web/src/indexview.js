@@ -3,7 +3,7 @@
 
 import { get, rows, problem } from './api.js';
 import { chart, COLORS } from './chart.js';
-import { el, money, params, href, PRICING, pricingLabel, uniq, day } from './util.js';
+import { el, money, params, href, PRICING, pricingLabel, uniq, day, scrollBox } from './util.js';
 
 /** indexView renders the index view into main. */
 export async function indexView(main) {
@@ -46,7 +46,7 @@ export async function indexView(main) {
   fig.id = 'index-chart';
   const latest = groups.map((g) => mine.filter((p) => p.group === g).sort((a, b) => Date.parse(b.day) - Date.parse(a.day))[0]);
   const method = mine.length ? mine[0].method : '';
-  const table = el('div', { class: 'scroll' }, el('table', { id: 'index-latest' },
+  const table = scrollBox(el('table', { id: 'index-latest' },
     el('caption', {}, 'Latest day'),
     el('thead', {}, el('tr', {}, ['group', 'day', '$/GPU-h', 'offers', 'dropped as outliers'].map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))),
     el('tbody', {}, latest.map((p) => el('tr', {}, el('th', { scope: 'row' }, p.group), el('td', {}, day(p.day)),
@@ -59,7 +59,7 @@ export async function indexView(main) {
     const k = p.gpu + '|' + p.group;
     if (!last.has(k) || Date.parse(p.day) > Date.parse(last.get(k).day)) last.set(k, p);
   }
-  const overview = gpus.length ? el('div', { class: 'scroll' }, el('table', { id: 'index-all' },
+  const overview = gpus.length ? scrollBox(el('table', { id: 'index-all' },
     el('caption', {}, `Every GPU, ${pricingLabel(state.pricing)}, latest day ($/GPU-hour)`),
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'GPU'), groupsAll.map((g) => el('th', { scope: 'col', class: 'n' }, g)))),
     el('tbody', {}, gpus.map((g) => el('tr', { class: g === state.gpu ? 'current' : '' },

@@ -8,7 +8,7 @@
 
 import { get, rows, data, problem } from './api.js';
 import { chart, align, COLORS } from './chart.js';
-import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when } from './util.js';
+import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when, scrollBox } from './util.js';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'];
 
@@ -108,7 +108,7 @@ export async function series(main) {
   } else {
     const head = ['series', 'pricing', 'bars', 'annualised', 'CV', 'range', 'max drawdown', 'changes', 'min', 'max', 'close'];
     const isShown = (v) => lines.some((l) => l.offer.sku === v.sku && l.offer.zone === v.zone && l.offer.region === v.region && l.offer.pricing === v.pricing);
-    rest.push(el('div', { class: 'scroll' }, el('table', { id: 'volatility' },
+    rest.push(scrollBox(el('table', { id: 'volatility' },
       el('caption', { class: 'sr-only' }, 'Volatility of each series'),
       el('thead', {}, el('tr', {}, head.map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))),
       el('tbody', {}, vol.map((v) => el('tr', { class: isShown(v) ? 'current' : '' },
@@ -142,7 +142,7 @@ function percentiles(h, state) {
   const row = (label, s) => el('tr', {}, el('th', { scope: 'row' }, label), el('td', { class: 'n' }, s.series ?? '–'),
     ['p10', 'p25', 'p50', 'p75', 'p90', 'min', 'latest'].map((k) => el('td', { class: 'n' }, money(s[k]))),
     el('td', { class: 'n' }, isNum(s.trend_pct_per_30d) ? (s.trend_pct_per_30d > 0 ? '+' : '') + fixed(s.trend_pct_per_30d, 1) + '%' : '–'));
-  return el('div', { class: 'scroll' }, el('table', { id: 'percentiles' },
+  return scrollBox(el('table', { id: 'percentiles' },
     el('caption', {}, `${state.gpu} ${pricingLabel(state.pricing)} day prices, $/GPU-hour, last ${state.since}`),
     el('thead', {}, el('tr', {}, head.map((x, i) => el('th', { scope: 'col', class: i ? 'n' : '' }, x)))),
     el('tbody', {}, row('every provider', h.overall), mine ? row(state.provider, mine) : '')));

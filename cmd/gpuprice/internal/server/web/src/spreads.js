@@ -4,7 +4,7 @@
 
 import { get, data, problem } from './api.js';
 import { chart, COLORS } from './chart.js';
-import { el, money, fixed, params, href, PRICING, pricingLabel, isNum, uniq } from './util.js';
+import { el, money, fixed, params, href, PRICING, pricingLabel, isNum, uniq, scrollBox } from './util.js';
 
 /** spreads renders the spreads view into main. */
 export async function spreads(main) {
@@ -59,7 +59,7 @@ export async function spreads(main) {
   ratio.id = 'ratio-chart';
   const rows = summary;
   const table = rows.length
-    ? el('div', { class: 'scroll' }, el('table', { id: 'spread-summary' },
+    ? scrollBox(el('table', { id: 'spread-summary' },
       el('caption', {}, `How the hyperscaler/specialist ratio moved (${pricingLabel(state.pricing)}, last ${state.since})`),
       el('thead', {}, el('tr', {}, ['GPU', 'first day', 'ratio', 'last day', 'ratio', 'premium moved (points)', 'min', 'max', 'days'].map((h, i) => el('th', { scope: 'col', class: i > 0 && i !== 1 && i !== 3 ? 'n' : '' }, h)))),
       el('tbody', {}, rows.map((s) => el('tr', { class: s.gpu === state.gpu ? 'current' : '' },

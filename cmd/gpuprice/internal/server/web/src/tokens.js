@@ -4,7 +4,7 @@
 // `gpuprice tokens --format json`.
 
 import { get, rows, matched, problem } from './api.js';
-import { el, money, fixed, big, params, setParams, href, PRICING, pricingLabel, isNum } from './util.js';
+import { el, money, fixed, big, params, setParams, href, PRICING, pricingLabel, isNum, scrollBox } from './util.js';
 
 const FIELDS = ['params', 'mfu', 'tokens', 'precision', 'gpu', 'provider', 'pricing'];
 
@@ -88,7 +88,7 @@ export async function tokens(main) {
       })));
     show(best);
     out.replaceChildren(...notes, answer, el('h2', {}, 'The arithmetic'), explain,
-      el('h2', {}, 'Every offering'), el('p', { class: 'note' }, 'Pick a row to see its arithmetic.'), el('div', { class: 'scroll' }, table));
+      el('h2', {}, 'Every offering'), el('p', { class: 'note' }, 'Pick a row to see its arithmetic.'), scrollBox(table));
   }
   run();
 }
@@ -109,7 +109,7 @@ function arithmetic(r, precision) {
   }
   return [
     el('p', {}, `${r.gpu} at ${r.provider}, ${r.sku} ${r.region} (${pricingLabel(r.pricing)}), ${precision}; MFU from ${r.mfu_source || '–'}.`),
-    el('pre', { id: 'tokens-arithmetic' }, lines.join('\n')),
+    el('pre', { id: 'tokens-arithmetic', tabindex: '0', 'aria-label': 'The arithmetic' }, lines.join('\n')),
     el('p', {}, el('a', { href: href('/series', { gpu: r.gpu, provider: r.provider, pricing: r.pricing, region: r.region }) }, 'This offering\'s price over time')),
   ];
 }

@@ -132,3 +132,12 @@ export function quantile(xs, q) {
   const lo = Math.floor(i), hi = Math.ceil(i);
   return v[lo] + (v[hi] - v[lo]) * (i - lo);
 }
+
+/** scrollBox wraps a wide table in a box that scrolls sideways on its own, reachable
+ * and scrollable from the keyboard, named after the table's caption. */
+export function scrollBox(...children) {
+  const box = el('div', { class: 'scroll', tabindex: '0', role: 'region' }, ...children);
+  const cap = box.querySelector('caption');
+  box.setAttribute('aria-label', (cap && cap.textContent.trim()) || 'table');
+  return box;
+}
