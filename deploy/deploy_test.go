@@ -157,7 +157,7 @@ func TestCompose(t *testing.T) {
 		}
 	}
 	gf := c.Services["grafana"]
-	if p := gf.Environment["GF_INSTALL_PLUGINS"]; !regexp.MustCompile(`^grafana-clickhouse-datasource \d+\.\d+\.\d+$`).MatchString(p) {
+	if p := gf.Environment["GF_PLUGINS_PREINSTALL_SYNC"]; !regexp.MustCompile(`^grafana-clickhouse-datasource@\d+\.\d+\.\d+$`).MatchString(p) {
 		t.Errorf("grafana plugin %q: not the ClickHouse plugin at a pinned version", p)
 	}
 	if !slices.Contains(gf.Volumes, "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro") {
