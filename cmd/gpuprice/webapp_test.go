@@ -441,6 +441,12 @@ func TestWebApp(t *testing.T) {
 			t.Errorf("series chart has %d bars, want the 14 imported days and today", bars)
 		}
 		shot(t, ctx, "series")
+		// A week is drawn from hourly bars.
+		do(t, ctx, "open a week of hours", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand&since=7d"),
+			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))
+		if v := eval[[]string](t, ctx, `[document.querySelector('#s-bar').value, document.querySelector('#series-chart').dataset.seriesDrawn]`); v[0] != "1h" || v[1] != "1" {
+			t.Errorf("7d series: bar %s, %s lines drawn", v[0], v[1])
+		}
 		// A hash link to the series opens the same view at its path.
 		do(t, ctx, "open a hash link", chromedp.Navigate(base+"/#/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand"),
 			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))
