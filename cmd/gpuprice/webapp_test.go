@@ -572,6 +572,20 @@ func TestWebApp(t *testing.T) {
 			if e := eval[string](t, ctx, `(document.querySelector('.error') || {}).textContent || ''`); e != "" {
 				t.Errorf("%s: %s", v.name, e)
 			}
+			// Everything the page loaded came from this server: no CDN, no other host.
+			loaded := eval[[]string](t, ctx, `performance.getEntriesByType('resource').map(r => r.name)`)
+			api := 0
+			for _, u := range loaded {
+				if !strings.HasPrefix(u, base+"/") {
+					t.Errorf("%s loaded %s from elsewhere", v.name, u)
+				}
+				if strings.HasPrefix(u, base+"/api/v1/") {
+					api++
+				}
+			}
+			if len(loaded) < 3 || api == 0 {
+				t.Errorf("%s loaded only %v", v.name, loaded)
+			}
 			// What a dark, narrow screen changes: colours, and boxes that scroll.
 			accessible(t, ctx, v.name+" (dark)", "color-contrast", "scrollable-region-focusable")
 			shotOf(t, ctx, v.name+"-narrow-dark", chromedp.CaptureScreenshot())
