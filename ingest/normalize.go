@@ -58,6 +58,9 @@ type Normalizer struct {
 	Providers schemas.ProviderCatalog
 	FX        FX
 	Bounds    Bounds
+	// Peers, when set, holds prices far from their peers as suspect (SuspectConfig)
+	// and learns every row that passes. nil: no relative gate (imports, backfills).
+	Peers *Peers
 }
 
 // Rejection is why an observation failed a gate.
@@ -194,6 +197,10 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 				MemoryType: o.Attrs["gpu_memory_interface"]})
 		}
 	}
+	if why := n.Peers.Judge(o); why != "" {
+		return o, false, &Rejection{Reason: why}
+	}
+	n.Peers.Learn(o)
 	return o, o.GPU == schemas.UnknownGPU, nil
 }
 

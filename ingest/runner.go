@@ -29,11 +29,15 @@ import (
 // A Runner may be kept for many runs (serve): FX rates are then refreshed at most
 // every FX.MaxAge. Its fields are set before the first run and not changed after.
 type Runner struct {
-	Store         store.Store
-	Spool         *DirSpool // nil: nothing is spooled or replayed
-	GPUs          Canonicalizer
-	Providers     schemas.ProviderCatalog
-	Bounds        Bounds
+	Store     store.Store
+	Spool     *DirSpool // nil: nothing is spooled or replayed
+	GPUs      Canonicalizer
+	Providers schemas.ProviderCatalog
+	Bounds    Bounds
+	// Suspect is the relative gate of live collections (FXEager runs: collect and
+	// serve): a price far from its current peers is quarantined as suspect. Imports,
+	// reparses and backfills replay history, which today's peers cannot judge.
+	Suspect       SuspectConfig
 	FX            FXConfig
 	Batch         BatchConfig
 	SourceTimeout time.Duration // per source; 0 means none beyond ctx
@@ -216,7 +220,35 @@ func (r *Runner) normalizer(ctx context.Context, mode FXMode) *Normalizer {
 	} else {
 		conv = &lazyFX{load: func() FX { return r.loadFX(ctx) }}
 	}
-	return &Normalizer{GPUs: r.GPUs, Providers: r.Providers, FX: conv, Bounds: r.Bounds}
+	n := &Normalizer{GPUs: r.GPUs, Providers: r.Providers, FX: conv, Bounds: r.Bounds}
+	if mode == FXEager && !r.Suspect.Disabled && r.Store != nil {
+		n.Peers = r.peers(ctx)
+	}
+	return n
+}
+
+// peerWindow is how recent a stored price must be to judge a new one.
+const peerWindow = 7 * 24 * time.Hour
+
+// peers are the current prices new rows are judged against: every series' latest
+// price seen within peerWindow. When the store cannot be read the gate judges
+// against the run's own rows only.
+func (r *Runner) peers(ctx context.Context) *Peers {
+	latest, err := r.Store.Latest(ctx, store.Filter{})
+	if err != nil {
+		r.log().Warn("suspect gate: current prices not read; judging against this run's rows only", "error", err.Error())
+	}
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	cur := latest[:0:0]
+	for _, o := range latest {
+		if now.Sub(o.ObservedAt) <= peerWindow {
+			cur = append(cur, o)
+		}
+	}
+	return NewPeers(r.Suspect, cur)
 }
 
 // loadFX refreshes the reference rates into the store (unless FX.Refresh is nil or

@@ -4,6 +4,8 @@
 package schemas
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -208,4 +210,12 @@ type Quarantined struct {
 	Source        string    `json:"source"`
 	Reason        string    `json:"reason"`
 	Raw           string    `json:"raw"` // the row as JSON (or the source's raw text)
+}
+
+// ID is a short, stable identifier of a quarantined row (the first 12 hex digits
+// of a SHA-256 over its time, source, run and raw text), for `gpuprice quarantine
+// release ID`. The quarantine log has no key of its own.
+func (q Quarantined) ID() string {
+	h := sha256.Sum256([]byte(q.QuarantinedAt.UTC().Format(time.RFC3339) + "\x00" + q.Source + "\x00" + q.RunID + "\x00" + q.Raw))
+	return hex.EncodeToString(h[:6])
 }

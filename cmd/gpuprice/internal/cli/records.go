@@ -87,7 +87,57 @@ func (a *app) quarantineCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
 	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.AddCommand(a.quarantineReleaseCmd())
 	return cmd
+}
+
+func (a *app) quarantineReleaseCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "release ID...",
+		Short: "Store suspect rows a person confirmed (ids from `gpuprice quarantine`)",
+		Long: `release stores rows the suspect gate held (reason "suspect: …": a price under a
+quarter or over four times the median of its current peers, see ingest.suspect in
+the configuration) once a person has confirmed the price is real. Each row is
+normalised again with every other gate, marked attrs.released_from_quarantine = ID,
+written with run id release-ID and a run record of source quarantine-release; the
+bars of its day are rebuilt. Rows quarantined for any other reason cannot be
+released: fix the source or the configuration and collect again.`,
+		Example: `  gpuprice quarantine | grep suspect
+  gpuprice quarantine release 3f2a9c01be77`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rows, err := st.Quarantine(cmd.Context(), 0)
+			if err != nil {
+				return err
+			}
+			byID := map[string]schemas.Quarantined{}
+			for _, q := range rows {
+				byID[q.ID()] = q
+			}
+			r, err := a.runner(st)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				q, ok := byID[strings.TrimSpace(id)]
+				if !ok {
+					return fmt.Errorf("quarantine release: no quarantined row has id %q (see `gpuprice quarantine --limit 0`)", id)
+				}
+				o, err := r.ReleaseSuspect(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "released %s: %s %s %s %s $%s/GPU-h\n", id, o.Provider, o.SKU, o.Region, o.Pricing,
+					report.Num(o.PriceUSDGPUHour))
+			}
+			return nil
+		},
+	}
 }
 
 func (a *app) fxCmd() *cobra.Command {

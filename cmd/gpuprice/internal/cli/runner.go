@@ -26,11 +26,13 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 		fxc.Refresh = ingest.ECBRates(a.client(), sc.Endpoint)
 	}
 	return &ingest.Runner{
-		Store:         st,
-		Spool:         spool,
-		GPUs:          cat,
-		Providers:     a.cfg.ProviderCatalog(),
-		Bounds:        ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
+		Store:     st,
+		Spool:     spool,
+		GPUs:      cat,
+		Providers: a.cfg.ProviderCatalog(),
+		Bounds:    ingest.Bounds{MinUSDGPUHour: a.cfg.Ingest.MinUSDGPUHour, MaxUSDGPUHour: a.cfg.Ingest.MaxUSDGPUHour},
+		Suspect: ingest.SuspectConfig{Below: a.cfg.Ingest.Suspect.Below, Above: a.cfg.Ingest.Suspect.Above,
+			MinPeers: a.cfg.Ingest.Suspect.MinPeers, Disabled: a.cfg.Ingest.Suspect.Disabled},
 		FX:            fxc,
 		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
 		SourceTimeout: a.cfg.Ingest.SourceTimeout,

@@ -108,6 +108,17 @@ type Ingest struct {
 	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"`
 	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"`
 	SourceTimeout time.Duration `yaml:"source_timeout"`
+	Suspect       Suspect       `yaml:"suspect"`
+}
+
+// Suspect configures the relative gate of live collections: a price under Below or
+// over Above times the median of its current peers (same canonical GPU, pricing
+// kind and scope) is quarantined as suspect, once MinPeers peers exist.
+type Suspect struct {
+	Below    float64 `yaml:"below"`
+	Above    float64 `yaml:"above"`
+	MinPeers int     `yaml:"min_peers"`
+	Disabled bool    `yaml:"disabled"`
 }
 
 // Spool configures the on-disk spool used while the store is unreachable.
@@ -146,7 +157,8 @@ func Default() Config {
 		LogLevel: "info",
 		HTTP:     HTTP{Timeout: 30 * time.Second, MaxBodyBytes: 64 << 20, Retries: 4, MinInterval: 250 * time.Millisecond},
 		Ingest: Ingest{BatchSize: 5000, FlushInterval: 2 * time.Second, MinUSDGPUHour: 0.01,
-			MaxUSDGPUHour: 150, SourceTimeout: 10 * time.Minute},
+			MaxUSDGPUHour: 150, SourceTimeout: 10 * time.Minute,
+			Suspect: Suspect{Below: 0.25, Above: 4, MinPeers: 3}},
 		Spool: Spool{MaxBytes: 1 << 30},
 	}
 }
@@ -220,6 +232,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.FlushInterval <= 0 {
 		bad("ingest.flush_interval must be positive")
+	}
+	if sp := c.Ingest.Suspect; !(sp.Below > 0 && sp.Below < 1) || !(sp.Above > 1) || sp.MinPeers < 1 {
+		bad("ingest.suspect: below (%g) must be in (0, 1), above (%g) over 1 and min_peers (%d) at least 1", sp.Below, sp.Above, sp.MinPeers)
 	}
 	if c.Ingest.MinUSDGPUHour < 0 || c.Ingest.MaxUSDGPUHour <= c.Ingest.MinUSDGPUHour {
 		bad("ingest: min_usd_gpu_hour (%g) must be ≥ 0 and below max_usd_gpu_hour (%g)", c.Ingest.MinUSDGPUHour, c.Ingest.MaxUSDGPUHour)

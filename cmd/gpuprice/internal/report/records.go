@@ -133,9 +133,9 @@ func (r *Reader) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]sc
 func QuarantineTable(rows []schemas.Quarantined) ([]string, [][]string) {
 	var out [][]string
 	for _, q := range rows {
-		out = append(out, []string{q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw, 200)})
+		out = append(out, []string{q.ID(), q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw, 200)})
 	}
-	return []string{"when", "source", "run", "reason", "raw"}, out
+	return []string{"id", "when", "source", "run", "reason", "raw"}, out
 }
 
 // ---- fx
