@@ -15,7 +15,8 @@
 //     gpu_hour, GPUCount 1; another usage unit is passed verbatim). SKU is GCP's
 //     accelerator type (nvidia-h100-80gb, nvidia-tesla-a100 …) read from the
 //     description, or a slug of the GPU name when the type is not known; GPUName is the
-//     name as the description writes it ("Nvidia Tesla A100 80GB").
+//     name as the description writes it ("Nvidia Tesla A100 80GB"). These rows price
+//     the GPU alone: PriceScope gpu_only (docs/analytics.md, "Like with like").
 //   - The price is units + nanos/1e9 of pricingInfo[0]'s tier with startUsageAmount 0;
 //     when that tier is free and a later one is not, the first non-zero tier (its start
 //     in Attrs["tier_start_usage_amount"]). EffectiveAt is pricingInfo[0].effectiveTime.

@@ -87,11 +87,18 @@ func TestRecordedPageAndDerivation(t *testing.T) {
 			o.Attrs["skuId"] != "039F-D0DA-4055" || o.Currency != "USD" || o.EffectiveAt.Format("2006-01-02") != "2023-03-24" {
 			t.Errorf("row %+v", o)
 		}
+		// The accelerator SKU prices the GPU alone, not the VM it attaches to.
+		if o.PriceScope != schemas.ScopeGPUOnly {
+			t.Errorf("accelerator row scope %q, want gpu_only", o.PriceScope)
+		}
 	}
 	machines, _ := deriveMachines(p.Components, scrapertest.ObservedAt)
 	o, ok := find(machines, "a2-highgpu-1g", "us-central1", schemas.OnDemand)
 	if !ok {
 		t.Fatal("no a2-highgpu-1g in us-central1")
+	}
+	if schemas.ScopeOf(o.PriceScope) != schemas.ScopeInstance {
+		t.Errorf("machine row scope %q, want instance", o.PriceScope)
 	}
 	if o.PriceNative != 3.673385 || o.Unit != schemas.UnitHour || o.GPUCount != 1 || o.SourceKind != schemas.SourceAPI ||
 		o.Attrs["derived_from"] != "039F-D0DA-4055,2922-40C5-B19F,2390-DCAF-DA38" {

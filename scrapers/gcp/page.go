@@ -173,6 +173,7 @@ func parseTable(t *goquery.Selection, model string, observedAt time.Time) ([]sch
 				Currency:    "USD",
 				Unit:        schemas.UnitGPUHour,
 				SourceKind:  schemas.SourceScrape,
+				PriceScope:  schemas.ScopeGPUOnly, // the GPU alone, as the API's accelerator SKUs
 				Attrs: map[string]string{
 					"column":      headers[i],
 					"region_text": regionText,

@@ -311,6 +311,9 @@ func skuRows(s sku, observedAt time.Time) ([]schemas.Observation, []component, s
 			PriceNative: pr.price,
 			Unit:        unit,
 			SourceKind:  schemas.SourceAPI,
+			// An accelerator SKU prices the GPU alone; the VM it attaches to is billed
+			// apart. The machine-type rows below are whole instances.
+			PriceScope: schemas.ScopeGPUOnly,
 			Attrs: map[string]string{
 				"skuId":       s.SkuID,
 				"description": s.Description,
