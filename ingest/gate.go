@@ -38,13 +38,21 @@ func DefaultSuspect() SuspectConfig { return SuspectConfig{Below: 0.25, Above: 4
 // quarantine release` only releases such rows.
 const SuspectPrefix = "suspect:"
 
-type peerKey struct{ gpu, pricing, scope string }
+// peerKey groups peers: same canonical GPU, pricing kind, price scope and market
+// tier. Tiers are kept apart because their price levels differ by design (a
+// hyperscaler's on-demand H100 is 4–7× a marketplace's; that premium is what
+// `gpuprice spreads` measures), so one median across tiers would hold real prices.
+type peerKey struct{ gpu, pricing, scope, tier string }
 
 // Peers is the set of current prices a run's rows are judged against. It starts
 // from the store's latest prices and learns every row the run accepts, so that a
 // first collection is judged against its own other rows. Safe for concurrent use.
 type Peers struct {
 	cfg SuspectConfig
+	// now and window: only rows observed within window of now are judged (current
+	// peers cannot judge a price replayed from history). Zero window: every row.
+	now    time.Time
+	window time.Duration
 	mu  sync.Mutex
 	by  map[peerKey]map[string]float64 // series key → $/GPU-hour
 }
@@ -73,7 +81,7 @@ func keyOf(o schemas.Observation) (peerKey, bool) {
 	if o.GPU == "" || o.GPU == schemas.UnknownGPU || !o.Comparable() || !(o.PriceUSDGPUHour > 0) {
 		return peerKey{}, false
 	}
-	return peerKey{o.GPU, o.Pricing, schemas.ScopeOf(o.PriceScope)}, true
+	return peerKey{o.GPU, o.Pricing, schemas.ScopeOf(o.PriceScope), o.Tier}, true
 }
 
 func (p *Peers) learn(o schemas.Observation) {
@@ -109,6 +117,9 @@ func (p *Peers) Judge(o schemas.Observation) string {
 	if !ok {
 		return ""
 	}
+	if p.window > 0 && (o.ObservedAt.Before(p.now.Add(-p.window)) || o.ObservedAt.After(p.now.Add(p.window))) {
+		return ""
+	}
 	p.mu.Lock()
 	prices := make([]float64, 0, len(p.by[k]))
 	for _, v := range p.by[k] {
@@ -123,8 +134,8 @@ func (p *Peers) Judge(o schemas.Observation) string {
 	if ratio >= p.cfg.Below && ratio <= p.cfg.Above {
 		return ""
 	}
-	return fmt.Sprintf("%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s prices (held below %g× or above %g×); release with `gpuprice quarantine release` if it is real",
-		SuspectPrefix, o.PriceUSDGPUHour, ratio, med, len(prices), k.gpu, k.pricing, k.scope, p.cfg.Below, p.cfg.Above)
+	return fmt.Sprintf("%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s %s prices (held below %g× or above %g×); release with `gpuprice quarantine release` if it is real",
+		SuspectPrefix, o.PriceUSDGPUHour, ratio, med, len(prices), k.tier, k.gpu, k.pricing, k.scope, p.cfg.Below, p.cfg.Above)
 }
 
 func median(v []float64) float64 {

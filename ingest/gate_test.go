@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -11,7 +12,7 @@ import (
 
 func peerRow(provider, sku, region string, usdGPUHour float64) schemas.Observation {
 	return schemas.Observation{ObservedAt: t0, EffectiveAt: t0, Provider: provider, SKU: sku, Region: region,
-		GPU: "H100-SXM-80GB", Pricing: schemas.OnDemand, PriceUSDGPUHour: usdGPUHour, GPUCount: 1,
+		GPU: "H100-SXM-80GB", Pricing: schemas.OnDemand, PriceUSDGPUHour: usdGPUHour, GPUCount: 1, Tier: schemas.TierMarketplace,
 		PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisListed}
 }
 
@@ -28,7 +29,7 @@ func TestPeersJudge(t *testing.T) {
 	p := NewPeers(DefaultSuspect(), current)
 	// RunPod's community cloud placeholder: $0.50 against a $2.79 median.
 	why := p.Judge(peerRow("runpod", "NVIDIA H100 80GB HBM3:community", "", 0.50))
-	if !strings.HasPrefix(why, SuspectPrefix) || !strings.Contains(why, "peer median $2.79/GPU-h") || !strings.Contains(why, "of 3 current H100-SXM-80GB on_demand instance prices") {
+	if !strings.HasPrefix(why, SuspectPrefix) || !strings.Contains(why, "peer median $2.79/GPU-h") || !strings.Contains(why, "of 3 current marketplace H100-SXM-80GB on_demand instance prices") {
 		t.Errorf("placeholder: %q", why)
 	}
 	if why := p.Judge(peerRow("vast", "m:1", "", 12)); !strings.HasPrefix(why, SuspectPrefix) {
@@ -38,6 +39,13 @@ func TestPeersJudge(t *testing.T) {
 		if why := p.Judge(peerRow("vast", "m:2", "", ok)); why != "" {
 			t.Errorf("$%v within [¼, 4]× the median: %q", ok, why)
 		}
+	}
+	// Tiers are judged apart: a hyperscaler's $12.29 is no outlier among marketplace
+	// prices, it has no hyperscaler peers here.
+	hs := peerRow("azure", "Standard_ND96isr_H100_v5", "eastus", 12.29)
+	hs.Tier = schemas.TierHyperscaler
+	if why := p.Judge(hs); why != "" {
+		t.Errorf("hyperscaler judged against marketplace peers: %q", why)
 	}
 	// Spot prices have no peers here: not judged. Nor is an unknown GPU.
 	sp := peerRow("vast", "m:3", "", 0.01)
@@ -92,5 +100,21 @@ func emitRows(rows []schemas.Observation) sourceFunc {
 			e.Emit(o)
 		}
 		return nil
+	}
+}
+
+// Rows replayed from history (observed more than the window from now) are not
+// judged by today's peers.
+func TestPeersJudgeOnlyCurrentRows(t *testing.T) {
+	p := NewPeers(DefaultSuspect(), []schemas.Observation{
+		peerRow("a", "1", "", 2.5), peerRow("b", "2", "", 2.7), peerRow("c", "3", "", 2.9)})
+	p.now, p.window = t0, peerWindow
+	old := peerRow("vast", "m:1", "", 0.3)
+	old.ObservedAt = t0.Add(-30 * 24 * time.Hour)
+	if why := p.Judge(old); why != "" {
+		t.Errorf("a month-old row judged: %q", why)
+	}
+	if why := p.Judge(peerRow("vast", "m:1", "", 0.3)); why == "" {
+		t.Error("a current placeholder was not judged")
 	}
 }

@@ -34,9 +34,9 @@ type Runner struct {
 	GPUs      Canonicalizer
 	Providers schemas.ProviderCatalog
 	Bounds    Bounds
-	// Suspect is the relative gate of live collections (FXEager runs: collect and
-	// serve): a price far from its current peers is quarantined as suspect. Imports,
-	// reparses and backfills replay history, which today's peers cannot judge.
+	// Suspect is the relative gate: a price far from its current peers is
+	// quarantined as suspect. Only rows observed within a week of the run are judged:
+	// history replayed by imports, reparses and backfills is not.
 	Suspect       SuspectConfig
 	FX            FXConfig
 	Batch         BatchConfig
@@ -221,7 +221,7 @@ func (r *Runner) normalizer(ctx context.Context, mode FXMode) *Normalizer {
 		conv = &lazyFX{load: func() FX { return r.loadFX(ctx) }}
 	}
 	n := &Normalizer{GPUs: r.GPUs, Providers: r.Providers, FX: conv, Bounds: r.Bounds}
-	if mode == FXEager && !r.Suspect.Disabled && r.Store != nil {
+	if !r.Suspect.Disabled && r.Store != nil {
 		n.Peers = r.peers(ctx)
 	}
 	return n
@@ -248,7 +248,9 @@ func (r *Runner) peers(ctx context.Context) *Peers {
 			cur = append(cur, o)
 		}
 	}
-	return NewPeers(r.Suspect, cur)
+	p := NewPeers(r.Suspect, cur)
+	p.now, p.window = now, peerWindow // rows replayed from history are not judged
+	return p
 }
 
 // loadFX refreshes the reference rates into the store (unless FX.Refresh is nil or

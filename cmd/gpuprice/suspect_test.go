@@ -36,7 +36,7 @@ func TestQuarantineReleaseSuspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := schemas.Quarantined{QuarantinedAt: now, RunID: "r1", Source: "runpod",
-		Reason: ingest.SuspectPrefix + " $0.5/GPU-h is 0.18× the peer median $2.79/GPU-h of 3 current H100-SXM-80GB on_demand instance prices",
+		Reason: ingest.SuspectPrefix + " $0.5/GPU-h is 0.18× the peer median $2.79/GPU-h of 3 current marketplace H100-SXM-80GB on_demand instance prices",
 		Raw:    rawRow("NVIDIA H100 80GB HBM3:community", 0.5)}
 	bad := schemas.Quarantined{QuarantinedAt: now, RunID: "r1", Source: "runpod", Reason: "price 0 means not offered",
 		Raw: rawRow("NVIDIA H100 80GB HBM3:secure", 0)}
