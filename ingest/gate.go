@@ -53,8 +53,8 @@ type Peers struct {
 	// peers cannot judge a price replayed from history). Zero window: every row.
 	now    time.Time
 	window time.Duration
-	mu  sync.Mutex
-	by  map[peerKey]map[string]float64 // series key → $/GPU-hour
+	mu     sync.Mutex
+	by     map[peerKey]map[string]float64 // series key → $/GPU-hour
 }
 
 // NewPeers builds the peer set from current rows (store.Latest, withdrawn series

@@ -95,8 +95,10 @@ func TestServe(t *testing.T) {
 	// The run record is stored before the service updates its metrics: wait for both.
 	waitFor(t, "the metrics of the first runs", func() bool {
 		_, m := get(t, base+"/metrics")
+		// The market metrics read bars, rebuilt after each run's record is stored.
 		return strings.Contains(m, `gpuprice_source_up{source="azure"}`) && strings.Contains(m, `gpuprice_source_up{source="vast"}`) &&
-			strings.Contains(m, `gpuprice_source_up{source="lambda"}`)
+			strings.Contains(m, `gpuprice_source_up{source="lambda"}`) &&
+			strings.Contains(m, `gpuprice_spread_ratio{gpu="H100-SXM-80GB",pricing="on_demand"}`)
 	})
 	if code, body := get(t, base+"/healthz"); code != 200 || strings.TrimSpace(body) != "ok" {
 		t.Errorf("healthz: %d %q", code, body)
