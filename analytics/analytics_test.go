@@ -203,15 +203,15 @@ func TestVolatility(t *testing.T) {
 	near(t, "cv", v.CV, 0.052491432693493496, 1e-12)
 	near(t, "range", v.Range, 112.0/98-1, 1e-12)
 	near(t, "drawdown", v.MaxDrawdown, 0.1, 1e-12)
-	near(t, "share below", v.ShareBelow, 0.8, 1e-12)
+	near(t, "share below", val(v.ShareBelow), 0.8, 1e-12)
 	if v.Changes != 2 || v.Bars != 4 || v.Returns != 3 {
 		t.Errorf("changes %d, bars %d, returns %d; want 2, 4, 3", v.Changes, v.Bars, v.Returns)
 	}
 	// Daily bars annualise by √365.
 	d := SeriesVolatilityOf(bars, 24*time.Hour, t0.Add(5*time.Hour), 0)
 	near(t, "daily annualised", d.Annualised, 0.10037728548770321*math.Sqrt(365), 1e-9)
-	if d.ShareBelow != -1 {
-		t.Errorf("no threshold, ShareBelow %v", d.ShareBelow)
+	if d.ShareBelow != nil { // no threshold: none (null), not a sentinel
+		t.Errorf("no threshold, ShareBelow %v", *d.ShareBelow)
 	}
 	// Two series in one offering: medians.
 	other := []store.Bar{bar("p4", t0, 10, 10, 10, 10), bar("p4", t0.Add(time.Hour), 10, 10, 10, 10),

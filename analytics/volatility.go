@@ -37,8 +37,8 @@ type SeriesVolatility struct {
 	Changes int `json:"changes"`
 	// ShareBelow is the share of time, from the first bar's start to the window's
 	// end in steps of the bar width, whose price in force (the last close at or
-	// before the step) is below the threshold; −1 when no threshold was given.
-	ShareBelow float64 `json:"share_below"`
+	// before the step) is below the threshold; nil (null) when no threshold was given.
+	ShareBelow *float64 `json:"share_below"`
 
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
@@ -56,11 +56,11 @@ func (v SeriesVolatility) Key() string {
 // (exclusive); below > 0 sets the ShareBelow threshold.
 func SeriesVolatilityOf(bars []store.Bar, w time.Duration, end time.Time, below float64) SeriesVolatility {
 	if len(bars) == 0 {
-		return SeriesVolatility{ShareBelow: -1}
+		return SeriesVolatility{}
 	}
 	b0 := bars[len(bars)-1]
 	v := SeriesVolatility{Provider: b0.Provider, SKU: b0.SKU, Region: b0.Region, Zone: b0.Zone,
-		Pricing: b0.Pricing, GPU: b0.GPU, Tier: b0.Tier, Bars: len(bars), ShareBelow: -1}
+		Pricing: b0.Pricing, GPU: b0.GPU, Tier: b0.Tier, Bars: len(bars)}
 	closes := make([]float64, len(bars))
 	var rets []float64
 	hi, lo := math.Inf(-1), math.Inf(1)
@@ -91,7 +91,7 @@ func SeriesVolatilityOf(bars []store.Bar, w time.Duration, end time.Time, below 
 	}
 	v.Min, v.Max, v.Close = lo, hi, b0.Close
 	if below > 0 {
-		v.ShareBelow = shareBelow(bars, w, end, below)
+		v.ShareBelow = Opt(shareBelow(bars, w, end, below))
 	}
 	return v
 }
@@ -151,20 +151,20 @@ func Volatilities(bars []store.Bar, w time.Duration, end time.Time, below float6
 // pricing kind, or one AWS zone): the median of each figure over its series, the
 // sum of their changes, and how many series it holds.
 type GroupVolatility struct {
-	GPU          string  `json:"gpu"`
-	Provider     string  `json:"provider"`
-	Pricing      string  `json:"pricing"`
-	Region       string  `json:"region,omitempty"`
-	Zone         string  `json:"zone,omitempty"`
-	Series       int     `json:"series"`
-	StdLogReturn float64 `json:"std_log_return"`
-	Annualised   float64 `json:"annualised"`
-	CV           float64 `json:"cv"`
-	Range        float64 `json:"range"`
-	MaxDrawdown  float64 `json:"max_drawdown"`
-	Changes      int     `json:"changes"`
-	ShareBelow   float64 `json:"share_below"` // −1 without a threshold
-	MedianClose  float64 `json:"median_close"`
+	GPU          string   `json:"gpu"`
+	Provider     string   `json:"provider"`
+	Pricing      string   `json:"pricing"`
+	Region       string   `json:"region,omitempty"`
+	Zone         string   `json:"zone,omitempty"`
+	Series       int      `json:"series"`
+	StdLogReturn float64  `json:"std_log_return"`
+	Annualised   float64  `json:"annualised"`
+	CV           float64  `json:"cv"`
+	Range        float64  `json:"range"`
+	MaxDrawdown  float64  `json:"max_drawdown"`
+	Changes      int      `json:"changes"`
+	ShareBelow   *float64 `json:"share_below"` // nil (null) without a threshold
+	MedianClose  float64  `json:"median_close"`
 }
 
 // Grouping names how Group aggregates series.
@@ -209,8 +209,8 @@ func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
 		a.rng = append(a.rng, v.Range)
 		a.dd = append(a.dd, v.MaxDrawdown)
 		a.close = append(a.close, v.Close)
-		if v.ShareBelow >= 0 {
-			a.below = append(a.below, v.ShareBelow)
+		if v.ShareBelow != nil {
+			a.below = append(a.below, *v.ShareBelow)
 		}
 	}
 	sort.Strings(order)
@@ -220,9 +220,8 @@ func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
 		a.gv.StdLogReturn, a.gv.Annualised = finite(Median(a.std)), finite(Median(a.ann))
 		a.gv.CV, a.gv.Range, a.gv.MaxDrawdown = finite(Median(a.cv)), finite(Median(a.rng)), finite(Median(a.dd))
 		a.gv.MedianClose = finite(Median(a.close))
-		a.gv.ShareBelow = -1
 		if len(a.below) > 0 {
-			a.gv.ShareBelow = Median(a.below)
+			a.gv.ShareBelow = Opt(Median(a.below))
 		}
 		out = append(out, a.gv)
 	}

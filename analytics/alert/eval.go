@@ -172,7 +172,7 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		} else {
 			b := *carry
 			m.vol = analytics.SeriesVolatility{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
-				Pricing: b.Pricing, GPU: b.GPU, Tier: b.Tier, Close: b.Close, ShareBelow: -1}
+				Pricing: b.Pricing, GPU: b.GPU, Tier: b.Tier, Close: b.Close}
 		}
 		moves = append(moves, m)
 	}

@@ -286,7 +286,7 @@ func (a *app) seriesCmd() *cobra.Command {
 		Long: `series shows one series (provider, sku, region, zone, pricing kind; see prices)
 over the window of --since ending --at: the table lists its bars, --format json
 adds every observation (collected and imported).`,
-		Example: `  gpuprice series --provider lambda --sku gpu_8x_h100_sxm5 --pricing on_demand --since 30d --bar 1d`,
+		Example: `  gpuprice series --provider lambda --sku gpu_8x_h100_sxm_80gb --pricing on_demand --since 30d --bar 1d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {

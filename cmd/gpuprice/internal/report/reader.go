@@ -218,11 +218,11 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 
 // Table is the volatility as table rows.
 func (v Volatility) Table() ([]string, [][]string) {
-	share := func(x float64) string {
-		if x < 0 {
+	share := func(x *float64) string {
+		if x == nil {
 			return Missing
 		}
-		return pct(x)
+		return pct(*x)
 	}
 	var rows [][]string
 	if v.By == analytics.BySeries || v.By == "" {
