@@ -15,7 +15,6 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -105,7 +104,7 @@ func (r alertReader) Runs(ctx context.Context, source string, limit int) ([]sche
 // alertEngine builds the engine of the configuration: its rules, its notifiers
 // (posting through the shared fetch client) and the enabled sources.
 func (a *app) alertEngine() (alert.Engine, error) {
-	targets, err := alert.BuildTargets(a.cfg.Alerts.Notifiers, a.client(), os.Getenv, redactLogger(a.log))
+	targets, err := alert.BuildTargets(a.cfg.Alerts.Notifiers, a.client(), os.Getenv, a.redactLogger(a.log))
 	if err != nil {
 		return alert.Engine{}, err
 	}
@@ -116,7 +115,7 @@ func (a *app) alertEngine() (alert.Engine, error) {
 		}
 	}
 	return alert.Engine{Rules: a.cfg.Alerts.Rules, Targets: targets, RepeatInterval: a.cfg.Alerts.RepeatInterval,
-		Sources: sources, Log: redactLogger(a.log), Redact: config.Redact, PublicURL: a.cfg.Serve.PublicURL}, nil
+		Sources: sources, Log: a.redactLogger(a.log), Redact: a.redactor().Redact, PublicURL: a.cfg.Serve.PublicURL}, nil
 }
 
 // evaluateAlerts evaluates the rules at now with the state file, sends what is

@@ -31,6 +31,7 @@ type app struct {
 	logLevel       string
 	cfg            config.Config
 	log            *slog.Logger
+	red            *config.Redactor // the configuration's, set once it is loaded
 }
 
 // Main runs the command line and returns the process exit code.
@@ -41,7 +42,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "gpuprice:", redactErr(err))
+		fmt.Fprintln(stderr, "gpuprice:", a.redactErr(err))
 		return 1
 	}
 	return 0
@@ -67,6 +68,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 				return err
 			}
 			a.cfg = cfg
+			a.red = cfg.Redactor()
 			level := cfg.LogLevel
 			if a.logLevel != "" {
 				level = a.logLevel
@@ -76,7 +78,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			// Every log line passes the redactor: no secret from the environment is printed.
-			a.log = redactLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})))
+			a.log = a.redactLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})))
 			return nil
 		},
 	}

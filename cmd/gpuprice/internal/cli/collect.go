@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
@@ -41,7 +40,7 @@ prices after a parser fix; with archive.s3.bucket set the archive is then upload
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := a.collect(cmd, only, record)
-			return redactErr(err)
+			return a.redactErr(err)
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "source", nil, "collect only this source (repeatable); see `gpuprice sources`")
@@ -51,7 +50,7 @@ prices after a parser fix; with archive.s3.bucket set the archive is then upload
 
 func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	ctx := cmd.Context()
-	a.log = redactLogger(a.log)
+	a.log = a.redactLogger(a.log)
 	st, err := a.openStore(ctx)
 	if err != nil {
 		if base, ok := a.runningServer(); ok && errors.Is(err, store.ErrLocked) {
@@ -68,7 +67,7 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	runID := ingest.NewRunID(start)
 	var rec *archive.Recorder
 	if record != "" {
-		if rec, err = archive.Create(record, runID, start, config.Secrets()); err != nil {
+		if rec, err = archive.Create(record, runID, start, a.redactor().Secrets()); err != nil {
 			return err
 		}
 	}
@@ -129,7 +128,7 @@ func (a *app) client() *fetch.Client {
 		UserAgent:   a.cfg.HTTP.UserAgent,
 		Backoff:     b,
 		MaxBody:     a.cfg.HTTP.MaxBodyBytes,
-		Logger:      redactLogger(a.log),
+		Logger:      a.redactLogger(a.log),
 		MinInterval: a.cfg.HTTP.MinInterval,
 		CacheDir:    a.cfg.HTTP.CacheDir,
 	})
@@ -159,7 +158,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 		}
 	}
 	base := a.client()
-	log := redactLogger(a.log)
+	log := a.redactLogger(a.log)
 	var jobs []ingest.Job
 	for _, n := range names {
 		sinfo, factory, ok := scrapers.Lookup(n)
@@ -195,7 +194,7 @@ func (a *app) printResults(results []ingest.Result) {
 	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tERROR")
 	for _, r := range results {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
-			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(config.Redact(r.Error), 160))
+			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(a.redactor().Redact(r.Error), 160))
 	}
 	w.Flush()
 }

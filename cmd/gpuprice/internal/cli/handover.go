@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -88,7 +87,7 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 			failed++
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs,
-			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), oneLine(config.Redact(r.Error), 160))
+			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), oneLine(a.redactor().Redact(r.Error), 160))
 	}
 	for _, n := range ans.Running {
 		fmt.Fprintf(w, "%s\tskipped\t-\t-\t-\t-\talready running in serve\n", n)

@@ -9,26 +9,40 @@ import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 )
 
-// redactHandler masks the environment's secrets (config.Secrets) in every message
-// and attribute before a record reaches the wrapped handler.
-type redactHandler struct{ h slog.Handler }
+// redactor is the run's one redactor of the environment's secrets: the
+// configuration's (built once by config.Load), else, for an error before the
+// configuration was read, one built now.
+func (a *app) redactor() *config.Redactor {
+	if a.red == nil {
+		a.red = config.NewRedactor()
+	}
+	return a.red
+}
 
-func redactLogger(l *slog.Logger) *slog.Logger {
+// redactHandler masks the environment's secrets in every message and attribute before
+// a record reaches the wrapped handler.
+type redactHandler struct {
+	h   slog.Handler
+	red *config.Redactor
+}
+
+// redactLogger returns l with every record passing the app's redactor.
+func (a *app) redactLogger(l *slog.Logger) *slog.Logger {
 	if l == nil {
 		return nil
 	}
 	if _, done := l.Handler().(redactHandler); done {
 		return l
 	}
-	return slog.New(redactHandler{l.Handler()})
+	return slog.New(redactHandler{l.Handler(), a.redactor()})
 }
 
 func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, config.Redact(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, r.red.Redact(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
+		out.AddAttrs(r.redactAttr(a))
 		return true
 	})
 	return r.h.Handle(ctx, out)
@@ -37,23 +51,25 @@ func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
 func (r redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	red := make([]slog.Attr, len(as))
 	for i, a := range as {
-		red[i] = redactAttr(a)
+		red[i] = r.redactAttr(a)
 	}
-	return redactHandler{r.h.WithAttrs(red)}
+	return redactHandler{r.h.WithAttrs(red), r.red}
 }
 
-func (r redactHandler) WithGroup(name string) slog.Handler { return redactHandler{r.h.WithGroup(name)} }
+func (r redactHandler) WithGroup(name string) slog.Handler {
+	return redactHandler{r.h.WithGroup(name), r.red}
+}
 
-func redactAttr(a slog.Attr) slog.Attr {
+func (r redactHandler) redactAttr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, config.Redact(v.String()))
+		return slog.String(a.Key, r.red.Redact(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		red := make([]any, len(g))
 		for i, x := range g {
-			red[i] = redactAttr(x)
+			red[i] = r.redactAttr(x)
 		}
 		return slog.Group(a.Key, red...)
 	case slog.KindAny:
@@ -63,8 +79,8 @@ func redactAttr(a slog.Attr) slog.Attr {
 		} else {
 			s = fmt.Sprint(v.Any())
 		}
-		if r := config.Redact(s); r != s {
-			return slog.String(a.Key, r)
+		if red := r.red.Redact(s); red != s {
+			return slog.String(a.Key, red)
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}
@@ -72,11 +88,11 @@ func redactAttr(a slog.Attr) slog.Attr {
 
 // redactErr returns err, or an error with the same text, secrets masked, when its text
 // holds one (the chain is then lost: the text is all that is printed).
-func redactErr(err error) error {
+func (a *app) redactErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	if s := config.Redact(err.Error()); s != err.Error() {
+	if s := a.redactor().Redact(err.Error()); s != err.Error() {
 		return errors.New(s)
 	}
 	return err

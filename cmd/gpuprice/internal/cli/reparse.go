@@ -31,7 +31,7 @@ are listed.`,
   gpuprice reparse --source azure ./archive --store clickhouse://localhost:9000/gpuprice`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return redactErr(a.reparse(cmd, args[0], only))
+			return a.redactErr(a.reparse(cmd, args[0], only))
 		},
 	}
 	cmd.Flags().StringArrayVar(&only, "source", nil, "reparse only this archived source (repeatable)")
@@ -40,7 +40,7 @@ are listed.`,
 
 func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	ctx := cmd.Context()
-	a.log = redactLogger(a.log)
+	a.log = a.redactLogger(a.log)
 	arc, err := archive.Open(dir)
 	if err != nil {
 		return err

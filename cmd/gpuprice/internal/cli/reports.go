@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -22,7 +21,7 @@ func (a *app) reader(st store.Store) (*report.Reader, error) {
 		return nil, err
 	}
 	return &report.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names(), SourceDefs: a.sourceDefs(),
-		Redact: config.Redact}, nil
+		Redact: a.redactor().Redact}, nil
 }
 
 // sourceDefs describes every registered source as configured (no last run).

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -36,7 +35,7 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 		FX:            fxc,
 		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
 		SourceTimeout: a.cfg.Ingest.SourceTimeout,
-		Redact:        config.Redact,
-		Logger:        redactLogger(a.log),
+		Redact:        a.redactor().Redact,
+		Logger:        a.redactLogger(a.log),
 	}, nil
 }

@@ -76,7 +76,10 @@ type Config struct {
 	Sources   map[string]Source        `yaml:"sources"`
 	// Alerts are the alert rules and notifiers (docs/alerts.md).
 	Alerts alert.Config `yaml:"alerts"`
-	Serve  Serve        `yaml:"serve"`
+
+	redactor *Redactor // built once by Load
+
+	Serve Serve `yaml:"serve"`
 }
 
 // Serve configures what `serve` publishes.
@@ -184,6 +187,7 @@ func Load(path string) (Config, error) {
 	if err := addSecretEnv(c.Alerts.SecretEnv()); err != nil {
 		return c, err
 	}
+	c.redactor = NewRedactor()
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
@@ -298,6 +302,16 @@ func hasPassword(dsn string) bool {
 	return store.Redact(dsn) != dsn
 }
 
+// Redactor is the one redactor of the environment's secrets, built by Load after the
+// secret files and the notifiers' URL variables are read; pass it to whatever prints
+// or stores text. A Config not made by Load has one built from the environment now.
+func (c Config) Redactor() *Redactor {
+	if c.redactor == nil {
+		return NewRedactor()
+	}
+	return c.redactor
+}
+
 // ProviderCatalog returns the default provider catalog with the file's overrides applied.
 func (c Config) ProviderCatalog() schemas.ProviderCatalog {
 	cat := schemas.DefaultProviders()
@@ -402,5 +416,5 @@ func (c Config) Redacted() string {
 	if err != nil {
 		return fmt.Sprintf("config: %v", err)
 	}
-	return Redact(string(out))
+	return c.Redactor().Redact(string(out))
 }

@@ -71,11 +71,11 @@ func TestSecretFilesAndRedaction(t *testing.T) {
 		t.Errorf("config output leaks the password:\n%s", out)
 	}
 	for _, in := range []string{"dial " + dsn, "key k-123456789 refused", "auth " + pw} {
-		if got := Redact(in); strings.Contains(got, "p%40ss") || strings.Contains(got, pw) || strings.Contains(got, "k-123456789") {
+		if got := c.Redactor().Redact(in); strings.Contains(got, "p%40ss") || strings.Contains(got, pw) || strings.Contains(got, "k-123456789") {
 			t.Errorf("Redact(%q) = %q", in, got)
 		}
 	}
-	if got := Redact("abc def"); got != "abc def" {
+	if got := c.Redactor().Redact("abc def"); got != "abc def" {
 		t.Errorf("short value redacted: %q", got)
 	}
 	t.Setenv("GPUPRICE_STORE_FILE", filepath.Join(t.TempDir(), "missing"))
@@ -107,7 +107,7 @@ func TestAlertsSection(t *testing.T) {
 		t.Errorf("alerts = %+v", c.Alerts)
 	}
 	// The notifier's variable is a secret now: redacted wherever printed.
-	if got := Redact("POST https://hooks.example.test/services/T0/B0/sekret-123 failed"); strings.Contains(got, "sekret") {
+	if got := c.Redactor().Redact("POST https://hooks.example.test/services/T0/B0/sekret-123 failed"); strings.Contains(got, "sekret") {
 		t.Errorf("webhook URL not redacted: %q", got)
 	}
 	if out := c.Redacted(); !strings.Contains(out, "url_env: MY_HOOK_URL") || !strings.Contains(out, "window: 7d") {
@@ -185,5 +185,41 @@ func TestDSNOrderAndEndpointRedaction(t *testing.T) {
 	}
 	if _, err := Load(write(t, "store: clickhouse://db:9000/prices?read_timeout=30s&password=hunter2\n")); err == nil || !strings.Contains(err.Error(), "holds a password") {
 		t.Errorf("password parameter accepted: %v", err)
+	}
+}
+
+// TestRedactorBuiltOnce: Load builds the redactor once from the environment; a
+// secret set afterwards is not looked for (the environment is not scanned per call),
+// and a nil redactor masks nothing.
+func TestRedactorBuiltOnce(t *testing.T) {
+	t.Setenv("GPUPRICE_TEST_API_KEY", "first-secret-value")
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Redactor()
+	if r != c.Redactor() {
+		t.Error("Redactor is built again on every call")
+	}
+	t.Setenv("GPUPRICE_TEST_API_KEY", "second-secret-value")
+	if got := r.Redact("a first-secret-value b second-secret-value"); got != "a REDACTED b second-secret-value" {
+		t.Errorf("Redact = %q", got)
+	}
+	if got := NewRedactor().Redact("second-secret-value"); got != "REDACTED" {
+		t.Errorf("a new redactor reads the environment as it is now: %q", got)
+	}
+	var none *Redactor
+	if none.Redact("x first-secret-value") != "x first-secret-value" || none.Secrets() != nil {
+		t.Error("a nil redactor masked something")
+	}
+}
+
+func BenchmarkRedact(b *testing.B) {
+	b.Setenv("GPUPRICE_BENCH_API_KEY", "bench-secret-value")
+	r := NewRedactor()
+	line := "level=DEBUG msg=response url=https://api.example.com/v1/prices?page=2 status=200 bytes=48213 duration=81ms"
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.Redact(line)
 	}
 }

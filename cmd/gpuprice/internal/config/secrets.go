@@ -4,20 +4,29 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
-// SecretEnv lists the environment variables that hold secrets gpuprice uses. Each may
-// instead be given as a file: NAME_FILE=/run/secrets/x (see LoadSecretFiles). Besides
-// these, any variable whose name ends in _API_KEY, _PASSWORD, _SECRET,
-// _SECRET_ACCESS_KEY or _TOKEN counts as a secret for redaction.
-var SecretEnv = []string{
-	EnvClickHousePassword,
-	"RUNPOD_API_KEY",
-	"GPUPRICE_GCP_API_KEY",
-	"AWS_SECRET_ACCESS_KEY",
-	"AWS_SESSION_TOKEN",
+// SecretEnv lists the environment variables that hold secrets gpuprice uses besides
+// the sources' credentials, which each source names itself (scrapers.Info.SecretEnv,
+// see secretNames). Each may instead be given as a file: NAME_FILE=/run/secrets/x
+// (see LoadSecretFiles). Besides these, any variable whose name ends in _API_KEY,
+// _PASSWORD, _SECRET, _SECRET_ACCESS_KEY or _TOKEN counts as a secret for redaction.
+var SecretEnv = []string{EnvClickHousePassword}
+
+// secretNames is SecretEnv and every registered source's credential variables.
+func secretNames() []string {
+	out := slices.Clone(SecretEnv)
+	for _, n := range scrapers.SecretEnv() {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 var secretSuffixes = []string{"_API_KEY", "_PASSWORD", "_SECRET", "_SECRET_ACCESS_KEY", "_TOKEN", "_APIKEY"}
@@ -30,7 +39,7 @@ const minSecretLen = 4
 // newline, so that secrets can be mounted as files (Docker and Kubernetes secrets)
 // and the rest of gpuprice reads them from the environment as usual.
 func LoadSecretFiles() error {
-	for _, name := range append([]string{EnvStore}, SecretEnv...) {
+	for _, name := range append([]string{EnvStore}, secretNames()...) {
 		path := os.Getenv(name + "_FILE")
 		if path == "" || os.Getenv(name) != "" {
 			continue
@@ -60,7 +69,7 @@ func Secrets() []string {
 		set[url.PathEscape(v)] = true
 		set[url.UserPassword("u", v).String()[2:]] = true
 	}
-	for _, name := range SecretEnv {
+	for _, name := range secretNames() {
 		add(os.Getenv(name))
 	}
 	for _, kv := range os.Environ() {
@@ -91,12 +100,39 @@ func Secrets() []string {
 	return out
 }
 
-// Redact replaces every secret of Secrets in s by REDACTED.
-func Redact(s string) string {
-	for _, v := range Secrets() {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, "REDACTED")
-		}
+// Redactor masks secret values in text. It reads the environment once, when it is
+// built (NewRedactor, or Load for the configuration's Redactor), and each Redact is
+// then one pass of a strings.Replacer over the text: cheap enough for every log line.
+// A nil *Redactor masks nothing.
+type Redactor struct {
+	secrets []string
+	r       *strings.Replacer
+}
+
+// NewRedactor builds a Redactor of the environment's secrets as they are now
+// (Secrets).
+func NewRedactor() *Redactor {
+	secrets := Secrets()
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, v := range secrets { // longest first: a secret containing another wins
+		pairs = append(pairs, v, "REDACTED")
 	}
-	return s
+	return &Redactor{secrets: secrets, r: strings.NewReplacer(pairs...)}
+}
+
+// Redact replaces every secret in s by REDACTED.
+func (r *Redactor) Redact(s string) string {
+	if r == nil || len(r.secrets) == 0 {
+		return s
+	}
+	return r.r.Replace(s)
+}
+
+// Secrets returns the values the Redactor masks, longest first (the raw archive
+// masks them in what it writes).
+func (r *Redactor) Secrets() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.secrets)
 }
