@@ -441,6 +441,18 @@ func TestWebApp(t *testing.T) {
 			t.Errorf("series chart has %d bars, want the 14 imported days and today", bars)
 		}
 		shot(t, ctx, "series")
+		// Azure sells the H100 on demand and reserved: a line per pricing kind, and the
+		// bars of each as CSV.
+		do(t, ctx, "open azure's H100", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=azure&pricing=on_demand"),
+			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))
+		legend := eval[string](t, ctx, `document.querySelector('#series-chart .u-legend').textContent`)
+		if n := eval[int](t, ctx, `Number(document.querySelector('#series-chart').dataset.seriesDrawn)`); n < 3 || !strings.Contains(legend, "on-demand") || !strings.Contains(legend, "reserved 1y") || !strings.Contains(legend, "reserved 3y") {
+			t.Errorf("azure H100: %d lines drawn, legend %q", n, legend)
+		}
+		if csv := eval[string](t, ctx, `fetch(document.querySelector('.legend-notes a').href).then(r => r.ok ? r.text() : 'HTTP ' + r.status)`); !strings.HasPrefix(csv, "start,open,high,low,close") || strings.Count(csv, "\n") < 10 {
+			t.Errorf("bars as CSV: %.200q", csv)
+		}
+		shot(t, ctx, "series-azure")
 		// A week is drawn from hourly bars.
 		do(t, ctx, "open a week of hours", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand&since=7d"),
 			chromedp.WaitVisible(chromedp.CSS(`#series-chart[data-series-drawn]`)))

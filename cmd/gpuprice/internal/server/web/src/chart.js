@@ -18,6 +18,9 @@ export const COLORS = {
   index: '#c0392b',
 };
 
+/** EXTRA are the colours of lines of other kinds (commitments, …), in turn. */
+export const EXTRA = ['#0f8b8d', '#a0522d', '#c2185b', '#556b2f', '#6a5acd'];
+
 const css = (name, fallback) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 
 /**

@@ -7,7 +7,7 @@
 // link here.
 
 import { get, rows, data, problem } from './api.js';
-import { chart, align, COLORS } from './chart.js';
+import { chart, align, COLORS, EXTRA } from './chart.js';
 import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when, scrollBox } from './util.js';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'];
@@ -90,7 +90,7 @@ export async function series(main) {
   const fig = chart({
     title: `${state.gpu} at ${state.provider}${state.region ? ' ' + state.region : ''}: $/GPU-hour per ${bar === '1h' ? 'hour' : 'day'}, last ${state.since}`,
     xs,
-    lines: lines.map((l, i) => ({ label: pricingLabel(l.kind), values: cols[i], color: COLORS[l.kind] || '#777', dash: l.kind.startsWith('reserved') ? [6, 4] : undefined })),
+    lines: lines.map((l, i) => ({ label: pricingLabel(l.kind), values: cols[i], color: COLORS[l.kind] || EXTRA[i % EXTRA.length], dash: l.kind.startsWith('reserved') || l.kind.startsWith('commitment') ? [6, 4] : undefined })),
     band,
     fmt: money,
   });
