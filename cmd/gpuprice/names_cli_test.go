@@ -79,3 +79,16 @@ func TestNamesAsTypedAndMissingValues(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTakesNamesAsTyped: export --gpu h100 exports every H100 variant that
+// prices --gpu h100 lists, and a name that matches nothing fails.
+func TestExportTakesNamesAsTyped(t *testing.T) {
+	dsn := analyticsStore(t, "duckdb://"+filepath.Join(t.TempDir(), "export-names.duckdb"))
+	out, errb, code := runErr("--store", dsn, "export", "--gpu", "h100", "--pricing", "On-Demand", "--format", "csv")
+	if code != 0 || strings.Count(out, "\n") != 6 || !strings.Contains(errb, `matched family`) {
+		t.Errorf("export --gpu h100: exit %d, %d lines\n%s\nstderr: %s", code, strings.Count(out, "\n"), out, errb)
+	}
+	if _, errb, code := runErr("--store", dsn, "export", "--gpu", "H1OO", "--format", "csv"); code == 0 || !strings.Contains(errb, "did you mean") {
+		t.Errorf("export --gpu H1OO: exit %d %q", code, errb)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/ingest/export"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).exportCmd) }
@@ -41,10 +45,8 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			f, err := ff.filter()
-			if err != nil {
-				return err
-			}
+			var f store.Filter // names are resolved once the store is open
+			var err error
 			now := time.Now().UTC()
 			if since != "" {
 				if f.Since, err = parseWhen(since, now); err != nil {
@@ -64,6 +66,19 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 				return err
 			}
 			defer st.Close()
+			// Names as typed (h100: every H100 variant), as prices takes them.
+			r, err := a.reader(st)
+			if err != nil {
+				return err
+			}
+			sel, err := r.Resolve(ctx, report.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region, Tier: ff.tier})
+			if err != nil {
+				return report.FlagError(err)
+			}
+			a.noteMatches(sel.Matches)
+			sel.Since, sel.Until = f.Since, f.Until
+			f = sel.Filter
+			src := selected{st, sel}
 			w := a.stdout
 			var tmp *os.File
 			if out != "" {
@@ -75,7 +90,7 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 				w = tmp
 			}
 			start := time.Now()
-			n, err := export.Export(ctx, st, f, format, w, export.Options{RowGroupRows: rowGroup})
+			n, err := export.Export(ctx, src, f, format, w, export.Options{RowGroupRows: rowGroup})
 			if tmp != nil {
 				cerr := tmp.Close()
 				if err == nil && cerr != nil {
@@ -134,4 +149,20 @@ func parseAgo(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a positive duration", v)
 	}
 	return d, nil
+}
+
+// selected streams the observations of a store that a selection keeps (a GPU family
+// matches several GPUs, which the store filter alone cannot say).
+type selected struct {
+	st  store.Store
+	sel report.Selection
+}
+
+func (s selected) Each(ctx context.Context, f store.Filter, fn func(schemas.Observation) error) error {
+	return s.st.Each(ctx, f, func(o schemas.Observation) error {
+		if !s.sel.Keep(o.GPU, o.Pricing, o.Region) {
+			return nil
+		}
+		return fn(o)
+	})
 }

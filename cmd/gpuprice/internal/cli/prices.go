@@ -12,7 +12,6 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 // CSVHeader is the column list of `prices --format csv`, which `import csv` reads back.
@@ -49,15 +48,6 @@ func flagValues(kv ...string) url.Values {
 	return v
 }
 
-func (f *filterFlags) filter() (store.Filter, error) {
-	if f.pricing != "" && !schemas.ValidPricing(f.pricing) {
-		return store.Filter{}, fmt.Errorf("--pricing %q: not a pricing kind (on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m)", f.pricing)
-	}
-	if f.tier != "" && !schemas.ValidTier(f.tier) {
-		return store.Filter{}, fmt.Errorf("--tier %q: not hyperscaler, specialist or marketplace", f.tier)
-	}
-	return store.Filter{GPU: f.gpu, Provider: f.provider, Pricing: f.pricing, Region: f.region, Tier: f.tier}, nil
-}
 
 func (a *app) pricesCmd() *cobra.Command {
 	var ff filterFlags
