@@ -48,7 +48,6 @@ func flagValues(kv ...string) url.Values {
 	return v
 }
 
-
 func (a *app) pricesCmd() *cobra.Command {
 	var ff filterFlags
 	var format string
