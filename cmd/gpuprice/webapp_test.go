@@ -322,13 +322,14 @@ func TestWebApp(t *testing.T) {
 	if err := json.Unmarshal([]byte(tokOut), &tok); err != nil || len(tok) == 0 {
 		t.Fatalf("tokens --format json: %v\n%s", err, tokOut)
 	}
-	tok70Out, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "70e9", "--mfu", "0.4", "--gpu", "H100-SXM-80GB", "--format", "json")
+	tok70Out, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "70e9", "--mfu", "0.4", "--tokens", "1.4e12", "--gpu", "H100-SXM-80GB", "--format", "json")
 	if code != 0 {
 		t.Fatal("tokens failed")
 	}
 	var tok70 []struct {
 		Cost struct {
 			USDPer1BTokens float64 `json:"usd_per_1b_tokens"`
+			RunUSD         float64 `json:"run_usd"`
 		} `json:"cost"`
 	}
 	if err := json.Unmarshal([]byte(tok70Out), &tok70); err != nil || len(tok70) == 0 {
@@ -481,15 +482,19 @@ func TestWebApp(t *testing.T) {
 		}
 		shot(t, ctx, "tokens")
 		// The form: another model and an MFU, submitted as a person would.
-		do(t, ctx, "ask for 70B at MFU 0.4",
+		do(t, ctx, "ask for 70B at MFU 0.4 over 1.4e12 tokens",
 			chromedp.Clear(chromedp.CSS(`#t-params`)), chromedp.SendKeys(chromedp.CSS(`#t-params`), "70e9"),
 			chromedp.Clear(chromedp.CSS(`#t-mfu`)), chromedp.SendKeys(chromedp.CSS(`#t-mfu`), "0.4"),
+			chromedp.Clear(chromedp.CSS(`#t-tokens`)), chromedp.SendKeys(chromedp.CSS(`#t-tokens`), "1.4e12"),
 			chromedp.Click(chromedp.CSS(`#t-go`)))
 		waitFor(t, "the 70B answer", func() bool {
 			return eval[bool](t, ctx, `!!document.querySelector('#tokens-answer') && document.querySelector('#tokens-answer').dataset.value !== '`+strconv.FormatFloat(want, 'g', -1, 64)+`'`)
 		})
 		if got := eval[float64](t, ctx, `Number(document.querySelector('#tokens-answer').dataset.value)`); got != tok70[0].Cost.USDPer1BTokens {
 			t.Errorf("calculator at 70B, MFU 0.4: $%v per 1B tokens, CLI: $%v", got, tok70[0].Cost.USDPer1BTokens)
+		}
+		if run := eval[string](t, ctx, `document.querySelector('#tokens-run').textContent`); run != fmt.Sprintf("$%.2f", tok70[0].Cost.RunUSD) {
+			t.Errorf("the 1.4e12-token run costs %s here, $%.2f in the CLI", run, tok70[0].Cost.RunUSD)
 		}
 		if loc := eval[string](t, ctx, `location.search`); !strings.Contains(loc, "params=70e9") || !strings.Contains(loc, "mfu=0.4") {
 			t.Errorf("URL after the form: %q", loc)
