@@ -21,7 +21,7 @@ type response struct {
 // offer holds the fields of a Vast.ai offer this source reads (the API sends ~100).
 type offer struct {
 	ID           int64    `json:"id"`
-	MachineID    int64    `json:"machine_id"`
+	MachineID    *int64   `json:"machine_id"`
 	HostID       int64    `json:"host_id"`
 	GPUName      string   `json:"gpu_name"`
 	NumGPUs      float64  `json:"num_gpus"`
@@ -50,8 +50,15 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 	if resp.Offers == nil {
 		return scrapers.Result{}, fmt.Errorf("vast: response has no offers array")
 	}
-	rows := make([]schemas.Observation, 0, 2*len(*resp.Offers))
+	res := scrapers.Result{Rows: make([]schemas.Observation, 0, 2*len(*resp.Offers))}
 	for _, o := range *resp.Offers {
+		if o.MachineID == nil || *o.MachineID <= 0 {
+			// The machine id names the series: without it every such offer would
+			// collapse into one series ("vast:0:1x"). Rejected, not guessed.
+			raw, _ := json.Marshal(o)
+			res.Reject(string(raw), fmt.Sprintf("vast: offer %d has no machine_id: its series cannot be named", o.ID))
+			continue
+		}
 		base := schemas.Observation{
 			ObservedAt:  observedAt,
 			EffectiveAt: observedAt,
@@ -73,23 +80,23 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 		} else {
 			od.Attrs["price_text"] = "dph_total missing"
 		}
-		rows = append(rows, od)
+		res.Rows = append(res.Rows, od)
 		if o.MinBid != nil {
 			sp := base
 			sp.Pricing = schemas.Spot
 			sp.Attrs = attrs(o)
 			sp.PriceNative = *o.MinBid
-			rows = append(rows, sp)
+			res.Rows = append(res.Rows, sp)
 		}
 	}
-	return scrapers.Result{Rows: rows}, nil
+	return res, nil
 }
 
 // sku names a series: one machine's offer of a given GPU count. Offer ids change
 // whenever a host re-lists; machine ids do not, and a machine may offer several
 // slices (1x, 2x, 4x …) at once.
 func sku(o offer) string {
-	return "vast:" + strconv.FormatInt(o.MachineID, 10) + ":" + strconv.FormatFloat(o.NumGPUs, 'f', -1, 64) + "x"
+	return "vast:" + strconv.FormatInt(*o.MachineID, 10) + ":" + strconv.FormatFloat(o.NumGPUs, 'f', -1, 64) + "x"
 }
 
 // country is the country code at the end of a geolocation ("Texas, US" → "US",
@@ -108,7 +115,7 @@ func country(g *string) string {
 func attrs(o offer) map[string]string {
 	a := map[string]string{
 		"offer_id":     strconv.FormatInt(o.ID, 10),
-		"machine_id":   strconv.FormatInt(o.MachineID, 10),
+		"machine_id":   strconv.FormatInt(*o.MachineID, 10),
 		"host_id":      strconv.FormatInt(o.HostID, 10),
 		"verification": o.Verification,
 	}

@@ -253,3 +253,19 @@ func FuzzParseOffers(f *testing.F) {
 		}
 	})
 }
+
+// An offer without a machine id is rejected with the reason, never collapsed into
+// a "vast:0" series with the others.
+func TestOfferWithoutMachineIDRejected(t *testing.T) {
+	res, err := parseOffers(strings.NewReader(`{"offers":[
+		{"id":1,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.4},
+		{"id":2,"machine_id":0,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.5},
+		{"id":3,"machine_id":77,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.6}]}`), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0].SKU != "vast:77:1x" || len(res.Rejects) != 2 ||
+		!strings.Contains(res.Rejects[0].Reason, "offer 1 has no machine_id") || !strings.Contains(res.Rejects[1].Reason, "offer 2") {
+		t.Errorf("rows %+v rejects %+v", res.Rows, res.Rejects)
+	}
+}
