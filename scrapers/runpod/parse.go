@@ -171,10 +171,18 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 					o.Attrs["lowestPrice.uninterruptablePrice"] = formatFloat(*lp.UninterruptablePrice)
 				}
 			}
-			if p.price == nil {
+			switch {
+			case p.price == nil:
 				o.Attrs["price_text"] = "null"
-			} else {
+			case c.available != nil && !*c.available && *p.price > 0:
+				// The API says this cloud does not offer the GPU: its price is no offer.
+				o.Attrs["price_text"] = fmt.Sprintf("not offered in %s cloud (%sCloud false; listed %s)", c.cloud, c.cloud, formatFloat(*p.price))
+			default:
 				o.PriceNative = *p.price
+				if why := placeholder(g, c.cloud, p.pricing, *p.price); why != "" {
+					o.PriceNative = 0
+					o.Attrs["price_text"] = why
+				}
 			}
 			rows = append(rows, o)
 		}
@@ -183,6 +191,46 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// placeholderRatio: a data-centre GPU's price in one cloud at or under this share of
+// its price in the other cloud is a placeholder, not an offer. Real RunPod gpuTypes
+// responses carry such round values (MI300X community $0.50 against secure $2.39),
+// which no marketplace rents at; the recorded reference shows ratios of 0.72–0.88
+// between real community and secure prices.
+const placeholderRatio = 0.25
+
+// placeholder says why a price is no offer, "" when it is one: under the lowest
+// price the API itself gives for the GPU (lowestPrice), or, on a data-centre GPU
+// (not GeForce), at a quarter or less of the other cloud's price of the same kind.
+func placeholder(g gpuType, cloud, pricing string, price float64) string {
+	if lp := g.LowestPrice; lp != nil && price > 0 {
+		low := lp.UninterruptablePrice
+		if pricing == schemas.Spot {
+			low = lp.MinimumBidPrice
+		}
+		if low != nil && *low > 0 && price < *low*0.999 {
+			return fmt.Sprintf("placeholder: %s %s $%s is under the API's lowestPrice $%s", cloud, pricing, formatFloat(price), formatFloat(*low))
+		}
+	}
+	if strings.Contains(strings.ToLower(g.ID), "geforce") {
+		return ""
+	}
+	other, otherCloud := g.SecurePrice, cloudSecure
+	if pricing == schemas.Spot {
+		other = g.SecureSpotPrice
+	}
+	if cloud == cloudSecure {
+		other, otherCloud = g.CommunityPrice, cloudCommunity
+		if pricing == schemas.Spot {
+			other = g.CommunitySpotPrice
+		}
+	}
+	if other != nil && *other > 0 && price > 0 && price <= placeholderRatio**other {
+		return fmt.Sprintf("placeholder: %s %s $%s is a quarter or less of %s $%s for a data-centre GPU", cloud, pricing,
+			formatFloat(price), otherCloud, formatFloat(*other))
+	}
+	return ""
+}
 
 var (
 	numberRE = regexp.MustCompile(`[0-9]+(?:\.[0-9]+)?`)

@@ -21,6 +21,12 @@
 //   - A price of 0 means "not offered" in that cloud; the row is still emitted (ingest
 //     quarantines it as not offered). A null or unreadable price is emitted as 0 with
 //     Attrs["price_text"].
+//   - Availability signals (api mode): a cloud the API says does not offer the GPU
+//     (secureCloud / communityCloud false), a price under the API's own lowestPrice
+//     (uninterruptablePrice for on-demand, minimumBidPrice for spot), and, on a
+//     data-centre GPU (not GeForce), a price at a quarter or less of the other cloud's
+//     (the round placeholders real responses carry) are emitted as 0 with the reason
+//     in Attrs["price_text"]: ingest quarantines them, they never become a price.
 //   - Unit gpu_hour, GPUCount 1, currency USD, region "" (RunPod publishes one price
 //     per GPU type and cloud, not per data centre). GPUName is displayName; the id and
 //     memoryInGb are kept in Attrs and GPUMemoryGB.

@@ -448,3 +448,45 @@ func FuzzParsePage(f *testing.F) {
 		}
 	})
 }
+
+// Every availability signal of the API is used: a cloud that does not offer the GPU
+// (secureCloud/communityCloud false), a price under the API's own lowestPrice, and a
+// data-centre GPU's round placeholder at a quarter or less of the other cloud's
+// price give no price (ingest quarantines them with the reason); GeForce cards,
+// whose community prices are legitimately low, are not judged by the ratio.
+func TestGPUTypesAvailabilitySignals(t *testing.T) {
+	body := `{"data":{"gpuTypes":[
+	 {"id":"AMD Instinct MI300X OAM","displayName":"MI300X","memoryInGb":192,"securePrice":2.39,"communityPrice":0.5,"secureSpotPrice":2.39,"communitySpotPrice":0.5},
+	 {"id":"NVIDIA H100 80GB HBM3","displayName":"H100 SXM","memoryInGb":80,"secureCloud":true,"communityCloud":false,"securePrice":3.29,"communityPrice":2.69,"secureSpotPrice":3.29,"communitySpotPrice":2.69},
+	 {"id":"NVIDIA H200","displayName":"H200 SXM","memoryInGb":141,"securePrice":4.59,"communityPrice":3.59,"secureSpotPrice":4.59,"communitySpotPrice":1.0,
+	  "lowestPrice":{"minimumBidPrice":2.5,"uninterruptablePrice":3.59}},
+	 {"id":"NVIDIA GeForce RTX 3090","displayName":"RTX 3090","memoryInGb":24,"securePrice":0.46,"communityPrice":0.11,"secureSpotPrice":0.46,"communitySpotPrice":0.11}]}}`
+	res, err := parseGPUTypes(strings.NewReader(body), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]schemas.Observation{}
+	for _, o := range res.Rows {
+		got[o.SKU+"|"+o.Pricing] = o
+	}
+	for key, want := range map[string]string{
+		"AMD Instinct MI300X OAM:community|on_demand": "a quarter or less of secure $2.39",
+		"AMD Instinct MI300X OAM:community|spot":      "a quarter or less of secure $2.39",
+		"NVIDIA H100 80GB HBM3:community|on_demand":   "not offered in community cloud",
+		"NVIDIA H200:community|spot":                  "under the API's lowestPrice $2.5",
+	} {
+		if o := got[key]; o.PriceNative != 0 || !strings.Contains(o.Attrs["price_text"], want) {
+			t.Errorf("%s: price %v, price_text %q; want no price, %q", key, o.PriceNative, o.Attrs["price_text"], want)
+		}
+	}
+	for key, price := range map[string]float64{
+		"AMD Instinct MI300X OAM:secure|on_demand":   2.39,
+		"NVIDIA H100 80GB HBM3:secure|on_demand":     3.29,
+		"NVIDIA H200:community|on_demand":            3.59,
+		"NVIDIA GeForce RTX 3090:community|on_demand": 0.11,
+	} {
+		if o := got[key]; o.PriceNative != price {
+			t.Errorf("%s: price %v, want %v (%q)", key, o.PriceNative, price, o.Attrs["price_text"])
+		}
+	}
+}
