@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,9 +39,9 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 		return fmt.Errorf("ingest: csv: %w", err)
 	}
 	defer rc.Close()
-	r := csv.NewReader(rc)
+	r := csv.NewReader(bufio.NewReaderSize(rc, 1<<20))
 	r.FieldsPerRecord = -1
-	r.ReuseRecord = false
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err != nil {
 		return fmt.Errorf("ingest: csv: reading header: %w", err)
@@ -59,15 +61,18 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 	if !hasNative && !hasHour && !hasGPUHour {
 		return fmt.Errorf("%w: no price column (price_native, price_usd_hour or price_usd_gpu_hour)", ErrCSVHeader)
 	}
+	rd := newCSVRow(col)
 	line := 1
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
+		if line&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		rec, err := r.Read()
 		line++
 		if errors.Is(err, io.EOF) {
-			return nil
+			return ctx.Err()
 		}
 		if err != nil {
 			var pe *csv.ParseError
@@ -77,13 +82,8 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 			scrapers.Reject(e, strings.Join(rec, ","), fmt.Sprintf("csv line %d: %v", line, err))
 			continue
 		}
-		get := func(name string) string {
-			if i, ok := col[name]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		o, perr := s.row(get)
+		rd.rec = rec
+		o, perr := s.row(rd)
 		if perr != nil {
 			raw, _ := json.Marshal(rec)
 			scrapers.Reject(e, string(raw), fmt.Sprintf("csv line %d: %v", line, perr))
@@ -93,53 +93,177 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 	}
 }
 
-func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
+// The columns CSVSource reads, by position in csvRow.idx.
+const (
+	cObservedAt = iota
+	cEffectiveAt
+	cProvider
+	cSKU
+	cRegion
+	cZone
+	cPricing
+	cTier
+	cInterconnect
+	cGPUCount
+	cGPUMemoryGB
+	cGPUName
+	cGPU
+	cPriceNative
+	cUnit
+	cCurrency
+	cPriceUSDHour
+	cPriceUSDGPUHour
+	cSourceKind
+	cSourceURL
+	cFXRate
+	cPriceScope
+	cPriceBasis
+	nColumns
+)
+
+var csvColumns = [nColumns]string{"observed_at", "effective_at", "provider", "sku", "region", "zone",
+	"pricing", "tier", "interconnect", "gpu_count", "gpu_memory_gb", "gpu_name", "gpu", "price_native",
+	"unit", "currency", "price_usd_hour", "price_usd_gpu_hour", "source_kind", "source_url", "fx_rate", "price_scope", "price_basis"}
+
+// csvRow reads the fields of one record by column, with what repeats from row to
+// row kept: the last times parsed and the last attrs made (rows of one export share
+// them, and parsing or allocating them again is most of a row's cost).
+type csvRow struct {
+	idx [nColumns]int // position of each column in the record, -1 when absent
+	rec []string
+
+	times [2]struct {
+		text string
+		t    time.Time
+	} // the last observed_at and effective_at
+	attrs  map[string]string // the last attrs made, shared by rows with the same
+	kind   string
+	srcURL string
+}
+
+func newCSVRow(col map[string]int) *csvRow {
+	r := &csvRow{}
+	for i, name := range csvColumns {
+		r.idx[i] = -1
+		if j, ok := col[name]; ok {
+			r.idx[i] = j
+		}
+	}
+	return r
+}
+
+// get is the trimmed field of column c, "" when the record lacks it.
+func (r *csvRow) get(c int) string {
+	if i := r.idx[c]; i >= 0 && i < len(r.rec) {
+		// The reader reuses its record, not the strings in it: keeping them is safe.
+		return strings.TrimSpace(r.rec[i])
+	}
+	return ""
+}
+
+// time parses column c (cObservedAt or cEffectiveAt), reusing the last result for
+// the same text.
+func (r *csvRow) time(c int, v string) (time.Time, error) {
+	last := &r.times[c]
+	if last.text == v && v != "" {
+		return last.t, nil
+	}
+	t, err := parseTime(v)
+	if err != nil {
+		return t, err
+	}
+	last.text, last.t = v, t
+	return t, nil
+}
+
+// attrsFor returns the attrs of a row with these original source kind and URL: the
+// last map made when they are the same (rows share it; nothing downstream writes to
+// an observation's attrs).
+func (r *csvRow) attrsFor(kind, srcURL string) map[string]string {
+	if r.attrs != nil && kind == r.kind && srcURL == r.srcURL {
+		return r.attrs
+	}
+	a := make(map[string]string, 2)
+	if kind != "" {
+		a["original_source_kind"] = kind
+	}
+	if srcURL != "" {
+		a["original_source_url"] = srcURL
+	}
+	r.attrs, r.kind, r.srcURL = a, kind, srcURL
+	return a
+}
+
+// parseNumber is schemas.ParseNumber with a fast path for plain decimals
+// ("12.5"), which is what exports write and what it would read the same.
+func parseNumber(s string) (float64, error) {
+	plain := s != "" && s[0] != '.' && s[len(s)-1] != '.'
+	dots := 0
+	for i := 0; plain && i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			dots++
+			plain = dots == 1
+		case c < '0' || c > '9':
+			plain = false
+		}
+	}
+	if plain {
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			return v, nil
+		}
+	}
+	return schemas.ParseNumber(s)
+}
+
+func (s *CSVSource) row(r *csvRow) (schemas.Observation, error) {
 	var o schemas.Observation
 	var err error
-	if o.ObservedAt, err = parseTime(get("observed_at")); err != nil {
+	if o.ObservedAt, err = r.time(cObservedAt, r.get(cObservedAt)); err != nil {
 		return o, fmt.Errorf("observed_at: %w", err)
 	}
 	o.EffectiveAt = o.ObservedAt
-	if v := get("effective_at"); v != "" {
-		if o.EffectiveAt, err = parseTime(v); err != nil {
+	if v := r.get(cEffectiveAt); v != "" {
+		if o.EffectiveAt, err = r.time(cEffectiveAt, v); err != nil {
 			return o, fmt.Errorf("effective_at: %w", err)
 		}
 	}
-	o.Provider, o.SKU, o.Region, o.Zone, o.Pricing = get("provider"), get("sku"), get("region"), get("zone"), get("pricing")
-	o.Tier, o.Interconnect = get("tier"), get("interconnect")
+	o.Provider, o.SKU, o.Region, o.Zone, o.Pricing = r.get(cProvider), r.get(cSKU), r.get(cRegion), r.get(cZone), r.get(cPricing)
+	o.Tier, o.Interconnect = r.get(cTier), r.get(cInterconnect)
 	if o.Tier != "" && !schemas.ValidTier(o.Tier) {
 		return o, fmt.Errorf("tier %q is not hyperscaler, specialist or marketplace", o.Tier)
 	}
 	if o.Interconnect != "" && !schemas.ValidInterconnect(o.Interconnect) {
 		return o, fmt.Errorf("interconnect %q is not known", o.Interconnect)
 	}
-	if o.GPUCount, err = schemas.ParseNumber(get("gpu_count")); err != nil {
+	if o.GPUCount, err = parseNumber(r.get(cGPUCount)); err != nil {
 		return o, fmt.Errorf("gpu_count: %w", err)
 	}
-	if v := get("gpu_memory_gb"); v != "" {
-		if o.GPUMemoryGB, err = schemas.ParseNumber(v); err != nil {
+	if v := r.get(cGPUMemoryGB); v != "" {
+		if o.GPUMemoryGB, err = parseNumber(v); err != nil {
 			return o, fmt.Errorf("gpu_memory_gb: %w", err)
 		}
 	}
-	o.GPUName = get("gpu_name")
-	if g := get("gpu"); g != "" && g != schemas.UnknownGPU && s.Known != nil && s.Known(g) {
+	o.GPUName = r.get(cGPUName)
+	if g := r.get(cGPU); g != "" && g != schemas.UnknownGPU && s.Known != nil && s.Known(g) {
 		o.GPU = g
 	} else if o.GPUName == "" {
 		o.GPUName = g
 	}
+	native, unit, currency := r.get(cPriceNative), r.get(cUnit), r.get(cCurrency)
 	switch {
-	case get("price_native") != "" && get("unit") != "" && get("currency") != "":
-		if o.PriceNative, err = schemas.ParseNumber(get("price_native")); err != nil {
+	case native != "" && unit != "" && currency != "":
+		if o.PriceNative, err = parseNumber(native); err != nil {
 			return o, fmt.Errorf("price_native: %w", err)
 		}
-		o.Currency, o.Unit = get("currency"), get("unit")
-	case get("price_usd_hour") != "":
-		if o.PriceNative, err = schemas.ParseNumber(get("price_usd_hour")); err != nil {
+		o.Currency, o.Unit = currency, unit
+	case r.get(cPriceUSDHour) != "":
+		if o.PriceNative, err = parseNumber(r.get(cPriceUSDHour)); err != nil {
 			return o, fmt.Errorf("price_usd_hour: %w", err)
 		}
 		o.Currency, o.Unit = "USD", schemas.UnitHour
-	case get("price_usd_gpu_hour") != "":
-		if o.PriceNative, err = schemas.ParseNumber(get("price_usd_gpu_hour")); err != nil {
+	case r.get(cPriceUSDGPUHour) != "":
+		if o.PriceNative, err = parseNumber(r.get(cPriceUSDGPUHour)); err != nil {
 			return o, fmt.Errorf("price_usd_gpu_hour: %w", err)
 		}
 		o.Currency, o.Unit = "USD", schemas.UnitGPUHour
@@ -149,12 +273,12 @@ func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
 	// A row exported by gpuprice carries the rate it was converted at: importing it
 	// anywhere reproduces the same USD price, whether or not that store has the day's
 	// ECB rate (Normalize prefers a carried rate).
-	if v := get("fx_rate"); v != "" && !strings.EqualFold(o.Currency, "USD") {
-		if o.FXRate, err = schemas.ParseNumber(v); err != nil || o.FXRate <= 0 || math.IsInf(o.FXRate, 0) {
+	if v := r.get(cFXRate); v != "" && !strings.EqualFold(o.Currency, "USD") {
+		if o.FXRate, err = parseNumber(v); err != nil || o.FXRate <= 0 || math.IsInf(o.FXRate, 0) {
 			return o, fmt.Errorf("fx_rate %q is not a positive number", v)
 		}
 	}
-	o.PriceScope, o.PriceBasis = get("price_scope"), get("price_basis")
+	o.PriceScope, o.PriceBasis = r.get(cPriceScope), r.get(cPriceBasis)
 	if !schemas.ValidScope(o.PriceScope) {
 		return o, fmt.Errorf("price_scope %q is not instance or gpu_only", o.PriceScope)
 	}
@@ -162,13 +286,7 @@ func (s *CSVSource) row(get func(string) string) (schemas.Observation, error) {
 		return o, fmt.Errorf("price_basis %q is not listed, derived or floor", o.PriceBasis)
 	}
 	o.SourceURL = s.Origin
-	o.Attrs = map[string]string{}
-	if v := get("source_kind"); v != "" {
-		o.Attrs["original_source_kind"] = v
-	}
-	if v := get("source_url"); v != "" {
-		o.Attrs["original_source_url"] = v
-	}
+	o.Attrs = r.attrsFor(r.get(cSourceKind), r.get(cSourceURL))
 	return o, nil
 }
 

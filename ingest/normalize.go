@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -52,7 +54,8 @@ type Bounds struct {
 // DefaultBounds: below a cent or above $150 per GPU-hour is not a real offer.
 func DefaultBounds() Bounds { return Bounds{MinUSDGPUHour: 0.01, MaxUSDGPUHour: 150} }
 
-// Normalizer normalises and gates raw observations.
+// Normalizer normalises and gates raw observations. It is safe for concurrent use
+// once its fields are set; they are not changed after the first Normalize.
 type Normalizer struct {
 	GPUs      Canonicalizer
 	Providers schemas.ProviderCatalog
@@ -61,6 +64,31 @@ type Normalizer struct {
 	// Peers, when set, holds prices far from their peers as suspect (SuspectConfig)
 	// and learns every row that passes. nil: no relative gate (imports, backfills).
 	Peers *Peers
+
+	// Places GPUs.Canonicalize gave, per distinct hint: a source publishes a few
+	// hundred distinct GPU names and SKUs over millions of rows, and placing one
+	// (tokens, rules, the catalog) costs far more than a lookup.
+	canon sync.Map // schemas.Hint → string
+	// canonN counts the entries, so that the cache stays bounded (a source with a
+	// new name on every row would otherwise grow it without end).
+	canonN atomic.Int64
+}
+
+// maxCanonCache bounds the canonicaliser cache; past it, hints are placed anew.
+const maxCanonCache = 100_000
+
+// canonicalize is GPUs.Canonicalize(h), cached per distinct hint.
+func (n *Normalizer) canonicalize(h schemas.Hint) string {
+	if id, ok := n.canon.Load(h); ok {
+		return id.(string)
+	}
+	id := n.GPUs.Canonicalize(h)
+	if n.canonN.Load() < maxCanonCache {
+		if _, loaded := n.canon.LoadOrStore(h, id); !loaded {
+			n.canonN.Add(1)
+		}
+	}
+	return id
 }
 
 // Rejection is why an observation failed a gate.
@@ -193,7 +221,7 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 				// "HGX") put it in Attrs["form_factor"]: the canonicaliser needs both.
 				name += " " + ff
 			}
-			o.GPU = n.GPUs.Canonicalize(schemas.Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB,
+			o.GPU = n.canonicalize(schemas.Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB,
 				MemoryType: o.Attrs["gpu_memory_interface"]})
 		}
 	}

@@ -12,9 +12,11 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
 )
 
-// DefaultBatchSize is the number of rows per store write of a stepwise run's Commit.
+// DefaultBatchSize is the number of rows per store write of a writer that does not
+// say its own (store.BatchSizer).
 const DefaultBatchSize = 5000
 
 // Run is the record of one run of one source or import, from its first row to its
@@ -38,7 +40,7 @@ type Run struct {
 	Source     string // the run record's source, e.g. "azure" or "backfill:aws-spot"
 	RunID      string
 	SourceKind string // when set, written on every row (imports)
-	BatchSize  int    // stepwise: rows per write (default DefaultBatchSize)
+	BatchSize  int    // stepwise: rows per write (default: the store's, store.WriteBatchSize)
 	Now        func() time.Time
 
 	ctx     context.Context // normalisation context; nil: context.Background()
@@ -170,7 +172,7 @@ func (r *Run) Commit(ctx context.Context) error {
 	r.mu.Unlock()
 	size := r.BatchSize
 	if size <= 0 {
-		size = DefaultBatchSize
+		size = store.WriteBatchSize(r.Sink, DefaultBatchSize)
 	}
 	for i := 0; i < len(rows); i += size {
 		if err := r.Sink.WriteObservations(ctx, rows[i:min(i+size, len(rows))]); err != nil {

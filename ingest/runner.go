@@ -382,11 +382,22 @@ func (r redactingSink) text(s string) string {
 	return r.redact(s)
 }
 
+// Unwrap returns the sink it wraps (for store.WriteBatchSize).
+func (r redactingSink) Unwrap() store.Writer { return r.Sink }
+
 func (r redactingSink) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	// Rows of a batch mostly share their URL: each distinct one is masked once
+	// (masking reads the environment's secrets every time).
+	var in, out string
 	for i := range obs {
-		if obs[i].SourceURL != "" {
-			obs[i].SourceURL = r.text(fetch.RedactURL(obs[i].SourceURL))
+		u := obs[i].SourceURL
+		if u == "" {
+			continue
 		}
+		if u != in {
+			in, out = u, r.text(fetch.RedactURL(u))
+		}
+		obs[i].SourceURL = out
 	}
 	return r.Sink.WriteObservations(ctx, obs)
 }

@@ -323,6 +323,9 @@ type SpoolingSink struct {
 	Spool *DirSpool
 }
 
+// Unwrap returns the sink it wraps (for store.WriteBatchSize).
+func (s SpoolingSink) Unwrap() store.Writer { return s.Sink }
+
 // WriteQuarantine writes q to the store, or to the spool when the store is unavailable.
 func (s SpoolingSink) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
 	err := s.Sink.WriteQuarantine(ctx, q)

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -57,4 +58,30 @@ func DecodeAttrs(s string) (map[string]string, error) {
 		return nil, nil
 	}
 	return a, nil
+}
+
+// AttrsEncoder is EncodeAttrs for a batch of rows, reusing the last encoding while
+// the attrs do not change: the rows of one source mostly carry the same attrs, and
+// encoding JSON (sorting the keys) is most of a row's cost otherwise. The zero
+// value is ready; it is not safe for concurrent use.
+type AttrsEncoder struct {
+	last map[string]string // a copy of the last attrs encoded
+	enc  string
+	ok   bool
+}
+
+// Encode returns EncodeAttrs(a).
+func (e *AttrsEncoder) Encode(a map[string]string) (string, error) {
+	if len(a) == 0 {
+		return "{}", nil
+	}
+	if e.ok && maps.Equal(a, e.last) {
+		return e.enc, nil
+	}
+	s, err := EncodeAttrs(a)
+	if err != nil {
+		return "", err
+	}
+	e.last, e.enc, e.ok = maps.Clone(a), s, true
+	return s, nil
 }

@@ -42,6 +42,38 @@ type Writer interface {
 	WriteObservations(ctx context.Context, obs []schemas.Observation) error
 }
 
+// BatchSizer is the optional ability of a Writer to say how many observations one
+// WriteObservations should carry for the engine to take them at its best rate
+// (ClickHouse wants few large inserts; each DuckDB write is one transaction).
+type BatchSizer interface {
+	WriteBatchSize() int
+}
+
+// Unwrapper is a Writer that wraps another (a sink masking secrets, spooling…):
+// WriteBatchSize looks through it.
+type Unwrapper interface {
+	Unwrap() Writer
+}
+
+// WriteBatchSize returns the batch size w (or a Writer it wraps) asks for, or def
+// when none says.
+func WriteBatchSize(w Writer, def int) int {
+	for w != nil {
+		if b, ok := w.(BatchSizer); ok {
+			if n := b.WriteBatchSize(); n > 0 {
+				return n
+			}
+			return def
+		}
+		u, ok := w.(Unwrapper)
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return def
+}
+
 // Store is what the rest of gpuprice uses.
 type Store interface {
 	Writer

@@ -364,41 +364,77 @@ func fromCH(t time.Time) time.Time {
 	return t.UTC()
 }
 
-const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
-	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
-	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs,
-	price_scope, price_basis`
+// obsColumns names the columns of observations a write sets and a read returns,
+// in store.ObservationColumns' order.
+var obsColumns = store.ObservationColumnNames()
 
-// WriteObservations inserts obs as one batch. Within obs, the last row of an
-// identity wins; across writes, the later write wins.
+// WriteBatchSize is how many rows ingest should hand WriteObservations at once:
+// ClickHouse makes one part per INSERT, and wants few large ones (each part is
+// merged later; thousands of small inserts a second are its classic misuse).
+func (s *Store) WriteBatchSize() int { return 50_000 }
+
+// WriteObservations inserts obs as one batch, built column by column from
+// store.ObservationColumns (clickhouse-go appends a whole column slice without
+// converting each value through an interface, as row by row Append does). Within
+// obs, the last row of an identity wins: rows get increasing versions in their
+// order, and every read takes the last version of an identity; across writes, the
+// later write wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
-	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
 		return nil
 	}
-	version := s.versions(len(obs))
+	n := len(obs)
+	version := s.versions(n)
+	cols := make([]any, 0, len(store.ObservationColumns)+1)
+	for _, c := range store.ObservationColumns {
+		switch {
+		case c.Time != nil:
+			v := make([]time.Time, n)
+			for i := range obs {
+				t, err := toCH(c.Time(&obs[i]))
+				if err != nil {
+					return fmt.Errorf("clickhouse: write observations: %s %s: %w", obs[i].SeriesKey(), c.Name, err)
+				}
+				v[i] = t
+			}
+			cols = append(cols, v)
+		case c.Text != nil:
+			v := make([]string, n)
+			for i := range obs {
+				v[i] = c.Text(&obs[i])
+			}
+			cols = append(cols, v)
+		case c.Number != nil:
+			v := make([]float64, n)
+			for i := range obs {
+				v[i] = c.Number(&obs[i])
+			}
+			cols = append(cols, v)
+		default: // attrs
+			var enc store.AttrsEncoder
+			v := make([]string, n)
+			for i := range obs {
+				a, err := enc.Encode(obs[i].Attrs)
+				if err != nil {
+					return fmt.Errorf("clickhouse: write observations: %s: %w", obs[i].SeriesKey(), err)
+				}
+				v[i] = a
+			}
+			cols = append(cols, v)
+		}
+	}
+	versions := make([]uint64, n)
+	for i := range versions {
+		versions[i] = version + uint64(i)
+	}
+	cols = append(cols, versions)
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO observations (`+obsColumns+`, version)`)
 	if err != nil {
 		return s.wrap("write observations", err)
 	}
 	defer batch.Close()
-	for i, o := range obs {
-		observed, err := toCH(o.ObservedAt)
-		if err != nil {
-			return fmt.Errorf("clickhouse: write observations: %s observed_at: %w", o.SeriesKey(), err)
-		}
-		effective, err := toCH(o.EffectiveAt)
-		if err != nil {
-			return fmt.Errorf("clickhouse: write observations: %s effective_at: %w", o.SeriesKey(), err)
-		}
-		attrs, err := store.EncodeAttrs(o.Attrs)
-		if err != nil {
-			return fmt.Errorf("clickhouse: write observations: %s: %w", o.SeriesKey(), err)
-		}
-		if err := batch.Append(observed, effective, o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
-			o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour, o.PriceUSDGPUHour,
-			o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect, o.SourceKind, o.SourceURL,
-			o.RunID, attrs, o.PriceScope, o.PriceBasis, version+uint64(i)); err != nil {
+	for i, c := range cols {
+		if err := batch.Column(i).Append(c); err != nil {
 			return s.wrap("write observations: append", err)
 		}
 	}

@@ -14,11 +14,13 @@ package duckdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -182,26 +184,52 @@ func (s *Store) versions(n int) uint64 {
 	return v
 }
 
-const obsColumns = `observed_at, effective_at, provider, tier, sku, region, zone, gpu, gpu_name,
-	gpu_count, gpu_memory_gb, pricing, price_usd_hour, price_usd_gpu_hour, currency,
-	price_native, unit, fx_rate, interconnect, source_kind, source_url, run_id, attrs,
-	price_scope, price_basis`
+// obsColumns names the columns of observations a write sets and a read returns,
+// in store.ObservationColumns' order.
+var obsColumns = store.ObservationColumnNames()
 
 // obsUpdate sets every non-identity column from the row being inserted.
-const obsUpdate = `observed_at = excluded.observed_at, tier = excluded.tier, gpu = excluded.gpu,
-	gpu_name = excluded.gpu_name, gpu_count = excluded.gpu_count,
-	gpu_memory_gb = excluded.gpu_memory_gb, price_usd_hour = excluded.price_usd_hour,
-	price_usd_gpu_hour = excluded.price_usd_gpu_hour, currency = excluded.currency,
-	price_native = excluded.price_native, unit = excluded.unit, fx_rate = excluded.fx_rate,
-	interconnect = excluded.interconnect, source_kind = excluded.source_kind,
-	source_url = excluded.source_url, run_id = excluded.run_id, attrs = excluded.attrs,
-	price_scope = excluded.price_scope, price_basis = excluded.price_basis, version = excluded.version`
+var obsUpdate = func() string {
+	var set []string
+	for _, c := range append(slices.Clone(store.ObservationColumns), store.Column{Name: "version"}) {
+		switch c.Name {
+		case "provider", "sku", "region", "zone", "pricing", "effective_at":
+			continue // the identity
+		}
+		set = append(set, c.Name+" = excluded."+c.Name)
+	}
+	return strings.Join(set, ", ")
+}()
 
-// rowsPerInsert bounds one multi-row INSERT (26 parameters a row).
+// rowsPerInsert bounds one multi-row INSERT of the small tables (fx_rates,
+// quarantine).
 const rowsPerInsert = 200
 
-// WriteObservations upserts obs in one transaction, in multi-row inserts. Within
-// obs, the last row of an identity wins.
+// WriteBatchSize is how many rows ingest should hand WriteObservations at once:
+// each write is one transaction that appends its rows and upserts them from there.
+func (s *Store) WriteBatchSize() int { return 100_000 }
+
+// obsUpsert moves the rows the appender batched (its temporary table
+// appended_data, columns in the order of obsColumns then version) into
+// observations, replacing the stored row of an identity written before.
+var obsUpsert = `INSERT INTO observations (` + obsColumns + `, version)
+	SELECT * FROM appended_data
+	ON CONFLICT (provider, sku, region, zone, pricing, effective_at) DO UPDATE SET ` + obsUpdate
+
+// obsColumnNames is obsColumns then version, as a list.
+var obsColumnNames = func() []string {
+	var out []string
+	for _, c := range store.ObservationColumns {
+		out = append(out, c.Name)
+	}
+	return append(out, "version")
+}()
+
+// WriteObservations upserts obs in one transaction through DuckDB's appender: the
+// rows are appended column-wise into a temporary table, chunk by chunk, and each
+// chunk is upserted from there by one INSERT … SELECT … ON CONFLICT (a query
+// appender), never bound row by row as parameters. Within obs, the last row of an
+// identity wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
 	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
@@ -211,38 +239,73 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	defer s.mu.Unlock()
 	version := s.versions(len(obs))
 
-	tx, err := s.db.BeginTx(ctx, nil)
+	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("duckdb: write observations: %w", err)
 	}
-	defer tx.Rollback() // a no-op after Commit
-
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 26), ", ") + ")"
-	for start := 0; start < len(obs); start += rowsPerInsert {
-		chunk := obs[start:min(start+rowsPerInsert, len(obs))]
-		args := make([]any, 0, 26*len(chunk))
-		for i, o := range chunk {
-			attrs, err := store.EncodeAttrs(o.Attrs)
-			if err != nil {
-				return fmt.Errorf("duckdb: write observations: %s: %w", o.SeriesKey(), err)
-			}
-			args = append(args,
-				utc(o.ObservedAt), utc(o.EffectiveAt), o.Provider, o.Tier, o.SKU, o.Region, o.Zone,
-				o.GPU, o.GPUName, o.GPUCount, o.GPUMemoryGB, o.Pricing, o.PriceUSDHour,
-				o.PriceUSDGPUHour, o.Currency, o.PriceNative, o.Unit, o.FXRate, o.Interconnect,
-				o.SourceKind, o.SourceURL, o.RunID, attrs, o.PriceScope, o.PriceBasis, version+uint64(start+i))
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(interface {
+			driver.Conn
+			driver.ExecerContext
+		})
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot append", dc)
 		}
-		q := `INSERT INTO observations (` + obsColumns + `, version) VALUES ` +
-			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ") +
-			` ON CONFLICT (provider, sku, region, zone, pricing, effective_at) DO UPDATE SET ` + obsUpdate
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("duckdb: write observations: %w", err)
+		if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
+			return err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("duckdb: write observations: commit: %w", err)
+		if err := appendObservations(c, obs, version); err != nil {
+			_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
+			return err
+		}
+		if _, err := c.ExecContext(ctx, "COMMIT", nil); err != nil {
+			_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("duckdb: write observations: %w", err)
 	}
 	return nil
+}
+
+// appendObservations upserts obs through a query appender on c, inside the
+// caller's transaction, taking each row's values from store.ObservationColumns.
+func appendObservations(c driver.Conn, obs []schemas.Observation, version uint64) error {
+	a, err := duckdb.NewTableAppender(c, obsUpsert, "", "", "observations", obsColumnNames)
+	if err != nil {
+		return err
+	}
+	var enc store.AttrsEncoder
+	row := make([]driver.Value, len(obsColumnNames))
+	for i := range obs {
+		o := &obs[i]
+		for j, col := range store.ObservationColumns {
+			switch {
+			case col.Time != nil:
+				row[j] = utc(col.Time(o))
+			case col.Text != nil:
+				row[j] = col.Text(o)
+			case col.Number != nil:
+				row[j] = col.Number(o)
+			default: // attrs
+				attrs, err := enc.Encode(o.Attrs)
+				if err != nil {
+					_ = a.Close()
+					return fmt.Errorf("%s: %w", o.SeriesKey(), err)
+				}
+				row[j] = attrs
+			}
+		}
+		row[len(row)-1] = version + uint64(i)
+		if err := a.AppendRow(row...); err != nil {
+			_ = a.Close()
+			return fmt.Errorf("%s: %w", o.SeriesKey(), err)
+		}
+	}
+	return a.Close()
 }
 
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }

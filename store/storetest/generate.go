@@ -1,9 +1,12 @@
 package storetest
 
 import (
+	"encoding/csv"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -33,7 +36,8 @@ var genProviders = []struct{ name, tier, ic string }{
 var genGPUs = []struct {
 	id   string
 	base float64
-}{{"H100-SXM-80GB", 3.2}, {"A100-SXM-80GB", 1.6}, {"B200-SXM-180GB", 9.0}, {"L40S-PCIE-48GB", 1.1}}
+	mem  float64
+}{{"H100-SXM-80GB", 3.2, 80}, {"A100-SXM-80GB", 1.6, 80}, {"B200-SXM-180GB", 9.0, 180}, {"L40S-PCIE-48GB", 1.1, 48}}
 
 // Generate produces a realistic, deterministic history (SYNTHETIC, for benchmarks
 // only, never to be presented as data): spot series follow a geometric random walk
@@ -62,7 +66,7 @@ func Generate(spec GenSpec, batch int, emit func([]schemas.Observation) error) e
 		base := g.base * tierMul * prMul * (0.9 + 0.2*rng.Float64())
 		ss[i] = series{o: schemas.Observation{
 			Provider: p.name, Tier: p.tier, SKU: fmt.Sprintf("%s-sku-%d", g.id, i), Region: fmt.Sprintf("region-%d", i%17),
-			Zone: fmt.Sprintf("zone-%c", 'a'+rune(i%3)), GPU: g.id, GPUName: g.id, GPUCount: 8, GPUMemoryGB: 80,
+			Zone: fmt.Sprintf("zone-%c", 'a'+rune(i%3)), GPU: g.id, GPUName: g.id, GPUCount: 8, GPUMemoryGB: g.mem,
 			Pricing: pr, Currency: "USD", Unit: schemas.UnitHour, FXRate: 1, Interconnect: p.ic,
 			SourceKind: schemas.SourceImport, SourceURL: "synthetic://storetest.Generate", RunID: "bench",
 			PriceScope: schemas.ScopeInstance, PriceBasis: schemas.BasisListed,
@@ -97,4 +101,59 @@ func Generate(spec GenSpec, batch int, emit func([]schemas.Observation) error) e
 		return emit(buf)
 	}
 	return nil
+}
+
+// CSVHeader is the header GenerateCSV writes: the columns of `gpuprice prices
+// --format csv`, which `gpuprice import csv` reads back.
+var CSVHeader = []string{
+	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
+	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
+	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
+	"interconnect", "source_url",
+}
+
+// genNames are the device names marketplaces publish (nvidia-smi's), per catalog id:
+// the rows of marketplace series carry one with an empty gpu column, so an import
+// places them through the canonicaliser, as it does real marketplace exports.
+var genNames = map[string]string{
+	"H100-SXM-80GB":  "NVIDIA H100 80GB HBM3",
+	"A100-SXM-80GB":  "NVIDIA A100-SXM4-80GB",
+	"B200-SXM-180GB": "NVIDIA B200",
+	"L40S-PCIE-48GB": "NVIDIA L40S",
+}
+
+// GenerateCSV writes the history Generate makes (SYNTHETIC, for benchmarks only) as
+// a CSV with CSVHeader, the shape `prices --format csv` exports: RFC 3339 times,
+// marketplace rows with a device name and no gpu id (placed by the canonicaliser on
+// import). It returns the rows written.
+func GenerateCSV(w io.Writer, spec GenSpec) (int, error) {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return 0, err
+	}
+	n := 0
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	rec := make([]string, len(CSVHeader))
+	err := Generate(spec, 10_000, func(obs []schemas.Observation) error {
+		for _, o := range obs {
+			gpu, name := o.GPU, o.GPUName
+			if o.Tier == schemas.TierMarketplace {
+				gpu, name = "", genNames[o.GPU]
+			}
+			at := o.ObservedAt.UTC().Format(time.RFC3339)
+			rec = append(rec[:0], at, o.Provider, o.Tier, o.SKU, gpu, f(o.GPUCount), o.Region, o.Zone, o.Pricing,
+				f(o.PriceUSDHour), f(o.PriceUSDGPUHour), o.SourceKind, at, name, f(o.GPUMemoryGB),
+				o.Currency, f(o.PriceNative), o.Unit, f(o.FXRate), o.Interconnect, o.SourceURL)
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	cw.Flush()
+	return n, cw.Error()
 }

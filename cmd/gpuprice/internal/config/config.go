@@ -159,7 +159,7 @@ func Default() Config {
 	return Config{
 		LogLevel: "info",
 		HTTP:     HTTP{Timeout: 30 * time.Second, MaxBodyBytes: 64 << 20, Retries: 4, MinInterval: 250 * time.Millisecond},
-		Ingest: Ingest{BatchSize: 5000, FlushInterval: 2 * time.Second, MinUSDGPUHour: 0.01,
+		Ingest: Ingest{BatchSize: 0, FlushInterval: 2 * time.Second, MinUSDGPUHour: 0.01,
 			MaxUSDGPUHour: 150, SourceTimeout: 10 * time.Minute,
 			Suspect: Suspect{Below: 0.25, Above: 4, MinPeers: 3}},
 		Spool: Spool{MaxBytes: 1 << 30},
@@ -231,8 +231,8 @@ func (c Config) Validate() error {
 	if c.HTTP.MinInterval < 0 {
 		bad("http.min_interval must not be negative")
 	}
-	if c.Ingest.BatchSize <= 0 {
-		bad("ingest.batch_size must be positive")
+	if c.Ingest.BatchSize < 0 {
+		bad("ingest.batch_size must not be negative (0: the store's own size)")
 	}
 	if c.Ingest.FlushInterval <= 0 {
 		bad("ingest.flush_interval must be positive")

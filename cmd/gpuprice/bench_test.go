@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/storetest"
+)
+
+// BenchmarkImportCSV times `gpuprice import csv` of one generated CSV (SYNTHETIC
+// rows in the shape `prices --format csv` exports, storetest.GenerateCSV) into
+// ClickHouse and into the embedded DuckDB store, against clickhouse-client
+// inserting the same file (`INSERT … FORMAT CSVWithNames`) into a plain MergeTree
+// table with the same columns. Each iteration runs the three side by side, each
+// into a fresh database; the best time of each over the iterations is reported,
+// with the ratios the issue sets targets on:
+//
+//	ch_rate:       clickhouse-client's time / gpuprice's time into ClickHouse (target ≥ 0.5)
+//	duckdb_vs_ch:  gpuprice's time into DuckDB / clickhouse-client's time (target ≤ 3)
+//
+// It needs GPUPRICE_CLICKHOUSE_DSN and clickhouse-client on PATH; the size is
+// GPUPRICE_BENCH_IMPORT_ROWS (default 20,000). deploy/bench.sh runs it at 2M rows:
+//
+//	GPUPRICE_BENCH_IMPORT_ROWS=2000000 go test ./cmd/gpuprice -run '^$' -bench ImportCSV -benchtime 3x
+func BenchmarkImportCSV(b *testing.B) {
+	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
+	if base == "" {
+		b.Skip("set GPUPRICE_CLICKHOUSE_DSN to run the import benchmark")
+	}
+	client, err := exec.LookPath("clickhouse-client")
+	if err != nil {
+		b.Skip("clickhouse-client is not on PATH")
+	}
+	rows := 20_000
+	if s := os.Getenv("GPUPRICE_BENCH_IMPORT_ROWS"); s != "" {
+		if rows, err = strconv.Atoi(s); err != nil || rows < 1000 {
+			b.Fatalf("GPUPRICE_BENCH_IMPORT_ROWS=%q: a row count of at least 1000", s)
+		}
+	}
+	if !slices.Equal(storetest.CSVHeader, cli.CSVHeader) {
+		b.Fatalf("storetest.CSVHeader %v is not the CLI's %v", storetest.CSVHeader, cli.CSVHeader)
+	}
+	dir := b.TempDir()
+	file := filepath.Join(dir, "prices.csv")
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const series = 1000
+	n, err := storetest.GenerateCSV(f, storetest.GenSpec{Series: series, Steps: rows / series,
+		Start: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Step: 5 * time.Minute, Seed: 1})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "gpuprice.yaml")
+	if err := os.WriteFile(cfg, []byte("data_dir: "+dir+"\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	native, _ := url.Parse(base)
+	db := "gpuprice_bench_import_" + randHex()
+	chDSN := *native
+	chDSN.Path = "/" + db
+	defer dropDatabase(&testing.T{}, native, db)
+
+	clientArgs := []string{"--host", native.Hostname(), "--port", native.Port()}
+	if native.User != nil {
+		clientArgs = append(clientArgs, "--user", native.User.Username())
+		if pw, ok := native.User.Password(); ok {
+			clientArgs = append(clientArgs, "--password", pw)
+		}
+	}
+	ch := func(stdin string, query string) {
+		cmd := exec.Command(client, append(slices.Clone(clientArgs), "--date_time_input_format=best_effort", "--query", query)...)
+		if stdin != "" {
+			in, err := os.Open(stdin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer in.Close()
+			cmd.Stdin = in
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("clickhouse-client %q: %v\n%s", query, err, out)
+		}
+	}
+	// The same columns in the CSV's order, plain types, the observations' sort key.
+	nativeTable := `CREATE TABLE ` + db + `.csv_native (observed_at DateTime('UTC'), provider String,
+		tier String, sku String, gpu String, gpu_count Float64, region String, zone String, pricing String,
+		price_usd_hour Float64, price_usd_gpu_hour Float64, source_kind String, effective_at DateTime('UTC'),
+		gpu_name String, gpu_memory_gb Float64, currency String, price_native Float64, unit String,
+		fx_rate Float64, interconnect String, source_url String)
+	ENGINE = MergeTree() ORDER BY (provider, gpu, pricing, region, sku, zone, effective_at)`
+	gpuprice := func(dsn string) {
+		var out, errb bytes.Buffer
+		if code := cli.Main(context.Background(), []string{"--config", cfg, "--store", dsn, "--log-level", "error",
+			"import", "csv", file}, &out, &errb); code != 0 {
+			b.Fatalf("gpuprice import csv --store %s: exit %d\n%s%s", dsn, code, out.String(), errb.String())
+		}
+		if !strings.Contains(out.String(), strconv.Itoa(n)) {
+			b.Fatalf("gpuprice import csv: %d rows expected in the report:\n%s", n, out.String())
+		}
+	}
+	best := map[string]time.Duration{}
+	timeIt := func(name string, fn func()) {
+		t0 := time.Now()
+		fn()
+		if d := time.Since(t0); best[name] == 0 || d < best[name] {
+			best[name] = d
+		}
+	}
+	for i := 0; b.Loop(); i++ {
+		ch("", "DROP DATABASE IF EXISTS "+db)
+		ch("", "CREATE DATABASE "+db)
+		ch("", nativeTable)
+		duck := filepath.Join(dir, fmt.Sprintf("import-%d.duckdb", i))
+		// Alternate the order, so that neither always runs on a warmer cache.
+		steps := []func(){
+			func() { timeIt("clickhouse-client", func() { ch(file, "INSERT INTO "+db+".csv_native FORMAT CSVWithNames") }) },
+			func() { timeIt("gpuprice-clickhouse", func() { gpuprice(chDSN.String()) }) },
+			func() { timeIt("gpuprice-duckdb", func() { gpuprice("duckdb://" + duck) }) },
+		}
+		if i%2 == 1 {
+			slices.Reverse(steps)
+		}
+		for _, s := range steps {
+			s()
+		}
+		os.Remove(duck)
+		os.Remove(duck + ".wal")
+	}
+	nat := best["clickhouse-client"].Seconds()
+	b.ReportMetric(float64(n), "rows")
+	b.ReportMetric(nat, "client_s")
+	b.ReportMetric(best["gpuprice-clickhouse"].Seconds(), "ch_s")
+	b.ReportMetric(best["gpuprice-duckdb"].Seconds(), "duckdb_s")
+	b.ReportMetric(nat/best["gpuprice-clickhouse"].Seconds(), "ch_rate")
+	b.ReportMetric(best["gpuprice-duckdb"].Seconds()/nat, "duckdb_vs_ch")
+}
