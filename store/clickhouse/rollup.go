@@ -59,32 +59,41 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 }
 
 // rollupSpan rewrites the bars of every width from the observations of [since,
-// until), whole UTC days.
+// until), whole UTC days, in one INSERT … SELECT: the observations are
+// deduplicated once (the costly part: a GROUP BY over every identity) and each
+// deduplicated row is counted in its bar of every width (ARRAY JOIN over the
+// widths).
 func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
-	for _, w := range store.Widths {
-		// The last write of each identity, only the columns bars need; a bar's
-		// last_observed_at is the latest observed_at of those last writes.
-		q := `INSERT INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu, tier,
-			interconnect, price_scope, price_basis, open, high, low, close, mean, count, last_observed_at, version)
-		SELECT toUInt32(` + fmt.Sprint(int(w/time.Second)) + `), ` + barExpr[w] + ` AS b_start,
-			provider, sku, region, zone, pricing,
-			argMax(d_gpu, effective_at), argMax(d_tier, effective_at), argMax(d_interconnect, effective_at),
-			argMax(d_price_scope, effective_at), argMax(d_price_basis, effective_at),
-			argMin(d_price_usd_gpu_hour, effective_at), max(d_price_usd_gpu_hour),
-			min(d_price_usd_gpu_hour), argMax(d_price_usd_gpu_hour, effective_at),
-			avg(d_price_usd_gpu_hour), count(), max(d_observed_at), toUInt64(?)
-		FROM (SELECT provider, sku, region, zone, pricing, effective_at,
-				argMax(gpu, version) AS d_gpu, argMax(tier, version) AS d_tier,
-				argMax(interconnect, version) AS d_interconnect,
-				argMax(price_scope, version) AS d_price_scope, argMax(price_basis, version) AS d_price_basis,
-				argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour,
-				argMax(observed_at, version) AS d_observed_at
-			FROM observations WHERE effective_at >= ? AND effective_at < ?
-			GROUP BY provider, sku, region, zone, pricing, effective_at)
-		GROUP BY provider, sku, region, zone, pricing, b_start`
-		if err := s.conn.Exec(ctx, q, s.versions(1), clampTime(since), clampTime(until)); err != nil {
-			return s.wrap(fmt.Sprintf("rollup %v bars", w), err)
-		}
+	widths := make([]string, len(store.Widths))
+	start := "toStartOfDay(effective_at)"
+	for i, w := range store.Widths {
+		sec := fmt.Sprint(int(w / time.Second))
+		widths[i] = sec
+		start = `if(b_width = ` + sec + `, ` + barExpr[w] + `, ` + start + `)`
+	}
+	// The last write of each identity, only the columns bars need; a bar's
+	// last_observed_at is the latest observed_at of those last writes.
+	q := `INSERT INTO bars (width, bar_start, provider, sku, region, zone, pricing, gpu, tier,
+		interconnect, price_scope, price_basis, open, high, low, close, mean, count, last_observed_at, version)
+	SELECT b_width, ` + start + ` AS b_start,
+		provider, sku, region, zone, pricing,
+		argMax(d_gpu, effective_at), argMax(d_tier, effective_at), argMax(d_interconnect, effective_at),
+		argMax(d_price_scope, effective_at), argMax(d_price_basis, effective_at),
+		argMin(d_price_usd_gpu_hour, effective_at), max(d_price_usd_gpu_hour),
+		min(d_price_usd_gpu_hour), argMax(d_price_usd_gpu_hour, effective_at),
+		avg(d_price_usd_gpu_hour), count(), max(d_observed_at), toUInt64(?)
+	FROM (SELECT provider, sku, region, zone, pricing, effective_at,
+			argMax(gpu, version) AS d_gpu, argMax(tier, version) AS d_tier,
+			argMax(interconnect, version) AS d_interconnect,
+			argMax(price_scope, version) AS d_price_scope, argMax(price_basis, version) AS d_price_basis,
+			argMax(price_usd_gpu_hour, version) AS d_price_usd_gpu_hour,
+			argMax(observed_at, version) AS d_observed_at
+		FROM observations WHERE effective_at >= ? AND effective_at < ?
+		GROUP BY provider, sku, region, zone, pricing, effective_at)
+	ARRAY JOIN [toUInt32(` + strings.Join(widths, "), toUInt32(") + `)] AS b_width
+	GROUP BY b_width, provider, sku, region, zone, pricing, b_start`
+	if err := s.conn.Exec(ctx, q, s.versions(1), clampTime(since), clampTime(until)); err != nil {
+		return s.wrap("rollup bars", err)
 	}
 	return nil
 }

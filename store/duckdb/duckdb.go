@@ -17,6 +17,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -209,12 +210,46 @@ const rowsPerInsert = 200
 // each write is one transaction that appends its rows and upserts them from there.
 func (s *Store) WriteBatchSize() int { return 100_000 }
 
-// obsUpsert moves the rows the appender batched (its temporary table
-// appended_data, columns in the order of obsColumns then version) into
+// obsUpsert is the query that moves the rows a query appender batched (its
+// temporary table appended_data, with the columns of cols in that order) into
 // observations, replacing the stored row of an identity written before.
-var obsUpsert = `INSERT INTO observations (` + obsColumns + `, version)
+func obsUpsert(cols []string) string {
+	return `INSERT INTO observations (` + strings.Join(cols, ", ") + `)
 	SELECT * FROM appended_data
 	ON CONFLICT (provider, sku, region, zone, pricing, effective_at) DO UPDATE SET ` + obsUpdate
+}
+
+// tableColumns returns the columns of observations among names (obsColumns and
+// version) in the table's order: a table appender's temporary table takes its
+// column types in that order, and migrations add columns at the end.
+func tableColumns(ctx context.Context, c driver.QueryerContext, names []string) ([]string, error) {
+	rows, err := c.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
+		WHERE table_schema = current_schema() AND table_name = 'observations' ORDER BY ordinal_position`, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []string
+	dest := make([]driver.Value, 1)
+	for {
+		if err := rows.Next(dest); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		if n, ok := dest[0].(string); ok && want[n] {
+			out = append(out, n)
+		}
+	}
+	if len(out) != len(names) {
+		return nil, fmt.Errorf("table observations has %d of the %d columns written (%v): run `gpuprice migrate`", len(out), len(names), names)
+	}
+	return out, nil
+}
 
 // obsColumnNames is obsColumns then version, as a list.
 var obsColumnNames = func() []string {
@@ -248,6 +283,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		c, ok := dc.(interface {
 			driver.Conn
 			driver.ExecerContext
+			driver.QueryerContext
 		})
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot append", dc)
@@ -255,7 +291,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION", nil); err != nil {
 			return err
 		}
-		if err := appendObservations(c, obs, version); err != nil {
+		if err := appendObservations(ctx, c, obs, version); err != nil {
 			_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil)
 			return err
 		}
@@ -273,33 +309,49 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 
 // appendObservations upserts obs through a query appender on c, inside the
 // caller's transaction, taking each row's values from store.ObservationColumns.
-func appendObservations(c driver.Conn, obs []schemas.Observation, version uint64) error {
-	a, err := duckdb.NewTableAppender(c, obsUpsert, "", "", "observations", obsColumnNames)
+func appendObservations(ctx context.Context, c interface {
+	driver.Conn
+	driver.QueryerContext
+}, obs []schemas.Observation, version uint64) error {
+	cols, err := tableColumns(ctx, c, obsColumnNames)
+	if err != nil {
+		return err
+	}
+	pos := map[string]int{}
+	for i, n := range cols {
+		pos[n] = i
+	}
+	a, err := duckdb.NewTableAppender(c, obsUpsert(cols), "", "", "observations", cols)
 	if err != nil {
 		return err
 	}
 	var enc store.AttrsEncoder
-	row := make([]driver.Value, len(obsColumnNames))
+	row := make([]driver.Value, len(cols))
+	at := make([]int, len(store.ObservationColumns)) // row position of each column
+	for j, col := range store.ObservationColumns {
+		at[j] = pos[col.Name]
+	}
+	versionAt := pos["version"]
 	for i := range obs {
 		o := &obs[i]
 		for j, col := range store.ObservationColumns {
 			switch {
 			case col.Time != nil:
-				row[j] = utc(col.Time(o))
+				row[at[j]] = utc(col.Time(o))
 			case col.Text != nil:
-				row[j] = col.Text(o)
+				row[at[j]] = col.Text(o)
 			case col.Number != nil:
-				row[j] = col.Number(o)
+				row[at[j]] = col.Number(o)
 			default: // attrs
 				attrs, err := enc.Encode(o.Attrs)
 				if err != nil {
 					_ = a.Close()
 					return fmt.Errorf("%s: %w", o.SeriesKey(), err)
 				}
-				row[j] = attrs
+				row[at[j]] = attrs
 			}
 		}
-		row[len(row)-1] = version + uint64(i)
+		row[versionAt] = version + uint64(i)
 		if err := a.AppendRow(row...); err != nil {
 			_ = a.Close()
 			return fmt.Errorf("%s: %w", o.SeriesKey(), err)
