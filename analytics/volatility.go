@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"context"
 	"math"
 	"sort"
 	"time"
@@ -8,48 +9,10 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// SeriesVolatility is the volatility of one series over a window, from its bars.
-type SeriesVolatility struct {
-	Provider string `json:"provider"`
-	SKU      string `json:"sku"`
-	Region   string `json:"region"`
-	Zone     string `json:"zone"`
-	Pricing  string `json:"pricing"`
-	GPU      string `json:"gpu"`
-	Tier     string `json:"tier"`
-
-	Bars    int `json:"bars"`    // non-empty bars in the window
-	Returns int `json:"returns"` // log returns between consecutive non-empty bars: Bars−1
-
-	// StdLogReturn is the sample standard deviation (n−1) of ln(close_i/close_{i−1})
-	// over consecutive non-empty bars; 0 when Returns < 2.
-	StdLogReturn float64 `json:"std_log_return"`
-	// Annualised is StdLogReturn × √(bars in 365 days of the bar width).
-	Annualised float64 `json:"annualised"`
-	// CV is the sample standard deviation of the closes over their mean.
-	CV float64 `json:"cv"`
-	// Range is max(high)/min(low) − 1 over the window's bars.
-	Range float64 `json:"range"`
-	// MaxDrawdown is the largest fall of a close from the highest close before it,
-	// as a fraction of that high: max_i (1 − close_i / max_{j≤i} close_j).
-	MaxDrawdown float64 `json:"max_drawdown"`
-	// Changes counts the bars whose close differs from the previous bar's close.
-	Changes int `json:"changes"`
-	// ShareBelow is the share of time, from the first bar's start to the window's
-	// end in steps of the bar width, whose price in force (the last close at or
-	// before the step) is below the threshold; nil (null) when no threshold was given.
-	ShareBelow *float64 `json:"share_below"`
-
-	Min   float64 `json:"min"`
-	Max   float64 `json:"max"`
-	Mean  float64 `json:"mean"` // of the closes
-	Close float64 `json:"close"`
-}
-
-// Key is the series key, as store.Bar.SeriesKey.
-func (v SeriesVolatility) Key() string {
-	return v.Provider + "|" + v.SKU + "|" + v.Region + "|" + v.Zone + "|" + v.Pricing
-}
+// SeriesVolatility is the volatility of one series over a window, from its bars
+// (defined in store, so that a store can compute it where the data is; see
+// VolatilitiesOf).
+type SeriesVolatility = store.SeriesVolatility
 
 // SeriesVolatilityOf computes the volatility of one series from its bars of width
 // w, sorted by start (as store.Rollups.Bars returns them). end is the window's end
@@ -136,6 +99,23 @@ func SplitSeries(bars []store.Bar) [][]store.Bar {
 func sameSeries(a, b *store.Bar) bool {
 	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone &&
 		a.Pricing == b.Pricing
+}
+
+// VolatilitiesOf returns the volatility of every series among the bars of width
+// q.Width that q selects (q.CarryIn is ignored), ordered by series, as
+// Volatilities computes it: on the store when it can (store.VolatilityStats: the
+// per-series figures are computed where the bars are and only they are read), else
+// from the bars read.
+func VolatilitiesOf(ctx context.Context, r store.Rollups, q store.BarQuery, end time.Time, below float64) ([]SeriesVolatility, error) {
+	q.CarryIn = false
+	if vs, ok := r.(store.VolatilityStats); ok {
+		return vs.Volatilities(ctx, q, end, below)
+	}
+	bars, err := r.Bars(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return Volatilities(bars, q.Width, end, below), nil
 }
 
 // Volatilities computes SeriesVolatilityOf for every series among bars.

@@ -105,6 +105,16 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	})
 	b.Run("Volatility30d", func(b *testing.B) {
 		for b.Loop() {
+			vs, err := analytics.VolatilitiesOf(ctx, r, store.BarQuery{Filter: store.Filter{Pricing: schemas.Spot, Since: since, Until: end}, Width: store.Hourly}, end, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.Group(vs, analytics.ByOffering)
+		}
+	})
+	// What Volatility30d did before the store computed it: read every bar, compute in Go.
+	b.Run("Volatility30dFromBars", func(b *testing.B) {
+		for b.Loop() {
 			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{Pricing: schemas.Spot, Since: since, Until: end}, Width: store.Hourly})
 			if err != nil {
 				b.Fatal(err)

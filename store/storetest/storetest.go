@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Rollup", s.rollup)
 	t.Run("RollupIncremental", s.rollupIncremental)
 	t.Run("RollupLastObserved", s.rollupLastObserved)
+	t.Run("Volatility", s.volatility)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("Close", s.close)

@@ -69,9 +69,15 @@ func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observ
 	return out
 }
 
+// KeepsAll reports whether Keep keeps every row the store's filter selects (no
+// list of GPUs, pricing kinds or regions to apply after reading).
+func (s Selection) KeepsAll() bool {
+	return s.gpus == nil && s.pricing == nil && s.regions == nil
+}
+
 // KeepBars filters bars by Keep, keeping their order.
 func (s Selection) KeepBars(bars []store.Bar) []store.Bar {
-	if s.gpus == nil && s.pricing == nil && s.regions == nil {
+	if s.KeepsAll() {
 		return bars
 	}
 	out := bars[:0:0]

@@ -202,11 +202,20 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 	}
 	f := sel.Filter
 	f.Since, f.Until = q.At.Add(-q.Window), q.At
-	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: q.Bar})
+	bq := store.BarQuery{Filter: f, Width: q.Bar}
+	var vs []analytics.SeriesVolatility
+	if sel.KeepsAll() {
+		// The store computes the figures where the bars are when it can.
+		vs, err = analytics.VolatilitiesOf(ctx, ro, bq, q.At, q.Below)
+	} else {
+		var bars []store.Bar
+		if bars, err = ro.Bars(ctx, bq); err == nil {
+			vs = analytics.Volatilities(sel.KeepBars(bars), q.Bar, q.At, q.Below)
+		}
+	}
 	if err != nil {
 		return res, err
 	}
-	vs := analytics.Volatilities(sel.KeepBars(bars), q.Bar, q.At, q.Below)
 	if q.By == analytics.BySeries {
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Annualised > vs[j].Annualised })
 		res.Data.Series = vs
