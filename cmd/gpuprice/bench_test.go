@@ -129,7 +129,9 @@ func BenchmarkImportCSV(b *testing.B) {
 		duck := filepath.Join(dir, fmt.Sprintf("import-%d.duckdb", i))
 		// Alternate the order, so that neither always runs on a warmer cache.
 		steps := []func(){
-			func() { timeIt("clickhouse-client", func() { ch(file, "INSERT INTO "+db+".csv_native FORMAT CSVWithNames") }) },
+			func() {
+				timeIt("clickhouse-client", func() { ch(file, "INSERT INTO "+db+".csv_native FORMAT CSVWithNames") })
+			},
 			func() { timeIt("gpuprice-clickhouse", func() { gpuprice(chDSN.String()) }) },
 			func() { timeIt("gpuprice-duckdb", func() { gpuprice("duckdb://" + duck) }) },
 		}
