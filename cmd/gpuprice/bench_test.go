@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -34,12 +35,14 @@ import (
 //
 //	GPUPRICE_BENCH_IMPORT_ROWS=2000000 go test ./cmd/gpuprice -run '^$' -bench ImportCSV -benchtime 3x
 func BenchmarkImportCSV(b *testing.B) {
-	base := os.Getenv("GPUPRICE_CLICKHOUSE_DSN")
-	if base == "" {
-		b.Skip("set GPUPRICE_CLICKHOUSE_DSN to run the import benchmark")
-	}
-	client, err := exec.LookPath("clickhouse-client")
+	chDSN, err := url.Parse(chtest.FreshDSN(b, "bench_import"))
 	if err != nil {
+		b.Fatal(err)
+	}
+	db := strings.TrimPrefix(chDSN.Path, "/")
+	native := chDSN
+	client, lerr := exec.LookPath("clickhouse-client")
+	if lerr != nil {
 		b.Skip("clickhouse-client is not on PATH")
 	}
 	rows := 20_000
@@ -70,11 +73,6 @@ func BenchmarkImportCSV(b *testing.B) {
 	if err := os.WriteFile(cfg, []byte("data_dir: "+dir+"\n"), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	native, _ := url.Parse(base)
-	db := "gpuprice_bench_import_" + randHex()
-	chDSN := *native
-	chDSN.Path = "/" + db
-	defer dropDatabase(&testing.T{}, native, db)
 
 	clientArgs := []string{"--host", native.Hostname(), "--port", native.Port()}
 	if native.User != nil {
@@ -102,7 +100,7 @@ func BenchmarkImportCSV(b *testing.B) {
 		tier String, sku String, gpu String, gpu_count Float64, region String, zone String, pricing String,
 		price_usd_hour Float64, price_usd_gpu_hour Float64, source_kind String, effective_at DateTime('UTC'),
 		gpu_name String, gpu_memory_gb Float64, currency String, price_native Float64, unit String,
-		fx_rate Float64, interconnect String, source_url String)
+		fx_rate Float64, interconnect String, source_url String, price_scope String, price_basis String)
 	ENGINE = MergeTree() ORDER BY (provider, gpu, pricing, region, sku, zone, effective_at)`
 	gpuprice := func(dsn string) {
 		var out, errb bytes.Buffer
