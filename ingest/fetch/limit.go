@@ -46,3 +46,12 @@ func (l *HostLimiter) Wait(ctx context.Context, rawURL string) error {
 		return nil
 	}
 }
+
+// MinInterval is the least time between two requests of c to one host (Options.
+// MinInterval); 0 when requests are not spaced.
+func (c *Client) MinInterval() time.Duration {
+	if c.Limiter == nil {
+		return 0
+	}
+	return c.Limiter.interval
+}

@@ -1,8 +1,8 @@
 // Package coreweave collects CoreWeave's GPU instance prices from its public pricing
 // page (https://www.coreweave.com/pricing, the "On-demand GPU instances" table).
 //
-// The page is fetched with the project's HTTP client as a web page (robots.txt,
-// conditional requests, User-Agent, retries) and parsed with goquery. The table is
+// The page is crawled with colly through the project's HTTP client (pageutil.Page:
+// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. The table is
 // built of divs: div.table-v2 > .table-row-v2, one per GPU instance. Rules:
 //   - GPU name: the row's h3[data-product] text, verbatim ("NVIDIA HGX H100",
 //     "NVIDIA GB200 NVL72"); SKU: "coreweave:" + data-product without its "nvidia-"

@@ -1,8 +1,8 @@
 // Package crusoe collects Crusoe Cloud's GPU prices from its public pricing page
 // (https://crusoe.ai/cloud/pricing, the GPU price cards).
 //
-// The page is fetched with the project's HTTP client as a web page (robots.txt,
-// conditional requests, User-Agent, retries) and parsed with goquery. Each price table
+// The page is crawled with colly through the project's HTTP client (pageutil.Page:
+// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. Each price table
 // is a .pricing-table-heading row of column labels ("GPU model", "On-demand", "Current
 // spot", and where Crusoe shows them reserved terms such as "1-year reserved") and one
 // card (.pricing_gpu-item) per GPU whose .pricing-rich cells follow the labels in

@@ -1,8 +1,8 @@
 // Package gmi collects GMI Cloud's GPU prices from its public pricing page
 // (https://www.gmicloud.ai/pricing, the GPU price cards).
 //
-// The page is fetched with the project's HTTP client as a web page (robots.txt,
-// conditional requests, User-Agent, retries) and parsed with goquery. Its markup is
+// The page is crawled with colly through the project's HTTP client (pageutil.Page:
+// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. Its markup is
 // utility classes only (Tailwind), so cards are found by structure, not class: an h3
 // (the GPU) whose parent also holds a price span followed by a unit span starting with
 // "/" ("/GPU-hour"). Rules:

@@ -2,8 +2,8 @@
 // (https://www.together.ai/pricing: the "Dedicated Inference" and "GPU Clusters"
 // tables).
 //
-// The page is fetched with the project's HTTP client as a web page (robots.txt,
-// conditional requests, User-Agent, retries) and parsed with goquery. Every
+// The page is crawled with colly through the project's HTTP client (pageutil.Page:
+// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. Every
 // table.pricing_table is read with the section heading (h2) and sub-heading (p.h4,
 // "On-demand", "Reserved") before it. Rules:
 //   - The first cell is the hardware, verbatim ("NVIDIA HGX H100", "NVIDIA GB200

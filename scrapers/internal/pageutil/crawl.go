@@ -28,8 +28,8 @@ type Fetched struct {
 // Retry-After, the body cap, charset decoding, per-host spacing, secret redaction
 // and the raw archive apply as to every other request. The crawler honours
 // robots.txt for gpuprice's User-Agent (a disallowed page fails with fetch.ErrRobots
-// and is not requested), stops when ctx ends (colly.StdlibContext) and keeps one
-// request at a time per host (a colly LimitRule), and hands over the page's HTML
+// and is not requested), stops when ctx ends (colly.StdlibContext), keeps one request
+// at a time per host spaced by http.min_interval (a colly LimitRule), and hands over the page's HTML
 // document as a goquery selection (OnHTML). A final status that is not 2xx is a
 // *fetch.StatusError (errors.Is fetch.ErrStatus).
 func Crawl(ctx context.Context, cfg scrapers.Config, pageURL string) (*Fetched, error) {
@@ -42,7 +42,9 @@ func Crawl(ctx context.Context, cfg scrapers.Config, pageURL string) (*Fetched, 
 	)
 	c.IgnoreRobotsTxt = false
 	c.WithTransport(client.Transport())
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1}); err != nil {
+	// One request at a time per host, spaced by http.min_interval (the shared client
+	// also spaces requests to a host across every source of the process).
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1, Delay: client.MinInterval()}); err != nil {
 		return nil, fmt.Errorf("colly: %w", err)
 	}
 	c.OnRequest(func(r *colly.Request) {

@@ -4,7 +4,10 @@
 // texts that are not prices ("Contact sales", "N/A", "—"), pricing kinds from column
 // labels ("On-demand", "Spot", "1-year reserved", "6 months") and SKU slugs.
 //
-// Everything here is a pure function of its input; no HTTP, no clock.
+// It also holds how pages are read: Crawl (colly through the shared HTTP client:
+// robots.txt, cancellation, one request at a time per host, the document as a goquery
+// selection) and Page, a source made of one pricing page and its pure parser. The
+// text helpers are pure functions of their input: no HTTP, no clock.
 package pageutil
 
 import (

@@ -120,7 +120,7 @@ func (a *app) alertEngine() (alert.Engine, error) {
 
 // evaluateAlerts evaluates the rules at now with the state file, sends what is
 // due (not when dry) and saves the state (not when dry). Every text the engine
-// produces is redacted (config.Redact).
+// produces is redacted (the configuration's Redactor).
 func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time, dry bool) (alert.Report, error) {
 	r, err := a.rollups(st)
 	if err != nil {
