@@ -46,7 +46,7 @@ install_missing() {
   local pkgs=()
   command -v clickhouse-server >/dev/null || pkgs+=(clickhouse-server)
   command -v clickhouse-client >/dev/null || pkgs+=(clickhouse-client)
-  { [ -e /usr/share/java/zookeeper.jar ] && command -v java >/dev/null; } || pkgs+=(zookeeper)
+  { [ -e /usr/share/java/zookeeper.jar ] && [ -d /etc/zookeeper/conf ] && command -v java >/dev/null; } || pkgs+=(zookeeper)
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]}"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${pkgs[@]}" >&2
