@@ -60,7 +60,7 @@ func clusterHistory(t *testing.T, start time.Time) (string, int) {
 // lost or counted twice, and every analytic (prices, tokens, volatility, spreads,
 // history, index) and the dashboard views give the single server's answer.
 func TestIntegrationClickHouseClusterImport(t *testing.T) {
-	c := clustertest.Get(t)
+	c := clustertest.GetExclusive(t) // it kills a node: no other test on the cluster meanwhile
 	control := clustertest.Control(t)
 	single := chtest.FreshDSN(t, "single") // the one server it compares with (deploy/test.sh sets both)
 

@@ -14,7 +14,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,8 +39,48 @@ type Cluster struct {
 	Nodes []*url.URL // one DSN per node, without the database's name meaning anything
 }
 
-// Get returns the cluster from the environment, or skips (fails under CI).
+// Get returns the cluster from the environment, or skips (fails under CI). The
+// test holds a shared lock on the cluster until it ends: tests of several packages
+// may use it at once, but not while GetExclusive's holder kills a node.
 func Get(t testing.TB) *Cluster {
+	t.Helper()
+	c := get(t)
+	lock(t, syscall.LOCK_SH)
+	return c
+}
+
+// GetExclusive is Get for a test that kills and restarts nodes: it waits until no
+// other test uses the cluster, and keeps every other out until it ends.
+func GetExclusive(t testing.TB) *Cluster {
+	t.Helper()
+	c := get(t)
+	lock(t, syscall.LOCK_EX)
+	return c
+}
+
+// lock takes a flock on a file beside the cluster's state (held across processes:
+// go test runs packages in parallel) and releases it when the test ends.
+func lock(t testing.TB, how int) {
+	t.Helper()
+	path := os.Getenv("GPUPRICE_CLICKHOUSE_CLUSTER_LOCK")
+	if path == "" {
+		path = filepath.Join(os.TempDir(), "gpuprice-clickhouse-cluster.lock")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("cluster lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		t.Fatalf("cluster lock %s: %v", path, err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	})
+}
+
+func get(t testing.TB) *Cluster {
 	t.Helper()
 	raw := os.Getenv(EnvDSNs)
 	if raw == "" {
@@ -153,7 +195,8 @@ func Control(t testing.TB) string {
 	return p
 }
 
-// Kill SIGKILLs node n (0-based) through local.sh.
+// Kill SIGKILLs node n (0-based) through local.sh. Take the cluster with
+// GetExclusive first.
 func Kill(t testing.TB, control string, n int) {
 	t.Helper()
 	if out, err := exec.Command(control, "kill", fmt.Sprint(n+1)).CombinedOutput(); err != nil {
