@@ -33,7 +33,8 @@ fi
 # GPUPRICE_CLICKHOUSE_CLUSTER_DSNS, that cluster is used instead and left alone.
 if [ -z "${GPUPRICE_CLICKHOUSE_CLUSTER_DSNS:-}" ]; then
   echo "== starting the local ClickHouse cluster"
-  trap 'deploy/clickhouse-cluster/local.sh down' EXIT
+  # Stopped at exit only when this run started it.
+  deploy/clickhouse-cluster/local.sh status || trap 'deploy/clickhouse-cluster/local.sh down' EXIT
   GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="$(deploy/clickhouse-cluster/local.sh up | tr '\n' ' ')"
   export GPUPRICE_CLICKHOUSE_CLUSTER_DSNS
   # The cluster test may SIGKILL and restart one node of it through local.sh.

@@ -9,6 +9,7 @@
 #                      node on stdout (clickhouse://127.0.0.1:PORT/gpuprice?cluster=gpuprice)
 #   local.sh down      stop what up started and delete the state directory
 #   local.sh dsns      print the DSNs again
+#   local.sh status    exit 0 when ZooKeeper and every node this script started run
 #   local.sh kill N    SIGKILL node N (1..4), as a crash would (for failure tests)
 #   local.sh start N   start node N again and wait until it answers
 #
@@ -246,6 +247,10 @@ case "${1:-}" in
     rm -rf "$DIR"
     ;;
   dsns) dsns ;;
+  status)
+    alive "$DIR/zookeeper/pid" || exit 1
+    for n in "${NODES[@]}"; do alive "$DIR/node$n/pid" || exit 1; done
+    ;;
   kill)
     node_arg "${2:-}"
     alive "$DIR/node$2/pid" || { log "node $2 is not running"; exit 1; }
