@@ -17,6 +17,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -374,4 +375,21 @@ func openCH(t *testing.T, dsn string) ch.Conn {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// TestMigrateClusterFlag: --cluster needs a ClickHouse DSN, and one whose cluster
+// parameter (if any) names the same cluster.
+func TestMigrateClusterFlag(t *testing.T) {
+	t.Setenv("GPUPRICE_DATA_DIR", t.TempDir())
+	for _, tc := range []struct{ dsn, cluster, want string }{
+		{"duckdb://" + filepath.Join(t.TempDir(), "x.duckdb"), "gpuprice", "--cluster needs a ClickHouse store"},
+		{"clickhouse://127.0.0.1:1/x?cluster=gpuprice", "other", "--cluster other but the DSN says cluster=gpuprice"},
+		{"clickhouse://127.0.0.1:1/x", "bad-name", `cluster parameter "bad-name"`},
+	} {
+		var out, errb strings.Builder
+		code := cli.Main(context.Background(), []string{"--store", tc.dsn, "migrate", "--cluster", tc.cluster}, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("migrate --cluster with %s: exit %d, %q; want an error saying %q", tc.dsn, code, errb.String(), tc.want)
+		}
+	}
 }
