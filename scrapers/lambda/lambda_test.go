@@ -81,10 +81,50 @@ func TestParsePageRules(t *testing.T) {
 		t.Errorf("rows %d, contact-sales rows %d; want 22 and 2", len(rows), contact)
 	}
 
-	for _, c := range []string{"layout_changed", "empty", "bad_tab"} {
+	for _, c := range []string{"layout_changed", "empty"} {
 		if _, err := parseFile(t, "testdata/"+c+"/input.html"); !errors.Is(err, ErrLayout) {
 			t.Errorf("%s: err = %v, want ErrLayout", c, err)
 		}
+	}
+	// A tab that names no GPU count ("Clusters") quarantines its own rows; the page's
+	// other tabs are kept.
+	bad, err := pagetest.ParseFile(t, parsePage, "testdata/bad_tab/input.html")
+	if err != nil || len(bad.Rows) == 0 || len(bad.Rejects) == 0 {
+		t.Fatalf("bad_tab: %d rows, %d rejects, %v; want the other tabs' rows and the Clusters rows rejected", len(bad.Rows), len(bad.Rejects), err)
+	}
+	for _, r := range bad.Rejects {
+		if !strings.Contains(r.Reason, `tab "Clusters"`) || !strings.Contains(r.Reason, "names no GPU count") {
+			t.Errorf("reject %+v", r)
+		}
+	}
+}
+
+// The shared number parser reads "$1,29" as 1.29 (a decimal comma), not 129; a
+// renamed tab is matched by the GPU count it names; a row whose price cannot be
+// read is quarantined and the other rows kept.
+func TestFailSoft(t *testing.T) {
+	row := func(plan, price string) string {
+		return `<tr data-plan="` + plan + `"><td data-label="VRAM/GPU">80 GB</td><td data-label="PRICE/GPU/HR*">` + price + `</td></tr>`
+	}
+	page := `<div role="tablist"><button role="tab" aria-controls="p8">8 GPUs</button><button role="tab" aria-controls="p1">1× GPU</button></div>` +
+		`<div role="tabpanel" id="p8"><table>` + row("NVIDIA H100 SXM", "$2,99") + row("NVIDIA A100 SXM", "$1.2.3") + `</table></div>` +
+		`<div role="tabpanel" id="p1"><table>` + row("NVIDIA H100 PCIe", "$1,29 / GPU / hr") + `</table></div>`
+	res, err := parsePage(strings.NewReader(page), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]schemas.Observation{}
+	for _, o := range res.Rows {
+		got[o.SKU] = o
+	}
+	if o := got["gpu_8x_h100_sxm_80gb"]; o.PriceNative != 2.99 || o.GPUCount != 8 {
+		t.Errorf("8 GPUs tab: %+v", o)
+	}
+	if o := got["gpu_1x_h100_pcie_80gb"]; o.PriceNative != 1.29 || o.GPUCount != 1 {
+		t.Errorf("$1,29: %+v", o)
+	}
+	if len(res.Rows) != 2 || len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Reason, "NVIDIA A100 SXM") {
+		t.Errorf("rows %d, rejects %+v; want 2 rows and the unreadable price quarantined", len(res.Rows), res.Rejects)
 	}
 }
 

@@ -19,8 +19,10 @@ import (
 var ErrLayout = errors.New("lambda: pricing page layout changed")
 
 var (
-	tabCountRE = regexp.MustCompile(`^(\d+)\s*[xX]$`)
-	priceRE    = regexp.MustCompile(`\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)`)
+	// tabCountRE finds the GPU count a tab names: "8x", "8 x", "8×", "8 GPUs",
+	// "8x GPUs", "1 GPU" — a renamed tab still says its count.
+	tabCountRE = regexp.MustCompile(`(?i)(?:^|[^0-9])([0-9]+)\s*(?:x|×|gpus?)(?:$|[^a-z])`)
+	priceRE    = regexp.MustCompile(`\$\s*([0-9][0-9.,]*)`)
 	memRE      = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*(GB|GiB|TB)$`)
 	slugRE     = regexp.MustCompile(`[^a-z0-9]+`)
 )
@@ -34,44 +36,50 @@ func parsePage(r io.Reader, observedAt time.Time) (pageutil.Result, error) {
 	return page.ParseReader(r, observedAt)
 }
 
-// parseDoc reads the rows of the page's document (see parsePage).
+// parseDoc reads the rows of the page's document (see parsePage). A panel whose
+// tab names no GPU count, and a row that cannot be read, are quarantined with the
+// reason; the page's other rows are kept.
 func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, error) {
-	var rows []schemas.Observation
-	var perr error
-	doc.Find(`[role="tabpanel"]`).EachWithBreak(func(_ int, panel *goquery.Selection) bool {
+	var res pageutil.Result
+	found := 0
+	doc.Find(`[role="tabpanel"]`).Each(func(_ int, panel *goquery.Selection) {
 		plans := panel.Find("tr[data-plan]")
 		if plans.Length() == 0 {
-			return true
+			return
 		}
+		found += plans.Length()
 		id, _ := panel.Attr("id")
 		label := strings.TrimSpace(doc.Find(`[role="tab"]`).FilterFunction(func(_ int, s *goquery.Selection) bool {
 			c, _ := s.Attr("aria-controls")
 			return c != "" && c == id
 		}).First().Text())
 		m := tabCountRE.FindStringSubmatch(label)
-		if m == nil {
-			perr = fmt.Errorf("%w: tab %q of panel %q is not a GPU count", ErrLayout, label, id)
-			return false
+		count := 0
+		if m != nil {
+			count, _ = strconv.Atoi(m[1])
 		}
-		count, _ := strconv.Atoi(m[1])
-		plans.EachWithBreak(func(_ int, tr *goquery.Selection) bool {
+		plans.Each(func(_ int, tr *goquery.Selection) {
+			h, _ := goquery.OuterHtml(tr)
+			if count <= 0 {
+				res.Rejects = append(res.Rejects, pageutil.Rejected{Raw: pageutil.RawText(h),
+					Reason: fmt.Sprintf("lambda: tab %q of panel %q names no GPU count", label, id)})
+				return
+			}
 			o, err := parseRow(tr, count, observedAt)
 			if err != nil {
-				perr = err
-				return false
+				res.Rejects = append(res.Rejects, pageutil.Rejected{Raw: pageutil.RawText(h), Reason: err.Error()})
+				return
 			}
-			rows = append(rows, o)
-			return true
+			res.Rows = append(res.Rows, o)
 		})
-		return perr == nil
 	})
-	if perr != nil {
-		return pageutil.Result{}, perr
-	}
-	if len(rows) == 0 {
+	if found == 0 {
 		return pageutil.Result{}, fmt.Errorf("%w: no instance rows (tr[data-plan] in a tab panel) found", ErrLayout)
 	}
-	return pageutil.Result{Rows: rows}, nil
+	if len(res.Rows) == 0 {
+		return res, fmt.Errorf("%w: %d instance rows found but none readable", ErrLayout, found)
+	}
+	return res, nil
 }
 
 // parseRow reads one tr[data-plan].
@@ -123,7 +131,9 @@ func parseRow(tr *goquery.Selection, count int, observedAt time.Time) (schemas.O
 	}
 	text := cells[priceLabel]
 	if m := priceRE.FindStringSubmatch(text); m != nil {
-		p, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+		// The shared number parser: "$1,29" is 1.29 (a decimal comma), never 129;
+		// "$1,234.50" is 1234.5; an ambiguous text is an error, quarantined.
+		p, err := pageutil.ParseNumber(strings.TrimRight(m[1], ".,"))
 		if err != nil {
 			return schemas.Observation{}, fmt.Errorf("lambda: row %q: price %q: %w", plan, text, err)
 		}
