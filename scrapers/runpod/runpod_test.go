@@ -480,9 +480,9 @@ func TestGPUTypesAvailabilitySignals(t *testing.T) {
 		}
 	}
 	for key, price := range map[string]float64{
-		"AMD Instinct MI300X OAM:secure|on_demand":   2.39,
-		"NVIDIA H100 80GB HBM3:secure|on_demand":     3.29,
-		"NVIDIA H200:community|on_demand":            3.59,
+		"AMD Instinct MI300X OAM:secure|on_demand":    2.39,
+		"NVIDIA H100 80GB HBM3:secure|on_demand":      3.29,
+		"NVIDIA H200:community|on_demand":             3.59,
 		"NVIDIA GeForce RTX 3090:community|on_demand": 0.11,
 	} {
 		if o := got[key]; o.PriceNative != price {
