@@ -56,6 +56,10 @@ go vet ./...
 echo "== go test"
 go test -count=1 -timeout 15m ./...
 
+echo "== benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
+go test -run '^$' -bench 'ImportCSV' -benchtime 1x ./cmd/gpuprice
+go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
+
 echo "== fuzz smoke (each target briefly)"
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
