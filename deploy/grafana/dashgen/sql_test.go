@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
+	"github.com/gpuprice/gpuprice/store/clickhouse/clustertest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -107,6 +109,17 @@ func fill(t *testing.T, st store.Store) {
 // rows with the columns its panel reads, in order, a time first for time series.
 func TestIntegrationClickHouseDashboardSQL(t *testing.T) {
 	dsn, _ := testDB(t)
+	dashboardSQL(t, dsn)
+}
+
+// TestIntegrationClickHouseClusterDashboardSQL runs the same on the ClickHouse
+// cluster of deploy/clickhouse-cluster/local.sh (gpuprice migrate --cluster: the
+// views over Distributed tables), with the plugin connected to node 1.
+func TestIntegrationClickHouseClusterDashboardSQL(t *testing.T) {
+	dashboardSQL(t, clustertest.Get(t).DSN(t, 0))
+}
+
+func dashboardSQL(t *testing.T, dsn string) {
 	ctx := t.Context()
 	st, err := clickhouse.Open(ctx, dsn)
 	if err != nil {
@@ -119,8 +132,16 @@ func TestIntegrationClickHouseDashboardSQL(t *testing.T) {
 	fill(t, st)
 
 	// The plugin connects with the datasource's defaultDatabase (unqualified names
-	// resolve to the store's database) and the provisioned custom settings.
-	opts, err := ch.ParseDSN(dsn)
+	// resolve to the store's database) and the provisioned custom settings; the
+	// store's cluster parameter is not a server setting.
+	plain, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := plain.Query()
+	q.Del(clickhouse.ClusterParam)
+	plain.RawQuery = q.Encode()
+	opts, err := ch.ParseDSN(plain.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +239,7 @@ func TestIntegrationClickHouseDashboardSQL(t *testing.T) {
 	if err := conn.Exec(ctx, "DROP TABLE v_index"); err == nil {
 		t.Error("the datasource's settings let Grafana drop a view")
 	}
-	t.Run("TokensMatchAnalytics", func(t *testing.T) { tokensMatchAnalytics(t, st, dsn) })
+	t.Run("TokensMatchAnalytics", func(t *testing.T) { tokensMatchAnalytics(t, st, plain.String()) })
 }
 
 func column(t *testing.T, conn driver.Conn, q string) []string {
