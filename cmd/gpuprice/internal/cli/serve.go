@@ -37,15 +37,22 @@ before every run, and ECB rates are refreshed at most hourly. With alert rules
 configured, they are evaluated on alerts.schedule (default every 15 minutes) and
 after the first collections of --run-now, as ` + "`gpuprice alerts`" + ` does.
 
-HTTP endpoints:
-  /              the web app: price board, /series?gpu=&provider=&pricing=&region=,
-                 /spreads, /index, /tokens, /alerts, /sources (bundled in the binary)
-  /page          the cheapest current offer per GPU and pricing kind, and the last
-                 runs, as one plain HTML page (no JavaScript)
-  /api/prices    latest prices of series on offer, JSON or CSV (?gpu= &provider= &pricing= &region= &tier= &format=csv &limit= &all_series=true)
-  /api/runs      run records as JSON (?source= &limit=)
-  /metrics       Prometheus metrics: runs, rows, durations, spool, cheapest $/GPU-hour
-  /healthz       200 when the store answers`,
+HTTP endpoints (bound to 127.0.0.1:8080 unless --listen says otherwise):
+  /                  the web app (/page: a plain HTML table of the cheapest offers and the last runs)
+  /api/v1/...        JSON API: prices, series, volatility, spreads, tokens, history, index, alerts,
+                     sources, runs, quarantine, gpus, fx; parameters named like the CLI's flags,
+                     ?format=csv where a table fits (see docs/api.md)
+  /openapi.json      the API's OpenAPI 3 document
+  POST /api/v1/collect?source=NAME
+                     run a source now; needs "Authorization: Bearer $GPUPRICE_API_TOKEN"
+                     (off unless GPUPRICE_API_TOKEN is set for serve)
+  /api/prices, /api/runs   the first API (aliases)
+  /metrics           Prometheus metrics: runs, rows, durations, spool, cheapest $/GPU-hour per
+                     provider and region, index, spreads
+  /healthz           200 when the store answers
+
+While serve holds the embedded DuckDB store, the CLI's read commands ask this server
+(its address is in <data_dir>/serve.json).`,
 		Example: `  gpuprice serve --listen :8080 --run-now`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

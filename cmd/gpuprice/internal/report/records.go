@@ -277,6 +277,7 @@ func (r *Reader) Sources(ctx context.Context, _ SourcesQuery) (Result[[]SourceRo
 			s.LastRun = &lr
 		}
 		s.Pricing = nonNil(s.Pricing)
+		s.Endpoint = r.redact(s.Endpoint)
 		out[i] = s
 	}
 	res.Data = out
