@@ -40,29 +40,46 @@ func (c BatchConfig) withDefaults(w store.Writer) BatchConfig {
 // a time and in order, so that the next batch fills while the last one is written
 // (the source never waits for the store unless two batches are ready). Close
 // flushes what is left.
+//
+// A batch the store refuses for a reason other than being away is split until the
+// rows at fault are found: those go to the reject function (quarantine), the others
+// are written. Rows the store could not take while away, or once ctx ended and a
+// fresh bounded write failed too, are spooled; rows neither written, spooled nor
+// quarantined are counted as lost.
 type Batcher struct {
-	w     store.Writer
-	spool Spooler
-	cfg   BatchConfig
-	in    chan []schemas.Observation // small runs of rows, to spare a channel send per row
-	out   chan []schemas.Observation // full batches, to the writer
-	done  chan struct{}
+	w      store.Writer
+	spool  Spooler
+	reject func(o schemas.Observation, reason string)
+	cfg    BatchConfig
+	in     chan []schemas.Observation // small runs of rows, to spare a channel send per row
+	out    chan []schemas.Observation // full batches, to the writer
+	done   chan struct{}
 
 	mu      sync.Mutex
 	pending []schemas.Observation // rows Add gathered, not yet sent on in
 
 	// results, read after Close
-	written int
-	spooled int
-	errs    []error
+	stats BatchStats
+	errs  []error
+}
+
+// BatchStats counts what became of the rows given to a Batcher.
+type BatchStats struct {
+	Written     int // stored
+	Spooled     int // kept in the spool: the store was unavailable
+	Quarantined int // refused by the store on their own, handed to the reject function
+	Lost        int // none of the above: neither the store nor the spool took them
 }
 
 // addRun is how many rows Add gathers before it hands them on.
 const addRun = 256
 
-// NewBatcher starts a batcher writing to w; spool may be nil. ctx bounds the writes.
-func NewBatcher(ctx context.Context, w store.Writer, spool Spooler, cfg BatchConfig) *Batcher {
-	b := &Batcher{w: w, spool: spool, cfg: cfg.withDefaults(w), in: make(chan []schemas.Observation, 4),
+// NewBatcher starts a batcher writing to w; spool may be nil. ctx bounds the writes;
+// once it ends (a signal), what is left is written with a fresh context bounded by
+// FinalWriteTimeout, else spooled. reject, when not nil, takes the rows the store
+// refused on their own; nil counts them as lost.
+func NewBatcher(ctx context.Context, w store.Writer, spool Spooler, cfg BatchConfig, reject func(schemas.Observation, string)) *Batcher {
+	b := &Batcher{w: w, spool: spool, reject: reject, cfg: cfg.withDefaults(w), in: make(chan []schemas.Observation, 4),
 		out: make(chan []schemas.Observation), done: make(chan struct{})}
 	go b.loop()
 	go func() {
@@ -90,9 +107,9 @@ func (b *Batcher) Add(o schemas.Observation) {
 	}
 }
 
-// Close flushes and stops the batcher. It returns the rows written, the rows spooled
-// because the store was unavailable, and the write errors met (joined).
-func (b *Batcher) Close() (written, spooled int, err error) {
+// Close flushes and stops the batcher. It returns what became of the rows and the
+// write errors met (joined).
+func (b *Batcher) Close() (BatchStats, error) {
 	b.mu.Lock()
 	if len(b.pending) > 0 {
 		b.in <- b.pending
@@ -101,7 +118,7 @@ func (b *Batcher) Close() (written, spooled int, err error) {
 	close(b.in)
 	b.mu.Unlock()
 	<-b.done
-	return b.written, b.spooled, errors.Join(b.errs...)
+	return b.stats, errors.Join(b.errs...)
 }
 
 // loop groups the runs Add sends into batches of cfg.Size rows (or what came within
@@ -163,18 +180,38 @@ func (b *Batcher) loop() {
 }
 
 func (b *Batcher) flush(ctx context.Context, batch []schemas.Observation) {
-	err := b.w.WriteObservations(ctx, batch)
-	if err == nil {
-		b.written += len(batch)
+	if ctx.Err() != nil {
+		// Shutting down: the batch in flight is written with a fresh, bounded context
+		// (else spooled below).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), FinalWriteTimeout)
+		defer cancel()
+	}
+	s := writeSplit(ctx, b.w, batch)
+	b.stats.Written += s.stored
+	for _, bad := range s.bad {
+		if b.reject == nil {
+			b.stats.Lost++
+			b.errs = append(b.errs, fmt.Errorf("ingest: a row was refused: %s", bad.Reason))
+			continue
+		}
+		b.reject(bad.Row, bad.Reason)
+		b.stats.Quarantined++
+	}
+	if len(s.rest) == 0 {
 		return
 	}
-	if errors.Is(err, store.ErrUnavailable) && b.spool != nil {
-		if serr := b.spool.Spool(ctx, batch); serr == nil {
-			b.spooled += len(batch)
+	err := s.err
+	if b.spool != nil {
+		// The store is away, or the bounded write after a signal failed: keep the
+		// rows for the replay.
+		serr := b.spool.Spool(context.WithoutCancel(ctx), s.rest)
+		if serr == nil {
+			b.stats.Spooled += len(s.rest)
 			return
-		} else {
-			err = errors.Join(err, fmt.Errorf("ingest: spooling failed: %w", serr))
 		}
+		err = errors.Join(err, fmt.Errorf("ingest: spooling failed: %w", serr))
 	}
-	b.errs = append(b.errs, fmt.Errorf("ingest: writing %d rows: %w", len(batch), err))
+	b.stats.Lost += len(s.rest)
+	b.errs = append(b.errs, fmt.Errorf("ingest: %d rows lost: %w", len(s.rest), err))
 }

@@ -50,6 +50,10 @@ type Collector struct {
 	SourceKind    string // when set, written on every row (imports)
 }
 
+// FinalWriteTimeout bounds what a run writes after its context ended (a signal):
+// the batch in flight, its quarantined rows and its run record.
+var FinalWriteTimeout = 30 * time.Second
+
 // NewRunID returns a fresh collection run id (time-ordered, unique).
 func NewRunID(now time.Time) string {
 	var b [4]byte
@@ -97,7 +101,11 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		e := x.Expect()
 		ex = &e
 	}
-	res, err := run.finish(ctx, srcErr, ex)
+	// The run record is written even when ctx ended (a signal): with a fresh, bounded
+	// context, so that a shutdown records the run as interrupted with its counts.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinalWriteTimeout)
+	defer cancel()
+	res, err := run.finish(fctx, srcErr, ex)
 	if err != nil && log != nil {
 		log.Warn("run record not stored", "error", err.Error())
 	}

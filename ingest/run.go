@@ -64,7 +64,7 @@ type Run struct {
 func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
 	source, runID, kind string, now func() time.Time) *Run {
 	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
-	r.batcher = NewBatcher(ctx, sink, spool, batch)
+	r.batcher = NewBatcher(ctx, sink, spool, batch, r.refused)
 	r.init()
 	return r
 }
@@ -100,6 +100,11 @@ func (r *Run) Emit(o schemas.Observation) {
 		ctx = context.Background()
 	}
 	n, unknown, err := r.Normalizer.Normalize(ctx, o)
+	if err == nil {
+		if serr := Storable(n, r.now()); serr != nil {
+			err = &Rejection{Reason: serr.Error()}
+		}
+	}
 	if err != nil {
 		var rej *Rejection
 		reason := err.Error()
@@ -111,17 +116,27 @@ func (r *Run) Emit(o schemas.Observation) {
 		return
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.init()
 	if unknown {
 		r.unknownGPU++
 	}
 	if r.batcher == nil {
 		r.pending = append(r.pending, n)
+		r.mu.Unlock()
 		return
 	}
 	r.countLocked(n)
+	r.mu.Unlock()
+	// Outside the lock: the batcher may be flushing, and a row the store refuses
+	// comes back through refused, which takes the lock.
 	r.batcher.Add(n)
+}
+
+// refused quarantines a row the store refused on its own (found by splitting the
+// batch it was in), with the store's error as the reason.
+func (r *Run) refused(o schemas.Observation, reason string) {
+	raw, _ := json.Marshal(o)
+	r.Reject(string(raw), reason)
 }
 
 // countLocked counts n as accepted.
@@ -141,10 +156,11 @@ func (r *Run) Reject(raw, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.init()
-	r.quarantine = append(r.quarantine, schemas.Quarantined{
+	q := storableQuarantine(schemas.Quarantined{
 		QuarantinedAt: r.now().Truncate(time.Second), RunID: r.RunID, Source: r.Source, Reason: reason, Raw: raw,
 	})
-	r.reasons[reason]++
+	r.quarantine = append(r.quarantine, q)
+	r.reasons[q.Reason]++
 }
 
 // Note adds a line to the run record's error text (something the user should know
@@ -174,9 +190,24 @@ func (r *Run) Commit(ctx context.Context) error {
 	if size <= 0 {
 		size = store.WriteBatchSize(r.Sink, DefaultBatchSize)
 	}
+	refused := map[int]bool{}
 	for i := 0; i < len(rows); i += size {
-		if err := r.Sink.WriteObservations(ctx, rows[i:min(i+size, len(rows))]); err != nil {
-			return fmt.Errorf("ingest: writing observations: %w", err)
+		s := writeSplit(ctx, r.Sink, rows[i:min(i+size, len(rows))])
+		if s.err != nil {
+			return fmt.Errorf("ingest: writing observations: %w", s.err)
+		}
+		// Rows the store refused on their own are quarantined; the others are stored.
+		for _, b := range s.bad {
+			raw, _ := json.Marshal(b.Row)
+			q = append(q, storableQuarantine(schemas.Quarantined{QuarantinedAt: r.now().Truncate(time.Second),
+				RunID: r.RunID, Source: r.Source, Reason: b.Reason, Raw: string(raw)}))
+		}
+		for j := i; j < min(i+size, len(rows)); j++ {
+			for _, b := range s.bad {
+				if sameRow(b.Row, rows[j]) {
+					refused[j] = true
+				}
+			}
 		}
 	}
 	if len(q) > 0 {
@@ -186,11 +217,21 @@ func (r *Run) Commit(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, o := range rows {
+	for j, o := range rows {
+		if refused[j] {
+			r.reasons["store refused the row"]++
+			continue
+		}
 		r.countLocked(o)
 	}
 	r.quarCount += len(q)
 	return nil
+}
+
+// sameRow reports whether a and b are the same observation (identity and price).
+func sameRow(a, b schemas.Observation) bool {
+	return a.SeriesKey() == b.SeriesKey() && a.EffectiveAt.Equal(b.EffectiveAt) && a.PriceNative == b.PriceNative &&
+		a.ObservedAt.Equal(b.ObservedAt)
 }
 
 // Span returns the span [since, until) of the accepted rows' effective_at (until is
@@ -233,14 +274,21 @@ func (r *Run) Finish(ctx context.Context, runErr error) (schemas.Run, error) {
 // status, writes the run record and returns the result. ex, when set, is checked
 // against what was accepted (a source's expected coverage).
 func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation) (Result, error) {
-	var written, spooled int
+	var st BatchStats
 	var werr error
 	if r.batcher != nil {
-		written, spooled, werr = r.batcher.Close()
+		st, werr = r.batcher.Close()
 	}
+	written, spooled := st.Written, st.Spooled
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.init()
+	if r.batcher != nil {
+		// Rows the store refused are quarantined (by refused), not accepted.
+		r.accepted -= st.Quarantined
+	} else {
+		written = r.accepted
+	}
 	var problems []string
 	if runErr != nil {
 		problems = append(problems, runErr.Error())
@@ -248,16 +296,23 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	if werr != nil {
 		problems = append(problems, werr.Error())
 	}
+	if st.Lost > 0 {
+		problems = append(problems, fmt.Sprintf("%d rows lost: neither the store nor the spool took them", st.Lost))
+	}
 	if spooled > 0 {
 		problems = append(problems, fmt.Sprintf("%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them", spooled))
 	}
 	problems = append(problems, r.notes...)
 	notes := len(r.notes)
+	lost := st.Lost
 	if r.batcher != nil && len(r.quarantine) > 0 {
 		if err := r.Sink.WriteQuarantine(ctx, r.quarantine); err != nil {
 			problems = append(problems, fmt.Sprintf("ingest: writing quarantine: %v", err))
+			// Neither stored nor spooled: those rows are lost.
+			lost += len(r.quarantine)
+		} else {
+			r.quarCount += len(r.quarantine)
 		}
-		r.quarCount += len(r.quarantine)
 		r.quarantine = nil
 	}
 	if r.quarCount > 0 {
@@ -269,8 +324,16 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		}
 	}
 	streaming := r.batcher != nil
+	interrupted := r.ctx != nil && errors.Is(r.ctx.Err(), context.Canceled)
+	if interrupted {
+		problems = append(problems, "interrupted: stopped before the end of its input")
+	}
 	status := schemas.RunOK
 	switch {
+	case interrupted:
+		status = schemas.RunInterrupted
+	case lost > 0:
+		status = schemas.RunFailed
 	case r.accepted == 0 && (streaming || runErr != nil):
 		status = schemas.RunFailed
 		if streaming && runErr == nil && r.quarCount == 0 {
@@ -285,6 +348,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	run := schemas.Run{
 		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second), FinishedAt: finished.Truncate(time.Second),
 		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, UnknownGPUs: r.unknownGPU,
+		RowsStored: written, RowsSpooled: spooled, RowsLost: lost,
 		Error: strings.Join(problems, "; "),
 	}
 	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started)}

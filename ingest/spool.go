@@ -263,11 +263,14 @@ type RecordWriter interface {
 }
 
 // Replay writes every segment to w in write order, removing each once stored. It stops
-// at the first write error (the segment stays for the next replay). Corrupt segments
-// are moved aside to <dir>/corrupt/ and reported, never deleted. Segments holding
-// quarantined rows or run records need w to be a RecordWriter too. Replaying twice is
-// harmless for observations and run records: the store keeps one of each identity.
-// It returns the observations written.
+// at the first write the store could not take because it is unavailable (the segment
+// stays for the next replay). A poison segment never jams the spool: rows the store
+// refuses on their own are found by splitting the segment's batch and quarantined
+// with the store's error (the others are written), and a segment whose content
+// cannot be stored at all (no quarantine writer, a record refused) is moved aside to
+// <dir>/corrupt/ with a <name>.reason file, as unreadable segments are: never
+// deleted. Replaying twice is harmless for observations and run records: the store
+// keeps one of each identity. It returns the observations written.
 func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -276,43 +279,80 @@ func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err er
 		return 0, err
 	}
 	rw, records := w.(RecordWriter)
-	var corrupt []error
+	var problems []error
+	aside := func(name string, why error) {
+		problems = append(problems, why)
+		dir := filepath.Join(s.Dir, "corrupt")
+		_ = os.MkdirAll(dir, 0o700)
+		_ = os.Rename(filepath.Join(s.Dir, name), filepath.Join(dir, name))
+		_ = os.WriteFile(filepath.Join(dir, name+".reason"), []byte(why.Error()+"\n"), 0o600)
+	}
+	unavailable := func(err error) bool { return errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil }
 	for _, name := range names {
 		p := filepath.Join(s.Dir, name)
 		seg, rerr := readSegment(p)
 		if rerr != nil {
-			_ = os.MkdirAll(filepath.Join(s.Dir, "corrupt"), 0o700)
-			_ = os.Rename(p, filepath.Join(s.Dir, "corrupt", name))
-			corrupt = append(corrupt, rerr)
+			aside(name, rerr)
 			continue
 		}
 		fail := func(werr error) (int, error) {
-			return rows, errors.Join(append(corrupt, fmt.Errorf("ingest: replaying %s: %w", name, werr))...)
+			return rows, errors.Join(append(problems, fmt.Errorf("ingest: replaying %s: %w", name, werr))...)
 		}
 		if (len(seg.Quarantine) > 0 || len(seg.Runs) > 0) && !records {
 			return fail(errors.New("the writer cannot store quarantined rows or run records"))
 		}
+		written := 0
+		quarantine := seg.Quarantine
 		if len(seg.Rows) > 0 {
-			if werr := w.WriteObservations(ctx, seg.Rows); werr != nil {
-				return fail(werr)
+			sp := writeSplit(ctx, w, seg.Rows)
+			if sp.err != nil {
+				// Part of the segment may be stored: replaying it again is harmless.
+				return fail(sp.err)
+			}
+			if len(sp.bad) > 0 && !records {
+				// Nowhere to quarantine them: the segment stays for a replay that can.
+				return fail(fmt.Errorf("%d rows refused and no quarantine to put them in: %w", len(sp.bad), sp.bad[0].Err))
+			}
+			for _, b := range sp.bad {
+				raw, _ := json.Marshal(b.Row)
+				quarantine = append(quarantine, schemas.Quarantined{QuarantinedAt: time.Now().UTC().Truncate(time.Second),
+					RunID: b.Row.RunID, Source: b.Row.Provider, Reason: "spool replay: " + b.Reason, Raw: string(raw)})
+			}
+			written = sp.stored
+		}
+		if len(quarantine) > 0 {
+			for i := range quarantine {
+				quarantine[i] = storableQuarantine(quarantine[i])
+			}
+			if werr := rw.WriteQuarantine(ctx, quarantine); werr != nil {
+				if unavailable(werr) {
+					return fail(werr)
+				}
+				aside(name, fmt.Errorf("ingest: replaying %s: quarantined rows refused: %w", name, werr))
+				rows += written
+				continue
 			}
 		}
-		if len(seg.Quarantine) > 0 {
-			if werr := rw.WriteQuarantine(ctx, seg.Quarantine); werr != nil {
-				return fail(werr)
-			}
-		}
+		refused := false
 		for _, r := range seg.Runs {
 			if werr := rw.WriteRun(ctx, r); werr != nil {
-				return fail(werr)
+				if unavailable(werr) {
+					return fail(werr)
+				}
+				aside(name, fmt.Errorf("ingest: replaying %s: run record refused: %w", name, werr))
+				refused = true
+				break
 			}
+		}
+		rows += written
+		if refused {
+			continue
 		}
 		if rerr := os.Remove(p); rerr != nil {
 			return rows, fmt.Errorf("ingest: spool: %w", rerr)
 		}
-		rows += len(seg.Rows)
 	}
-	return rows, errors.Join(corrupt...)
+	return rows, errors.Join(problems...)
 }
 
 // SpoolingSink is a Sink that keeps quarantined rows and run records on Spool when

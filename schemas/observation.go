@@ -188,6 +188,9 @@ const (
 	RunOK       = "ok"
 	RunDegraded = "degraded"
 	RunFailed   = "failed"
+	// RunInterrupted is a run stopped by a signal (SIGTERM, Ctrl-C): what it had read
+	// was stored or spooled, but its input was not read to the end.
+	RunInterrupted = "interrupted"
 )
 
 // Run is the record of one source's part in one collection.
@@ -200,7 +203,13 @@ type Run struct {
 	RowsAccepted   int       `json:"rows_accepted"`
 	RowsQuarantine int       `json:"rows_quarantined"`
 	UnknownGPUs    int       `json:"unknown_gpus"`
-	Error          string    `json:"error"`
+	// What became of the accepted rows: stored, spooled (the store was away; a
+	// replay writes them) or lost (neither took them: a failed run). Run records
+	// written before schema version 8 read 0 for all three.
+	RowsStored  int    `json:"rows_stored"`
+	RowsSpooled int    `json:"rows_spooled"`
+	RowsLost    int    `json:"rows_lost"`
+	Error       string `json:"error"`
 }
 
 // Quarantined is a row that failed validation, kept with the reason.

@@ -619,7 +619,8 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs, &o.PriceScope, &o.PriceBasis); err != nil {
 			return err
 		}
-		o.ObservedAt, o.EffectiveAt = fromCH(o.ObservedAt), fromCH(o.EffectiveAt)
+		// An observation's times are never zero (ingest sets them): the epoch is the epoch.
+		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()
 		if o.Attrs, err = store.DecodeAttrs(attrs); err != nil {
 			return err
 		}
@@ -710,13 +711,14 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 		return fmt.Errorf("clickhouse: %s: finished_at: %w", op, err)
 	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at,
-		status, rows_accepted, rows_quarantined, unknown_gpus, error, version)`)
+		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version)`)
 	if err != nil {
 		return s.wrap(op, err)
 	}
 	defer batch.Close()
 	if err := batch.Append(r.RunID, r.Source, started, finished, r.Status, int64(r.RowsAccepted),
-		int64(r.RowsQuarantine), int64(r.UnknownGPUs), r.Error, s.versions(1)); err != nil {
+		int64(r.RowsQuarantine), int64(r.UnknownGPUs), int64(r.RowsStored), int64(r.RowsSpooled), int64(r.RowsLost),
+		r.Error, s.versions(1)); err != nil {
 		return s.wrap(op+": append", err)
 	}
 	if err := batch.Send(); err != nil {
@@ -733,7 +735,8 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	}
 	q := `SELECT run_id, source, argMax(started_at, version) AS r_started_at,
 		argMax(finished_at, version), argMax(status, version), argMax(rows_accepted, version),
-		argMax(rows_quarantined, version), argMax(unknown_gpus, version), argMax(error, version)
+		argMax(rows_quarantined, version), argMax(unknown_gpus, version), argMax(error, version),
+		argMax(rows_stored, version), argMax(rows_spooled, version), argMax(rows_lost, version)
 	FROM runs`
 	var args []any
 	if source != "" {
@@ -753,15 +756,16 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	var out []schemas.Run
 	for rows.Next() {
 		var (
-			r              schemas.Run
-			acc, quar, unk int64
+			r                                   schemas.Run
+			acc, quar, unk, stored, spool, lost int64
 		)
 		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error); err != nil {
+			&unk, &r.Error, &stored, &spool, &lost); err != nil {
 			return nil, s.wrap("runs", err)
 		}
 		r.StartedAt, r.FinishedAt = fromCH(r.StartedAt), fromCH(r.FinishedAt)
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
+		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Filters", s.filters)
 	t.Run("HostileFilters", s.hostileFilters)
 	t.Run("HostileValuesRoundTrip", s.hostileValues)
+	t.Run("EpochRoundTrip", s.epochRoundTrip)
 	t.Run("Runs", s.runs)
 	t.Run("Quarantine", s.quarantine)
 	t.Run("LargeBatch", s.largeBatch)
@@ -429,6 +430,24 @@ func (s *suite) roundTrip(t *testing.T) {
 	}
 }
 
+// epochRoundTrip: an observation dated at the Unix epoch (the first instant every
+// backend can hold) reads back as the epoch, not as the zero time.
+func (s *suite) epochRoundTrip(t *testing.T) {
+	st := s.fresh(t)
+	o := Observations()[0]
+	epoch := time.Unix(0, 0).UTC()
+	o.ObservedAt, o.EffectiveAt = epoch, epoch
+	write(t, st, []schemas.Observation{o})
+	got := observations(t, st, store.Filter{})
+	if len(got) != 1 || !got[0].EffectiveAt.Equal(epoch) || !got[0].ObservedAt.Equal(epoch) {
+		t.Fatalf("epoch round trip: %+v", got)
+	}
+	latest, err := st.Latest(ctx(t), store.Filter{})
+	if err != nil || len(latest) != 1 || !latest[0].EffectiveAt.Equal(epoch) {
+		t.Fatalf("Latest at the epoch: %+v, %v", latest, err)
+	}
+}
+
 func (s *suite) duplicateWrites(t *testing.T) {
 	st := s.fresh(t)
 	all := Observations()
@@ -665,13 +684,15 @@ func (s *suite) hostileValues(t *testing.T) {
 func Runs() []schemas.Run {
 	return []schemas.Run{
 		{RunID: "run-2025-02-28T23", Source: "aws", StartedAt: T0, FinishedAt: T0.Add(95 * time.Second),
-			Status: schemas.RunOK, RowsAccepted: 1840, RowsQuarantine: 2, UnknownGPUs: 1},
+			Status: schemas.RunOK, RowsAccepted: 1840, RowsQuarantine: 2, UnknownGPUs: 1, RowsStored: 1840},
 		{RunID: "run-2025-02-28T23", Source: "lambda", StartedAt: T0.Add(time.Second), FinishedAt: T0.Add(3 * time.Second),
 			Status: schemas.RunOK, RowsAccepted: 21},
 		{RunID: "run-2025-03-01T00", Source: "aws", StartedAt: T0.Add(time.Hour), FinishedAt: T0.Add(time.Hour + 80*time.Second),
-			Status: schemas.RunDegraded, RowsAccepted: 1790, RowsQuarantine: 50, Error: "spot: 3 regions timed out"},
+			Status: schemas.RunDegraded, RowsAccepted: 1790, RowsQuarantine: 50, RowsStored: 1700, RowsSpooled: 90,
+			Error: "spot: 3 regions timed out"},
 		{RunID: "run-2025-03-01T00", Source: "coreweave", StartedAt: T0.Add(time.Hour + 1500*time.Millisecond),
-			Status: schemas.RunFailed, Error: `coreweave: parse "GPU Pricing": table 'H100' not found`},
+			Status: schemas.RunFailed, RowsAccepted: 7, RowsSpooled: 2, RowsLost: 5,
+			Error: `coreweave: parse "GPU Pricing": table 'H100' not found`},
 		{RunID: "run-2025-03-01T00", Source: "lambda", StartedAt: T0.Add(time.Hour + 2*time.Second),
 			FinishedAt: T0.Add(time.Hour + 4*time.Second), Status: schemas.RunOK, RowsAccepted: 22},
 	}

@@ -24,6 +24,13 @@ var Version = "dev"
 // ErrAllFailed is returned by collect when every source failed.
 var ErrAllFailed = errors.New("every source failed")
 
+// ErrRowsLost is returned by a run that lost rows: neither the store nor the spool
+// took them.
+var ErrRowsLost = errors.New("rows lost")
+
+// ErrInterrupted is returned by a run stopped by a signal.
+var ErrInterrupted = errors.New("interrupted")
+
 type app struct {
 	stdout, stderr io.Writer
 	configPath     string

@@ -82,6 +82,9 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 			return err
 		}
 	}
+	if err := verdict(results); err != nil {
+		return err
+	}
 	failed := 0
 	for _, r := range results {
 		if r.Status == schemas.RunFailed {
@@ -191,12 +194,35 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 
 func (a *app) printResults(results []ingest.Result) {
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tERROR")
+	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tLOST\tERROR")
 	for _, r := range results {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
-			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), oneLine(a.redactor().Redact(r.Error), 160))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
+			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), r.RowsLost, oneLine(a.redactor().Redact(r.Error), 160))
 	}
 	w.Flush()
+}
+
+// verdict is the error of runs that lost rows or were interrupted (non-zero exit),
+// nil otherwise.
+func verdict(results []ingest.Result) error {
+	var lost, spooled int
+	var interrupted []string
+	for _, r := range results {
+		lost += r.RowsLost
+		spooled += r.RowsSpooled
+		if r.Status == schemas.RunInterrupted {
+			interrupted = append(interrupted, r.Source)
+		}
+	}
+	var errs []error
+	if lost > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d rows neither stored nor spooled", ErrRowsLost, lost))
+	}
+	if len(interrupted) > 0 {
+		errs = append(errs, fmt.Errorf("%w (%s): what was read is stored or spooled (%d spooled)", ErrInterrupted,
+			strings.Join(interrupted, ", "), spooled))
+	}
+	return errors.Join(errs...)
 }
 
 func oneLine(s string, n int) string {

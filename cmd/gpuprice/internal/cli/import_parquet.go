@@ -64,6 +64,9 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	}
 	res := runner.Collect(ctx, []ingest.Job{{Name: job, Source: src}}, ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport})
 	a.printResults(res)
+	if err := verdict(res); err != nil {
+		return err
+	}
 	if res[0].Status == schemas.RunFailed {
 		return fmt.Errorf("import failed: %s", res[0].Error)
 	}

@@ -76,6 +76,9 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 			fmt.Fprintf(a.stdout, "  %s\n", m)
 		}
 	}
+	if err := verdict(results); err != nil {
+		return err
+	}
 	for _, r := range results {
 		if r.Status != schemas.RunFailed {
 			return nil
