@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -53,7 +54,7 @@ func (a *app) pricesCmd() *cobra.Command {
 	var format string
 	var limit int
 	var stale time.Duration
-	var allSeries, withDerived bool
+	var allSeries, withDerived, explain bool
 	cmd := &cobra.Command{
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
@@ -71,7 +72,8 @@ a100-80gb); what a name matched is said on stderr, and a name that matches nothi
 is an error with the nearest names. --provider, --pricing and --region likewise.`,
 		Example: `  gpuprice prices --gpu H100-SXM-80GB --pricing on_demand
   gpuprice prices --gpu h100 --pricing spot
-  gpuprice prices --provider vast --pricing spot --format csv > vast.csv`,
+  gpuprice prices --provider vast --pricing spot --format csv > vast.csv
+  gpuprice prices --provider lambda --explain   # published figure → $/GPU-hour, step by step`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" && format != "csv" {
@@ -97,6 +99,9 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 					return err
 				}
 				a.noteMatches(res.Matched)
+				if explain {
+					return writeExplained(a.stdout, format, res.Data)
+				}
 				return writeObservations(a.stdout, format, res.Data)
 			})
 		},
@@ -107,7 +112,42 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	cmd.Flags().DurationVar(&stale, "stale", analytics.StaleAfter, "drop series not seen within this long of their provider's newest observation")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
 	cmd.Flags().BoolVar(&withDerived, "include-derived", false, "also list derived prices and \"from\" floors (marked in the BASIS column)")
+	cmd.Flags().BoolVar(&explain, "explain", false, "show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
 	return cmd
+}
+
+// explained is a row of `prices --explain --format json`: the observation and the
+// steps from its published figure to its $/GPU-hour.
+type explained struct {
+	schemas.Observation
+	Explain schemas.PriceSteps `json:"explain"`
+}
+
+// writeExplained writes rows with how each price was derived: JSON objects with an
+// "explain" member, or for a table, the table followed by each row's steps.
+func writeExplained(w io.Writer, format string, rows []schemas.Observation) error {
+	switch format {
+	case "json":
+		out := make([]explained, 0, len(rows))
+		for _, o := range rows {
+			out = append(out, explained{o, schemas.ExplainPrice(o)})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "table":
+		if err := writeObservations(w, format, rows); err != nil {
+			return err
+		}
+		for _, o := range rows {
+			fmt.Fprintf(w, "\n%s %s %s %s %s:\n", o.Provider, o.SKU, o.Region, o.Zone, o.Pricing)
+			for _, s := range schemas.ExplainPrice(o).Steps {
+				fmt.Fprintln(w, "  "+s)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("--explain: use --format table or json")
 }
 
 func writeObservations(w io.Writer, format string, rows []schemas.Observation) error {
