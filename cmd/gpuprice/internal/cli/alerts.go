@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -58,6 +59,21 @@ the next evaluation.`,
 			}
 			st, err := a.openStore(cmd.Context())
 			if err != nil {
+				// A dry run only reads: while serve holds the embedded store, ask it.
+				if base, ok := a.runningServer(); ok && dryRun && errors.Is(err, store.ErrLocked) {
+					fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
+					res, err := (&report.Client{Base: base}).Alerts(cmd.Context(), report.AlertsQuery{At: now})
+					if err != nil {
+						return report.FlagError(err)
+					}
+					if err := a.printAlerts(res.Data, format); err != nil {
+						return err
+					}
+					if res.Data.Failed() {
+						return ErrAlertsFailed
+					}
+					return nil
+				}
 				return err
 			}
 			defer st.Close()
