@@ -2,15 +2,12 @@ package lambda
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil/pagetest"
@@ -159,74 +156,7 @@ func TestRegistered(t *testing.T) {
 }
 
 func TestCollect(t *testing.T) {
-	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{pagePath: {
-		{Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": "0"}},
-		{File: "testdata/full_page/input.html", Header: map[string]string{"Content-Type": "text/html; charset=utf-8"}},
-	}})
-	src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink scrapertest.Sink
-	if err := src.Collect(context.Background(), &sink); err != nil {
-		t.Fatal(err)
-	}
-	if srv.Hits[pagePath] != 2 {
-		t.Errorf("hits = %d, want 2 (a 503 then the page)", srv.Hits[pagePath])
-	}
-	for _, r := range srv.Reqs {
-		if ua := r.Header.Get("User-Agent"); ua != fetch.DefaultUserAgent {
-			t.Errorf("%s: User-Agent = %q", r.URL, ua)
-		}
-	}
-	if srv.Hits["/robots.txt"] != 1 {
-		t.Errorf("robots.txt requests = %d, want 1", srv.Hits["/robots.txt"])
-	}
-	if len(sink.Rows) != 22 {
-		t.Fatalf("rows = %d, want 22", len(sink.Rows))
-	}
-	for _, o := range sink.Rows {
-		if o.SourceURL != srv.URL+pagePath || o.SourceKind != schemas.SourceScrape {
-			t.Errorf("row %s: source %q %q", o.SKU, o.SourceURL, o.SourceKind)
-		}
-	}
-}
-
-func TestCollectFailures(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		route scrapertest.Route
-		is    error
-	}{
-		{"500 forever", scrapertest.Route{Status: http.StatusInternalServerError}, fetch.ErrStatus},
-		{"429 forever", scrapertest.Route{Status: http.StatusTooManyRequests}, fetch.ErrStatus},
-		{"layout changed", scrapertest.Route{File: "testdata/layout_changed/input.html"}, ErrLayout},
-		{"empty page", scrapertest.Route{File: "testdata/empty/input.html"}, ErrLayout},
-		{"robots.txt disallows", scrapertest.Route{File: "testdata/full_page/input.html"}, fetch.ErrRobots},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			routes := map[string][]scrapertest.Route{pagePath: {c.route}}
-			if c.is == fetch.ErrRobots {
-				routes["/robots.txt"] = []scrapertest.Route{{Body: "User-agent: *\nDisallow: /service/\n"}}
-			}
-			srv := scrapertest.NewServer(t, routes)
-			src, err := New(scrapertest.Config(t, Name, srv.URL+pagePath, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sink scrapertest.Sink
-			err = src.Collect(context.Background(), &sink)
-			if !errors.Is(err, c.is) || !strings.HasPrefix(err.Error(), "lambda: ") {
-				t.Fatalf("err = %v, want %v", err, c.is)
-			}
-			if len(sink.Rows) != 0 {
-				t.Errorf("rows emitted on failure: %d", len(sink.Rows))
-			}
-			if c.is == fetch.ErrRobots && srv.Hits[pagePath] != 0 {
-				t.Error("a page robots.txt disallows was fetched")
-			}
-		})
-	}
+	pagetest.Run(t, pagetest.Case{Name: Name, New: New, PagePath: pagePath, FullRows: 22, ErrLayout: ErrLayout})
 }
 
 func FuzzParsePage(f *testing.F) {
