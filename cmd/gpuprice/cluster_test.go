@@ -163,7 +163,8 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 	// early: compare the replicas until they agree.
 	sums := make([]string, len(c.Nodes))
 	for {
-		syncReplicas(t, c, db, "observations_local", "bars_local", "runs_local")
+		// A replica still read-only may refuse SYSTEM SYNC REPLICA: try again.
+		err := trySyncReplicas(c, db, "observations_local", "bars_local", "runs_local")
 		for n := range c.Nodes {
 			conn := c.Conn(t, n)
 			var cnt, sum uint64
@@ -174,11 +175,11 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 			conn.Close()
 			sums[n] = fmt.Sprintf("%d rows, hash %d", cnt, sum)
 		}
-		if sums[2] == sums[3] && sums[0] == sums[1] {
+		if err == nil && sums[2] == sums[3] && sums[0] == sums[1] {
 			break
 		}
 		if time.Since(t0) > 2*time.Minute {
-			t.Fatalf("replicas still differ 2 minutes after the restart: %q", sums)
+			t.Fatalf("replicas still differ 2 minutes after the restart: %q (last sync: %v)", sums, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -346,21 +347,35 @@ func viewRows(t *testing.T, dsn, q string) string {
 	return b.String()
 }
 
-// syncReplicas waits until every replica fetched what its shard holds.
-func syncReplicas(t *testing.T, c *clustertest.Cluster, db string, tables ...string) {
-	t.Helper()
-	for n := range c.Nodes {
-		conn := c.Conn(t, n)
+// trySyncReplicas waits until every replica fetched what its shard holds, as far
+// as each replica knows, and returns the first error.
+func trySyncReplicas(c *clustertest.Cluster, db string, tables ...string) error {
+	for n, node := range c.Nodes {
+		u := *node
+		u.Path = "/default"
+		q := u.Query()
+		q.Del("cluster")
+		u.RawQuery = q.Encode()
+		opts, err := ch.ParseDSN(u.String())
+		if err != nil {
+			return err
+		}
+		conn, err := ch.Open(opts)
+		if err != nil {
+			return err
+		}
 		for _, tbl := range tables {
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			err := conn.Exec(ctx, "SYSTEM SYNC REPLICA "+db+"."+tbl)
 			cancel()
 			if err != nil {
-				t.Fatalf("node %d: SYSTEM SYNC REPLICA %s.%s: %v", n+1, db, tbl, err)
+				conn.Close()
+				return fmt.Errorf("node %d: SYSTEM SYNC REPLICA %s.%s: %w", n+1, db, tbl, err)
 			}
 		}
 		conn.Close()
 	}
+	return nil
 }
 
 // openCH opens a plain clickhouse-go connection.
