@@ -311,14 +311,13 @@ func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter) error {
 	if err != nil {
 		return fmt.Errorf("gcp: pricing page: %w", err)
 	}
-	rows, notOffered, err := parsePricingPage(bytes.NewReader(f.Body), s.cfg.Now())
+	res, err := parsePricingPage(bytes.NewReader(f.Body), s.cfg.Now())
 	if err != nil {
 		return err
 	}
-	for _, o := range rows {
-		o.SourceURL = u
-		e.Emit(o)
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read", "rows", len(res.Rows), "not_offered", res.Skipped[skipNotOffered])
+	if err := scrapers.EmitResult(e, res, u); err != nil {
+		return fmt.Errorf("gcp: pricing page: %w", err)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read", "rows", len(rows), "not_offered", notOffered)
 	return nil
 }

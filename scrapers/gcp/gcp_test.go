@@ -37,8 +37,8 @@ func TestParse(t *testing.T) {
 	scrapertest.GoldenCases(t, "testdata/*/input.*", func(path string, data []byte) (parsed, error) {
 		var g parsed
 		if strings.HasSuffix(path, ".html") {
-			rows, n, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
-			g.Rows, g.NotOffered = rows, n
+			res, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+			g.Rows, g.NotOffered = res.Rows, res.Skipped[skipNotOffered]
 			return g, err
 		}
 		p, err := parseSkus(bytes.NewReader(data), scrapertest.ObservedAt)
@@ -255,7 +255,8 @@ func TestPricingPageRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, notOffered, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+	res, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+	rows, notOffered := res.Rows, res.Skipped[skipNotOffered]
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestPricingPageRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt); !errors.Is(err, ErrLayout) {
+		if _, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt); !errors.Is(err, ErrLayout) {
 			t.Errorf("%s: err = %v, want ErrLayout", bad, err)
 		}
 	}
@@ -600,7 +601,8 @@ func FuzzParsePricingPage(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, _, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+		res, err := parsePricingPage(bytes.NewReader(data), scrapertest.ObservedAt)
+		rows := res.Rows
 		if err == nil && len(rows) == 0 {
 			t.Error("no rows without an error")
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // ErrLayout means the GPU pricing page no longer has the tables this parser reads.
@@ -29,6 +30,9 @@ const (
 	colModel  = "model"
 )
 
+// skipNotOffered counts the price cells saying a GPU is not offered.
+const skipNotOffered = "not_offered"
+
 // notOffered are the cell texts that mean a GPU is not sold that way in that region:
 // no row (counted by the caller through the returned skip count).
 var notOffered = map[string]bool{"": true, "-": true, "—": true, "–": true, "n/a": true, "na": true,
@@ -39,20 +43,20 @@ var notOffered = map[string]bool{"": true, "-": true, "—": true, "–": true, 
 // row per region, and one price column per pricing kind (on-demand, spot, 1-year and
 // 3-year commitment), each a price per GPU-hour. A cell with a dollar amount is a row;
 // a cell saying the GPU is not offered ("N/A", "—", "Not available", empty) is no row
-// and is counted in the second result; any other text is a row with price 0 and
+// and is counted in Skipped[skipNotOffered]; any other text is a row with price 0 and
 // Attrs["price_text"]. Tables without a region column and a price column are not price
 // tables and are passed over. A page with no price rows is an ErrLayout error.
-func parsePricingPage(r io.Reader, observedAt time.Time) ([]schemas.Observation, int, error) {
+func parsePricingPage(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("gcp: reading pricing page: %w", err)
+		return scrapers.Result{}, fmt.Errorf("gcp: reading pricing page: %w", err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, 0, fmt.Errorf("%w: the page is empty", ErrLayout)
+		return scrapers.Result{}, fmt.Errorf("%w: the page is empty", ErrLayout)
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, 0, fmt.Errorf("gcp: parsing pricing page HTML: %w", err)
+		return scrapers.Result{}, fmt.Errorf("gcp: parsing pricing page HTML: %w", err)
 	}
 	var rows []schemas.Observation
 	notOfferedCells := 0
@@ -71,9 +75,13 @@ func parsePricingPage(r io.Reader, observedAt time.Time) ([]schemas.Observation,
 		notOfferedCells += skipped
 	})
 	if len(rows) == 0 {
-		return nil, notOfferedCells, fmt.Errorf("%w: no GPU price table (a Region column and a price column) found", ErrLayout)
+		return scrapers.Result{}, fmt.Errorf("%w: no GPU price table (a Region column and a price column) found", ErrLayout)
 	}
-	return rows, notOfferedCells, nil
+	res := scrapers.Result{Rows: rows}
+	if notOfferedCells > 0 {
+		res.Skipped = map[string]int{skipNotOffered: notOfferedCells}
+	}
+	return res, nil
 }
 
 // text is the whitespace-normalised text of a selection.
