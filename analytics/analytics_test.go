@@ -355,3 +355,30 @@ func TestSpreadsMissingTier(t *testing.T) {
 		t.Errorf("history of nothing: %+v", hs.Overall)
 	}
 }
+
+// The chained index is not moved by the mix: two series fall 5 % while two premium
+// offers enter; the trimmed median jumps, the matched-sample chained index falls 5 %.
+func TestChainedIndexIgnoresComposition(t *testing.T) {
+	d0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	d1 := d0.Add(24 * time.Hour)
+	p := func(series string, day time.Time, price float64) DayPrice {
+		return DayPrice{Day: day, Series: series, Price: price,
+			Bar: store.Bar{Provider: series, GPU: "H100-SXM-80GB", Pricing: schemas.OnDemand, Tier: schemas.TierSpecialist}}
+	}
+	idx := Index([]DayPrice{
+		p("a", d0, 2.0), p("b", d0, 2.2),
+		p("a", d1, 1.9), p("b", d1, 2.09), p("c", d1, 6.0), p("d", d1, 6.5),
+	})
+	if len(idx) != 2 {
+		t.Fatalf("%+v", idx)
+	}
+	if idx[0].Chained != 2.1 || idx[0].Matched != 0 || idx[0].ChainedMethod != ChainedVersion || idx[0].Method != IndexVersion {
+		t.Errorf("day 0: %+v", idx[0])
+	}
+	if idx[1].Price < 4 {
+		t.Errorf("day 1 trimmed median %v: the mix should move it", idx[1].Price)
+	}
+	if idx[1].Chained != 1.995 || idx[1].Matched != 2 {
+		t.Errorf("day 1 chained %v (matched %d), want 1.995 over 2 matched series", idx[1].Chained, idx[1].Matched)
+	}
+}

@@ -31,6 +31,13 @@ type IndexPoint struct {
 	Offers  int       `json:"offers"`
 	Dropped int       `json:"dropped"`
 	Method  string    `json:"method"`
+	// Chained is the matched-sample chained index of the same line on the same day
+	// ($/GPU-hour, anchored at the line's first day's median): moved only by series
+	// priced on both this day and the one before (Matched of them), never by offers
+	// entering or leaving the mix. ChainedMethod is its method version.
+	Chained       float64 `json:"chained_usd_gpu_hour"`
+	Matched       int     `json:"chained_matched"`
+	ChainedMethod string  `json:"chained_method"`
 }
 
 // Index computes the daily reference prices of the day prices, sorted by GPU,
@@ -49,11 +56,14 @@ func Index(prices []DayPrice) []IndexPoint {
 		k := key{p.Bar.GPU, p.Bar.Pricing, g, p.Day.Unix()}
 		acc[k] = append(acc[k], p.Price)
 	}
+	ch := chained(prices)
 	out := make([]IndexPoint, 0, len(acc))
 	for k, v := range acc {
 		m, dropped := TrimmedMedian(v)
+		c := ch[indexKey{k.gpu, k.pricing, k.group}][k.day]
 		out = append(out, IndexPoint{GPU: k.gpu, Pricing: k.pricing, Group: k.group, Day: time.Unix(k.day, 0).UTC(),
-			Price: m, Offers: len(v), Dropped: dropped, Method: IndexVersion})
+			Price: m, Offers: len(v), Dropped: dropped, Method: IndexVersion,
+			Chained: Round(c.level, 6), Matched: c.matched, ChainedMethod: ChainedVersion})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -463,9 +463,10 @@ func IndexTable(idx []analytics.IndexPoint) ([]string, [][]string) {
 	var rows [][]string
 	for _, p := range idx {
 		rows = append(rows, []string{p.GPU, p.Pricing, p.Group, p.Day.Format(time.DateOnly), f4(p.Price),
-			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method})
+			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method, f4(p.Chained), strconv.Itoa(p.Matched), p.ChainedMethod})
 	}
-	return []string{"gpu", "pricing", "group", "day", "usd_gpu_hour", "offers", "dropped", "method"}, rows
+	return []string{"gpu", "pricing", "group", "day", "usd_gpu_hour", "offers", "dropped", "method",
+		"chained_usd_gpu_hour", "chained_matched", "chained_method"}, rows
 }
 
 func setInt(v url.Values, name string, n int) {
