@@ -36,7 +36,7 @@ func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Tim
 	w := uint64(q.Width / time.Second)
 	// mr is selected (and not read) because ClickHouse 18.16 drops a subquery's
 	// column that the outer query uses only inside a lambda.
-	query := `SELECT p, k, r, z, pr, s[n].5, s[n].6, toUInt64(n), toUInt64(nr), toFloat64(mr),
+	query := `SELECT p, k, r, z, pr, lg, lt, toUInt64(n), toUInt64(nr), toFloat64(mr),
 		toFloat64(if(nr < 2, nan, sqrt(arraySum(arrayMap(x -> (x - mr) * (x - mr), rets)) / (nr - 1)))),
 		toFloat64(mc), toFloat64(if(n < 2, nan, sqrt(arraySum(arrayMap(x -> (x - mc) * (x - mc), cs)) / (n - 1)))),
 		toFloat64(hi), toFloat64(lo), toFloat64(cs[n]),
@@ -44,7 +44,7 @@ func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Tim
 		toFloat64(if(gmax > 0, 1 - cs[gi] / arrayReduce('max', arraySlice(cs, 1, gi)), 0)),
 		toUInt64(arraySum(arrayMap((x, c) -> if(c < ?, x, toUInt64(0)), steps, cs))), toUInt64(arraySum(steps))
 	FROM (
-		SELECT p, k, r, z, pr, s, n, cs, hi, lo, rets, length(rets) AS nr, arraySum(rets) / nr AS mr,
+		SELECT p, k, r, z, pr, lg, lt, s, n, cs, hi, lo, rets, length(rets) AS nr, arraySum(rets) / nr AS mr,
 			arraySum(cs) / n AS mc,
 			arrayCumSumNonNegative(arrayMap(d -> -d, arrayDifference(arrayMap(x -> log(x), cs)))) AS g,
 			arrayReduce('max', g) AS gmax, arrayFirstIndex(x -> x = gmax, g) AS gi,
@@ -52,7 +52,8 @@ func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Tim
 			arrayMap((a, b) -> toUInt64(greatest(0, intDiv(toInt64(least(b, e)) - toInt64(a) + ? - 1, ?))), starts, arrayPushBack(arrayPopFront(starts), e)) AS steps
 		FROM (
 			SELECT any(bp) AS p, any(bk) AS k, any(br) AS r, any(bz) AS z, any(bpr) AS pr,
-				arraySort(x -> x.1, groupArray((st, c, hb, lb, g, t))) AS s, length(s) AS n,
+				arraySort(x -> x.1, groupArray((st, c))) AS s, length(s) AS n,
+				argMax(g, st) AS lg, argMax(t, st) AS lt,
 				arrayMap(x -> x.2, s) AS cs, max(hb) AS hi, min(lb) AS lo,
 				arrayMap((a, b) -> log(b / a),
 					arrayFilter((a, b) -> a > 0 AND b > 0, arrayPopBack(cs), arrayPopFront(cs)),
