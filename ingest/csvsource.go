@@ -1,9 +1,7 @@
 package ingest
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,13 +37,12 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 		return fmt.Errorf("ingest: csv: %w", err)
 	}
 	defer rc.Close()
-	r := csv.NewReader(bufio.NewReaderSize(rc, 1<<20))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = true
-	header, err := r.Read()
+	r := newCSVRecords(rc)
+	header, _, err := r.Read()
 	if err != nil {
 		return fmt.Errorf("ingest: csv: reading header: %w", err)
 	}
+	header = append([]string(nil), header...)
 	col := map[string]int{}
 	for i, h := range header {
 		col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
@@ -62,24 +59,23 @@ func (s *CSVSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 		return fmt.Errorf("%w: no price column (price_native, price_usd_hour or price_usd_gpu_hour)", ErrCSVHeader)
 	}
 	rd := newCSVRow(col)
-	line := 1
-	for {
-		if line&1023 == 0 {
+	for i := 1; ; i++ {
+		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		rec, err := r.Read()
-		line++
+		rec, line, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return ctx.Err()
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && !errors.Is(pe.Err, csv.ErrBareQuote) && !errors.Is(pe.Err, csv.ErrQuote) {
-				return fmt.Errorf("ingest: csv: %w", err)
+			var bad *csvBadRecord
+			if !errors.As(err, &bad) {
+				return fmt.Errorf("ingest: csv: line %d: %w", line, err)
 			}
-			scrapers.Reject(e, strings.Join(rec, ","), fmt.Sprintf("csv line %d: %v", line, err))
+			// One broken record is quarantined with its line number; reading goes on.
+			scrapers.Reject(e, bad.Raw, bad.Error())
 			continue
 		}
 		rd.rec = rec

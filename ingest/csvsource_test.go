@@ -3,7 +3,9 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -114,5 +116,80 @@ func TestCSVSourceImportUsesCarriedFXRate(t *testing.T) {
 	}
 	if oci := got["oci"]; oci.PriceBasis != schemas.BasisDerived {
 		t.Errorf("derived row imported as %q", oci.PriceBasis)
+	}
+}
+
+func TestCSVUnbalancedQuoteRecoversAtTheNextLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(csvHead)
+	for i := 0; i < 100; i++ {
+		sku := fmt.Sprintf("gpu_8x_h100_sxm5_%d", i)
+		if i == 9 { // line 11
+			sku = `"broken` + sku
+		}
+		if i == 20 { // a quoted field may span lines
+			sku = "\"two\nlines\""
+		}
+		fmt.Fprintf(&b, "2026-11-01T12:00:00Z,lambda,specialist,%s,H100-SXM-80GB,8,,,on_demand,23.92,2.99,scrape\n", sku)
+	}
+	sink := newMemSink()
+	c := newCollector(sink)
+	c.Batch.Size = 1000
+	r := c.Collect(context.Background(), "r", []Job{{Name: "import:csv", Source: csvSrc(b.String())}})[0]
+	if r.RowsAccepted != 99 || r.RowsQuarantine != 1 || len(sink.rows) != 99 {
+		t.Fatalf("%+v", r.Run)
+	}
+	q := sink.quarantine[0]
+	if !strings.Contains(q.Reason, "csv line 11: unbalanced quote") || !strings.Contains(q.Raw, `"brokengpu_8x_h100_sxm5_9`) {
+		t.Errorf("quarantined %+v", q)
+	}
+	found := false
+	for _, o := range sink.rows {
+		found = found || o.SKU == "two\nlines"
+	}
+	if !found {
+		t.Error("a quoted field spanning two lines was not read")
+	}
+}
+
+// endless is a reader of n bytes of 'x' (one line with no end), made as read.
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), e.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	e.n -= k
+	return k, nil
+}
+
+func TestCSVHugeLineIsQuarantinedInBoundedMemory(t *testing.T) {
+	good := "2026-11-01T12:00:00Z,lambda,specialist,gpu_8x_h100_sxm5,H100-SXM-80GB,8,,,on_demand,23.92,2.99,scrape\n"
+	wide := "2026-11-01T12:00:00Z,lambda,specialist," + strings.Repeat("s", MaxCSVFieldBytes+1) + ",H100-SXM-80GB,8,,,on_demand,23.92,2.99,scrape\n"
+	const huge = 256 << 20
+	src := &CSVSource{Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(io.MultiReader(strings.NewReader(csvHead+wide), &endless{huge}, strings.NewReader("\n"+good))), nil
+	}}
+	sink := newMemSink()
+	c := newCollector(sink)
+	c.SourceTimeout = 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := c.Collect(context.Background(), "r", []Job{{Name: "import:csv", Source: src}})[0]
+	runtime.ReadMemStats(&after)
+	if r.RowsAccepted != 1 || r.RowsQuarantine != 2 {
+		t.Fatalf("%+v", r.Run)
+	}
+	reasons := sink.quarantine[0].Reason + " | " + sink.quarantine[1].Reason
+	if !strings.Contains(reasons, "csv line 2: field 4 is") || !strings.Contains(reasons, fmt.Sprintf("csv line 3: line is %d bytes long", huge)) {
+		t.Errorf("reasons %q", reasons)
+	}
+	// Reading a 256 MB line allocates a bounded buffer, not the line.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("reading a %d-byte line allocated %d bytes", huge, alloc)
 	}
 }
