@@ -196,9 +196,8 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		if err != nil {
 			return fmt.Errorf("azure: page %d (%s): %w", n, next, err)
 		}
-		for _, o := range p.Rows {
-			o.SourceURL = next
-			e.Emit(o)
+		if err := scrapers.EmitResult(e, p.Result, next); err != nil {
+			return fmt.Errorf("azure: page %d: %w", n, err)
 		}
 		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped)
 		if p.Next == "" {

@@ -367,3 +367,17 @@ func FuzzParsePage(f *testing.F) {
 		_ = parseArmSku(string(data))
 	})
 }
+
+func TestMeterWithNonNumericPriceRejectedAlone(t *testing.T) {
+	p, err := parsePage(strings.NewReader(`{"BillingCurrency":"USD","Items":[
+		{"currencyCode":"USD","retailPrice":"N/A","unitPrice":"N/A","armRegionName":"eastus","meterName":"NC40ads H100 v5","productName":"Virtual Machines NCads H100 v5 Series","skuName":"NC40ads H100 v5","serviceName":"Virtual Machines","unitOfMeasure":"1 Hour","type":"Consumption","armSkuName":"Standard_NC40ads_H100_v5"},
+		{"currencyCode":"USD","retailPrice":6.98,"unitPrice":6.98,"armRegionName":"westus3","meterName":"NC40ads H100 v5","productName":"Virtual Machines NCads H100 v5 Series","skuName":"NC40ads H100 v5","serviceName":"Virtual Machines","unitOfMeasure":"1 Hour","type":"Consumption","armSkuName":"Standard_NC40ads_H100_v5"}]}`),
+		scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) == 0 || p.Rows[0].Region != "westus3" || len(p.Rejects) != 1 ||
+		!strings.Contains(p.Rejects[0].Reason, "meter not readable") || !strings.Contains(p.Rejects[0].Raw, `"N/A"`) {
+		t.Errorf("rows %+v rejects %+v", p.Rows, p.Rejects)
+	}
+}

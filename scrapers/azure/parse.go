@@ -15,12 +15,12 @@ import (
 
 // envelope is one page of the Retail Prices API.
 type envelope struct {
-	BillingCurrency    string  `json:"BillingCurrency"`
-	CustomerEntityID   string  `json:"CustomerEntityId"`
-	CustomerEntityType string  `json:"CustomerEntityType"`
-	Items              *[]item `json:"Items"`
-	NextPageLink       *string `json:"NextPageLink"`
-	Count              int     `json:"Count"`
+	BillingCurrency    string             `json:"BillingCurrency"`
+	CustomerEntityID   string             `json:"CustomerEntityId"`
+	CustomerEntityType string             `json:"CustomerEntityType"`
+	Items              *[]json.RawMessage `json:"Items"` // decoded one by one: one bad meter is rejected alone
+	NextPageLink       *string            `json:"NextPageLink"`
+	Count              int                `json:"Count"`
 }
 
 // item is one price meter, in the API's field layout (api-version 2023-01-01-preview
@@ -98,7 +98,14 @@ func parsePage(r io.Reader, observedAt time.Time) (page, error) {
 	if env.NextPageLink != nil {
 		p.Next = *env.NextPageLink
 	}
-	for _, it := range *env.Items {
+	for _, msg := range *env.Items {
+		var it item
+		if err := json.Unmarshal(msg, &it); err != nil {
+			// One meter with a field of the wrong type (a price "N/A") is quarantined;
+			// the others are read.
+			p.Reject(string(msg), fmt.Sprintf("azure: meter not readable: %v", err))
+			continue
+		}
 		rows, reason := itemRows(it, env.BillingCurrency, observedAt)
 		if reason != "" {
 			if p.Skipped == nil {

@@ -15,7 +15,7 @@ import (
 
 // response is the offer search result.
 type response struct {
-	Offers *[]offer `json:"offers"`
+	Offers *[]json.RawMessage `json:"offers"` // decoded one by one: one bad offer is rejected alone
 }
 
 // offer holds the fields of a Vast.ai offer this source reads (the API sends ~100).
@@ -51,7 +51,14 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 		return scrapers.Result{}, fmt.Errorf("vast: response has no offers array")
 	}
 	res := scrapers.Result{Rows: make([]schemas.Observation, 0, 2*len(*resp.Offers))}
-	for _, o := range *resp.Offers {
+	for _, msg := range *resp.Offers {
+		var o offer
+		if err := json.Unmarshal(msg, &o); err != nil {
+			// One offer with a field of the wrong type (a price "N/A") is quarantined;
+			// the others are read.
+			res.Reject(string(msg), fmt.Sprintf("vast: offer not readable: %v", err))
+			continue
+		}
 		if o.MachineID == nil || *o.MachineID <= 0 {
 			// The machine id names the series: without it every such offer would
 			// collapse into one series ("vast:0:1x"). Rejected, not guessed.

@@ -269,3 +269,16 @@ func TestOfferWithoutMachineIDRejected(t *testing.T) {
 		t.Errorf("rows %+v rejects %+v", res.Rows, res.Rejects)
 	}
 }
+
+func TestOfferWithNonNumericPriceRejectedAlone(t *testing.T) {
+	res, err := parseOffers(strings.NewReader(`{"offers":[
+		{"id":1,"machine_id":76,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":"N/A"},
+		{"id":3,"machine_id":77,"gpu_name":"RTX 4090","num_gpus":1,"gpu_ram":24564,"dph_total":0.6}]}`), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0].SKU != "vast:77:1x" || len(res.Rejects) != 1 ||
+		!strings.Contains(res.Rejects[0].Reason, "offer not readable") || !strings.Contains(res.Rejects[0].Raw, `"N/A"`) {
+		t.Errorf("rows %+v rejects %+v", res.Rows, res.Rejects)
+	}
+}
