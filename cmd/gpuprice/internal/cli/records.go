@@ -218,17 +218,21 @@ func (a *app) sourcesCmd() *cobra.Command {
 }
 
 func (a *app) gpusCmd() *cobra.Command {
-	var format, explain, gpu string
+	var format, explain, gpu, provider, sku string
+	var memGB float64
 	cmd := &cobra.Command{
 		Use:   "gpus",
 		Short: "List the GPU catalog (dense TFLOPS, memory, bandwidth, TDP, sources)",
 		Long: `gpus lists the canonical GPUs that --gpu filters take, with dense (never
 with-sparsity) BF16 and FP8 TFLOPS and the source of every figure. --gpu NAME lists
 the GPUs a name as typed matches (h100: every H100 variant).
---explain NAME shows how a provider's GPU name is placed on the catalog.`,
+--explain NAME shows how a provider's GPU name is placed on the catalog; with
+--provider P (and --sku, --memory as the source reads them) it applies P's SKU rules
+and assumptions exactly as collection does, and says what collection stores.`,
 		Example: `  gpuprice gpus
   gpuprice gpus --gpu h100
-  gpuprice gpus --explain "NVIDIA H100 80GB HBM3"`,
+  gpuprice gpus --explain "NVIDIA H100 80GB HBM3"
+  gpuprice gpus --explain H100 --provider ovhcloud --sku h100-380 --memory 80`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cat, err := schemas.DefaultCatalog()
@@ -236,9 +240,7 @@ the GPUs a name as typed matches (h100: every H100 variant).
 				return err
 			}
 			if explain != "" {
-				id, why := cat.Explain(schemas.Hint{Name: explain})
-				fmt.Fprintf(a.stdout, "%s → %s (%s)\n", explain, id, why)
-				return nil
+				return a.explainGPU(cat, schemas.Hint{Provider: provider, Name: explain, SKU: sku, MemoryGB: memGB})
 			}
 			if err := checkFormat(format, "table", "json"); err != nil {
 				return err
@@ -265,6 +267,9 @@ the GPUs a name as typed matches (h100: every H100 variant).
 				if g.DenseBF16TFLOPS == 0 && g.DenseFP16TFLOPS > 0 {
 					bf16 = fnum(g.DenseFP16TFLOPS) + " (FP16)"
 				}
+				if g.PeakDenseTFLOPS() == 0 {
+					bf16 = "none known"
+				}
 				fmt.Fprintf(w, "%s\t%s GB %s\t%s\t%s\t%s\t%s\t%s\n", g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
 					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " "))
 			}
@@ -274,7 +279,36 @@ the GPUs a name as typed matches (h100: every H100 variant).
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
 	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
+	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
+	cmd.Flags().StringVar(&sku, "sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
+	cmd.Flags().Float64Var(&memGB, "memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
 	return cmd
+}
+
+// explainGPU says how collection places a provider's GPU name: the answer with its
+// reason, what the provider's rows carry and where an unplaced name goes, and the
+// placed GPU's dense figure and MFU class.
+func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
+	id, why := cat.Explain(h)
+	fmt.Fprintf(a.stdout, "%s → %s (%s)\n", h.Name, id, why)
+	if h.Provider != "" {
+		p := a.cfg.ProviderCatalog().Lookup(h.Provider)
+		fmt.Fprintf(a.stdout, "collection (%s, tier %s): each row keeps the name verbatim in gpu_name, with sku %q and %s GB per GPU;\n"+
+			"  ingest places it with %s's SKU rules and assumptions, as above; a name it cannot place is stored as gpu \"unknown\"\n"+
+			"  (left out of GPU filters, spreads and the index) and counted in the run's unknown_gpus.\n"+
+			"  multi-GPU rows without their own interconnect get %s's: %s.\n",
+			h.Provider, p.Tier, h.SKU, fnum(h.MemoryGB), h.Provider, h.Provider, p.Interconnect)
+	}
+	if g, ok := cat.Lookup(id); ok {
+		if peak := g.PeakDenseTFLOPS(); peak > 0 {
+			fmt.Fprintf(a.stdout, "%s: %s GB %s, %s, dense %s TFLOPS (sources %s)\n", g.ID, fnum(g.MemoryGB), g.MemoryType,
+				g.FormFactor, fnum(peak), strings.Join(g.Sources, " "))
+		} else {
+			fmt.Fprintf(a.stdout, "%s: %s GB %s, %s, no dense figure is known: %s (sources %s); tokens leaves it out\n", g.ID,
+				fnum(g.MemoryGB), g.MemoryType, g.FormFactor, g.NoDenseFigure, strings.Join(g.Sources, " "))
+		}
+	}
+	return nil
 }
 
 func (a *app) seriesCmd() *cobra.Command {
