@@ -382,3 +382,32 @@ func TestChainedIndexIgnoresComposition(t *testing.T) {
 		t.Errorf("day 1 chained %v (matched %d), want 1.995 over 2 matched series", idx[1].Chained, idx[1].Matched)
 	}
 }
+
+// index --explain: a day's members and the series left out, with the reason.
+func TestExplainIndexDay(t *testing.T) {
+	d0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	d1 := d0.Add(24 * time.Hour)
+	b := func(sku string, start time.Time, price float64, scope, basis string) store.Bar {
+		return store.Bar{Provider: "p-" + sku, SKU: sku, GPU: "H100-SXM-80GB", Pricing: schemas.OnDemand,
+			Tier: schemas.TierSpecialist, Start: start, Close: price, PriceScope: scope, PriceBasis: basis}
+	}
+	bars := []store.Bar{
+		b("a", d0, 2.0, "", ""), b("a", d1, 1.9, "", ""),
+		b("b", d1, 2.2, "instance", "listed"),
+		b("c", d1, 1.0, "instance", "derived"),
+		b("d", d1, 9.8, "gpu_only", "listed"),
+	}
+	got := map[string]IndexMember{}
+	for _, m := range ExplainIndexDay(bars, d1) {
+		got[m.Series[:strings.Index(m.Series, "|")]] = m
+	}
+	want := map[string]string{"p-a": "member", "p-b": "member", "p-c": "derived", "p-d": "not comparable (gpu_only)"}
+	for k, st := range want {
+		if got[k].Status != st {
+			t.Errorf("%s: %+v, want %s", k, got[k], st)
+		}
+	}
+	if !got["p-a"].Matched || got["p-b"].Matched {
+		t.Errorf("matched: a %v (priced the day before), b %v (new)", got["p-a"].Matched, got["p-b"].Matched)
+	}
+}

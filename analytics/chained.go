@@ -3,8 +3,10 @@ package analytics
 import (
 	"math"
 	"sort"
+	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // ChainedVersion names the method of the matched-sample chained index; every index
@@ -92,5 +94,88 @@ func chained(prices []DayPrice) map[indexKey]map[int64]struct {
 		}
 		out[k] = line
 	}
+	return out
+}
+
+// IndexMember is one series' part in an index line on one day (`index --explain`):
+// a member of the trimmed median and the chained index, or left out and why.
+type IndexMember struct {
+	Group    string  `json:"group"`
+	Series   string  `json:"series"`
+	Provider string  `json:"provider"`
+	Price    float64 `json:"price_usd_gpu_hour"`
+	// Status is "member", or why the series is left out: "trimmed (beyond 2.5 SD)",
+	// "derived", "floor", "not comparable (gpu_only)" or "stale (not on offer that
+	// day)". Suspect prices are never stored: `gpuprice quarantine` lists them.
+	Status string `json:"status"`
+	// Matched: priced the day before too, so it moves the chained index.
+	Matched bool `json:"matched"`
+}
+
+// ExplainIndexDay lists every series of bars (daily bars of one GPU and pricing
+// kind, with the bar in force before the window) on day: the index members and
+// the series left out, with the reason.
+func ExplainIndexDay(bars []store.Bar, day time.Time) []IndexMember {
+	day = day.UTC().Truncate(store.Daily)
+	all := AllDailyPrices(bars, day.Add(-store.Daily), day.Add(store.Daily))
+	today := map[string]DayPrice{}
+	yesterday := map[string]bool{}
+	for _, p := range all {
+		switch {
+		case p.Day.Equal(day):
+			today[p.Series] = p
+		case Comparable(p.Bar):
+			yesterday[p.Series] = true
+		}
+	}
+	byGroup := map[string][]float64{}
+	for _, p := range today {
+		if Comparable(p.Bar) {
+			byGroup[groupOf(p)] = append(byGroup[groupOf(p)], p.Price)
+		}
+	}
+	var out []IndexMember
+	seen := map[string]bool{}
+	for s, p := range today {
+		seen[s] = true
+		m := IndexMember{Group: groupOf(p), Series: s, Provider: p.Bar.Provider, Price: p.Price, Status: "member", Matched: yesterday[s]}
+		switch {
+		case schemas.BasisOf(p.Bar.PriceBasis) != schemas.BasisListed:
+			m.Status, m.Matched = schemas.BasisOf(p.Bar.PriceBasis), false
+		case schemas.ScopeOf(p.Bar.PriceScope) != schemas.ScopeInstance:
+			m.Status, m.Matched = "not comparable ("+p.Bar.PriceScope+")", false
+		default:
+			v := byGroup[m.Group]
+			if mean, sd := Mean(v), SampleStd(v); len(v) >= 3 && sd > 0 && math.Abs(p.Price-mean) > TrimSD*sd {
+				m.Status = "trimmed (beyond 2.5 SD)"
+			}
+		}
+		out = append(out, m)
+	}
+	for _, b := range bars {
+		k := b.SeriesKey()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		g := GroupOthers
+		if b.Tier == schemas.TierHyperscaler {
+			g = GroupHyperscaler
+		}
+		out = append(out, IndexMember{Group: g, Series: k, Provider: b.Provider, Price: b.Close, Status: "stale (not on offer that day)"})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if (a.Status == "member") != (b.Status == "member") {
+			return a.Status == "member"
+		}
+		if a.Status != b.Status {
+			return a.Status < b.Status
+		}
+		return a.Series < b.Series
+	})
 	return out
 }

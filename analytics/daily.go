@@ -44,8 +44,14 @@ type DayPrice struct {
 // the alerts built on day prices compare instance prices listed by their provider,
 // never a derived price, a "from" floor or a GPU-only price.
 func DailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
+	return AllDailyPrices(ComparableBars(bars), from, to)
+}
+
+// AllDailyPrices is DailyPrices without the comparability filter: every series'
+// price in force, derived prices, floors and GPU-only prices included (for `index
+// --explain`, which says why those are left out).
+func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
-	bars = ComparableBars(bars)
 	series := SplitSeries(bars)
 	seen := make([]time.Time, len(series))
 	newest := map[string]time.Time{}

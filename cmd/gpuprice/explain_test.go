@@ -34,3 +34,26 @@ func TestPricesExplain(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// index --explain DAY lists the day's members and the series left out with why.
+func TestIndexExplain(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "i.duckdb")
+	cfg := importedStore(t, dsn)
+	var members []struct {
+		Group, Status, Series string
+		Matched               bool
+	}
+	runJSON(t, &members, "--config", cfg, "--store", dsn, "index", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand",
+		"--explain", "2026-11-01", "--format", "json")
+	if len(members) == 0 {
+		t.Fatal("no members")
+	}
+	for _, m := range members {
+		if m.Status == "" || m.Series == "" || m.Group == "" {
+			t.Errorf("%+v", m)
+		}
+	}
+	if _, code := run(t, "--config", cfg, "--store", dsn, "index", "--explain", "2026-11-01"); code == 0 {
+		t.Error("--explain without --gpu and --pricing accepted")
+	}
+}

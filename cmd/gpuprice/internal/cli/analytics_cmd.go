@@ -327,14 +327,19 @@ func (a *app) historyCmd() *cobra.Command {
 }
 
 func (a *app) indexCmd() *cobra.Command {
-	var gpu, pricing, since, at, format string
+	var gpu, pricing, since, at, format, explainDay string
 	cmd := &cobra.Command{
 		Use:     "index",
 		Short:   "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
-		Long:    "index computes, per day, " + analytics.IndexMethod + ". See docs/analytics.md.",
-		Example: `  gpuprice index --gpu H100-SXM-80GB --since 30d`,
-		Args:    cobra.NoArgs,
+		Long: "index computes, per day, " + analytics.IndexMethod + "; beside it, " + analytics.ChainedMethod +
+			". --explain DAY (with a canonical --gpu and --pricing) lists that day's members and the series left out with the reason. See docs/analytics.md.",
+		Example: `  gpuprice index --gpu H100-SXM-80GB --since 30d
+  gpuprice index --gpu H100-SXM-80GB --pricing on_demand --explain 2026-11-30`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if explainDay != "" {
+				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
+			}
 			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
@@ -356,5 +361,45 @@ func (a *app) indexCmd() *cobra.Command {
 	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd
+}
+
+// explainIndex prints one day's index members and the series left out, with why.
+func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string) error {
+	if gpu == "" || !schemas.ValidPricing(pricing) {
+		return errors.New("index --explain: give a canonical --gpu (e.g. H100-SXM-80GB) and a --pricing kind")
+	}
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return fmt.Errorf("index --explain %q: a day, YYYY-MM-DD", day)
+	}
+	st, err := a.openStore(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ro, err := a.rollups(st)
+	if err != nil {
+		return err
+	}
+	bars, err := ro.Bars(cmd.Context(), store.BarQuery{Filter: store.Filter{GPU: gpu, Pricing: pricing,
+		Since: d.Add(-store.Daily), Until: d.Add(store.Daily)}, Width: store.Daily, CarryIn: true})
+	if err != nil {
+		return err
+	}
+	members := analytics.ExplainIndexDay(bars, d)
+	header := []string{"group", "status", "matched", "provider", "series", "usd_gpu_hour"}
+	var rows [][]string
+	for _, m := range members {
+		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series, report.Num(m.Price)})
+	}
+	if format == "table" {
+		fmt.Fprintf(a.stdout, "%s %s on %s (%s; %s). Suspect prices are never stored: see `gpuprice quarantine`.\n",
+			gpu, pricing, day, analytics.IndexVersion, analytics.ChainedVersion)
+	}
+	if members == nil {
+		members = []analytics.IndexMember{}
+	}
+	return output(a.stdout, format, header, rows, members)
 }
