@@ -329,8 +329,8 @@ func (a *app) historyCmd() *cobra.Command {
 func (a *app) indexCmd() *cobra.Command {
 	var gpu, pricing, since, at, format, explainDay string
 	cmd := &cobra.Command{
-		Use:     "index",
-		Short:   "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
+		Use:   "index",
+		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
 		Long: "index computes, per day, " + analytics.IndexMethod + "; beside it, " + analytics.ChainedMethod +
 			". --explain DAY (with a canonical --gpu and --pricing) lists that day's members and the series left out with the reason. See docs/analytics.md.",
 		Example: `  gpuprice index --gpu H100-SXM-80GB --since 30d
