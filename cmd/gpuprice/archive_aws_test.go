@@ -194,7 +194,7 @@ func archiveRecordAndReparse(t *testing.T, cfg string, srv *httptest.Server) *ar
 	arc := filepath.Join(t.TempDir(), "archive")
 	live := "duckdb://" + filepath.Join(t.TempDir(), "live.duckdb")
 	out, code := run(t, "--config", cfg, "--store", live, "collect", "--record", arc)
-	if code != 0 || !regexp.MustCompile(`(?m)^aws\s+(ok|degraded)\s+[1-9]`).MatchString(out) {
+	if !collected(code) || !regexp.MustCompile(`(?m)^aws\s+(ok|degraded)\s+[1-9]`).MatchString(out) {
 		t.Fatalf("collect --record: exit %d\n%s", code, out)
 	}
 	livePrices, _ := run(t, "--config", cfg, "--store", live, "prices", "--all-series", "--format", "csv")
@@ -203,7 +203,7 @@ func archiveRecordAndReparse(t *testing.T, cfg string, srv *httptest.Server) *ar
 
 	fresh := "duckdb://" + filepath.Join(t.TempDir(), "fresh.duckdb")
 	out, code = run(t, "--config", cfg, "--store", fresh, "reparse", arc)
-	if code != 0 || strings.Contains(out, "not in the archive") || !regexp.MustCompile(`(?m)^aws\s+(ok|degraded)\s+[1-9]`).MatchString(out) {
+	if !collected(code) || strings.Contains(out, "not in the archive") || !regexp.MustCompile(`(?m)^aws\s+(ok|degraded)\s+[1-9]`).MatchString(out) {
 		t.Fatalf("reparse: exit %d\n%s", code, out)
 	}
 	rebuiltPrices, _ := run(t, "--config", cfg, "--store", fresh, "prices", "--all-series", "--format", "csv")

@@ -104,7 +104,7 @@ func recordArchive(t *testing.T) (cfg, arc string) {
 	cfg = pipelineConfig(t, srv, aws)
 	arc = filepath.Join(t.TempDir(), "archive")
 	live := "duckdb://" + filepath.Join(t.TempDir(), "live.duckdb")
-	if out, code := run(t, "--config", cfg, "--store", live, "collect", "--record", arc); code != 0 {
+	if out, code := run(t, "--config", cfg, "--store", live, "collect", "--record", arc); !collected(code) {
 		t.Fatalf("collect --record: exit %d\n%s", code, out)
 	}
 	assertBarsCover(t, live, "collect --record")
@@ -127,7 +127,7 @@ func TestIntegrationClickHouseReparseThenAnalytics(t *testing.T) {
 // testReparseThenAnalytics reparses the archive into the empty store at dsn and reads
 // volatility and spreads right away, with no `gpuprice rollup`.
 func testReparseThenAnalytics(t *testing.T, cfg, arc, dsn string) {
-	if out, code := run(t, "--config", cfg, "--store", dsn, "reparse", arc); code != 0 {
+	if out, code := run(t, "--config", cfg, "--store", dsn, "reparse", arc); !collected(code) {
 		t.Fatalf("reparse: exit %d\n%s", code, out)
 	}
 	assertBarsCover(t, dsn, "reparse")

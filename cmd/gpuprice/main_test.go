@@ -127,7 +127,7 @@ func collectAndExport(t *testing.T, srv *httptest.Server, storeDSN string) strin
 	cfg := writeConfig(t, srv.URL)
 	start := time.Now()
 	out, code := run(t, "--config", cfg, "--store", storeDSN, "collect")
-	if code != 0 {
+	if !collected(code) {
 		t.Fatalf("collect failed")
 	}
 	for _, src := range []string{"azure", "vast", "lambda"} {
@@ -137,7 +137,7 @@ func collectAndExport(t *testing.T, srv *httptest.Server, storeDSN string) strin
 	}
 	assertBarsCover(t, storeDSN, "collect")
 	// Collecting the same recordings again must not add a row to any answer.
-	if _, code := run(t, "--config", cfg, "--store", storeDSN, "collect"); code != 0 {
+	if _, code := run(t, "--config", cfg, "--store", storeDSN, "collect"); !collected(code) {
 		t.Fatal("second collect failed")
 	}
 	if fxOut, _ := run(t, "--config", cfg, "--store", storeDSN, "fx", "--currency", "EUR"); !regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d\s+EUR\s+1\.\d+\s+ecb`).MatchString(fxOut) {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 )
 
 // S3Config says where archives are uploaded. Credentials come from the AWS default
@@ -62,7 +63,9 @@ func Upload(ctx context.Context, dir string, c S3Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var opts []func(*awsconfig.LoadOptions) error
+	// The SDK's own warnings (IMDSv1 fallback off EC2) stay out of the terminal:
+	// an upload failure is reported with its error.
+	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithLogger(logging.Nop{})}
 	if c.Region != "" {
 		opts = append(opts, awsconfig.WithRegion(c.Region))
 	}

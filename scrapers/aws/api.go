@@ -50,6 +50,7 @@ func (s *Source) loadDefaultAWS(ctx context.Context) (awssdk.Config, error) {
 		config.WithRegion(PricingRegion),
 		config.WithAppID("gpuprice"),
 		config.WithHTTPClient(hc),
+		config.WithLogger(SDKLogger(s.cfg.Logger)),
 	)
 }
 

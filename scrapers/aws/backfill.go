@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -31,6 +32,7 @@ func LoadConfig(ctx context.Context, timeout time.Duration) (awssdk.Config, erro
 		config.WithRegion(PricingRegion),
 		config.WithAppID("gpuprice"),
 		config.WithHTTPClient(hc),
+		config.WithLogger(SDKLogger(slog.Default())),
 	)
 	if err != nil {
 		return ac, fmt.Errorf("aws: loading AWS configuration: %w", err)

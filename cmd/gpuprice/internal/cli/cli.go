@@ -48,11 +48,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	markUsage(root)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "gpuprice:", a.redactErr(err))
-		return 1
+		return exitCode(err)
 	}
-	return 0
+	return ExitOK
 }
 
 func (a *app) root() *cobra.Command {
@@ -79,13 +80,20 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			level := cfg.LogLevel
 			if a.logLevel != "" {
 				level = a.logLevel
+			} else if level == "info" && quietByDefault[cmd.Name()] {
+				// The summary table says what the per-source info lines say.
+				level = "warn"
 			}
 			var lv slog.Level
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+				return usagef("--log-level: %w", err)
 			}
 			// Every log line passes the redactor: no secret from the environment is printed.
-			a.log = a.redactLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})))
+			var h slog.Handler = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})
+			if a.logLevel == "" && quietByDefault[cmd.Name()] {
+				h = quietUnreachable{h} // explainUnreachable says it in one paragraph
+			}
+			a.log = a.redactLogger(slog.New(h))
 			return nil
 		},
 	}
@@ -99,10 +107,15 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	return root
 }
 
+// quietByDefault are the commands that print a summary of their own: their info
+// log lines are shown only when asked for (--log-level info, or log_level in the file
+// set to anything but info).
+var quietByDefault = map[string]bool{"collect": true, "reparse": true}
+
 // commands are the subcommands; each command file adds its own from init().
 var commands = []func(*app) *cobra.Command{
 	(*app).collectCmd, (*app).pricesCmd, (*app).importCmd, (*app).migrateCmd, (*app).versionCmd,
-	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd,
+	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd, (*app).exitCodesHelp,
 }
 
 // addCommand registers a subcommand; called from init() in command files.

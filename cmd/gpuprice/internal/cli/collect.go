@@ -28,8 +28,9 @@ func (a *app) collectCmd() *cobra.Command {
 		Long: `Collect runs every enabled source once, in parallel, normalises and checks what
 they publish, stores the accepted rows, quarantines the rest with the reason, and
 prints a summary per source. It first replays any spooled batches (observations,
-quarantined rows and run records kept while the store was unreachable). The exit
-status is non-zero only when every source failed.
+quarantined rows and run records kept while the store was unreachable). Exit status:
+0 when every source was ok, 3 when some failed or were degraded, 4 when every
+source failed (see "gpuprice help exit-codes").
 
 --record DIR keeps every raw response of the run in DIR (gzip'd, with URL, status,
 headers and time; credentials redacted) so that ` + "`gpuprice reparse DIR`" + ` can rebuild the
@@ -77,6 +78,7 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXEager, RunID: runID})
 	a.printResults(results)
+	explainUnreachable(a.stderr, results)
 	if rec != nil {
 		if err := a.finishArchive(ctx, rec); err != nil {
 			return err
@@ -85,16 +87,16 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	if err := verdict(results); err != nil {
 		return err
 	}
-	failed := 0
-	for _, r := range results {
-		if r.Status == schemas.RunFailed {
-			failed++
-		}
+	return resultsVerdict(results)
+}
+
+// resultsVerdict is sourcesVerdict of a run's results.
+func resultsVerdict(results []ingest.Result) error {
+	statuses := make([]string, len(results))
+	for i, r := range results {
+		statuses[i] = r.Status
 	}
-	if failed == len(results) {
-		return ErrAllFailed
-	}
-	return nil
+	return sourcesVerdict(statuses)
 }
 
 // finishArchive closes a recorded archive and uploads it when archive.s3 is set.
@@ -166,7 +168,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 	for _, n := range names {
 		sinfo, factory, ok := scrapers.Lookup(n)
 		if !ok {
-			return nil, fmt.Errorf("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
+			return nil, usagef("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
 		}
 		sc := a.cfg.Sources[n]
 		client, now := base, time.Now

@@ -81,11 +81,9 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tDURATION\tERROR")
-	failed := 0
+	statuses := make([]string, 0, len(ans.Data))
 	for _, r := range ans.Data {
-		if r.Status == schemas.RunFailed {
-			failed++
-		}
+		statuses = append(statuses, r.Status)
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs,
 			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), oneLine(a.redactor().Redact(r.Error), 160))
 	}
@@ -93,8 +91,5 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 		fmt.Fprintf(w, "%s\tskipped\t-\t-\t-\t-\talready running in serve\n", n)
 	}
 	w.Flush()
-	if len(ans.Data) > 0 && failed == len(ans.Data) {
-		return ErrAllFailed
-	}
-	return nil
+	return sourcesVerdict(statuses)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
-	"github.com/gpuprice/gpuprice/schemas"
 )
 
 func init() { addCommand((*app).reparseCmd) }
@@ -79,10 +78,5 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	if err := verdict(results); err != nil {
 		return err
 	}
-	for _, r := range results {
-		if r.Status != schemas.RunFailed {
-			return nil
-		}
-	}
-	return ErrAllFailed
+	return resultsVerdict(results)
 }

@@ -23,8 +23,43 @@ import (
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
 )
+
+// FXSource is the name of the exchange-rate source under sources: (not a price source).
+const FXSource = "fx"
+
+// closest is the candidate within two edits of name, "" when none is.
+func closest(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
 
 // Environment variables.
 const (
@@ -179,7 +214,7 @@ func Load(path string) (Config, error) {
 			return c, fmt.Errorf("config: %w", err)
 		}
 		if err := decode(bytes.NewReader(data), &c); err != nil {
-			return c, fmt.Errorf("config: %s: %w", path, err)
+			return c, fmt.Errorf("config: %s: %w", path, explainDecodeError(data, err))
 		}
 	}
 	// The notifiers' URL variables are secrets whatever their names, even when the
@@ -269,7 +304,16 @@ func (c Config) Validate() error {
 		}
 	}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	known := scrapers.Names() // empty when no source is linked in (this package's tests)
 	for name, s := range c.Sources {
+		if len(known) > 0 && name != FXSource && !slices.Contains(known, name) {
+			hint := ""
+			if m := closest(name, append(known, FXSource)); m != "" {
+				hint = fmt.Sprintf("did you mean %s? ", m)
+			}
+			bad("sources.%s: no such source (%sknown: %s, %s)", name, hint, strings.Join(known, ", "), FXSource)
+			continue
+		}
 		if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "http://") && !strings.HasPrefix(s.Endpoint, "https://") {
 			bad("sources.%s.endpoint: %q is not an http(s) URL", name, s.Endpoint)
 		}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+)
+
+// closedURL is an http URL on which nothing listens: connections are refused.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+func runAll(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = cli.Main(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestExitCodes: 0 every source ok, 3 some failed, 4 all failed, 2 usage errors; and
+// when sources cannot reach their hosts, one paragraph that says which, why and what to
+// do, without log lines.
+func TestExitCodes(t *testing.T) {
+	srv := replay(t)
+	dead := closedURL(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "exit.duckdb")
+	cfgFor := func(lambda, vast string) string { // "" disables the source
+		dir := t.TempDir()
+		cfg := fmt.Sprintf("data_dir: %s\nhttp: {timeout: 5s, retries: 1}\nsources:\n"+
+			"  fx: {endpoint: %s/stats/eurofxref/eurofxref-hist-90d.xml}\n  azure: {enabled: false}\n", dir, dead)
+		for name, ep := range map[string]string{"lambda": lambda + "/service/gpu-cloud", "vast": vast + "/api/v0/bundles/"} {
+			if strings.HasPrefix(ep, "/") {
+				cfg += "  " + name + ": {enabled: false}\n"
+			} else {
+				cfg += fmt.Sprintf("  %s: {endpoint: %s}\n", name, ep)
+			}
+		}
+		for _, n := range disabledOthers() {
+			if n != "fx" {
+				cfg += "  " + n + ": {enabled: false}\n"
+			}
+		}
+		p := filepath.Join(dir, "gpuprice.yaml")
+		if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	if out, errb, code := runAll("--config", cfgFor(srv.URL, ""), "--store", dsn, "collect"); code != cli.ExitOK || errb != "" {
+		t.Errorf("lambda ok: exit %d, want 0; stderr %q\n%s", code, errb, out)
+	}
+	// The recorded Vast search has rows out of range: quarantined, the run degraded.
+	if out, _, code := runAll("--config", cfgFor("", srv.URL), "--store", dsn, "collect"); code != cli.ExitPartial || !strings.Contains(out, "degraded") {
+		t.Errorf("vast degraded: exit %d, want %d\n%s", code, cli.ExitPartial, out)
+	}
+	out, errb, code := runAll("--config", cfgFor(srv.URL, dead), "--store", dsn, "collect")
+	if code != cli.ExitPartial || !strings.Contains(strings.Join(strings.Fields(errb), " "), "1 of 2 sources could not reach their providers (vast): connections are refused") {
+		t.Errorf("vast down: exit %d, want %d; stderr:\n%s\nstdout:\n%s", code, cli.ExitPartial, errb, out)
+	}
+	out, errb, code = runAll("--config", cfgFor(dead, dead), "--store", dsn, "collect")
+	if code != cli.ExitAllFailed {
+		t.Errorf("all down: exit %d, want %d\n%s", code, cli.ExitAllFailed, out)
+	}
+	for _, want := range []string{"No source could reach its provider (lambda, vast): connections are refused",
+		"HTTPS_PROXY", "sources.<name>.endpoint", "gpuprice reparse examples/recorded", "--log-level debug", "gpuprice: every source failed"} {
+		if !strings.Contains(strings.Join(strings.Fields(errb), " "), want) {
+			t.Errorf("all down: stderr lacks %q:\n%s", want, errb)
+		}
+	}
+	if strings.Contains(errb, "level=") || strings.Count(errb, "\n") > 8 {
+		t.Errorf("all down: stderr should be one paragraph, no log lines:\n%s", errb)
+	}
+	if _, errb, _ := runAll("--config", cfgFor(dead, dead), "--store", dsn, "--log-level", "debug", "collect"); !strings.Contains(errb, "level=DEBUG") || !strings.Contains(errb, "connection refused") {
+		t.Errorf("--log-level debug: want the details:\n%s", errb)
+	}
+
+	for _, args := range [][]string{
+		{"collect", "--no-such-flag"},
+		{"no-such-command"},
+		{"--store", dsn, "collect", "--source", "nope"},
+		{"prices", "extra", "args", "--store", dsn},
+		{"--log-level", "loud", "version"},
+	} {
+		if _, errb, code := runAll(args...); code != cli.ExitUsage {
+			t.Errorf("gpuprice %s: exit %d, want %d (usage); stderr %q", strings.Join(args, " "), code, cli.ExitUsage, errb)
+		}
+	}
+	if out, _, code := runAll("help", "exit-codes"); code != 0 || !strings.Contains(out, fmt.Sprintf("%d  collect, reparse: every source failed", cli.ExitAllFailed)) {
+		t.Errorf("help exit-codes: exit %d\n%s", code, out)
+	}
+}
+
+// collected reports whether collect or reparse ran and stored what it could: every
+// source ok (0), or some failed or degraded (ExitPartial; the recorded Vast search of
+// the replay server has quarantined rows, so its run is degraded).
+func collected(code int) bool { return code == cli.ExitOK || code == cli.ExitPartial }
