@@ -109,3 +109,16 @@ func TestExitCodes(t *testing.T) {
 // source ok (0), or some failed or degraded (ExitPartial; the recorded Vast search of
 // the replay server has quarantined rows, so its run is degraded).
 func collected(code int) bool { return code == cli.ExitOK || code == cli.ExitPartial }
+
+// TestConfigUnknownSource: a misspelt source under sources: is an error at load time,
+// for every command, with the nearest name.
+func TestConfigUnknownSource(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("sources:\n  azur: {enabled: false}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errb, code := runAll("--config", p, "version")
+	if code != cli.ExitError || !strings.Contains(errb, "sources.azur: no such source (did you mean azure?") {
+		t.Errorf("exit %d, stderr %q", code, errb)
+	}
+}

@@ -223,3 +223,23 @@ func BenchmarkRedact(b *testing.B) {
 		_ = r.Redact(line)
 	}
 }
+
+// TestErrorsNameTheKey: yaml's errors name Go types; Load's name the key and the line.
+func TestErrorsNameTheKey(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"ingest:\n  source_timeout: 5x\n", `line 2: ingest.source_timeout: "5x" is not a duration`},
+		{"http:\n  timeout: 5s\n  retries: many\n", `line 3: http.retries: "many" is not a whole number`},
+		{"log_level: info\ningest:\n  batch_sise: 10\n", `line 3: ingest.batch_sise: unknown key (field batch_sise not found; known here: batch_size, flush_interval`},
+		{"sources:\n  vast:\n    enabeld: true\n", `line 3: sources.vast.enabeld: unknown key (field enabeld not found; known here: enabled, endpoint, schedule, options)`},
+		{"http: 5\n", `line 1: http: "5" is not a mapping of keys to values`},
+	} {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(p, []byte(c.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -88,15 +88,12 @@ func explainOne(nodes []located, e string) string {
 	if m := typeErrRe.FindStringSubmatch(e); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		want := kindNames[m[4]]
-		if want == "" {
-			want = strings.TrimPrefix(m[4], "map[string]")
-			if strings.HasPrefix(m[4], "map[") {
-				want = "a mapping of keys to values"
-			} else if strings.HasPrefix(m[4], "[]") {
-				want = "a list"
-			} else {
-				want = "a " + want
-			}
+		switch {
+		case want != "":
+		case strings.HasPrefix(m[4], "[]"):
+			want = "a list"
+		default: // a struct or a map
+			want = "a mapping of keys to values"
 		}
 		for _, n := range nodes {
 			if n.line == line && !n.key && n.value == m[3] {
@@ -121,9 +118,9 @@ func explainOne(nodes []located, e string) string {
 		}
 		known := knownKeys(m[3])
 		if known != "" {
-			return fmt.Sprintf("line %d: %s: unknown key (known here: %s)", line, path, known)
+			return fmt.Sprintf("line %d: %s: unknown key (field %s not found; known here: %s)", line, path, m[2], known)
 		}
-		return fmt.Sprintf("line %d: %s: unknown key", line, path)
+		return fmt.Sprintf("line %d: %s: unknown key (field %s not found)", line, path, m[2])
 	}
 	return e
 }
