@@ -122,3 +122,19 @@ func TestConfigUnknownSource(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errb)
 	}
 }
+
+// TestReadOnlyCommandsCreateNoStore: a query on an embedded store that does not exist
+// says so and creates nothing.
+func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nonexistent")
+	dsn := "duckdb://" + filepath.Join(dir, "x.duckdb")
+	for _, cmd := range [][]string{{"prices"}, {"volatility"}, {"runs"}, {"quarantine"}} {
+		_, errb, code := runAll(append(cmd, "--store", dsn)...)
+		if code != cli.ExitError || !strings.Contains(errb, "x.duckdb: the file does not exist") {
+			t.Errorf("%s: exit %d, stderr %q", cmd[0], code, errb)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("a read-only command created %s (%v)", dir, err)
+	}
+}

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -121,6 +124,22 @@ var commands = []func(*app) *cobra.Command{
 // addCommand registers a subcommand; called from init() in command files.
 func addCommand(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
+// openExistingStore is openStore for commands that only read: an embedded store
+// that does not exist is an error naming the file, never created empty.
+func (a *app) openExistingStore(ctx context.Context) (store.Store, error) {
+	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	if err != nil {
+		return nil, err
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme == "duckdb" && u.Host == "" && u.Path != "" {
+		if _, err := os.Stat(u.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("store %s: the file does not exist; fill it with `gpuprice collect` "+
+				"(or offline: `gpuprice reparse examples/recorded`), or name another with --store", u.Path)
+		}
+	}
+	return a.openStore(ctx)
+}
+
 func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	dsn, err := a.cfg.StoreDSN(a.storeDSN)
 	if err != nil {
@@ -199,22 +218,64 @@ func withCluster(dsn, cluster string) (string, error) {
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Short: "Print the version, commit and build date",
+		Long: `Print the version (a release's tag, else the module version the binary was built
+from), the VCS commit and its date, whether the work tree had uncommitted changes, the
+Go version and the size of the GPU catalog. Commit and date come from the build
+information Go stamps into every binary built in a git checkout (go build, go install).`,
+		Example: `  gpuprice version`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := Version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
+			bi, _ := debug.ReadBuildInfo()
 			cat, err := schemas.LoadCatalog()
 			n := 0
 			if err == nil {
 				n = len(cat.All())
 			}
-			fmt.Fprintf(a.stdout, "gpuprice %s (GPU catalog: %d GPUs)\n", v, n)
+			fmt.Fprintf(a.stdout, "%s (GPU catalog: %d GPUs)\n", versionLine(Version, bi), n)
 			return nil
 		},
 	}
+}
+
+// versionLine is "gpuprice VERSION (commit C, committed DATE[, modified], goX)" from
+// the -ldflags version and the binary's build information.
+func versionLine(version string, bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "gpuprice " + version
+	}
+	if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	var rev, at string
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	var parts []string
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		parts = append(parts, "commit "+rev)
+	} else {
+		parts = append(parts, "commit unknown (built outside a git checkout)")
+	}
+	if at != "" {
+		parts = append(parts, "committed "+at)
+	}
+	if modified {
+		parts = append(parts, "with uncommitted changes")
+	}
+	parts = append(parts, bi.GoVersion)
+	return fmt.Sprintf("gpuprice %s (%s)", version, strings.Join(parts, ", "))
 }
 
 func (a *app) configCmd() *cobra.Command {

@@ -51,7 +51,7 @@ func (a *app) sourceDefs() []report.SourceRow {
 // is held by a running `gpuprice serve`, that server's API (said in one line on
 // stderr). Errors about a parameter are written as flag errors.
 func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) error {
-	st, err := a.openStore(cmd.Context())
+	st, err := a.openExistingStore(cmd.Context())
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			if base, ok := a.runningServer(); ok {
