@@ -99,16 +99,32 @@ func addSecretEnv(names []string) error {
 
 // Config is the whole configuration.
 type Config struct {
-	Store     string                   `yaml:"store"`
-	DataDir   string                   `yaml:"data_dir"`
-	LogLevel  string                   `yaml:"log_level"`
-	HTTP      HTTP                     `yaml:"http"`
-	Ingest    Ingest                   `yaml:"ingest"`
-	Spool     Spool                    `yaml:"spool"`
-	Archive   Archive                  `yaml:"archive"`
-	FX        map[string]float64       `yaml:"fx"`
+	// Store is the store DSN: clickhouse://host:9000/db or duckdb:///path/file.duckdb
+	// (default: the embedded DuckDB file in the data directory). $GPUPRICE_STORE and
+	// --store win over it; it must not hold a password.
+	Store string `yaml:"store"`
+	// DataDir holds the embedded store, the spool and the alert state (default
+	// $GPUPRICE_DATA_DIR, else $XDG_DATA_HOME/gpuprice, else ~/.local/share/gpuprice).
+	DataDir string `yaml:"data_dir"`
+	// LogLevel is debug, info, warn or error (--log-level wins).
+	LogLevel string `yaml:"log_level"`
+	// HTTP configures the one HTTP client every source uses.
+	HTTP HTTP `yaml:"http"`
+	// Ingest configures normalisation, the plausibility and suspect gates and batching.
+	Ingest Ingest `yaml:"ingest"`
+	// Spool configures the batches kept on disk while the store is unreachable.
+	Spool Spool `yaml:"spool"`
+	// Archive configures the raw response archive of collect --record.
+	Archive Archive `yaml:"archive"`
+	// FX are static exchange rates, USD per unit by ISO 4217 code, for prices published
+	// in other currencies (the ECB's daily rates win when they can be fetched).
+	FX map[string]float64 `yaml:"fx"`
+	// Providers override a provider's tier (hyperscaler, specialist, marketplace) or
+	// default interconnect.
 	Providers map[string]ProviderEntry `yaml:"providers"`
-	Sources   map[string]Source        `yaml:"sources"`
+	// Sources configure each source by its name (gpuprice sources lists them); fx is
+	// the exchange-rate source.
+	Sources map[string]Source `yaml:"sources"`
 	// Alerts are the alert rules and notifiers (docs/alerts.md).
 	Alerts alert.Config `yaml:"alerts"`
 
@@ -127,11 +143,11 @@ type Serve struct {
 
 // HTTP configures the shared fetch client.
 type HTTP struct {
-	Timeout      time.Duration `yaml:"timeout"`
-	UserAgent    string        `yaml:"user_agent"`
-	MaxBodyBytes int64         `yaml:"max_body_bytes"`
-	Retries      int           `yaml:"retries"`
-	MinInterval  time.Duration `yaml:"min_interval"`
+	Timeout      time.Duration `yaml:"timeout"`        // per request
+	UserAgent    string        `yaml:"user_agent"`     // User-Agent header of every request (default: gpuprice's own)
+	MaxBodyBytes int64         `yaml:"max_body_bytes"` // a larger response fails the source; counted after gzip decoding
+	Retries      int           `yaml:"retries"`        // tries per request (the first counts); 429 and 5xx are retried with backoff, Retry-After honoured
+	MinInterval  time.Duration `yaml:"min_interval"`   // least time between two requests to one host (0s: none)
 	// CacheDir keeps the ETag and Last-Modified of pages and the ECB rates, so that
 	// the next request is conditional and a 304 is answered from the cache; "" (the
 	// default) sends every request whole. collect --record never uses it: an archive
@@ -141,28 +157,30 @@ type HTTP struct {
 
 // Ingest configures normalisation, gates and batching.
 type Ingest struct {
-	BatchSize     int           `yaml:"batch_size"`
-	FlushInterval time.Duration `yaml:"flush_interval"`
-	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"`
-	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"`
-	SourceTimeout time.Duration `yaml:"source_timeout"`
-	Suspect       Suspect       `yaml:"suspect"`
+	BatchSize     int           `yaml:"batch_size"`       // rows per store write; 0: the store's own
+	FlushInterval time.Duration `yaml:"flush_interval"`   // rows are written at least this often
+	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"` // plausibility gate: a price under this per GPU-hour is quarantined
+	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"` // plausibility gate: a price over this per GPU-hour is quarantined
+	SourceTimeout time.Duration `yaml:"source_timeout"`   // a source still running after this is cut off (0: never)
+	// Suspect is the relative gate: a price far from the median of its current peers
+	// is held in quarantine as suspect (gpuprice quarantine release frees it).
+	Suspect Suspect `yaml:"suspect"`
 }
 
 // Suspect configures the relative gate of live collections: a price under Below or
 // over Above times the median of its current peers (same canonical GPU, pricing
 // kind and scope) is quarantined as suspect, once MinPeers peers exist.
 type Suspect struct {
-	Below    float64 `yaml:"below"`
-	Above    float64 `yaml:"above"`
-	MinPeers int     `yaml:"min_peers"`
-	Disabled bool    `yaml:"disabled"`
+	Below    float64 `yaml:"below"`     // held when the price is under this fraction of its peers' median
+	Above    float64 `yaml:"above"`     // held when the price is over this multiple of its peers' median
+	MinPeers int     `yaml:"min_peers"` // with fewer current peers a price is not judged
+	Disabled bool    `yaml:"disabled"`  // turns the suspect gate off
 }
 
 // Spool configures the on-disk spool used while the store is unreachable.
 type Spool struct {
-	Dir      string `yaml:"dir"`
-	MaxBytes int64  `yaml:"max_bytes"`
+	Dir      string `yaml:"dir"`       // default <data_dir>/spool
+	MaxBytes int64  `yaml:"max_bytes"` // the spool refuses batches beyond this size (the run is then failed: rows lost)
 }
 
 // Archive configures the raw response archive of `collect --record`.
@@ -174,16 +192,16 @@ type Archive struct {
 
 // ProviderEntry overrides the provider catalog.
 type ProviderEntry struct {
-	Tier         string `yaml:"tier"`
-	Interconnect string `yaml:"interconnect"`
+	Tier         string `yaml:"tier"`         // hyperscaler, specialist or marketplace
+	Interconnect string `yaml:"interconnect"` // the provider's default interconnect (docs/gpu-catalog.md)
 }
 
 // Source configures one source.
 type Source struct {
-	Enabled  *bool          `yaml:"enabled"`
-	Endpoint string         `yaml:"endpoint"`
-	Schedule string         `yaml:"schedule"`
-	Options  map[string]any `yaml:"options"`
+	Enabled  *bool          `yaml:"enabled"`  // false leaves the source out of collect and serve (default true)
+	Endpoint string         `yaml:"endpoint"` // the source's first URL: a mirror, a proxy or a recording (default: the provider's own)
+	Schedule string         `yaml:"schedule"` // cron spec on which serve runs the source (default: the source's own)
+	Options  map[string]any `yaml:"options"`  // the source's own options (deploy/gpuprice.example.yaml lists them per source)
 }
 
 // IsEnabled reports whether the source runs (default true).
