@@ -52,6 +52,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	markUsage(root)
+	plainValueNames(root)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(stderr, "gpuprice:", a.redactErr(err))
 		return exitCode(err)
@@ -124,6 +125,9 @@ var commands = []func(*app) *cobra.Command{
 // addCommand registers a subcommand; called from init() in command files.
 func addCommand(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
+// errNoStore is openExistingStore's error for an embedded store file that does not exist.
+var errNoStore = errors.New("the file does not exist")
+
 // openExistingStore is openStore for commands that only read: an embedded store
 // that does not exist is an error naming the file, never created empty.
 func (a *app) openExistingStore(ctx context.Context) (store.Store, error) {
@@ -133,8 +137,8 @@ func (a *app) openExistingStore(ctx context.Context) (store.Store, error) {
 	}
 	if u, err := url.Parse(dsn); err == nil && u.Scheme == "duckdb" && u.Host == "" && u.Path != "" {
 		if _, err := os.Stat(u.Path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store %s: the file does not exist; fill it with `gpuprice collect` "+
-				"(or offline: `gpuprice reparse examples/recorded`), or name another with --store", u.Path)
+			return nil, fmt.Errorf("store %s: %w; fill it with `gpuprice collect` "+
+				"(or offline: `gpuprice reparse examples/recorded`), or name another with --store", u.Path, errNoStore)
 		}
 	}
 	return a.openStore(ctx)

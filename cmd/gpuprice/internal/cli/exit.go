@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -128,5 +129,21 @@ func (a *app) exitCodesHelp() *cobra.Command {
   %d  collect, reparse: every source failed (nothing new was stored)
   %d  rows were lost: neither stored nor spooled
   %d  interrupted by SIGINT or SIGTERM`, ExitOK, ExitError, ExitUsage, ExitPartial, ExitAllFailed, ExitDataLost, ExitInterrupted),
+	}
+}
+
+// plainValueNames keeps the help's flag value names words: pflag takes a backquoted
+// phrase in a flag's usage as the value's name ("--gpu gpuprice gpus"), so a phrase
+// with a space loses its backquotes.
+func plainValueNames(c *cobra.Command) {
+	fix := func(f *pflag.Flag) {
+		if name, _ := pflag.UnquoteUsage(f); strings.Contains(name, " ") {
+			f.Usage = strings.ReplaceAll(f.Usage, "`", "")
+		}
+	}
+	c.Flags().VisitAll(fix)
+	c.PersistentFlags().VisitAll(fix)
+	for _, sub := range c.Commands() {
+		plainValueNames(sub)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -192,7 +193,7 @@ func (a *app) sourcesCmd() *cobra.Command {
 				}
 				return err
 			})
-			if err != nil {
+			if err != nil && !errors.Is(err, errNoStore) { // no store yet: no run to show
 				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
 			}
 			if format == "json" {
