@@ -297,7 +297,8 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		problems = append(problems, werr.Error())
 	}
 	if st.Lost > 0 {
-		problems = append(problems, fmt.Sprintf("%d rows lost: neither the store nor the spool took them", st.Lost))
+		// First, so that a summary cut short still says it.
+		problems = append([]string{fmt.Sprintf("%d rows lost: neither the store nor the spool took them", st.Lost)}, problems...)
 	}
 	if spooled > 0 {
 		problems = append(problems, fmt.Sprintf("%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them", spooled))

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -46,6 +47,15 @@ type Runner struct {
 	Redact func(string) string
 	Logger *slog.Logger // nil: no logging
 	Now    func() time.Time
+	// MigrateFirst is set when the store could not be migrated when it was opened
+	// (it was unavailable): the runner then migrates it before its first write,
+	// and until that succeeds every write fails as store.ErrUnavailable, so that
+	// rows, quarantined rows and run records go to the spool and nothing is written
+	// to tables of an older schema.
+	MigrateFirst bool
+
+	migMu    sync.Mutex
+	migrated bool
 
 	fxMu   sync.Mutex
 	fx     FX
@@ -171,11 +181,37 @@ func (r *Runner) Import(ctx context.Context, source string, o Options, step func
 	return res, stepErr
 }
 
+// Ready migrates the store when MigrateFirst is set and it has not been migrated
+// yet. Its error wraps store.ErrUnavailable while the store is away.
+func (r *Runner) Ready(ctx context.Context) error {
+	if !r.MigrateFirst {
+		return nil
+	}
+	r.migMu.Lock()
+	defer r.migMu.Unlock()
+	if r.migrated {
+		return nil
+	}
+	applied, err := r.Store.Migrate(ctx)
+	if err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			return fmt.Errorf("ingest: the store is not migrated yet: %w", err)
+		}
+		return fmt.Errorf("ingest: migrating the store: %w", err)
+	}
+	r.migrated = true
+	r.log().Info("store answered: migrated", "applied", applied)
+	return nil
+}
+
 // ReplaySpool writes what waits in the spool to the store, oldest first, and
 // rebuilds the bars over the observations it wrote. It returns the rows replayed.
 func (r *Runner) ReplaySpool(ctx context.Context) (int, error) {
 	if r.Spool == nil {
 		return 0, nil
+	}
+	if err := r.Ready(ctx); err != nil {
+		return 0, err
 	}
 	sw := &spanWriter{Sink: r.Store}
 	n, err := r.Spool.Replay(ctx, sw)
@@ -207,6 +243,9 @@ func (r *Runner) spooler() Spooler {
 // while the store is down.
 func (r *Runner) sink(spool bool) Sink {
 	var s Sink = r.Store
+	if r.MigrateFirst {
+		s = readySink{Sink: s, ready: r.Ready}
+	}
 	if spool && r.Spool != nil {
 		s = SpoolingSink{Sink: s, Spool: r.Spool}
 	}
@@ -293,6 +332,9 @@ func (r *Runner) loadFX(ctx context.Context) FX {
 }
 
 func (r *Runner) refreshFX(ctx context.Context) (int, error) {
+	if err := r.Ready(ctx); err != nil {
+		return 0, err
+	}
 	rates, err := r.FX.Refresh(ctx)
 	if err != nil {
 		return 0, err
@@ -323,7 +365,7 @@ func (l *lazyFX) Rate(ctx context.Context, currency string, at time.Time) (float
 // rebuilt by the next run over the same span, or by `gpuprice rollup`.
 func (r *Runner) rollup(ctx context.Context, results ...Result) {
 	ru, ok := r.Store.(store.Rollups)
-	if !ok {
+	if !ok || r.Ready(ctx) != nil {
 		return
 	}
 	var since, until time.Time
@@ -344,6 +386,45 @@ func (r *Runner) rollup(ctx context.Context, results ...Result) {
 	if err := ru.Rollup(ctx, since, until); err != nil {
 		r.log().Warn("rollups not rebuilt; run `gpuprice rollup`", "since", since, "until", until, "error", err.Error())
 	}
+}
+
+// readySink is a sink that writes only once the store is migrated (Runner.Ready):
+// until then every write fails as the store being unavailable (spooled).
+type readySink struct {
+	Sink
+	ready func(context.Context) error
+}
+
+// notReady is the error of a write before the store is migrated: always
+// store.ErrUnavailable (a migration that failed for another reason is kept in the
+// spool too, not quarantined row by row).
+func (s readySink) notReady(ctx context.Context) error {
+	err := s.ready(ctx)
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+}
+
+func (s readySink) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	if err := s.notReady(ctx); err != nil {
+		return err
+	}
+	return s.Sink.WriteObservations(ctx, obs)
+}
+
+func (s readySink) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) error {
+	if err := s.notReady(ctx); err != nil {
+		return err
+	}
+	return s.Sink.WriteQuarantine(ctx, q)
+}
+
+func (s readySink) WriteRun(ctx context.Context, run schemas.Run) error {
+	if err := s.notReady(ctx); err != nil {
+		return err
+	}
+	return s.Sink.WriteRun(ctx, run)
 }
 
 // spanWriter is a sink that notes the effective_at span of the observations written

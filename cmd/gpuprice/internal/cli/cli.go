@@ -160,6 +160,31 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	return st, nil
 }
 
+// openStoreToWrite is openStore for the commands that collect (collect, import,
+// serve): a store that cannot be reached to be migrated is returned all the same,
+// with deferred set, so that the run collects into the spool and the runner
+// migrates the store when it answers (ingest.Runner.MigrateFirst).
+func (a *app) openStoreToWrite(ctx context.Context) (st store.Store, deferred bool, err error) {
+	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err = store.Open(ctx, dsn)
+	if err != nil {
+		return nil, false, a.heldByServer(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			a.log.Warn("store unreachable: collecting into the spool; it is migrated and the spool replayed when it answers",
+				"store", store.Redact(dsn), "error", err.Error())
+			return st, true, nil
+		}
+		st.Close()
+		return nil, false, fmt.Errorf("migrating %s: %w", store.Redact(dsn), err)
+	}
+	return st, false, nil
+}
+
 func (a *app) migrateCmd() *cobra.Command {
 	var cluster string
 	cmd := &cobra.Command{

@@ -52,7 +52,7 @@ prices after a parser fix; with archive.s3.bucket set the archive is then upload
 func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	ctx := cmd.Context()
 	a.log = a.redactLogger(a.log)
-	st, err := a.openStore(ctx)
+	st, deferred, err := a.openStoreToWrite(ctx)
 	if err != nil {
 		if base, ok := a.runningServer(); ok && errors.Is(err, store.ErrLocked) {
 			return a.collectViaServer(ctx, base, only, record)
@@ -64,6 +64,7 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	if err != nil {
 		return err
 	}
+	runner.MigrateFirst = deferred
 	start := time.Now().UTC()
 	runID := ingest.NewRunID(start)
 	var rec *archive.Recorder

@@ -48,7 +48,7 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.openStore(ctx)
+	st, deferred, err := a.openStoreToWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,6 +57,7 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	if err != nil {
 		return err
 	}
+	runner.MigrateFirst = deferred
 	src := &ingest.CSVSource{
 		Open:   func() (io.ReadCloser, error) { return parquetio.OpenCSV(path) },
 		Origin: "file://" + filepath.ToSlash(path),
