@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -59,4 +64,80 @@ func TestLostRowsExitNonZero(t *testing.T) {
 	if code == 0 || !regexp.MustCompile(`import:csv\s+failed\s+25\s+0\s+0\s+0\s+\S+\s+25\s+25 rows lost`).MatchString(out) {
 		t.Fatalf("import losing every row: exit %d\n%s", code, out)
 	}
+}
+
+// gate is a TCP proxy to a ClickHouse server that drops every connection while
+// closed: the store is away, then answers once opened.
+type gate struct {
+	ln   net.Listener
+	open atomic.Bool
+}
+
+func newGate(t *testing.T, target string) *gate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !g.open.Load() {
+				c.Close()
+				continue
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() { _, _ = io.Copy(up, c) }()
+				_, _ = io.Copy(c, up)
+			}()
+		}
+	}()
+	return g
+}
+
+// serve starts while the store is away: it serves (/healthz answers, /readyz is
+// 503), and once the store answers /readyz migrates it and says ready.
+func TestIntegrationClickHouseServeStartsWithTheStoreAway(t *testing.T) {
+	up := chtest.FreshDSN(t, "serveaway")
+	u, err := url.Parse(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGate(t, u.Host)
+	u.Host = g.ln.Addr().String()
+	q := u.Query()
+	q.Set("dial_timeout", "1s")
+	u.RawQuery = q.Encode()
+	dataDir := t.TempDir()
+	cfgPath := filepath.Join(dataDir, "gpuprice.yaml")
+	cfg := fmt.Sprintf("data_dir: %s\nsources:\n  fx: {enabled: false}\n", dataDir)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t, "--config", cfgPath, "--store", u.String())
+	defer stop()
+	status := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := status("/readyz"); c != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with the store away: %d", c)
+	}
+	g.open.Store(true)
+	waitFor(t, "/readyz once the store answers", func() bool { return status("/readyz") == http.StatusOK })
 }

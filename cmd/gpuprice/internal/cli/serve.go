@@ -65,7 +65,7 @@ While serve holds the embedded DuckDB store, the CLI's read commands ask this se
 }
 
 func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
-	st, err := a.openStore(ctx)
+	st, deferred, err := a.openStoreToWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,6 +83,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		return err
 	}
 	runner.FX.MaxAge = fxRefreshEvery
+	runner.MigrateFirst = deferred
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	cfg := server.Config{Web: web.FS}
 	for _, j := range jobs {
@@ -108,7 +109,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			s, err := spool.Status()
 			return s.Rows, err
 		},
-		Log: a.log,
+		Ready: runner.Ready,
+		Log:   a.log,
 	}
 	if len(a.cfg.Alerts.Rules) > 0 {
 		if _, err := a.alertEngine(); err != nil { // notifiers' URLs set: fail at start, not at the first turn

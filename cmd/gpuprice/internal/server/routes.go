@@ -17,6 +17,21 @@ func (s *Server) routes() http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	// Ready to serve from the store: it answers and is migrated (a store away when
+	// serve started is migrated here, or by the next run, once it answers).
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if s.ready != nil {
+			if err := s.ready(r.Context()); err != nil {
+				http.Error(w, "store: not ready: unavailable or not migrated yet", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		if _, err := s.st.Runs(r.Context(), "", 1); err != nil {
+			http.Error(w, "store: unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
 	for _, rt := range s.apiRoutes() {
 		mux.HandleFunc(rt.method+" "+rt.path, rt.handler)
 	}

@@ -83,7 +83,11 @@ type Deps struct {
 	// SpoolRows reports how many rows wait in the on-disk spool; nil leaves the
 	// gauge out.
 	SpoolRows func() (int, error)
-	Log       *slog.Logger
+	// Ready reports whether the store is reachable and migrated (migrating it when
+	// it was away at start); nil: the store is taken as migrated. /readyz answers
+	// 503 while it fails.
+	Ready func(ctx context.Context) error
+	Log   *slog.Logger
 }
 
 // Server is the service. Build it with New.
@@ -94,6 +98,7 @@ type Server struct {
 	run      RunFunc
 	alerts   func(ctx context.Context) (alert.Report, error)
 	spool    func() (int, error)
+	ready    func(ctx context.Context) error
 	log      *slog.Logger
 	metrics  *metrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
@@ -122,7 +127,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, log: d.Log,
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, log: d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000)}
 	if _, err := s.schedule(context.Background()); err != nil {
 		return nil, err
