@@ -26,7 +26,7 @@ func checkFormat(format string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("--format %q: use %s", format, strings.Join(allowed, ", "))
+	return usagef("--format %q: use %s", format, strings.Join(allowed, ", "))
 }
 
 func (a *app) runsCmd() *cobra.Command {
