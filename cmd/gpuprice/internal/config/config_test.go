@@ -232,6 +232,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"log_level: info\ningest:\n  batch_sise: 10\n", `line 3: ingest.batch_sise: unknown key (field batch_sise not found; known here: batch_size, flush_interval`},
 		{"sources:\n  vast:\n    enabeld: true\n", `line 3: sources.vast.enabeld: unknown key (field enabeld not found; known here: enabled, endpoint, schedule, options)`},
 		{"http: 5\n", `line 1: http: "5" is not a mapping of keys to values`},
+		{"log_level: info\ningest:\n  batch_size: 1\n flush_interval: 2s\n", `line 4: did not find expected key (line 4 is " flush_interval: 2s"`},
+		{"log_level: info\nfx: {EUR: 1.1\nstore: x\n", `line 2: did not find expected ',' or '}'`},
+		{"log_level: info\nhttp:\n\ttimeout: 5s\n", `line 3: found character that cannot start any token`},
 	} {
 		p := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(p, []byte(c.yaml), 0o600); err != nil {

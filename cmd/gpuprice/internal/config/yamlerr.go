@@ -56,6 +56,30 @@ func locate(data []byte) []located {
 	return out
 }
 
+// parserErrRe matches yaml.v3's parser errors, which give the line before the one
+// meant (the scanner's errors give the right one).
+var parserErrRe = regexp.MustCompile(`^yaml: line (\d+): (did not find expected (?:key|node content|<document start>|',' or '\]'|',' or '\}'|'-' indicator))$`)
+
+// explainSyntaxError gives a YAML syntax error the line meant, and quotes it.
+func explainSyntaxError(data []byte, err error) error {
+	msg := err.Error()
+	line := 0
+	if m := parserErrRe.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		line++
+		msg = fmt.Sprintf("line %d: %s", line, m[2])
+	} else if m := regexp.MustCompile(`^yaml: line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = fmt.Sprintf("line %d: %s", line, m[2])
+	} else {
+		return err
+	}
+	if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) && strings.TrimSpace(lines[line-1]) != "" {
+		msg += fmt.Sprintf(" (line %d is %q; check its indentation and brackets)", line, lines[line-1])
+	}
+	return errors.New(msg)
+}
+
 var (
 	typeErrRe    = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (.+)$")
 	unknownKeyRe = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
@@ -74,7 +98,7 @@ var kindNames = map[string]string{
 func explainDecodeError(data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return err
+		return explainSyntaxError(data, err)
 	}
 	nodes := locate(data)
 	var msgs []string
