@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -88,4 +89,43 @@ type writerFunc func([]schemas.Observation) error
 
 func (f writerFunc) WriteObservations(_ context.Context, obs []schemas.Observation) error {
 	return f(obs)
+}
+
+func TestSpoolRowsCountsFromNames(t *testing.T) {
+	sp := &DirSpool{Dir: t.TempDir()}
+	ctx := context.Background()
+	for _, n := range []int{3, 5} {
+		rows := make([]schemas.Observation, n)
+		for i := range rows {
+			rows[i] = raw(nil)
+		}
+		if err := sp.Spool(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A segment of an older version, named without its count, is read once.
+	old := &DirSpool{Dir: sp.Dir}
+	if err := old.Spool(ctx, []schemas.Observation{raw(nil), raw(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(sp.Dir, "*-r2.seg.gz"))
+	if len(names) != 1 {
+		t.Fatalf("segments %v", names)
+	}
+	if err := os.Rename(names[0], strings.Replace(names[0], "-r2.seg.gz", ".seg.gz", 1)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := sp.Rows()
+	if err != nil || n != 10 {
+		t.Fatalf("Rows = %d, %v; want 10", n, err)
+	}
+	// Counting does not read the segments named with their count: a counted
+	// segment whose content is unreadable still counts by its name.
+	names, _ = filepath.Glob(filepath.Join(sp.Dir, "*-r5.seg.gz"))
+	if err := os.WriteFile(names[0], []byte("not gzip"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sp.Rows(); n != 10 {
+		t.Fatalf("Rows after = %d", n)
+	}
 }

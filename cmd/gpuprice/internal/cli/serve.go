@@ -105,10 +105,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		Store:      st,
 		Reader:     reader,
 		RunSources: p.run,
-		SpoolRows: func() (int, error) {
-			s, err := spool.Status()
-			return s.Rows, err
-		},
+		SpoolRows: spool.Rows,
 		Ready: runner.Ready,
 		Log:   a.log,
 	}
