@@ -114,7 +114,18 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			return err
 		}
 		cfg.AlertsSchedule = a.cfg.Alerts.ScheduleSpec()
+		statePath, err := a.cfg.AlertStatePath()
+		if err != nil {
+			return err
+		}
+		// Of two serve processes sharing the state file, one evaluates and notifies;
+		// the other stands by (and takes over when the first exits).
+		leader := alert.NewLeader(statePath)
+		defer leader.Release()
 		deps.EvaluateAlerts = func(ctx context.Context) (alert.Report, error) {
+			if err := leader.Acquire(); err != nil {
+				return alert.Report{}, err
+			}
 			return a.evaluateAlerts(ctx, st, time.Now().UTC(), false)
 		}
 		reader.DryRunAlerts = func(ctx context.Context, at time.Time) (alert.Report, error) {

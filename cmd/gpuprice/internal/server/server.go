@@ -318,6 +318,10 @@ func (s *Server) EvaluateAlerts(ctx context.Context) {
 	s.alertMu.Lock()
 	defer s.alertMu.Unlock()
 	rep, err := s.alerts(ctx)
+	if errors.Is(err, alert.ErrStandingBy) {
+		s.log.Info("alerts not evaluated here: another serve process evaluates them (standing by)")
+		return
+	}
 	if err != nil {
 		s.metrics.alertFailed.WithLabelValues("").Inc()
 		s.log.Error("alerts not evaluated", "error", err.Error())
