@@ -220,7 +220,10 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Annualised > vs[j].Annualised })
 		res.Data.Series = vs
 	} else {
-		res.Data.Groups = analytics.Group(vs, q.By)
+		// Most volatile first, as the series are: the question is which moves most.
+		groups := analytics.Group(vs, q.By)
+		sort.SliceStable(groups, func(i, j int) bool { return groups[i].Annualised > groups[j].Annualised })
+		res.Data.Groups = groups
 	}
 	return res, nil
 }
@@ -324,7 +327,7 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 
 // Table is the spreads as table rows.
 func (s Spreads) Table() ([]string, [][]string) {
-	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_h", "n_s", "n_m"}
+	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_hyperscaler", "n_specialist", "n_marketplace"}
 	var rows [][]string
 	for _, d := range s.Days {
 		rows = append(rows, []string{d.GPU, d.Pricing, d.Day.Format(time.DateOnly), opt4(d.Hyperscaler), opt4(d.Specialist),
