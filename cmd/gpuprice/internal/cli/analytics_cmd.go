@@ -303,6 +303,9 @@ func (a *app) historyCmd() *cobra.Command {
 					fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly), h.To.Add(-time.Second).Format(time.DateOnly))
 				}
 				header, rows := report.HistoryTable(h)
+				if format == "csv" { // one table: the statistics and the cheapest offers
+					header, rows = report.HistoryRows(h)
+				}
 				if err := output(a.stdout, format, header, rows, h); err != nil {
 					return err
 				}

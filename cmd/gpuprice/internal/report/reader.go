@@ -410,6 +410,27 @@ func HistoryTable(h analytics.History) ([]string, [][]string) {
 	return header, rows
 }
 
+// HistoryRows is the whole history as one table, for CSV: the statistics (row
+// "stats") and the cheapest offers now (row "cheapest"), each with the other's
+// columns empty.
+func HistoryRows(h analytics.History) ([]string, [][]string) {
+	sh, srows := HistoryTable(h)
+	ch, crows := CheapestTable(h)
+	header := append(append([]string{"row"}, sh...), ch[0]) // usd_gpu_hour
+	header = append(header, ch[2:]...)                      // tier … last_seen (provider is shared)
+	var rows [][]string
+	for _, r := range srows {
+		row := append(append([]string{"stats"}, r...), make([]string, len(ch)-1)...)
+		rows = append(rows, row)
+	}
+	for _, r := range crows {
+		row := append([]string{"cheapest", r[1]}, make([]string, len(sh)-1)...)
+		row = append(append(row, r[0]), r[2:]...)
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
 // CheapestTable is the history's cheapest offers as table rows.
 func CheapestTable(h analytics.History) ([]string, [][]string) {
 	var rows [][]string

@@ -34,7 +34,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true)},
 		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true)},
 		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false)},
-		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryTable), true)},
+		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true)},
 		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true)},
 		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false)},
 		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false)},

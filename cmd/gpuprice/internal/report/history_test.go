@@ -1,0 +1,40 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+)
+
+// TestHistoryRowsCarryEverything: the CSV of history holds the statistics and the
+// cheapest offers, each row as wide as the header.
+func TestHistoryRowsCarryEverything(t *testing.T) {
+	p := 2.5
+	h := analytics.History{
+		Overall:   analytics.HistoryStats{Provider: "all", Series: 2, Samples: 10, P50: &p},
+		Providers: []analytics.HistoryStats{{Provider: "lambda", Series: 1, Samples: 5}},
+		Cheapest:  []analytics.Offer{{Price: 1.99, Provider: "lambda", Tier: "specialist", SKU: "gpu_1x_h100", Region: "us-east-1", Since: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}},
+	}
+	header, rows := HistoryRows(h)
+	if len(rows) != 3 || rows[0][0] != "stats" || rows[2][0] != "cheapest" {
+		t.Fatalf("rows %v", rows)
+	}
+	for _, r := range rows {
+		if len(r) != len(header) {
+			t.Errorf("row %v: %d cells, header %d", r, len(r), len(header))
+		}
+	}
+	col := map[string]int{}
+	for i, c := range header {
+		col[c] = i
+	}
+	c := rows[2]
+	if c[col["provider"]] != "lambda" || c[col["usd_gpu_hour"]] != "1.9900" || c[col["sku"]] != "gpu_1x_h100" || c[col["since"]] != "2026-01-02" {
+		t.Errorf("cheapest row %v (header %s)", c, strings.Join(header, ","))
+	}
+	if rows[0][col["p50"]] != "2.5000" || rows[0][col["usd_gpu_hour"]] != "" {
+		t.Errorf("stats row %v", rows[0])
+	}
+}
