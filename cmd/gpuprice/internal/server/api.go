@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -86,6 +87,16 @@ func query(r *http.Request) (url.Values, error) {
 	v, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, &report.ParamError{Param: "query", Msg: "does not parse: " + err.Error()}
+	}
+	for name, vals := range v {
+		if !utf8.ValidString(name) {
+			return nil, &report.ParamError{Param: "query", Msg: "a parameter name is not valid UTF-8"}
+		}
+		for _, x := range vals {
+			if !utf8.ValidString(x) {
+				return nil, &report.ParamError{Param: name, Msg: "is not valid UTF-8"}
+			}
+		}
 	}
 	return v, nil
 }

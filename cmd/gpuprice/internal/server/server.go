@@ -133,7 +133,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
-	s.handler = s.routes()
+	s.handler = shed(s.routes(), MaxInFlight)
 	return s, nil
 }
 
@@ -201,7 +201,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	s.metrics.restore(ctx)
 	srv := NewHTTPServer(s.handler)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(limitListener(ln)) }()
 	sched.Start()
 	var first sync.WaitGroup
 	if runNow {
