@@ -138,3 +138,27 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 		t.Errorf("a read-only command created %s (%v)", dir, err)
 	}
 }
+
+// TestTableCommandsTakeEveryFormat: the table commands take table, json, csv and
+// markdown, on the recorded archive.
+func TestTableCommandsTakeEveryFormat(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "formats.duckdb")
+	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); !collected(code) {
+		t.Fatalf("reparse: exit %d\n%s\n%s", code, out, errb)
+	}
+	for _, cmd := range []string{"prices", "runs", "quarantine", "fx"} {
+		for _, f := range []string{"table", "json", "csv", "markdown"} {
+			out, errb, code := runAll(cmd, "--store", dsn, "--format", f)
+			if code != cli.ExitOK {
+				t.Errorf("%s --format %s: exit %d, %s", cmd, f, code, errb)
+				continue
+			}
+			if f == "markdown" && cmd != "fx" && !strings.HasPrefix(out, "| ") {
+				t.Errorf("%s --format markdown:\n%s", cmd, out)
+			}
+		}
+		if _, _, code := runAll(cmd, "--store", dsn, "--format", "xml"); code != cli.ExitUsage {
+			t.Errorf("%s --format xml: exit %d, want %d", cmd, code, cli.ExitUsage)
+		}
+	}
+}

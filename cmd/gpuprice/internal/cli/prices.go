@@ -76,8 +76,8 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
   gpuprice prices --provider lambda --explain   # published figure → $/GPU-hour, step by step`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" && format != "csv" {
-				return fmt.Errorf("--format %q: use table, json or csv", format)
+			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
+				return err
 			}
 			v := ff.values("stale", report.FormatSpan(stale))
 			if limit != 0 {
@@ -107,7 +107,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 		},
 	}
 	ff.add(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
 	cmd.Flags().DurationVar(&stale, "stale", analytics.StaleAfter, "drop series not seen within this long of their provider's newest observation")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")

@@ -37,7 +37,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Short: "Show collection run records, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
 			q, err := report.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit)), report.NoCaps)
@@ -57,7 +57,7 @@ func (a *app) runsCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&source, "source", "", "only this source")
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
 
@@ -69,7 +69,7 @@ func (a *app) quarantineCmd() *cobra.Command {
 		Short: "Show rows that failed validation, with the reason, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
 			q, err := report.ParseQuarantine(flagValues("limit", strconv.Itoa(limit)), report.NoCaps)
@@ -87,7 +87,7 @@ func (a *app) quarantineCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.AddCommand(a.quarantineReleaseCmd())
 	return cmd
 }
@@ -152,7 +152,7 @@ collect unless sources.fx.enabled is false), as US dollars per unit of each curr
 Every converted observation keeps the rate it used in fx_rate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv"); err != nil {
+			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
 			q, err := report.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), report.NoCaps)
@@ -171,7 +171,7 @@ Every converted observation keeps the rate it used in fx_rate.`,
 	}
 	cmd.Flags().StringVar(&currency, "currency", "", "only this ISO 4217 currency, e.g. EUR")
 	cmd.Flags().IntVar(&days, "days", 0, "only the last N days (0: all)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json or csv")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
 

@@ -63,6 +63,16 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
+	case "markdown": // the table's columns, named as in the CSV
+		header := []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider", "tier",
+			"pricing", "sku", "gpu_count", "region", "zone", "observed_at"}
+		var cells [][]string
+		for _, o := range rows {
+			cells = append(cells, []string{o.GPU, fmt.Sprintf("%.4f", o.PriceUSDGPUHour), fmt.Sprintf("%.4f", o.PriceUSDHour),
+				schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount),
+				o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339)})
+		}
+		return Write(w, "markdown", header, cells, nil)
 	case "table":
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tSCOPE\tBASIS\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
