@@ -170,8 +170,17 @@ func checkPrices(t *testing.T, recs [][]string) {
 	}
 	providers := map[string]bool{}
 	prev := -1.0
+	// Without --pricing, prices are grouped by pricing kind (each kind once, in one
+	// run of rows), cheapest first within each.
+	kind, kindsSeen := "", map[string]bool{}
 	for _, r := range recs[1:] {
 		providers[r[1]] = true
+		if r[8] != kind {
+			if kindsSeen[r[8]] {
+				t.Fatalf("pricing kind %s appears in two groups", r[8])
+			}
+			kind, kindsSeen[r[8]], prev = r[8], true, -1
+		}
 		var p float64
 		fmt.Sscan(r[10], &p)
 		if p < prev {

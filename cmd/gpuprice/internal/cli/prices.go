@@ -59,7 +59,8 @@ func (a *app) pricesCmd() *cobra.Command {
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
 		Long: `prices lists the latest price of every series (provider, sku, region, zone,
-pricing kind) still on offer, cheapest per GPU-hour first. A series counts as on offer
+pricing kind) still on offer, grouped by pricing kind (on-demand, spot, reserved, commitments) unless
+--pricing names one, cheapest per GPU-hour first within each. A series counts as on offer
 when it was observed within --stale of its provider's newest observation, so offers a
 marketplace no longer lists drop out after the next collection; --all-series lists
 every series ever seen. Derived prices (OCI preemptible at 50 % of on-demand) and
