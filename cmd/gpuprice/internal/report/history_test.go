@@ -38,3 +38,18 @@ func TestHistoryRowsCarryEverything(t *testing.T) {
 		t.Errorf("stats row %v", rows[0])
 	}
 }
+
+// TestSinceTakesWeeksAndDates: --since reads 2w and a date (the span to --at) in every
+// command that parses it here.
+func TestSinceTakesWeeksAndDates(t *testing.T) {
+	if d, err := ParseSpan("2w"); err != nil || d != 14*24*time.Hour {
+		t.Errorf("2w: %v %v", d, err)
+	}
+	q, err := ParseSpreads(map[string][]string{"since": {"2026-01-01"}, "at": {"2026-01-15T00:00:00Z"}}, NoCaps)
+	if err != nil || q.Since != 14*24*time.Hour {
+		t.Errorf("since a date: %v %v", q.Since, err)
+	}
+	if _, err := ParseSpreads(map[string][]string{"since": {"2026-02-01"}, "at": {"2026-01-15T00:00:00Z"}}, NoCaps); err == nil {
+		t.Error("--since after --at accepted")
+	}
+}

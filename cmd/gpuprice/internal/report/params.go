@@ -108,6 +108,16 @@ func (p *params) span(name, def string) time.Duration {
 		s = def
 	}
 	d, err := ParseSpan(s)
+	if t, ok := parseDate(s); err != nil && ok && name == "since" {
+		// --since a date or time: the span from it to --at (default now).
+		at := time.Now().UTC()
+		if a, ok := parseDate(p.str("at")); ok {
+			at = a
+		}
+		if d, err = at.Sub(t), nil; d <= 0 {
+			err = errors.New("is not before --at (or now)")
+		}
+	}
 	if err != nil {
 		p.fail(name, "%q: %v", s, err)
 		return 0
@@ -118,11 +128,28 @@ func (p *params) span(name, def string) time.Duration {
 	return d
 }
 
-// ParseSpan reads a length of time: "90d", "12h", "30m" or any time.ParseDuration
-// text; it must be positive.
+// parseDate reads a date (2026-01-31, UTC midnight) or an RFC 3339 time.
+func parseDate(s string) (time.Time, bool) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// ParseSpan reads a length of time: "2w", "90d", "12h", "30m" or any
+// time.ParseDuration text; it must be positive.
 func ParseSpan(s string) (time.Duration, error) {
 	var d time.Duration
-	if n, ok := strings.CutSuffix(s, "d"); ok {
+	if n, ok := strings.CutSuffix(s, "w"); ok {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e4 {
+			return 0, errors.New("not a number of weeks")
+		}
+		d = time.Duration(v * float64(7*24*time.Hour))
+	} else if n, ok := strings.CutSuffix(s, "d"); ok {
 		v, err := strconv.ParseFloat(n, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e5 {
 			return 0, errors.New("not a number of days")
@@ -131,7 +158,7 @@ func ParseSpan(s string) (time.Duration, error) {
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {
-			return 0, errors.New("use e.g. 7d, 12h or 30m")
+			return 0, errors.New("use e.g. 2w, 7d, 12h or 30m (--since also takes a date: 2026-01-31)")
 		}
 	}
 	if d <= 0 {
