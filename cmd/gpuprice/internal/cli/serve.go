@@ -105,9 +105,9 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		Store:      st,
 		Reader:     reader,
 		RunSources: p.run,
-		SpoolRows: spool.Rows,
-		Ready: runner.Ready,
-		Log:   a.log,
+		SpoolRows:  spool.Rows,
+		Ready:      runner.Ready,
+		Log:        a.log,
 	}
 	if len(a.cfg.Alerts.Rules) > 0 {
 		if _, err := a.alertEngine(); err != nil { // notifiers' URLs set: fail at start, not at the first turn
