@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,8 +8,6 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 )
 
 // TestDeployConfigsAccepted runs `gpuprice config` on the configuration files the
@@ -150,33 +147,11 @@ func TestDeployProbesAnswer(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("data_dir: "+dir+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, []string{"--config", cfg, "--store", "duckdb://" + filepath.Join(dir, "probe.duckdb"),
-			"serve", "--listen", "127.0.0.1:0"}, &out, &errb)
-	}()
-	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
-	var base string
-	waitFor(t, "the listen address", func() bool {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-			return true
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
-		default:
-		}
-		return false
-	})
+	base, stop := startServe(t, "--config", cfg, "--store", "duckdb://"+filepath.Join(dir, "probe.duckdb"))
+	defer stop()
 	for p, from := range paths {
 		if code, body := get(t, base+p); code != 200 {
 			t.Errorf("%s (probed by %s): %d %.200q", p, from, code, body)
 		}
 	}
-	cancel()
-	<-done
 }

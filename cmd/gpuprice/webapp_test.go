@@ -20,8 +20,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 )
 
 // chromium returns Debian's chromium, which deploy/test.sh installs. Without it the
@@ -251,37 +249,12 @@ alerts:
 	return cfg, dsn
 }
 
-// serveStore runs `gpuprice serve` on the store and returns its base URL.
+// serveStore runs `gpuprice serve` on the store (startServe) and returns its base URL;
+// serve is stopped when the test ends.
 func serveStore(t *testing.T, cfg, dsn string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0"}, &out, &errb)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
-	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
-	var base string
-	waitFor(t, "the listen address", func() bool {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-			return true
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
-		default:
-		}
-		return false
-	})
+	base, stop := startServe(t, "--config", cfg, "--store", dsn)
+	t.Cleanup(stop)
 	return base
 }
 
