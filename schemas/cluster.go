@@ -47,6 +47,7 @@ var ShardingKeys = map[string]string{
 	"runs":              "cityHash64(source, run_id)",
 	"quarantine":        "cityHash64(source, run_id)",
 	"fx_rates":          "cityHash64(currency)",
+	"alert_episodes":    "cityHash64(rule, subject)",
 }
 
 // ClusterStatement is one statement of a cluster migration.

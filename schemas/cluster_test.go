@@ -21,7 +21,7 @@ func TestClusterMigrations(t *testing.T) {
 	if len(cms) != len(ms) {
 		t.Fatalf("%d cluster migrations for %d migrations", len(cms), len(ms))
 	}
-	unqualified := regexp.MustCompile(`(?i)\b(?:FROM|JOIN|TABLE|VIEW|EXISTS|AS)\s+(observations|bars|runs|quarantine|fx_rates|schema_migrations|v_[a-z_]+)\b`)
+	unqualified := regexp.MustCompile(`(?i)\b(?:FROM|JOIN|TABLE|VIEW|EXISTS|AS)\s+(observations|bars|runs|quarantine|fx_rates|alert_episodes|schema_migrations|v_[a-z_]+)\b`)
 	tables := map[string]bool{}
 	for i, cm := range cms {
 		if cm.Version != ms[i].Version || cm.Name != ms[i].Name {
@@ -42,7 +42,7 @@ func TestClusterMigrations(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"schema_migrations", "observations", "runs", "quarantine", "fx_rates", "bars"} {
+	for _, want := range []string{"schema_migrations", "observations", "runs", "quarantine", "fx_rates", "bars", "alert_episodes"} {
 		if !tables[want] {
 			t.Errorf("no Distributed table %s", want)
 		}

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Volatility", s.volatility)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("BadLimits", s.badLimits)
+	t.Run("AlertEpisodes", s.alertEpisodes)
 	t.Run("Close", s.close)
 }
 
