@@ -8,6 +8,10 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
+// SpreadsVersion names the method of Spreads (the median day price of each tier's
+// series, hyperscaler ÷ specialist); it changes whenever the method does.
+const SpreadsVersion = "gpuprice-spreads/1"
+
 // SpreadDay is the tier spread of one GPU and pricing kind on one day.
 type SpreadDay struct {
 	GPU     string    `json:"gpu"`

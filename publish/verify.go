@@ -1,0 +1,263 @@
+package publish
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/gpuprice/gpuprice/ingest/parquetio"
+)
+
+// Problem is one thing wrong in a snapshot directory, at one file.
+type Problem struct {
+	Path    string `json:"path"` // relative to the directory, forward slashes
+	Problem string `json:"problem"`
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Problem }
+
+// Report is what Verify found.
+type Report struct {
+	Dir      string    `json:"dir"`
+	Days     int       `json:"days"`     // day versions checked
+	Files    int       `json:"files"`    // data files checked
+	Rows     Rows      `json:"rows"`     // rows of every version checked
+	Problems []Problem `json:"problems"` // none when the directory is intact
+}
+
+// OK reports whether the directory is intact.
+func (r Report) OK() bool { return len(r.Problems) == 0 }
+
+// Verify checks a snapshot directory: the catalog's own hash; for every version of
+// every day, its manifest's own hash and that it is the one the catalog lists; for
+// every file, its size, SHA-256, row count (the Parquet footer's and every row read
+// back, the CSV's records) and, for prices, the content hash; the chain of
+// versions; and that no file lies in the directory that no manifest lists (a
+// dataset reader would read it). Each problem names the file at fault. The error is
+// for a directory that cannot be read at all.
+func Verify(dir string) (Report, error) {
+	r := Report{Dir: dir, Problems: []Problem{}}
+	if st, err := os.Stat(dir); err != nil {
+		return r, fmt.Errorf("verify: %w", err)
+	} else if !st.IsDir() {
+		return r, fmt.Errorf("verify: %s is not a directory", dir)
+	}
+	bad := func(path, format string, args ...any) {
+		r.Problems = append(r.Problems, Problem{Path: path, Problem: fmt.Sprintf(format, args...)})
+	}
+	cat, err := ReadCatalog(dir)
+	if err != nil {
+		bad(CatalogFile, "%v", err)
+		return r, nil
+	}
+	listed := map[string]bool{CatalogFile: true}
+	prevHash := map[string]string{} // day → the manifest_sha256 of its version before
+	for _, e := range cat.Days {
+		r.Days++
+		if !cleanRel(e.Manifest) {
+			bad(CatalogFile, "%s v%d: manifest path %q is outside the directory", e.Day, e.Version, e.Manifest)
+			continue
+		}
+		listed[e.Manifest] = true
+		day, err := ParseDay(e.Day)
+		if err != nil {
+			bad(CatalogFile, "%v", err)
+			continue
+		}
+		if want := ManifestPath(day, e.Version); e.Manifest != want {
+			bad(CatalogFile, "%s v%d: manifest at %s, expected %s", e.Day, e.Version, e.Manifest, want)
+		}
+		m, err := ReadManifest(dir, e.Manifest)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				err = errors.New("missing")
+			}
+			bad(e.Manifest, "%v", err)
+			continue
+		}
+		switch {
+		case m.ManifestSHA256 != e.ManifestSHA256:
+			bad(e.Manifest, "manifest_sha256 %s, the catalog lists %s", m.ManifestSHA256, e.ManifestSHA256)
+		case m.Day != e.Day || m.Version != e.Version:
+			bad(e.Manifest, "is %s v%d, the catalog lists %s v%d", m.Day, m.Version, e.Day, e.Version)
+		case m.Rows != e.Rows:
+			bad(e.Manifest, "rows %+v, the catalog lists %+v", m.Rows, e.Rows)
+		}
+		if want := prevHash[e.Day]; m.Supersedes != want {
+			bad(e.Manifest, "supersedes %q, the version before is %q", m.Supersedes, want)
+		}
+		prevHash[e.Day] = m.ManifestSHA256
+		var rows Rows
+		filesOK := true
+		for _, f := range m.Files {
+			if !cleanRel(f.Path) {
+				bad(e.Manifest, "file path %q is outside the directory", f.Path)
+				continue
+			}
+			listed[f.Path] = true
+			if want := FilePath(f.Kind, day, m.Version); f.Path != want {
+				bad(e.Manifest, "%s file at %s, expected %s", f.Kind, f.Path, want)
+			}
+			r.Files++
+			n, msg := checkFile(dir, f)
+			if msg != "" {
+				bad(f.Path, "%s", msg)
+				filesOK = false
+			}
+			switch f.Kind {
+			case KindPrices:
+				rows.Prices += n
+			case KindIndex:
+				rows.Index += n
+			case KindSpreads:
+				rows.Spreads += n
+			}
+		}
+		if filesOK && rows != m.Rows {
+			bad(e.Manifest, "rows %+v, its files hold %+v", m.Rows, rows)
+		}
+		r.Rows.Prices += rows.Prices
+		r.Rows.Index += rows.Index
+		r.Rows.Spreads += rows.Spreads
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && !strings.Contains(rel, "/") && strings.HasPrefix(rel, ".tmp-publish-") {
+				return fs.SkipDir // a running (or killed) publish's work
+			}
+			return nil
+		}
+		if rel == LockFile || listed[rel] {
+			return nil
+		}
+		bad(rel, "is listed in no manifest (a reader of the dataset would read it)")
+		return nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("verify: %w", err)
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int { return strings.Compare(a.Path, b.Path) })
+	return r, nil
+}
+
+// checkFile checks one data file against its manifest entry and returns the rows it
+// holds and what is wrong ("" when nothing is).
+func checkFile(dir string, f File) (int64, string) {
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, "missing"
+	}
+	if err != nil {
+		return 0, err.Error()
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
+		return 0, fmt.Sprintf("sha256 %s, the manifest says %s (%d bytes, the manifest says %d): the file was changed", got, f.SHA256, len(b), f.Bytes)
+	}
+	if int64(len(b)) != f.Bytes {
+		return 0, fmt.Sprintf("%d bytes, the manifest says %d", len(b), f.Bytes)
+	}
+	var n int64
+	var content string
+	switch f.Format {
+	case "parquet":
+		n, content, err = readPrices(b)
+	case "csv":
+		n, err = countCSV(b, f.Kind)
+	default:
+		err = fmt.Errorf("format %q is not parquet or csv", f.Format)
+	}
+	if err != nil {
+		return n, err.Error()
+	}
+	if n != f.Rows {
+		return n, fmt.Sprintf("%d rows, the manifest says %d", n, f.Rows)
+	}
+	if f.Kind == KindPrices && content != f.ContentSHA256 {
+		return n, fmt.Sprintf("content sha256 %s, the manifest says %s", content, f.ContentSHA256)
+	}
+	return n, ""
+}
+
+// readPrices reads every row of a prices file back, and returns their number (the
+// same in the footer and read) and their content hash.
+func readPrices(b []byte) (n int64, content string, err error) {
+	defer func() {
+		if p := recover(); p != nil { // a damaged file the reader chokes on
+			err = fmt.Errorf("unreadable Parquet: %v", p)
+		}
+	}()
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return 0, "", fmt.Errorf("unreadable Parquet: %w", err)
+	}
+	if got, want := pf.Schema().String(), PricesSchema(); got != want {
+		return 0, "", fmt.Errorf("schema differs from a prices file's:\n%s", got)
+	}
+	rd := parquet.NewGenericReader[parquetio.Row](pf)
+	defer rd.Close()
+	h := NewContentHash()
+	buf := make([]parquetio.Row, 512)
+	for {
+		k, rerr := rd.Read(buf)
+		for i := range buf[:k] {
+			h.Add(&buf[i])
+		}
+		n += int64(k)
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return n, "", fmt.Errorf("reading rows: %w", rerr)
+		}
+	}
+	if n != pf.NumRows() {
+		return n, "", fmt.Errorf("%d rows read, the Parquet footer says %d", n, pf.NumRows())
+	}
+	return n, h.Sum(), nil
+}
+
+// countCSV counts the records of a series file after its header, which must be
+// the kind's.
+func countCSV(b []byte, kind string) (int64, error) {
+	want := IndexColumns
+	if kind == KindSpreads {
+		want = SpreadsColumns
+	}
+	cr := csv.NewReader(bytes.NewReader(b))
+	cr.FieldsPerRecord = len(want)
+	header, err := cr.Read()
+	if err != nil {
+		return 0, fmt.Errorf("unreadable CSV: %w", err)
+	}
+	if !slices.Equal(header, want) {
+		return 0, fmt.Errorf("header %v, expected %v", header, want)
+	}
+	var n int64
+	for {
+		_, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("unreadable CSV: %w", err)
+		}
+		n++
+	}
+}
