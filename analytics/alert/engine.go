@@ -62,6 +62,10 @@ type Report struct {
 	DryRun     bool         `json:"dry_run"`
 	Rules      []RuleReport `json:"rules"`
 	Deliveries []Delivery   `json:"deliveries"`
+	// Recent are the alert episodes of the window before At kept in the store
+	// (firing, and recently resolved), newest first; filled by the readers that
+	// have a store (RecentEpisodes), empty otherwise.
+	Recent []Episode `json:"recent"`
 }
 
 // Failed reports whether a rule could not be evaluated or a delivery failed.

@@ -146,6 +146,7 @@ type alertReport struct {
 		Sent     bool   `json:"sent"`
 		Error    string `json:"error"`
 	} `json:"deliveries"`
+	Recent []alert.Episode `json:"recent"`
 }
 
 func testAlerts(t *testing.T, dsn string) {
@@ -374,6 +375,39 @@ alerts:
 	alerts(0)
 	if hook.count() != 2 || slack.count() != 2 || am.count() != 2 || broken.count() != 3 {
 		t.Fatalf("resolution sent twice: hook %d slack %d am %d broken %d", hook.count(), slack.count(), am.count(), broken.count())
+	}
+	// The history kept in the store: cheap-h100 fired on $1.9 and resolved on
+	// $2.3, the other three still fire; as of before they started, nothing.
+	rep, out = alerts(0, "--dry-run", "--window", "30d", "--format", "json")
+	if len(rep.Recent) != 4 {
+		t.Fatalf("history: %d episodes, want 4: %+v", len(rep.Recent), rep.Recent)
+	}
+	for _, e := range rep.Recent {
+		if !e.StartsAt.Equal(alertDay.Add(4 * time.Hour)) {
+			t.Errorf("%s started %v", e.Rule, e.StartsAt)
+		}
+		if e.Rule != "cheap-h100" {
+			if e.State != alert.EpisodeFiring || e.EndsAt != nil || e.Resolved != nil || math.Abs(e.Fired.Value-want[e.Rule]) > 1e-9 {
+				t.Errorf("history %s: %+v", e.Rule, e)
+			}
+			continue
+		}
+		if e.State != alert.EpisodeResolved || e.EndsAt == nil || !e.EndsAt.Equal(alertDay.Add(4*time.Hour)) || e.Fired.Value != 1.9 ||
+			e.Resolved == nil || e.Resolved.Value != 2.3 || alert.ComparedText(e.Fired.Compared) != wantCompared["cheap-h100"] ||
+			e.Fired.URL != wantURL["cheap-h100"] || e.Fired.Series == nil || e.Fired.Threshold != 2 {
+			t.Errorf("history cheap-h100: %+v", e)
+		}
+	}
+	_, out = alerts(0, "--dry-run")
+	if !regexp.MustCompile(`(?m)^cheap-h100\s+H100-SXM-80GB on_demand\s+resolved\s+2025-03-10T04:00:00Z\s+2025-03-10T04:00:00Z\s+\$1\.9000\s+\$2\.3000`).MatchString(out) {
+		t.Errorf("alerts history table:\n%s", out)
+	}
+	if stdout, _, code := runCtx(context.Background(), "alerts", "--config", cfg, "--store", dsn, "--dry-run", "--format", "json",
+		"--at", alertDay.Add(time.Hour).Format(time.RFC3339)); code != 0 || !strings.Contains(stdout, `"recent": []`) {
+		t.Errorf("history before the alerts fired (exit %d): %s", code, stdout)
+	}
+	if _, stderr, code := runCtx(context.Background(), "alerts", "--config", cfg, "--store", dsn, "--window", "soon"); code != 2 || !strings.Contains(stderr, "--window") {
+		t.Errorf("alerts --window soon: exit %d %s", code, stderr)
 	}
 	state, err := os.ReadFile(statePath)
 	if err != nil || strings.Contains(string(state), token) || strings.Contains(string(state), "cheap-h100") {

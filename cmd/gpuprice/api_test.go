@@ -107,6 +107,7 @@ func apiCases(at, sku string) []apiCase {
 		{"history?gpu=h100-sxm-80gb&since=2d&at=" + at, []string{"history", "--gpu", "h100-sxm-80gb", "--since", "2d", "--at", at}},
 		{"index?since=2d&at=" + at, []string{"index", "--since", "2d", "--at", at}},
 		{"alerts?at=" + at, []string{"alerts", "--dry-run", "--at", at}},
+		{"alerts?at=" + at + "&window=30d", []string{"alerts", "--dry-run", "--at", at, "--window", "30d"}},
 		{"sources", []string{"sources"}},
 		{"runs?source=lambda&limit=5", []string{"runs", "--source", "lambda", "--limit", "5"}},
 		{"quarantine?limit=10", []string{"quarantine", "--limit", "10"}},
@@ -141,6 +142,11 @@ func testAPIMatchesCLI(t *testing.T, dsn string) {
 	if len(lambda) == 0 {
 		t.Fatal("no lambda prices collected")
 	}
+	// One evaluation that is not dry: any-h100 starts firing, and the store keeps
+	// that in its alert history (the "recent" of alerts).
+	if out, code := run(t, "--config", cfg, "--store", dsn, "alerts", "--at", at); code != 0 || !strings.Contains(out, "any-h100") {
+		t.Fatalf("alerts: exit %d\n%s", code, out)
+	}
 	cases := apiCases(at, lambda[0].SKU)
 	want := make([]any, len(cases))
 	for i, c := range cases {
@@ -168,6 +174,9 @@ func testAPIMatchesCLI(t *testing.T, dsn string) {
 			continue
 		}
 		got := canonicalJSON(t, c.path, env.Data)
+		if c.cli[0] == "alerts" && !strings.Contains(string(env.Data), `"recent":[{"rule":"any-h100"`) {
+			t.Errorf("/api/v1/%s: no alert history: %.600s", c.path, env.Data)
+		}
 		if c.cli[0] == "series" && !strings.Contains(string(env.Data), `"close"`) {
 			t.Errorf("/api/v1/%s: a series without bars: %.300s", c.path, env.Data)
 		}
@@ -312,6 +321,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		{"history?gpu=H100-SXM-80GB&cheapest=-1", "cheapest"},
 		{"series?provider=lambda", "sku"},
 		{"alerts?format=csv", "format"},
+		{"alerts?window=7x", "window"},
 		{"runs?limit=0", "limit"},
 		{"fx?currency=euro", "currency"},
 		{"gpus?gpu=Z9000", "gpu"},

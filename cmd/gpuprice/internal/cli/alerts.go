@@ -29,7 +29,7 @@ var ErrAlertsFailed = errors.New("alerts: a rule or a notifier failed")
 
 func (a *app) alertsCmd() *cobra.Command {
 	var dryRun bool
-	var format, at string
+	var format, at, window string
 	cmd := &cobra.Command{
 		Use:   "alerts",
 		Short: "Evaluate the alert rules now and notify what started firing or resolved",
@@ -42,17 +42,26 @@ so running this from cron and running serve behave the same.
 
 The exit status is 1 when a rule could not be evaluated or a notifier failed; the
 other rules and notifiers still ran, and a failed notification is sent again at
-the next evaluation.`,
+the next evaluation.
+
+Below the rules, the alert history kept in the store: every alert that fired in
+the --window before now (or --at), still firing or resolved, with when it started
+and ended and the figures it fired and resolved on.`,
 		Example: `  gpuprice alerts --dry-run
+  gpuprice alerts --dry-run --window 30d   # and what fired and resolved in the last 30 days
   gpuprice alerts --format json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "table" && format != "json" {
-				return fmt.Errorf("--format %q: use table or json", format)
+				return usagef("--format %q: use table or json", format)
 			}
 			now, err := parseAt(at)
 			if err != nil {
 				return err
+			}
+			span, err := report.ParseSpan(window)
+			if err != nil {
+				return usagef("--window %q: %v", window, err)
 			}
 			if len(a.cfg.Alerts.Rules) == 0 {
 				return errors.New("alerts: no rules configured: add an alerts section to the config file (see deploy/gpuprice.example.yaml)")
@@ -62,7 +71,7 @@ the next evaluation.`,
 				// A dry run only reads: while serve holds the embedded store, ask it.
 				if base, ok := a.runningServer(); ok && dryRun && errors.Is(err, store.ErrLocked) {
 					fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
-					res, err := (&report.Client{Base: base}).Alerts(cmd.Context(), report.AlertsQuery{At: now})
+					res, err := (&report.Client{Base: base}).Alerts(cmd.Context(), report.AlertsQuery{At: now, Window: span})
 					if err != nil {
 						return report.FlagError(err)
 					}
@@ -81,6 +90,10 @@ the next evaluation.`,
 			if err != nil {
 				return err
 			}
+			rep.Rules, rep.Deliveries = nonNilSlice(rep.Rules), nonNilSlice(rep.Deliveries)
+			if rep.Recent, err = report.RecentAlerts(cmd.Context(), st, now, span); err != nil {
+				return err
+			}
 			if err := a.printAlerts(rep, format); err != nil {
 				return err
 			}
@@ -94,6 +107,7 @@ the next evaluation.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "evaluate and show what would be sent; send nothing and keep the state as it was")
 	fl.StringVar(&format, "format", "table", "table or json")
 	fl.StringVar(&at, "at", "", "evaluate as of this time, RFC 3339 or a date (default: now)")
+	fl.StringVar(&window, "window", "7d", "how far back the alert history goes (e.g. 24h, 7d, 30d)")
 	return cmd
 }
 
@@ -159,6 +173,13 @@ func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time,
 		if err := state.Save(path); err != nil {
 			return rep, err
 		}
+		// The history the API and the web app list: what started firing and what
+		// resolved (kept in the store, so it survives the state file).
+		if h, ok := st.(store.AlertHistory); ok {
+			if err := alert.RecordEpisodes(ctx, h, state, rep, now); err != nil {
+				return rep, err
+			}
+		}
 	}
 	return rep, nil
 }
@@ -206,7 +227,32 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	if len(rep.Deliveries) == 0 {
 		fmt.Fprintln(a.stdout, "nothing to notify")
 	}
-	return nil
+	if len(rep.Recent) == 0 {
+		fmt.Fprintln(a.stdout, "\nno alert fired in the window (history kept in the store)")
+		return nil
+	}
+	fmt.Fprintln(a.stdout, "\nHISTORY (newest first)")
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tSUBJECT\tSTATE\tSTARTED\tENDED\tVALUE FIRED\tVALUE RESOLVED\tSUMMARY")
+	for _, e := range rep.Recent {
+		ended, endValue, summary := "-", "-", e.Fired.Summary
+		if e.EndsAt != nil {
+			ended = e.EndsAt.UTC().Format(time.RFC3339)
+		}
+		if e.Resolved != nil {
+			endValue, summary = alertNum(e.Resolved.Value, e.Resolved.Unit), e.Resolved.Summary
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Rule, e.Subject, e.State, e.StartsAt.UTC().Format(time.RFC3339), ended,
+			alertNum(e.Fired.Value, e.Fired.Unit), endValue, summary)
+	}
+	return tw.Flush()
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func alertNum(v float64, unit string) string {

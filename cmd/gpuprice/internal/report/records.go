@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // ---- runs
@@ -298,31 +299,56 @@ func paramOf(param string, err error) error {
 // evaluated as of At, nothing sent, the state left as it was.
 type AlertsQuery struct {
 	At time.Time
+	// Window is how far back the alert history (Report.Recent) goes: the
+	// episodes that fired at some time in (At − Window, At].
+	Window time.Duration
 }
+
+// RecentAlertsLimit bounds the episodes of the alert history listed.
+const RecentAlertsLimit = 500
 
 // ParseAlerts reads an AlertsQuery's parameters.
 func ParseAlerts(v url.Values, caps Caps) (AlertsQuery, error) {
 	p := newParams(v, caps)
-	q := AlertsQuery{At: p.at("at")}
+	q := AlertsQuery{At: p.at("at"), Window: p.span("window", "7d")}
 	return q, p.done("format")
 }
 
 // Values are the query's parameters.
-func (q AlertsQuery) Values() url.Values { return vals("at", q.At.UTC().Format(time.RFC3339)) }
+func (q AlertsQuery) Values() url.Values {
+	v := vals("at", q.At.UTC().Format(time.RFC3339))
+	if q.Window > 0 {
+		v.Set("window", FormatSpan(q.Window))
+	}
+	return v
+}
+
+// RecentAlerts reads the alert history of st (firing and recently resolved
+// episodes of the window before at); a store without one has none.
+func RecentAlerts(ctx context.Context, st store.Store, at time.Time, window time.Duration) ([]alert.Episode, error) {
+	h, ok := st.(store.AlertHistory)
+	if !ok {
+		return []alert.Episode{}, nil
+	}
+	return alert.RecentEpisodes(ctx, h, at, window, RecentAlertsLimit)
+}
 
 // Alerts evaluates the rules as of At without notifying (an empty report without
 // rules).
 func (r *Reader) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
 	var res Result[alert.Report]
-	if r.DryRunAlerts == nil {
-		res.Data = alert.Report{At: q.At, DryRun: true, Rules: []alert.RuleReport{}, Deliveries: []alert.Delivery{}}
-		return res, nil
+	rep := alert.Report{At: q.At, DryRun: true}
+	if r.DryRunAlerts != nil {
+		var err error
+		if rep, err = r.DryRunAlerts(ctx, q.At); err != nil {
+			return res, err
+		}
 	}
-	rep, err := r.DryRunAlerts(ctx, q.At)
+	recent, err := RecentAlerts(ctx, r.Store, q.At, q.Window)
 	if err != nil {
 		return res, err
 	}
-	rep.Rules, rep.Deliveries = nonNil(rep.Rules), nonNil(rep.Deliveries)
+	rep.Rules, rep.Deliveries, rep.Recent = nonNil(rep.Rules), nonNil(rep.Deliveries), recent
 	res.Data = rep
 	return res, nil
 }
