@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -222,6 +223,13 @@ func TestVolatility(t *testing.T) {
 		t.Fatalf("Group: %+v", g)
 	}
 	near(t, "group std", g[0].StdLogReturn, 0.10037728548770321/2, 1e-12)
+	// A group whose one series has a single bar: no standard deviation, CV or
+	// drawdown (null), not 0.
+	lone := Group(Volatilities([]store.Bar{bar("p3", t0, 10, 11, 9, 10)}, time.Hour, t0.Add(time.Hour), 0), ByOffering)
+	if b, _ := json.Marshal(lone); len(lone) != 1 || lone[0].StdDefined() || lone[0].CVDefined() || lone[0].DrawdownDefined() || !lone[0].RangeDefined() ||
+		!strings.Contains(string(b), `"annualised":null,"cv":null`) {
+		t.Errorf("group of one bar: %s", b)
+	}
 	if z := Group(vs, ByZone); len(z) != 1 || z[0].Zone != "us-east-1a" {
 		t.Errorf("ByZone: %+v", z)
 	}

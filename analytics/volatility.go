@@ -145,6 +145,9 @@ type GroupVolatility struct {
 	Changes      int      `json:"changes"`
 	ShareBelow   *float64 `json:"share_below"` // nil (null) without a threshold
 	MedianClose  float64  `json:"median_close"`
+	// undefined marks the figures none of the group's series has (too few bars):
+	// null in JSON, 0 in the fields above (see volatility_json.go).
+	undefined undefinedFigures
 }
 
 // Grouping names how Group aggregates series.
@@ -158,8 +161,9 @@ const (
 )
 
 // Group aggregates series volatilities by g (ByOffering or ByZone), sorted by GPU,
-// provider, pricing, region, zone. Series with fewer than two returns take part
-// in every median but StdLogReturn's and Annualised's.
+// provider, pricing, region, zone. A figure a series lacks (too few bars: see
+// store.SeriesVolatility's StdDefined, CVDefined, …) takes no part in that
+// median; a figure no series of the group has is undefined (JSON null).
 func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
 	type acc struct {
 		gv                                  GroupVolatility
@@ -181,13 +185,20 @@ func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
 		}
 		a.gv.Series++
 		a.gv.Changes += v.Changes
-		if v.Returns >= 2 {
+		// A figure a series lacks (too few bars) takes no part in its median.
+		if v.StdDefined() {
 			a.std = append(a.std, v.StdLogReturn)
 			a.ann = append(a.ann, v.Annualised)
 		}
-		a.cv = append(a.cv, v.CV)
-		a.rng = append(a.rng, v.Range)
-		a.dd = append(a.dd, v.MaxDrawdown)
+		if v.CVDefined() {
+			a.cv = append(a.cv, v.CV)
+		}
+		if v.RangeDefined() {
+			a.rng = append(a.rng, v.Range)
+		}
+		if v.DrawdownDefined() {
+			a.dd = append(a.dd, v.MaxDrawdown)
+		}
 		a.close = append(a.close, v.Close)
 		if v.ShareBelow != nil {
 			a.below = append(a.below, *v.ShareBelow)
@@ -200,6 +211,8 @@ func Group(vs []SeriesVolatility, g Grouping) []GroupVolatility {
 		a.gv.StdLogReturn, a.gv.Annualised = finite(Median(a.std)), finite(Median(a.ann))
 		a.gv.CV, a.gv.Range, a.gv.MaxDrawdown = finite(Median(a.cv)), finite(Median(a.rng)), finite(Median(a.dd))
 		a.gv.MedianClose = finite(Median(a.close))
+		a.gv.undefined = undefinedIf(len(a.std) == 0, undefStd) | undefinedIf(len(a.cv) == 0, undefCV) |
+			undefinedIf(len(a.rng) == 0, undefRange) | undefinedIf(len(a.dd) == 0, undefDrawdown)
 		if len(a.below) > 0 {
 			a.gv.ShareBelow = Opt(Median(a.below))
 		}

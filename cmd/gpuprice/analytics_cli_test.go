@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,46 @@ func testAnalyticsCommands(t *testing.T, dsn string) {
 		"--at", at, "--below", "4.2", "--format", "json")
 	if len(vol) != 1 || vol[0].Bars != 4 || math.Abs(vol[0].StdLogReturn-0.10037728548770321) > 1e-9 || vol[0].ShareBelow != 0.75 {
 		t.Fatalf("volatility: %+v", vol)
+	}
+
+	// Too few bars: a figure that needs more is null in JSON, empty in CSV, "-" in
+	// the table; never 0. One on-demand bar per series: no standard deviation, CV or
+	// drawdown (a range within the bar exists); two spot bars: one return, so no
+	// standard deviation, but a CV and a drawdown.
+	noon := "2025-03-10T13:00:00Z"
+	var few []map[string]any
+	runJSON(t, &few, "volatility", "--store", dsn, "--pricing", "on_demand", "--window", "24h", "--at", noon, "--format", "json")
+	if len(few) != 5 {
+		t.Fatalf("volatility of one bar: %v", few)
+	}
+	for _, v := range few {
+		for _, k := range []string{"std_log_return", "annualised", "cv", "max_drawdown"} {
+			if x, ok := v[k]; !ok || x != nil {
+				t.Errorf("one bar: %s = %v, want null: %v", k, x, v)
+			}
+		}
+		if v["range"] != 0.0 || v["bars"] != 1.0 {
+			t.Errorf("one bar: range %v, bars %v", v["range"], v["bars"])
+		}
+	}
+	var groups []map[string]any
+	runJSON(t, &groups, "volatility", "--store", dsn, "--pricing", "on_demand", "--window", "24h", "--at", noon, "--by", "offering", "--format", "json")
+	if len(groups) != 5 || groups[0]["annualised"] != nil || groups[0]["cv"] != nil || groups[0]["median_close"] == nil {
+		t.Errorf("groups of one bar: %v", groups)
+	}
+	csvOut, _ := run(t, "volatility", "--store", dsn, "--pricing", "on_demand", "--window", "24h", "--at", noon, "--format", "csv")
+	if recs := parseCSV(t, csvOut); len(recs) != 6 || strings.Join(recs[1][7:12], ",") != ",,,0.00," {
+		t.Errorf("csv of one bar: std..drawdown %q\n%s", recs[1][7:12], csvOut)
+	}
+	tableOut, _ := run(t, "volatility", "--store", dsn, "--pricing", "on_demand", "--window", "24h", "--at", noon)
+	if !regexp.MustCompile(`(?m)^H100-SXM-80GB\s+lambda\s+on_demand\s+gpu_8x_h100\s+r1\s+1\s+-\s+-\s+-\s+0\.00\s+-\s+0\s`).MatchString(tableOut) {
+		t.Errorf("table of one bar:\n%s", tableOut)
+	}
+	var two []map[string]any
+	runJSON(t, &two, "volatility", "--store", dsn, "--pricing", "spot", "--window", "2h", "--at", "2025-03-10T02:00:00Z", "--format", "json")
+	if len(two) != 1 || two[0]["bars"] != 2.0 || two[0]["std_log_return"] != nil || two[0]["annualised"] != nil ||
+		two[0]["cv"] == nil || two[0]["max_drawdown"] != 0.0 {
+		t.Errorf("two bars: %v", two)
 	}
 
 	// Lambda at $2.49, 7B, MFU 0.5 and the catalog's 989.4 TFLOPS: $58.7225 per 1B

@@ -244,12 +244,23 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 		return res, err
 	}
 	if q.By == analytics.BySeries {
-		sort.SliceStable(vs, func(i, j int) bool { return vs[i].Annualised > vs[j].Annualised })
+		// Undefined figures (too few bars) after every defined one, zero included.
+		sort.SliceStable(vs, func(i, j int) bool {
+			if a, b := vs[i].StdDefined(), vs[j].StdDefined(); a != b {
+				return a
+			}
+			return vs[i].Annualised > vs[j].Annualised
+		})
 		res.Data.Series = vs
 	} else {
 		// Most volatile first, as the series are: the question is which moves most.
 		groups := analytics.Group(vs, q.By)
-		sort.SliceStable(groups, func(i, j int) bool { return groups[i].Annualised > groups[j].Annualised })
+		sort.SliceStable(groups, func(i, j int) bool {
+			if a, b := groups[i].StdDefined(), groups[j].StdDefined(); a != b {
+				return a
+			}
+			return groups[i].Annualised > groups[j].Annualised
+		})
 		res.Data.Groups = groups
 	}
 	return res, nil
@@ -269,8 +280,9 @@ func (v Volatility) Table() ([]string, [][]string) {
 			"annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "below_pct", "close"}
 		for _, s := range v.Series {
 			rows = append(rows, []string{s.GPU, s.Provider, s.Pricing, s.SKU, s.Region, s.Zone,
-				strconv.Itoa(s.Bars), strconv.FormatFloat(s.StdLogReturn, 'f', 6, 64), pct(s.Annualised),
-				pct(s.CV), pct(s.Range), pct(s.MaxDrawdown), strconv.Itoa(s.Changes), share(s.ShareBelow), f4(s.Close)})
+				strconv.Itoa(s.Bars), optf(store.Figure(s.StdLogReturn, s.StdDefined()), 6), optPct(s.Annualised, s.StdDefined()),
+				optPct(s.CV, s.CVDefined()), optPct(s.Range, s.RangeDefined()), optPct(s.MaxDrawdown, s.DrawdownDefined()),
+				strconv.Itoa(s.Changes), share(s.ShareBelow), f4(s.Close)})
 		}
 		return header, rows
 	}
@@ -278,10 +290,18 @@ func (v Volatility) Table() ([]string, [][]string) {
 		"annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "below_pct", "median_close"}
 	for _, g := range v.Groups {
 		rows = append(rows, []string{g.GPU, g.Provider, g.Pricing, g.Region, g.Zone, strconv.Itoa(g.Series),
-			strconv.FormatFloat(g.StdLogReturn, 'f', 6, 64), pct(g.Annualised), pct(g.CV), pct(g.Range),
-			pct(g.MaxDrawdown), strconv.Itoa(g.Changes), share(g.ShareBelow), f4(g.MedianClose)})
+			optf(store.Figure(g.StdLogReturn, g.StdDefined()), 6), optPct(g.Annualised, g.StdDefined()), optPct(g.CV, g.CVDefined()),
+			optPct(g.Range, g.RangeDefined()), optPct(g.MaxDrawdown, g.DrawdownDefined()), strconv.Itoa(g.Changes), share(g.ShareBelow), f4(g.MedianClose)})
 	}
 	return header, rows
+}
+
+// optPct is pct of a figure that may not exist (Missing).
+func optPct(x float64, defined bool) string {
+	if !defined {
+		return Missing
+	}
+	return pct(x)
 }
 
 // ---- day prices: spreads, history, index
