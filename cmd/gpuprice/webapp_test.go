@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // chromium returns Debian's chromium, which deploy/test.sh installs. Without it the
@@ -172,11 +174,13 @@ func media(scheme string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// webStore fills a DuckDB file through the pipeline: a collection of the recorded
+// webStore fills the store dsn through the pipeline: a collection of the recorded
 // Azure, Vast and Lambda responses (with a source that fails with a long error),
 // then an import of 14 days of history made from those prices, each day's a few
-// percent apart (a test fixture, not market data), so series have bars to draw.
-func webStore(t *testing.T) (cfg, dsn string) {
+// percent apart (a test fixture, not market data), so series have bars to draw;
+// then two alert evaluations in which one rule fires and resolves, so that the
+// store's alert history has a resolved alert.
+func webStore(t *testing.T, dsn string) (cfg string) {
 	t.Helper()
 	srv := replay(t)
 	cfg = writeConfig(t, srv.URL)
@@ -191,19 +195,23 @@ func webStore(t *testing.T) (cfg, dsn string) {
 	if conf == string(b) {
 		t.Fatal("crusoe is not among the disabled sources")
 	}
-	// Two rules that fire on this store: an H100 under $100/GPU-h, and crusoe down.
-	conf += `serve: {public_url: "https://gpuprice.example.com/"}
+	// Two rules that fire on this store: an H100 under $100/GPU-h, and crusoe down;
+	// a third, under-1k, fires at the first evaluation and resolves at the second
+	// (its threshold lowered).
+	alertsConf := func(under float64) string {
+		return conf + fmt.Sprintf(`serve: {public_url: "https://gpuprice.example.com/"}
 alerts:
   rules:
     - {name: cheap-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 100}
     - {name: source-down, kind: source_failed, runs: 1}
+    - {name: under-1k, kind: price_below, gpu: A100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: %g}
   notifiers:
     - {name: log, kind: log}
-`
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+`, under)
+	}
+	if err := os.WriteFile(cfg, []byte(alertsConf(1000)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dsn = "duckdb://" + filepath.Join(t.TempDir(), "web.duckdb")
 	if out, _ := run(t, "--config", cfg, "--store", dsn, "collect"); !regexp.MustCompile(`(?m)^crusoe\s+failed`).MatchString(out) {
 		t.Fatalf("collect should report crusoe failed:\n%s", out)
 	}
@@ -246,7 +254,16 @@ alerts:
 	if out, code := run(t, "--config", cfg, "--store", dsn, "import", "csv", p); code != 0 {
 		t.Fatalf("import failed:\n%s", out)
 	}
-	return cfg, dsn
+	if out, code := run(t, "--config", cfg, "--store", dsn, "alerts"); code != 0 || !regexp.MustCompile(`(?m)^under-1k\s.*started`).MatchString(out) {
+		t.Fatalf("alerts: exit %d\n%s", code, out)
+	}
+	if err := os.WriteFile(cfg, []byte(alertsConf(0.01)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(t, "--config", cfg, "--store", dsn, "alerts"); code != 0 || !regexp.MustCompile(`(?m)^under-1k\s.*resolved`).MatchString(out) {
+		t.Fatalf("alerts: exit %d\n%s", code, out)
+	}
+	return cfg
 }
 
 // serveStore runs `gpuprice serve` on the store (startServe) and returns its base URL;
@@ -280,7 +297,17 @@ const readOffers = `[...document.querySelectorAll('#offers tbody tr')].map(tr =>
 
 func TestWebApp(t *testing.T) {
 	chromium(t)
-	cfg, dsn := webStore(t)
+	testWebApp(t, "duckdb://"+filepath.Join(t.TempDir(), "web.duckdb"))
+}
+
+// TestIntegrationClickHouseWebApp: the same views, the same checks, on ClickHouse.
+func TestIntegrationClickHouseWebApp(t *testing.T) {
+	chromium(t)
+	testWebApp(t, chtest.FreshDSN(t, "web"))
+}
+
+func testWebApp(t *testing.T, dsn string) {
+	cfg := webStore(t, dsn)
 	// The CLI's answers, read before serve holds the DuckDB file.
 	tokOut, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "7e9", "--gpu", "H100-SXM-80GB", "--format", "json")
 	if code != 0 {
@@ -414,7 +441,36 @@ func TestWebApp(t *testing.T) {
 		if bars := eval[int](t, ctx, `document.querySelectorAll('#series-chart details tbody tr').length`); bars < 10 {
 			t.Errorf("series chart has %d bars, want the 14 imported days and today", bars)
 		}
+		// The market's p10–p90 band moves day by day with the imported prices: the
+		// chart's numbers hold a low and a high per bar, and they differ between days,
+		// as /api/v1/series' band says.
+		band := eval[[][]string](t, ctx, `[...document.querySelectorAll('#series-chart details tbody tr')].map(tr => [...tr.cells].slice(-2).map(c => c.textContent))`)
+		los := map[string]bool{}
+		for _, b := range band {
+			if b[0] != "–" {
+				los[b[0]] = true
+			}
+			if lo, err1 := strconv.ParseFloat(b[0], 64); err1 == nil {
+				if hi, err2 := strconv.ParseFloat(b[1], 64); err2 != nil || hi < lo {
+					t.Errorf("band %v: high below low", b)
+				}
+			}
+		}
+		if len(los) < 5 {
+			t.Errorf("band lows %v over %d bars: a flat band", los, len(band))
+		}
+		if h := eval[string](t, ctx, `[...document.querySelectorAll('#series-chart details thead th')].slice(-2).map(th => th.textContent).join(' | ')`); !strings.Contains(h, "p10–p90 low") {
+			t.Errorf("band columns: %q", h)
+		}
 		shot(t, ctx, "series")
+		// Volatility figures the window has too few bars for are shown missing, not 0.
+		do(t, ctx, "open a day of hours", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=lambda&pricing=on_demand&since=1h&bar=1h"),
+			chromedp.WaitVisible(chromedp.CSS(`#volatility tbody tr`)))
+		if cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#volatility tbody tr:first-child td')].slice(2, 4).map(td => td.textContent + '|' + td.title)`); len(cells) != 2 ||
+			cells[0] != "–|too few bars in the window" || cells[1] != "–|too few bars in the window" {
+			t.Errorf("volatility of one bar: %q", cells)
+		}
+		shot(t, ctx, "series-one-bar")
 		// Azure sells the H100 on demand and reserved: a line per pricing kind, and the
 		// bars of each as CSV.
 		do(t, ctx, "open azure's H100", chromedp.Navigate(base+"/series?gpu=H100-SXM-80GB&provider=azure&pricing=on_demand"),
@@ -517,6 +573,17 @@ func TestWebApp(t *testing.T) {
 		// Each says what it compared: the cheapest price and when it held.
 		if txt := eval[string](t, ctx, `document.querySelector('#alerts-firing tbody tr').textContent`); !strings.Contains(txt, "cheapest $") || !strings.Contains(txt, "$100.0000/GPU-h") {
 			t.Errorf("cheap-h100 row: %q", txt)
+		}
+		// under-1k fired and resolved: listed as resolved, with what it fired and
+		// resolved on and when.
+		resolved := eval[[]string](t, ctx, `[...document.querySelectorAll('#alerts-resolved tbody tr')].map(tr => tr.textContent)`)
+		if len(resolved) != 1 || !strings.HasPrefix(resolved[0], "under-1k") || !strings.Contains(resolved[0], "Resolved on $") ||
+			!strings.Contains(resolved[0], "cheapest $") {
+			t.Errorf("resolved alerts: %q", resolved)
+		}
+		// The navigation counts what fires, on every view.
+		if n := eval[string](t, ctx, `document.querySelector('#nav-alerts .count-badge').textContent`); n != "2 firing" {
+			t.Errorf("alert badge %q", n)
 		}
 		shot(t, ctx, "alerts")
 		// The alert's link opens its series here (the public URL's host is not followed).

@@ -3,8 +3,10 @@ package report
 import (
 	"context"
 	"net/url"
+	"slices"
 	"time"
 
+	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -60,6 +62,48 @@ type Series struct {
 	Observations []schemas.Observation `json:"observations"`
 	Bars         []store.Bar           `json:"bars"`
 	Truncated    bool                  `json:"truncated"` // observations beyond the limit were left out (the oldest are kept)
+	// Band is the market around the series, day by day: the p10 and p90 of every
+	// provider's day price of this GPU and pricing kind (listed prices, as
+	// `history` computes its percentiles), for each day of the window with one.
+	Band []BandDay `json:"band"`
+}
+
+// BandDay is one day of a series' market band.
+type BandDay struct {
+	Day    time.Time `json:"day"`
+	P10    float64   `json:"p10"`
+	P50    float64   `json:"p50"`
+	P90    float64   `json:"p90"`
+	Series int       `json:"series"` // day prices the percentiles are of
+}
+
+// band computes the market band of gpu and pricing over the days of the window
+// ending at, from the day prices every provider's series had.
+func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Duration, at time.Time) ([]BandDay, error) {
+	if _, err := r.rollups(); gpu == "" || err != nil {
+		return []BandDay{}, nil
+	}
+	prices, _, _, err := r.dayPrices(ctx, Selection{Filter: store.Filter{GPU: gpu, Pricing: pricing}}, span, at)
+	if err != nil {
+		return nil, err
+	}
+	byDay := map[time.Time][]float64{}
+	var days []time.Time
+	for _, p := range prices {
+		d := p.Day.UTC()
+		if _, ok := byDay[d]; !ok {
+			days = append(days, d)
+		}
+		byDay[d] = append(byDay[d], p.Price)
+	}
+	slices.SortFunc(days, func(a, b time.Time) int { return a.Compare(b) })
+	out := make([]BandDay, 0, len(days))
+	for _, d := range days {
+		xs := byDay[d]
+		out = append(out, BandDay{Day: d, P10: analytics.Percentile(xs, .10), P50: analytics.Percentile(xs, .50),
+			P90: analytics.Percentile(xs, .90), Series: len(xs)})
+	}
+	return out, nil
 }
 
 // Series reads one series over the window ending At.
@@ -103,16 +147,27 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		}
 	}
 	s.Observations, s.Bars = nonNil(s.Observations), nonNil(s.Bars)
+	if s.Band, err = r.band(ctx, s.GPU, s.Pricing, q.Since, q.At); err != nil {
+		return res, err
+	}
 	res.Data = s
 	return res, nil
 }
 
-// Table is the series' bars as table rows.
+// Table is the series' bars as table rows, each with the market band of its day.
 func (s Series) Table() ([]string, [][]string) {
+	band := map[int64]BandDay{}
+	for _, d := range s.Band {
+		band[d.Day.Unix()] = d
+	}
 	var rows [][]string
 	for _, b := range s.Bars {
+		p10, p90 := Missing, Missing
+		if d, ok := band[b.Start.UTC().Truncate(store.Daily).Unix()]; ok {
+			p10, p90 = f4(d.P10), f4(d.P90)
+		}
 		rows = append(rows, []string{b.Start.UTC().Format(time.RFC3339), f4(b.Open), f4(b.High), f4(b.Low), f4(b.Close), f4(b.Mean),
-			Num(float64(b.Count))})
+			Num(float64(b.Count)), p10, p90})
 	}
-	return []string{"start", "open", "high", "low", "close", "mean", "observations"}, rows
+	return []string{"start", "open", "high", "low", "close", "mean", "observations", "market_p10", "market_p90"}, rows
 }

@@ -10,9 +10,6 @@ import { alerts, sources, alertItems } from './health.js';
 import { get, data } from './api.js';
 import { el } from './util.js';
 
-// ALERT_BADGE turns on the count of firing alerts in the navigation.
-const ALERT_BADGE = false;
-
 const VIEWS = {
   '/': ['Prices', board],
   '/series': ['Series', series],
@@ -43,22 +40,21 @@ async function main() {
     return;
   }
   document.title = view[0] + ' · gpuprice';
+  // The number of firing alerts in the navigation, read alongside the view (and
+  // placed before the page says it is ready); the view does not wait on it.
+  const badge = get('/api/v1/alerts')
+    .then((b) => alertItems(data(b)).filter((a) => a.state === 'firing').length)
+    .catch(() => 0);
   try {
     await view[1](root);
   } catch (e) {
     root.append(el('p', { class: 'error', role: 'alert' }, 'This view failed: ', e.message));
     throw e;
   }
+  const n = await badge;
+  if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', title: n + ' alerts firing' }, String(n), el('span', { class: 'sr-only' }, ' firing')));
   root.setAttribute('aria-busy', 'false');
   document.body.dataset.ready = 'true';
-  // The number of firing alerts in the navigation, when the API answers.
-  if (!ALERT_BADGE) return;
-  try {
-    const n = alertItems(data(await get('/api/v1/alerts'))).filter((a) => a.state === 'firing').length;
-    if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', 'aria-label': n + ' firing' }, String(n)));
-  } catch {
-    /* the badge is optional */
-  }
 }
 
 main();

@@ -71,7 +71,8 @@ export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v)
     height,
     series,
     bands,
-    scales: { x: { time: true }, y: { range: (u, lo, hi) => [Math.max(0, lo - (hi - lo) * 0.1), hi + (hi - lo) * 0.1 || hi * 1.1 || 1] } },
+    // One point: an hour either side (uPlot would spread it over a thousand days).
+    scales: { x: { time: true, range: (u, lo, hi) => (u.data[0].length === 1 ? [u.data[0][0] - 3600, u.data[0][0] + 3600] : [lo, hi]) }, y: { range: (u, lo, hi) => [Math.max(0, lo - (hi - lo) * 0.1), hi + (hi - lo) * 0.1 || hi * 1.1 || 1] } },
     axes: [{ ...axis }, { ...axis, label: yLabel, size: 60, values: (u, vals) => vals.map((v) => fmt(v)) }],
     legend: { live: true },
     cursor: { drag: { x: true, y: false } },

@@ -15,8 +15,18 @@ export function alertItems(body) {
   if (Array.isArray(body)) each(body);
   else if (body && typeof body === 'object') {
     each(body.firing, 'firing');
-    for (const k of ['resolved', 'recent', 'recently_resolved']) each(body[k], 'resolved');
+    for (const k of ['resolved', 'recently_resolved']) each(body[k], 'resolved');
     each(body.alerts);
+    // The alert history (/api/v1/alerts' recent): each episode with the figures it
+    // fired on and, once resolved, those it resolved on. What fires now comes from
+    // the evaluation below when the answer has one.
+    const evaluated = Array.isArray(body.rules) && body.rules.length > 0;
+    for (const ep of Array.isArray(body.recent) ? body.recent : []) {
+      if (!ep || (ep.state === 'firing' && evaluated)) continue;
+      const r = ep.resolved || null;
+      out.push({ ...(ep.fired || {}), rule: ep.rule, kind: ep.kind, subject: ep.subject, state: ep.state, starts_at: ep.starts_at,
+        ends_at: ep.ends_at, firing: ep.state === 'firing', resolvedValue: r ? r.value : undefined, resolvedSummary: r ? r.summary : '' });
+    }
     // An evaluation report: every rule's instances; firing ones, and those that resolved at this evaluation.
     if (Array.isArray(body.rules)) {
       for (const r of body.rules) {
@@ -72,6 +82,9 @@ function alertLink(a) {
   return href('/series', { gpu: l.gpu, provider: l.provider, pricing: l.pricing, region: l.region });
 }
 
+// WINDOW is how far back the alerts view lists resolved alerts.
+const WINDOW = '7d';
+
 /** alerts renders firing and recently resolved alerts. */
 export async function alerts(main) {
   main.append(el('h1', {}, 'Alerts'));
@@ -79,7 +92,7 @@ export async function alerts(main) {
   main.append(status);
   let items;
   try {
-    items = alertItems(data(await get('/api/v1/alerts')));
+    items = alertItems(data(await get('/api/v1/alerts', { window: WINDOW })));
   } catch (e) {
     status.replaceWith(problem(e, 'Alerts could not be read'));
     return;
@@ -94,7 +107,8 @@ export async function alerts(main) {
         const link = alertLink(a);
         return el('tr', {},
           el('th', { scope: 'row' }, a.rule || '–', a.kind ? el('div', { class: 'muted' }, a.kind) : ''),
-          el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : '', details(a)),
+          el('td', { class: 'wrap' }, link ? el('a', { href: link }, a.subject || 'series') : a.subject || '–', a.summary ? el('div', {}, a.summary) : '', details(a),
+            isNum(a.resolvedValue) ? el('div', { class: 'resolved-on' }, 'Resolved on ', figure(a.resolvedValue, a.unit), a.resolvedSummary ? ': ' + a.resolvedSummary : '') : ''),
           el('td', { class: 'n' }, figure(a.value, a.unit)),
           el('td', { class: 'n' }, figure(a.threshold, a.unit)),
           el('td', { title: when(a.starts_at) }, a.starts_at ? ago(a.starts_at) + ' ago' : '–'),
@@ -103,7 +117,7 @@ export async function alerts(main) {
     : el('p', { class: 'empty' }, empty));
   status.replaceWith(
     el('h2', {}, 'Firing (', String(firing.length), ')'), list(firing, 'alerts-firing', 'Nothing is firing.'),
-    el('h2', {}, 'Recently resolved'), list(resolved, 'alerts-resolved', 'Nothing resolved recently.'),
+    el('h2', {}, 'Resolved in the last ', WINDOW, ' (', String(resolved.length), ')'), list(resolved, 'alerts-resolved', 'Nothing resolved in the last ' + WINDOW + '.'),
     errors.length ? [el('h2', {}, 'Rules that could not be evaluated'), errors.map((a) => el('p', { class: 'error' }, a.rule, ': ', a.summary))] : '',
     el('p', { class: 'note' }, 'Rules are set in the configuration (alerts.rules); see docs/alerts.md.'),
   );

@@ -1,8 +1,8 @@
 // The series view: one GPU at one provider (and region) over time. For each pricing
 // kind it draws the series of the cheapest offer on sale now (or the SKU and zone the
 // address names), from its bars: collected and imported history alike. Behind the
-// lines, the market's p10–p90 band of the chosen pricing kind over the same window
-// (every provider's day prices of this GPU, as `gpuprice history` computes it),
+// lines, the market's p10–p90 band of the chosen pricing kind, day by day (every
+// provider's day prices of this GPU: the band of /api/v1/series),
 // then the volatility figures of every series of the GPU at the provider. Alerts
 // link here.
 
@@ -84,8 +84,17 @@ export async function series(main) {
   })).filter((l) => l.points.length);
   const { xs, cols } = align(lines.map((l) => l.points));
   const overall = hist && hist.overall;
-  const band = overall && isNum(overall.p10) && isNum(overall.p90) && overall.samples > 0 && xs.length
-    ? { label: `market ${pricingLabel(state.pricing)} p10–p90`, lo: xs.map(() => overall.p10), hi: xs.map(() => overall.p90) }
+  // The market band of the chosen pricing kind, day by day (from its series'
+  // answer): each bar takes its day's p10 and p90.
+  const bandOf = got[picked.findIndex((o) => o.pricing === state.pricing)] || got[0];
+  const byDay = new Map(((bandOf && bandOf.band) || []).map((d) => [Date.parse(d.day) / 1000, d]));
+  const dayOf = (x) => Math.floor(x / 86400) * 86400;
+  const band = byDay.size && xs.length && xs.some((x) => byDay.has(dayOf(x)))
+    ? {
+      label: `market ${pricingLabel(bandOf.pricing)} p10–p90`,
+      lo: xs.map((x) => (byDay.has(dayOf(x)) ? byDay.get(dayOf(x)).p10 : null)),
+      hi: xs.map((x) => (byDay.has(dayOf(x)) ? byDay.get(dayOf(x)).p90 : null)),
+    }
     : undefined;
   const fig = chart({
     title: `${state.gpu} at ${state.provider}${state.region ? ' ' + state.region : ''}: $/GPU-hour per ${bar === '1h' ? 'hour' : 'day'}, last ${state.since}`,
@@ -98,7 +107,7 @@ export async function series(main) {
   const shown = el('ul', { class: 'legend-notes' }, lines.map((l) => el('li', {},
     el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, seen ${when(l.offer.observed_at)} (`,
     el('a', { href: href('/api/v1/series', { provider: l.offer.provider, sku: l.offer.sku, region: l.offer.region, zone: l.offer.zone, pricing: l.offer.pricing, since: state.since, bar, format: 'csv' }) }, 'bars as CSV'), ')')));
-  const rest = [fig, el('p', { class: 'note' }, 'Lines: the series of each pricing kind\'s cheapest offer (a step holds a price until it changed). Band: p10 to p90 of every provider\'s day prices of this GPU over the window.'), shown];
+  const rest = [fig, el('p', { class: 'note' }, 'Lines: the series of each pricing kind\'s cheapest offer (a step holds a price until it changed). Band: p10 to p90 of every provider\'s price of this GPU, day by day.'), shown];
   if (!lines.length) rest.unshift(el('p', { class: 'empty' }, 'No bars in this window: widen the window (the bars are built after each collection and import).'));
 
   if (overall) rest.push(percentiles(hist, state));
@@ -115,10 +124,10 @@ export async function series(main) {
         el('th', { scope: 'row', class: 'sku' }, el('a', { href: href('/series', { ...state, pricing: v.pricing, sku: v.sku, zone: v.zone, region: v.region }) }, seriesName(v))),
         el('td', {}, pricingLabel(v.pricing)),
         el('td', { class: 'n' }, v.bars ?? '–'),
-        el('td', { class: 'n' }, pct(v.annualised)),
-        el('td', { class: 'n' }, pct(v.cv)),
-        el('td', { class: 'n' }, pct(v.range)),
-        el('td', { class: 'n' }, pct(v.max_drawdown)),
+        el('td', { class: 'n', title: isNum(v.annualised) ? undefined : 'too few bars in the window' }, pct(v.annualised)),
+        el('td', { class: 'n', title: isNum(v.cv) ? undefined : 'too few bars in the window' }, pct(v.cv)),
+        el('td', { class: 'n', title: isNum(v.range) ? undefined : 'too few bars in the window' }, pct(v.range)),
+        el('td', { class: 'n', title: isNum(v.max_drawdown) ? undefined : 'too few bars in the window' }, pct(v.max_drawdown)),
         el('td', { class: 'n' }, v.changes ?? '–'),
         el('td', { class: 'n' }, money(v.min)),
         el('td', { class: 'n' }, money(v.max)),

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
+)
+
+func TestSeriesBandDuckDB(t *testing.T) {
+	testSeriesBand(t, "duckdb://"+filepath.Join(t.TempDir(), "band.duckdb"))
+}
+
+func TestIntegrationClickHouseSeriesBand(t *testing.T) {
+	testSeriesBand(t, chtest.FreshDSN(t, "band"))
+}
+
+// testSeriesBand: the series' market band is the p10–p90 of every provider's day
+// price of the GPU and pricing kind, day by day: it moves with the market.
+func testSeriesBand(t *testing.T, dsn string) {
+	t.Setenv("GPUPRICE_DATA_DIR", t.TempDir())
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
+	// Three days of on-demand H100 prices at three providers (test figures), and a
+	// spot price that must stay out of the on-demand band.
+	prices := map[string][3]float64{"lambda": {2.0, 2.5, 3.0}, "aws": {4.0, 5.0, 6.0}, "vast": {1.0, 1.0, 1.0}}
+	var obs []schemas.Observation
+	for provider, ps := range prices {
+		for d, p := range ps {
+			at := day.Add(time.Duration(d)*24*time.Hour + 12*time.Hour)
+			obs = append(obs, schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: provider, Tier: schemas.TierSpecialist,
+				SKU: provider + "-h100x8", Region: "r1", GPU: "H100-SXM-80GB", GPUName: "H100", GPUCount: 8, GPUMemoryGB: 80,
+				Pricing: schemas.OnDemand, PriceUSDHour: 8 * p, PriceUSDGPUHour: p, Currency: "USD", PriceNative: 8 * p,
+				Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectInfiniband, SourceKind: schemas.SourceAPI,
+				SourceURL: "https://example.test", RunID: "r"})
+		}
+	}
+	spot := obs[0]
+	spot.Pricing, spot.SKU, spot.PriceUSDGPUHour, spot.PriceUSDHour, spot.PriceNative = schemas.Spot, "spot-sku", 0.1, 0.8, 0.8
+	obs = append(obs, spot)
+	if err := st.WriteObservations(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if out, code := run(t, "rollup", "--store", dsn); code != 0 {
+		t.Fatalf("rollup: %s", out)
+	}
+	var s struct {
+		Bars []struct {
+			Close float64 `json:"close"`
+		} `json:"bars"`
+		Band []struct {
+			Day      time.Time `json:"day"`
+			P10, P90 float64
+			Series   int `json:"series"`
+		} `json:"band"`
+	}
+	out, code := run(t, "series", "--store", dsn, "--provider", "lambda", "--sku", "lambda-h100x8", "--region", "r1", "--pricing", "on_demand",
+		"--since", "3d", "--at", "2025-03-12T23:00:00Z", "--bar", "1d", "--format", "json")
+	if err := json.Unmarshal([]byte(out), &s); code != 0 || err != nil {
+		t.Fatalf("series: exit %d %v\n%s", code, err, out)
+	}
+	if len(s.Bars) != 3 || len(s.Band) != 3 {
+		t.Fatalf("series: %d bars, %d band days:\n%s", len(s.Bars), len(s.Band), out)
+	}
+	// Day d: vast 1, lambda, aws; p10 = 1 + 0.2 × (lambda − 1), p90 = lambda + 0.8 × (aws − lambda).
+	for d, b := range s.Band {
+		l, a := prices["lambda"][d], prices["aws"][d]
+		p10, p90 := 1+0.2*(l-1), l+0.8*(a-l)
+		if !b.Day.Equal(day.AddDate(0, 0, d)) || b.Series != 3 || math.Abs(b.P10-p10) > 1e-9 || math.Abs(b.P90-p90) > 1e-9 {
+			t.Errorf("band day %d: %+v, want p10 %v p90 %v of 3", d, b, p10, p90)
+		}
+	}
+	csv, _ := run(t, "series", "--store", dsn, "--provider", "lambda", "--sku", "lambda-h100x8", "--region", "r1", "--pricing", "on_demand",
+		"--since", "3d", "--at", "2025-03-12T23:00:00Z", "--bar", "1d", "--format", "csv")
+	recs := parseCSV(t, csv)
+	if len(recs) != 4 || recs[0][7] != "market_p10" || recs[0][8] != "market_p90" || recs[3][7] != "1.4000" || recs[3][8] != "5.4000" {
+		t.Errorf("series csv:\n%s", csv)
+	}
+}
