@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -61,6 +62,22 @@ type History struct {
 	Overall   HistoryStats   `json:"overall"`
 	Providers []HistoryStats `json:"providers"`
 	Cheapest  []Offer        `json:"cheapest"`
+	// Daily is the price of each day of the window: of all series (Group "all"),
+	// of each provider's and of each tier's, for charts of the market over time.
+	Daily []HistoryDay `json:"daily"`
+}
+
+// HistoryDay is one day's prices of one group of series: their median, the
+// p10 and p90 (type 7) and the lowest, over the series priced that day.
+type HistoryDay struct {
+	Day    time.Time `json:"day"`
+	Group  string    `json:"group"` // all, provider or tier
+	Name   string    `json:"name"`  // "*", the provider's or the tier's name
+	Series int       `json:"series"`
+	Median float64   `json:"median"`
+	P10    float64   `json:"p10"`
+	P90    float64   `json:"p90"`
+	Min    float64   `json:"min"`
 }
 
 // HistoryOf computes the report of one pricing kind from the day prices of one GPU
@@ -83,6 +100,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	}
 	all := newGroup()
 	per := map[string]*group{}
+	tiers := map[string]*group{}
 	// latest on-demand and reserved_1y prices per provider, for the discount.
 	od, res := map[string][]float64{}, map[string][]float64{}
 	var offers []Offer
@@ -103,6 +121,12 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			g = newGroup()
 			per[p.Bar.Provider] = g
 		}
+		tg := tiers[p.Bar.Tier]
+		if tg == nil {
+			tg = newGroup()
+			tiers[p.Bar.Tier] = tg
+		}
+		tg.byDay[p.Day.Unix()] = append(tg.byDay[p.Day.Unix()], p.Price)
 		for _, g := range []*group{all, g} {
 			g.vals = append(g.vals, p.Price)
 			g.byDay[p.Day.Unix()] = append(g.byDay[p.Day.Unix()], p.Price)
@@ -163,6 +187,31 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	sort.Strings(names)
 	for _, n := range names {
 		h.Providers = append(h.Providers, stats(n, per[n], od[n], res[n]))
+	}
+	daily := func(kind, name string, g *group) {
+		days := make([]int64, 0, len(g.byDay))
+		for d := range g.byDay {
+			days = append(days, d)
+		}
+		slices.Sort(days)
+		for _, d := range days {
+			v := append([]float64(nil), g.byDay[d]...)
+			sort.Float64s(v)
+			h.Daily = append(h.Daily, HistoryDay{Day: time.Unix(d, 0).UTC(), Group: kind, Name: name, Series: len(v),
+				Median: percentileSorted(v, .5), P10: percentileSorted(v, .1), P90: percentileSorted(v, .9), Min: v[0]})
+		}
+	}
+	daily("all", "*", all)
+	for _, n := range names {
+		daily("provider", n, per[n])
+	}
+	var tierNames []string
+	for n := range tiers {
+		tierNames = append(tierNames, n)
+	}
+	sort.Strings(tierNames)
+	for _, n := range tierNames {
+		daily("tier", n, tiers[n])
 	}
 	sort.SliceStable(offers, func(i, j int) bool {
 		if offers[i].Price != offers[j].Price {

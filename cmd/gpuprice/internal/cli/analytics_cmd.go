@@ -274,7 +274,7 @@ func (a *app) spreadsCmd() *cobra.Command {
 }
 
 func (a *app) historyCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, format string
+	var gpu, pricing, region, provider, since, at, format string
 	var cheapest int
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -286,7 +286,7 @@ func (a *app) historyCmd() *cobra.Command {
 			if gpu == "" {
 				return errors.New("--gpu is required (see `gpuprice gpus`)")
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "since", since, "at", at)
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at)
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := report.ParseHistory(v, report.NoCaps)
 			if err != nil {
@@ -322,6 +322,7 @@ func (a *app) historyCmd() *cobra.Command {
 	fl.StringVar(&gpu, "gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
 	fl.StringVar(&pricing, "pricing", schemas.OnDemand, "pricing kind")
 	fl.StringVar(&region, "region", "", "provider region")
+	fl.StringVar(&provider, "provider", "", "only these providers, comma-separated (aws,lambda) (default: all)")
 	fl.StringVar(&since, "since", "180d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
 
 // Filter is what a person asked for, as typed: GPU, provider, pricing kind, region
-// and tier names that Resolve turns into canonical ones.
+// and tier names that Resolve turns into canonical ones. Provider may name several
+// providers separated by commas (aws,lambda).
 type Filter struct {
 	GPU, Provider, Pricing, Region, Tier string
 }
@@ -41,10 +43,11 @@ func (f Filter) values() []string {
 // the sets of names to keep where a name matched several (a GPU family).
 type Selection struct {
 	store.Filter
-	Matches []schemas.Match
-	gpus    []string
-	pricing []string
-	regions []string
+	Matches   []schemas.Match
+	gpus      []string
+	pricing   []string
+	regions   []string
+	providers []string
 }
 
 // Keep reports whether a series of this GPU, pricing kind and region is selected
@@ -57,12 +60,12 @@ func (s Selection) Keep(gpu, pricing, region string) bool {
 
 // KeepObservations filters rows by Keep, keeping their order.
 func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observation {
-	if s.gpus == nil && s.pricing == nil && s.regions == nil {
+	if s.KeepsAll() {
 		return rows
 	}
 	out := rows[:0:0]
 	for _, o := range rows {
-		if s.Keep(o.GPU, o.Pricing, o.Region) {
+		if s.Keep(o.GPU, o.Pricing, o.Region) && s.keepProvider(o.Provider) {
 			out = append(out, o)
 		}
 	}
@@ -72,7 +75,17 @@ func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observ
 // KeepsAll reports whether Keep keeps every row the store's filter selects (no
 // list of GPUs, pricing kinds or regions to apply after reading).
 func (s Selection) KeepsAll() bool {
-	return s.gpus == nil && s.pricing == nil && s.regions == nil
+	return s.gpus == nil && s.pricing == nil && s.regions == nil && s.providers == nil
+}
+
+func (s Selection) keepProvider(p string) bool { return s.providers == nil || slices.Contains(s.providers, p) }
+
+// Providers are the providers selected, nil when any.
+func (s Selection) Providers() []string {
+	if s.Provider != "" {
+		return []string{s.Provider}
+	}
+	return s.providers
 }
 
 // KeepBars filters bars by Keep, keeping their order.
@@ -82,7 +95,7 @@ func (s Selection) KeepBars(bars []store.Bar) []store.Bar {
 	}
 	out := bars[:0:0]
 	for _, b := range bars {
-		if s.Keep(b.GPU, b.Pricing, b.Region) {
+		if s.Keep(b.GPU, b.Pricing, b.Region) && s.keepProvider(b.Provider) {
 			out = append(out, b)
 		}
 	}
@@ -117,12 +130,25 @@ func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
 		}
 	}
 	if f.Provider != "" {
-		m, err := schemas.ResolveName("provider", f.Provider, r.Providers)
-		if err != nil {
-			return sel, wrap("provider", err)
+		var names []string
+		for _, name := range strings.Split(f.Provider, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				continue
+			}
+			m, err := schemas.ResolveName("provider", name, r.Providers)
+			if err != nil {
+				return sel, wrap("provider", err)
+			}
+			sel.Matches = append(sel.Matches, m)
+			if !slices.Contains(names, m.Names[0]) {
+				names = append(names, m.Names[0]) // provider names differ in more than case
+			}
 		}
-		sel.Matches = append(sel.Matches, m)
-		sel.Provider = m.Names[0] // provider names differ in more than case
+		if len(names) == 1 {
+			sel.Provider = names[0]
+		} else if len(names) > 1 {
+			sel.providers = names
+		}
 	}
 	if f.Pricing != "" {
 		m, err := schemas.ResolvePricing(f.Pricing)

@@ -386,7 +386,7 @@ func (s Spreads) Table() ([]string, [][]string) {
 
 // HistoryQuery is `gpuprice history` and GET /api/v1/history.
 type HistoryQuery struct {
-	Filter   // GPU (one), Pricing (one), Region
+	Filter   // GPU (one), Pricing (one), Region, Provider (one or several, comma-separated)
 	Since    time.Duration
 	At       time.Time
 	Cheapest int
@@ -396,7 +396,7 @@ type HistoryQuery struct {
 func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 	p := newParams(v, caps)
 	var q HistoryQuery
-	q.read(p, "gpu", "pricing", "region")
+	q.read(p, "gpu", "pricing", "region", "provider")
 	if q.GPU == "" && p.err == nil {
 		p.fail("gpu", "is required (see `gpuprice gpus` or /api/v1/gpus)")
 	}
@@ -411,7 +411,7 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 
 // Values are the query's parameters.
 func (q HistoryQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
 	v.Set("cheapest", strconv.Itoa(q.Cheapest))
 	return v
 }
@@ -441,6 +441,7 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	res.Data = analytics.HistoryOf(sel.GPU, pricing, prices, from, to, q.Cheapest)
 	res.Data.Providers = nonNil(res.Data.Providers)
 	res.Data.Cheapest = nonNil(res.Data.Cheapest)
+	res.Data.Daily = nonNil(res.Data.Daily)
 	return res, nil
 }
 

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+func init() { addCommand((*app).reportCmd) }
+
+// reportFormat is the format of --out's extension, else of --format.
+func reportFormat(format, out string) (string, error) {
+	if format == "" {
+		switch strings.ToLower(filepath.Ext(out)) {
+		case ".html", ".htm":
+			format = "html"
+		case ".pdf":
+			format = "pdf"
+		case ".md", ".markdown":
+			format = "markdown"
+		case "":
+			format = "markdown"
+			if out != "" {
+				return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+			}
+		default:
+			return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+		}
+	}
+	switch format {
+	case "html", "markdown":
+	case "pdf":
+		if out == "" || out == "-" {
+			return "", errors.New("--format pdf writes a file: give --out report.pdf")
+		}
+	default:
+		return "", fmt.Errorf("--format %q: use html, pdf or markdown", format)
+	}
+	return format, nil
+}
+
+func (a *app) reportCmd() *cobra.Command {
+	var gpu, pricing, region, since, at, term, modelParams, out, format string
+	var providers []string
+	var quote float64
+	var gpus, cheapest int
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "The buyer's report: a GPU's price history and analytics as one HTML, PDF or Markdown file to bring to a negotiation",
+		Long: `report writes one self-contained document about one GPU and pricing kind: the
+market price over time by provider and tier (chart), the p10–p90 band and today's
+position in it, the cheapest offers now, reserved and commitment discounts against
+on-demand per provider, the hyperscaler/specialist spread and its trend, spot
+volatility and the worst drawdowns, $ per 1B training tokens for a model size, the
+reference index, and the method (sources, when each last ran, definitions, what was
+left out and why). With --quote, a target price section places the quote against
+the market's percentiles and the reserved offers of the same --term, and says what a
+price at the p25 would save over the term.
+
+Every number is the one the named commands (history, spreads, index, volatility,
+tokens, prices) give for the same filters; each section says which. Missing data is
+shown as missing, never as zero. The HTML needs no network (charts are inline SVG);
+--out FILE.pdf prints it with headless Chromium ($` + buyer.ChromiumEnv + `, else chromium on
+the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
+		Example: `  gpuprice report --gpu H100-SXM-80GB --out h100.html
+  gpuprice report --gpu h100-sxm --since 365d --quote 2.10 --term 1y --gpus 64 --out h100-quote.pdf
+  gpuprice report --gpu A100-SXM-80GB --provider aws --provider lambda --region us-east-1 --format markdown`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if gpu == "" {
+				return errors.New("--gpu is required (see `gpuprice gpus`)")
+			}
+			f, err := reportFormat(format, out)
+			if err != nil {
+				return err
+			}
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
+				"since", since, "at", at, "term", term, "model-params", modelParams)
+			if cmd.Flags().Changed("quote") {
+				v.Set("quote", strconv.FormatFloat(quote, 'f', -1, 64))
+			}
+			v.Set("gpus", strconv.Itoa(gpus))
+			v.Set("cheapest", strconv.Itoa(cheapest))
+			q, err := report.ParseReport(v, report.NoCaps)
+			if err != nil {
+				return report.FlagError(err)
+			}
+			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			if err != nil {
+				return err
+			}
+			return a.withReports(cmd, func(src report.Source) error {
+				cite := buyer.CiteStore(dsn)
+				if c, ok := src.(*report.Client); ok {
+					cite += " via " + c.Base
+				}
+				rep, err := buyer.Build(cmd.Context(), src, q, buyer.Options{Store: cite})
+				if err != nil {
+					return err
+				}
+				a.noteMatches(rep.Matched)
+				var buf bytes.Buffer
+				switch f {
+				case "markdown":
+					err = rep.Markdown(&buf)
+				default:
+					err = rep.HTML(&buf)
+				}
+				if err != nil {
+					return err
+				}
+				body := buf.Bytes()
+				if f == "pdf" {
+					fmt.Fprintln(a.stderr, "gpuprice: printing the report with headless Chromium")
+					if body, err = buyer.PDF(cmd.Context(), body); err != nil {
+						return err
+					}
+				}
+				if out == "" || out == "-" {
+					_, err = a.stdout.Write(body)
+					return err
+				}
+				if err := writeFileAtomic(out, body); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "gpuprice: wrote %s (%s, %d bytes; data SHA-256 %s)\n", out, f, len(body), rep.Citation.DataSHA256[:16])
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&gpu, "gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
+	fl.StringVar(&pricing, "pricing", schemas.OnDemand, "pricing kind of the market figures")
+	fl.StringVar(&region, "region", "", "provider region (default: all)")
+	fl.StringSliceVar(&providers, "provider", nil, "only these providers (repeatable, or comma-separated) (default: all)")
+	fl.StringVar(&since, "since", "180d", "length of the window ending --at (a span or a date)")
+	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
+	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
+	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
+	fl.StringVar(&modelParams, "model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
+	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")
+	fl.StringVarP(&out, "out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
+	fl.StringVar(&format, "format", "", "html, pdf or markdown (default: from --out's extension)")
+	return cmd
+}
+
+// writeFileAtomic writes a file through a temporary one in the same directory, so
+// that a reader never sees half a report.
+func writeFileAtomic(name string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+

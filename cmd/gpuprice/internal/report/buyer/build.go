@@ -1,0 +1,560 @@
+// Package buyer builds the buyer's report (`gpuprice report`, GET /api/v1/report):
+// one self-contained document of a GPU's market price history, the analytics a
+// negotiation needs and the method behind them, as HTML (charts drawn as inline
+// SVG, nothing fetched), Markdown or PDF (the HTML printed by headless Chromium).
+//
+// Every figure comes from a report.Source, the code behind the CLI's commands and
+// the API's endpoints: each section names the command that gives its numbers, and
+// the tables are those commands' own rows.
+package buyer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// Options are what the caller knows beyond the query.
+type Options struct {
+	// Store names the store the report was built from (redacted DSN).
+	Store string
+	// Snapshot is the published snapshot (gpuprice publish) the report's numbers
+	// can be checked against, nil when none was given.
+	Snapshot *Snapshot
+	// Now is when the report is built (default time.Now).
+	Now time.Time
+}
+
+// Snapshot cites a published, immutable snapshot of the data.
+type Snapshot struct {
+	Location string `json:"location"` // directory or URL of the snapshot
+	Day      string `json:"day"`      // the snapshot's day (YYYY-MM-DD)
+	Manifest string `json:"manifest"` // the manifest's path within it
+	SHA256   string `json:"sha256"`   // the content hash its manifest records
+	Method   string `json:"method"`   // method version of the snapshot
+}
+
+// Citation is how the report cites the data it was built from: the store, its
+// newest run, and a SHA-256 over the data every section used (the JSON answers of
+// the commands it names, in order), so that the same store and query give the same
+// hash and any later change shows.
+type Citation struct {
+	Store      string       `json:"store"`
+	NewestRun  *schemas.Run `json:"newest_run"`
+	NewestSeen time.Time    `json:"newest_seen"` // newest sighting among the offers used
+	DataSHA256 string       `json:"data_sha256"`
+	Snapshot   *Snapshot    `json:"snapshot,omitempty"`
+}
+
+// Discount is a reservation's or commitment's discount against on-demand at one
+// provider, over the like-for-like pairs (same SKU, region and zone priced both
+// ways on the window's last day).
+type Discount struct {
+	Provider string   `json:"provider"`
+	Pricing  string   `json:"pricing"`
+	Pairs    int      `json:"pairs"`
+	Median   *float64 `json:"median_pct"`
+	Min      *float64 `json:"min_pct"`
+	Max      *float64 `json:"max_pct"`
+}
+
+// Target is where a quoted price stands.
+type Target struct {
+	Quote    float64 `json:"quote"`
+	Term     string  `json:"term"`
+	Hours    float64 `json:"hours"`
+	GPUs     int     `json:"gpus"`
+	Position string  `json:"position"` // against the market's percentiles
+	// Against are the market's percentiles and the quote's difference to each.
+	Against []Versus `json:"against"`
+	// TermOffers are the cheapest reserved and commitment offers of the same term
+	// on the window's last day; TermMin and TermMedian their lowest and median.
+	TermOffers []analytics.Offer `json:"term_offers"`
+	TermMin    *float64          `json:"term_min"`
+	TermMedian *float64          `json:"term_median"`
+	// SavingPerHour is quote − p25 per GPU-hour and SavingOverTerm that over the
+	// term for GPUs GPUs; nil without a p25; negative when the quote is below it.
+	SavingPerHour  *float64 `json:"saving_per_gpu_hour"`
+	SavingOverTerm *float64 `json:"saving_over_term"`
+}
+
+// Versus is the quote against one reference price.
+type Versus struct {
+	Name  string   `json:"name"`
+	Price *float64 `json:"price"`
+	Diff  *float64 `json:"diff"`     // quote − price
+	Pct   *float64 `json:"diff_pct"` // (quote − price) / price × 100
+}
+
+// Exclusion counts what the report left out and why.
+type Exclusion struct {
+	Reason string `json:"reason"`
+	Rows   int    `json:"rows"`
+	What   string `json:"what"`
+}
+
+// Report is the buyer's report: every section's data.
+type Report struct {
+	Query    report.ReportQuery `json:"-"`
+	GPU      string             `json:"gpu"`
+	Pricing  string             `json:"pricing"`
+	Built    time.Time          `json:"built"`
+	Matched  []schemas.Match    `json:"matched"`
+	History  analytics.History  `json:"history"`
+	Cheapest []analytics.Offer  `json:"cheapest"`
+	// Kinds are the pricing kinds stored for the GPU (in the selection).
+	Kinds     []string                     `json:"kinds"`
+	KindOffer map[string][]analytics.Offer `json:"-"` // every offer of each kind on the last day
+	Discounts []Discount                   `json:"discounts"`
+	Spreads   report.Spreads               `json:"spreads"`
+	// Spot is the volatility of the spot series (nil when none is stored).
+	Spot       *report.Volatility     `json:"spot"`
+	SpotQuery  report.VolatilityQuery `json:"-"`
+	Tokens     report.Tokens          `json:"tokens"`
+	Index      []analytics.IndexPoint `json:"index"`
+	Sources    []report.SourceRow     `json:"sources"`
+	Excluded   []Exclusion            `json:"excluded"`
+	Target     *Target                `json:"target"`
+	Citation   Citation               `json:"citation"`
+	Commands   map[string]string      `json:"commands"`
+	Providers  []string               `json:"providers"` // providers in the history
+	NewestSeen map[string]time.Time   `json:"newest_seen"`
+}
+
+// Section ids, in the order the report shows them.
+const (
+	SecSummary    = "summary"
+	SecMarket     = "market"
+	SecCheapest   = "cheapest"
+	SecDiscounts  = "discounts"
+	SecSpreads    = "spreads"
+	SecVolatility = "volatility"
+	SecTokens     = "tokens"
+	SecIndex      = "index"
+	SecTarget     = "target"
+	SecMethod     = "method"
+)
+
+// Titles are the sections' headings (the PDF's outline has them).
+var Titles = map[string]string{
+	SecSummary:    "Summary",
+	SecMarket:     "Market price over time",
+	SecCheapest:   "Cheapest offers now",
+	SecDiscounts:  "Reserved and commitment discounts",
+	SecSpreads:    "Hyperscaler and specialist spread",
+	SecVolatility: "Spot volatility and drawdowns",
+	SecTokens:     "Cost per 1B training tokens",
+	SecIndex:      "Reference index",
+	SecTarget:     "Target price",
+	SecMethod:     "Method and sources",
+}
+
+// Sections are the section ids in order (the target price only with a quote).
+func (r *Report) Sections() []string {
+	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecSpreads, SecVolatility, SecTokens, SecIndex}
+	if r.Target != nil {
+		s = append(s, SecTarget)
+	}
+	return append(s, SecMethod)
+}
+
+// offersAll bounds the offers read per pricing kind for discounts and terms.
+const offersAll = 1000
+
+// Build computes the report from src. A parameter error is a *report.ParamError.
+func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Options) (*Report, error) {
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now().UTC()
+	}
+	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{},
+		NewestSeen: map[string]time.Time{}}
+	hash := sha256.New()
+	used := func(name string, v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(hash, "%s\n%s\n", name, b)
+	}
+	at := q.At.UTC().Format(time.RFC3339)
+	since := report.FormatSpan(q.Since)
+	sel := cmdFlags("--region", q.Region, "--provider", q.Provider)
+
+	// The history of the pricing kind asked for: the market chart, the percentiles,
+	// the cheapest offers.
+	hq := report.HistoryQuery{Filter: report.Filter{GPU: q.GPU, Pricing: q.Pricing, Region: q.Region, Provider: q.Provider},
+		Since: q.Since, At: q.At, Cheapest: offersAll}
+	hres, err := src.History(ctx, hq)
+	if err != nil {
+		return nil, err
+	}
+	used("history", hres.Data)
+	rep.Matched = hres.Matched
+	rep.History = hres.Data
+	rep.GPU, rep.Pricing = hres.Data.GPU, hres.Data.Pricing
+	rep.KindOffer[rep.Pricing] = hres.Data.Cheapest
+	rep.Cheapest = hres.Data.Cheapest[:min(q.Cheapest, len(hres.Data.Cheapest))]
+	for _, p := range hres.Data.Providers {
+		rep.Providers = append(rep.Providers, p.Provider)
+	}
+	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s", rep.GPU, rep.Pricing, sel, since, at)
+	rep.Commands[SecCheapest] = rep.Commands[SecMarket] + fmt.Sprintf(" --cheapest %d", q.Cheapest)
+	gpu := rep.GPU
+	base := report.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
+
+	// The pricing kinds stored for the GPU, and what `prices` leaves out.
+	all, err := src.Prices(ctx, report.PricesQuery{Filter: base, AllSeries: true, IncludeDerived: true})
+	if err != nil {
+		return nil, err
+	}
+	used("prices-all", all.Data)
+	current := analytics.CurrentOnly(slices.Clone(all.Data), analytics.StaleAfter)
+	kinds := map[string]bool{}
+	derived, floors, gpuOnly := 0, 0, 0
+	for _, o := range all.Data {
+		kinds[o.Pricing] = true
+	}
+	for _, o := range current {
+		switch schemas.BasisOf(o.PriceBasis) {
+		case schemas.BasisDerived:
+			derived++
+		case schemas.BasisFloor:
+			floors++
+		}
+		if schemas.ScopeOf(o.PriceScope) == schemas.ScopeGPUOnly {
+			gpuOnly++
+		}
+	}
+	for k := range kinds {
+		rep.Kinds = append(rep.Kinds, k)
+	}
+	sort.Slice(rep.Kinds, func(i, j int) bool { return pricingRank(rep.Kinds[i]) < pricingRank(rep.Kinds[j]) })
+
+	// Every offer of the other kinds on the window's last day: the discounts against
+	// on-demand and the reserved offers of a quote's term.
+	for _, k := range rep.Kinds {
+		if _, done := rep.KindOffer[k]; done || k == schemas.Spot || k == schemas.LowPriority {
+			continue
+		}
+		if k != schemas.OnDemand && schemas.TermHours(k) == 0 {
+			continue
+		}
+		kq := hq
+		kq.Pricing = k
+		kr, err := src.History(ctx, kq)
+		if err != nil {
+			return nil, err
+		}
+		used("history-"+k, kr.Data.Cheapest)
+		rep.KindOffer[k] = kr.Data.Cheapest
+	}
+	rep.Discounts = discounts(rep.KindOffer)
+	rep.Commands[SecDiscounts] = fmt.Sprintf("gpuprice history --gpu %s --pricing KIND%s --since %s --at %s --cheapest %d (KIND: on_demand and each reserved_* / commitment_*)",
+		gpu, sel, since, at, offersAll)
+	for _, offers := range rep.KindOffer {
+		for _, o := range offers {
+			if o.LastSeen.After(rep.NewestSeen[o.Provider]) {
+				rep.NewestSeen[o.Provider] = o.LastSeen
+			}
+			if o.LastSeen.After(rep.Citation.NewestSeen) {
+				rep.Citation.NewestSeen = o.LastSeen
+			}
+		}
+	}
+
+	// Spreads and the index: the whole market of the GPU and pricing kind.
+	sres, err := src.Spreads(ctx, report.SpreadsQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	if err != nil {
+		return nil, err
+	}
+	used("spreads", sres.Data)
+	rep.Spreads = sres.Data
+	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s", gpu, rep.Pricing, since, at)
+
+	ires, err := src.Index(ctx, report.IndexQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	if err != nil {
+		return nil, err
+	}
+	used("index", ires.Data)
+	rep.Index = ires.Data
+	rep.Commands[SecIndex] = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s", gpu, rep.Pricing, since, at)
+
+	// Spot volatility over the window: daily bars beyond two weeks, hourly within.
+	bar := store.Daily
+	if q.Since <= 14*24*time.Hour {
+		bar = store.Hourly
+	}
+	rep.SpotQuery = report.VolatilityQuery{Filter: report.Filter{GPU: gpu, Pricing: schemas.Spot, Region: q.Region, Provider: q.Provider},
+		Window: q.Since, Bar: bar, At: q.At, By: analytics.BySeries}
+	barName := "1d"
+	if bar == store.Hourly {
+		barName = "1h"
+	}
+	rep.Commands[SecVolatility] = fmt.Sprintf("gpuprice volatility --gpu %s --pricing spot%s --window %s --bar %s --at %s", gpu, sel, since, barName, at)
+	if kinds[schemas.Spot] {
+		vres, err := src.Volatility(ctx, rep.SpotQuery)
+		if err != nil {
+			return nil, err
+		}
+		used("volatility", vres.Data)
+		rep.Spot = &vres.Data
+	}
+
+	// $ per 1B training tokens of the offers now.
+	tq := report.TokensQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
+		Params: q.ModelParams, Precision: analytics.BF16, Limit: q.Cheapest}
+	tres, err := src.Tokens(ctx, tq)
+	if err != nil {
+		return nil, err
+	}
+	used("tokens", tres.Data)
+	rep.Tokens = tres.Data
+	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d",
+		gpu, rep.Pricing, sel, report.FormatCount(q.ModelParams), q.Cheapest)
+
+	// The method: sources, their last runs, what was left out.
+	src2, err := src.Sources(ctx, report.SourcesQuery{})
+	if err != nil {
+		return nil, err
+	}
+	rep.Sources = src2.Data
+	runs, err := src.Runs(ctx, report.RunsQuery{Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs.Data) > 0 {
+		rep.Citation.NewestRun = &runs.Data[0]
+	}
+	quar, err := src.Quarantine(ctx, report.QuarantineQuery{Limit: 5000})
+	if err != nil {
+		return nil, err
+	}
+	rep.Excluded = exclusions(gpu, quar.Data, len(all.Data)-len(current), derived, floors, gpuOnly)
+	used("excluded", rep.Excluded)
+	rep.Commands[SecMethod] = fmt.Sprintf("gpuprice sources; gpuprice prices --gpu %s%s --all-series --include-derived; gpuprice quarantine --limit 5000", gpu, sel)
+
+	if q.Quote > 0 {
+		rep.Target = target(q, rep)
+	}
+	rep.Citation.Store = opt.Store
+	rep.Citation.Snapshot = opt.Snapshot
+	rep.Citation.DataSHA256 = hex.EncodeToString(hash.Sum(nil))
+	return rep, nil
+}
+
+// cmdFlags writes the non-empty flags as command-line text (" --region x").
+func cmdFlags(kv ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			fmt.Fprintf(&b, " %s %s", kv[i], kv[i+1])
+		}
+	}
+	return b.String()
+}
+
+// pricingRank orders pricing kinds as `prices` groups them.
+func pricingRank(p string) int {
+	switch p {
+	case schemas.OnDemand:
+		return 0
+	case schemas.Spot:
+		return 1
+	case schemas.Reserved1Y:
+		return 2
+	case schemas.Reserved3Y:
+		return 3
+	}
+	if h := schemas.TermHours(p); h > 0 {
+		return 10 + int(h/730)
+	}
+	return 1 << 20
+}
+
+// discounts pairs each reserved and commitment offer with the on-demand offer of
+// the same SKU, region and zone and summarises the discounts per provider and kind.
+func discounts(kinds map[string][]analytics.Offer) []Discount {
+	key := func(o analytics.Offer) string {
+		return o.Provider + "\x00" + o.SKU + "\x00" + o.Region + "\x00" + o.Zone
+	}
+	od := map[string]float64{}
+	for _, o := range kinds[schemas.OnDemand] {
+		od[key(o)] = o.Price
+	}
+	type pk struct{ provider, pricing string }
+	acc := map[pk][]float64{}
+	var providers []string
+	for k, offers := range kinds {
+		if k == schemas.OnDemand {
+			continue
+		}
+		for _, o := range offers {
+			if base, ok := od[key(o)]; ok && base > 0 {
+				acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], (1-o.Price/base)*100)
+			}
+		}
+		for _, o := range offers {
+			if !slices.Contains(providers, o.Provider) {
+				providers = append(providers, o.Provider)
+			}
+		}
+	}
+	var out []Discount
+	for key, v := range acc {
+		sort.Float64s(v)
+		out = append(out, Discount{Provider: key.provider, Pricing: key.pricing, Pairs: len(v),
+			Median: analytics.Opt(analytics.Median(v)), Min: analytics.Opt(v[0]), Max: analytics.Opt(v[len(v)-1])})
+	}
+	// Providers with reserved offers but no on-demand twin: listed, as missing.
+	for k, offers := range kinds {
+		if k == schemas.OnDemand {
+			continue
+		}
+		for _, o := range offers {
+			if _, ok := acc[pk{o.Provider, k}]; !ok {
+				acc[pk{o.Provider, k}] = nil
+				out = append(out, Discount{Provider: o.Provider, Pricing: k})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Provider != out[j].Provider {
+			return out[i].Provider < out[j].Provider
+		}
+		return pricingRank(out[i].Pricing) < pricingRank(out[j].Pricing)
+	})
+	return out
+}
+
+// exclusions counts what the report's figures leave out.
+func exclusions(gpu string, quarantined []schemas.Quarantined, stale, derived, floors, gpuOnly int) []Exclusion {
+	suspect := map[string]int{}
+	for _, q := range quarantined {
+		var raw struct {
+			GPU string `json:"gpu"`
+		}
+		if json.Unmarshal([]byte(q.Raw), &raw) == nil && raw.GPU == gpu {
+			suspect[q.Reason]++
+		}
+	}
+	var out []Exclusion
+	var reasons []string
+	for r := range suspect {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		out = append(out, Exclusion{Reason: "suspect", Rows: suspect[r], What: "quarantined at ingest, never stored: " + r})
+	}
+	if len(reasons) == 0 {
+		out = append(out, Exclusion{Reason: "suspect", Rows: 0, What: "no row of this GPU is in the quarantine (rows failing validation are quarantined at ingest, never stored)"})
+	}
+	out = append(out,
+		Exclusion{Reason: "derived", Rows: derived, What: "prices computed by a documented rule, not listed by the provider (left out of percentiles, cheapest offers, spreads and the index)"},
+		Exclusion{Reason: "floor", Rows: floors, What: `"from $X" floors: a lower bound, not the price of one offer`},
+		Exclusion{Reason: "gpu-only", Rows: gpuOnly, What: "GPU-only prices (the VM they attach to is not included): not comparable with instance prices"},
+		Exclusion{Reason: "stale", Rows: stale, What: fmt.Sprintf("series last seen more than %s before their provider's newest sighting: no longer on offer", report.FormatSpan(analytics.StaleAfter))},
+	)
+	return out
+}
+
+// target places the quote against the market's percentiles and the term's offers.
+func target(q report.ReportQuery, rep *Report) *Target {
+	t := &Target{Quote: q.Quote, Term: q.Term, Hours: report.TermHours(q.Term), GPUs: q.GPUs}
+	o := rep.History.Overall
+	type ref struct {
+		name string
+		v    *float64
+	}
+	refs := []ref{{"p10", o.P10}, {"p25", o.P25}, {"p50", o.P50}, {"p75", o.P75}, {"p90", o.P90}, {"min", o.Min}, {"latest (lowest now)", o.Latest}, {"latest median", o.LatestMedian}}
+	for _, r := range refs {
+		t.Against = append(t.Against, versus(r.name, q.Quote, r.v))
+	}
+	t.Position = position(q.Quote, o)
+	var prices []float64
+	for _, k := range TermKinds(q.Term) {
+		t.TermOffers = append(t.TermOffers, rep.KindOffer[k]...)
+	}
+	sort.SliceStable(t.TermOffers, func(i, j int) bool { return t.TermOffers[i].Price < t.TermOffers[j].Price })
+	for _, of := range t.TermOffers {
+		prices = append(prices, of.Price)
+	}
+	if len(prices) > 0 {
+		t.TermMin = analytics.Opt(prices[0])
+		t.TermMedian = analytics.Opt(analytics.Median(prices))
+	}
+	t.Against = append(t.Against, versus(q.Term+" term: lowest offer", q.Quote, t.TermMin), versus(q.Term+" term: median offer", q.Quote, t.TermMedian))
+	if len(t.TermOffers) > q.Cheapest {
+		t.TermOffers = t.TermOffers[:q.Cheapest]
+	}
+	if o.P25 != nil {
+		d := q.Quote - *o.P25
+		t.SavingPerHour = &d
+		total := d * t.Hours * float64(q.GPUs)
+		t.SavingOverTerm = &total
+	}
+	return t
+}
+
+// TermKinds are the pricing kinds of a term (report.TermPricing).
+func TermKinds(term string) []string { return report.TermPricing(term) }
+
+func versus(name string, quote float64, v *float64) Versus {
+	out := Versus{Name: name, Price: v}
+	if v != nil {
+		d := quote - *v
+		out.Diff = &d
+		if *v > 0 {
+			p := d / *v * 100
+			out.Pct = &p
+		}
+	}
+	return out
+}
+
+// position says where a price stands among the percentiles.
+func position(p float64, o analytics.HistoryStats) string {
+	if o.P10 == nil {
+		return "no market prices in the window: the quote cannot be placed"
+	}
+	steps := []struct {
+		name string
+		v    *float64
+	}{{"p10", o.P10}, {"p25", o.P25}, {"p50", o.P50}, {"p75", o.P75}, {"p90", o.P90}}
+	if p < *steps[0].v {
+		return "below the p10: cheaper than 90 % of the market's series-days"
+	}
+	for i := 1; i < len(steps); i++ {
+		if p < *steps[i].v {
+			return fmt.Sprintf("between the %s and the %s", steps[i-1].name, steps[i].name)
+		}
+	}
+	return "above the p90: dearer than 90 % of the market's series-days"
+}
+
+// CiteStore names a store for a report that may leave the building: the scheme
+// and, for an embedded file, its name only (no local path); for a server, its
+// host and database with any password removed.
+func CiteStore(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return "(store)"
+	}
+	if u.Scheme == "duckdb" {
+		return "duckdb:" + path.Base(u.Path)
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}

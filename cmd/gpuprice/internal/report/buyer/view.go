@@ -1,0 +1,472 @@
+package buyer
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas"
+)
+
+// Table is one table of a section: the rows of the command the section names
+// (cells equal to report.Missing are missing values).
+type Table struct {
+	ID      string
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Section is one section of the document, for every format.
+type Section struct {
+	ID, Title string
+	Command   string   // the command that gives the section's numbers
+	Paras     []string // plain text
+	Charts    []Chart
+	Tables    []Table
+	Notes     []string // after the tables
+}
+
+func f4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+
+func opt(v *float64, prec int) string {
+	if v == nil {
+		return report.Missing
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+// txt writes an optional price for prose: "missing" when there is none.
+func txt(v *float64) string {
+	if v == nil {
+		return "missing"
+	}
+	return "$" + f4(*v)
+}
+
+// pick keeps the named columns of a table, in the order named.
+func pick(header []string, rows [][]string, names ...string) ([]string, [][]string) {
+	idx := make([]int, 0, len(names))
+	for _, n := range names {
+		if i := slices.Index(header, n); i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	h := make([]string, len(idx))
+	for j, i := range idx {
+		h[j] = header[i]
+	}
+	out := make([][]string, len(rows))
+	for r, row := range rows {
+		out[r] = make([]string, len(idx))
+		for j, i := range idx {
+			out[r][j] = row[i]
+		}
+	}
+	return h, out
+}
+
+func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// Title is the document's title.
+func (r *Report) Title() string {
+	return fmt.Sprintf("%s %s: market price report", r.GPU, r.Pricing)
+}
+
+// Window is the window's text: first and last day.
+func (r *Report) Window() string {
+	return day(r.History.From) + " to " + day(r.History.To.Add(-time.Second))
+}
+
+// Sections lays the report out, section by section, for every format.
+func (r *Report) Layout() []Section {
+	var out []Section
+	for _, id := range r.Sections() {
+		s := Section{ID: id, Title: Titles[id], Command: r.Commands[id]}
+		switch id {
+		case SecSummary:
+			r.summary(&s)
+		case SecMarket:
+			r.market(&s)
+		case SecCheapest:
+			h, rows := report.CheapestTable(analytics.History{Cheapest: r.Cheapest})
+			s.Tables = append(s.Tables, Table{ID: "cheapest-table", Caption: fmt.Sprintf("The %d cheapest %s offers on %s, $/GPU-hour", len(rows), r.Pricing, day(r.History.To.Add(-time.Second))), Header: h, Rows: rows})
+			if len(rows) == 0 {
+				s.Paras = append(s.Paras, "Missing: no offer of this GPU was priced on the window's last day.")
+			}
+		case SecDiscounts:
+			r.discounts(&s)
+		case SecSpreads:
+			r.spreads(&s)
+		case SecVolatility:
+			r.volatility(&s)
+		case SecTokens:
+			r.tokens(&s)
+		case SecIndex:
+			r.index(&s)
+		case SecTarget:
+			r.target(&s)
+		case SecMethod:
+			r.method(&s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *Report) summary(s *Section) {
+	o := r.History.Overall
+	sel := ""
+	if r.Query.Region != "" {
+		sel += ", region " + r.Query.Region
+	}
+	if r.Query.Provider != "" {
+		sel += ", providers " + r.Query.Provider
+	}
+	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, %d series-days.",
+		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Samples))
+	if o.P10 == nil {
+		s.Paras = append(s.Paras, "Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown as missing.")
+		return
+	}
+	s.Paras = append(s.Paras,
+		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s.",
+			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o)),
+		fmt.Sprintf("Trend: %s per GPU-hour per 30 days (%s %%).", optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2)))
+	if len(r.Cheapest) > 0 {
+		c := r.Cheapest[0]
+		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region, f4(c.Price)))
+	}
+	if len(r.Spreads.Summary) > 0 {
+		ss := r.Spreads.Summary[0]
+		s.Paras = append(s.Paras, fmt.Sprintf("Hyperscalers charged %s× the specialists' median on %s (%s× on %s).",
+			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64), ss.FirstDay))
+	}
+	if r.Target != nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("The quote of $%s is %s.", f4(r.Target.Quote), r.Target.Position))
+	}
+}
+
+func optSigned(v *float64, prec int) string {
+	if v == nil {
+		return "missing"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+// bandPosition says where today's lowest price stands in the p10–p90 band.
+func bandPosition(o analytics.HistoryStats) string {
+	if o.Latest == nil || o.P10 == nil || o.P90 == nil {
+		return "today's position in the band is missing (no price today)"
+	}
+	l := *o.Latest
+	switch {
+	case l < *o.P10:
+		return "below the band"
+	case l > *o.P90:
+		return "above the band"
+	case *o.P90 == *o.P10:
+		return "inside the band"
+	}
+	return fmt.Sprintf("%.0f %% of the way up the band", (l-*o.P10)/(*o.P90-*o.P10)*100)
+}
+
+// MarketChart is the market price over time: each provider's daily median, each
+// tier's, the p10–p90 band and today's lowest price.
+func (r *Report) MarketChart() Chart {
+	c := Chart{ID: "chart-market", Title: fmt.Sprintf("%s %s: daily median $/GPU-hour by provider and tier", r.GPU, r.Pricing),
+		YLabel: "$ / GPU-hour", BandLo: r.History.Overall.P10, BandHi: r.History.Overall.P90, BandLabel: "market p10–p90 over the window"}
+	lines := map[string]*Line{}
+	var order []string
+	for _, d := range r.History.Daily {
+		if d.Group == "all" {
+			continue
+		}
+		name := d.Name
+		if d.Group == "tier" {
+			name = "tier: " + d.Name
+		}
+		l := lines[name]
+		if l == nil {
+			l = &Line{Name: name}
+			if d.Group == "tier" {
+				l.Dash, l.Width = true, 2.6
+			}
+			lines[name] = l
+			order = append(order, name)
+		}
+		l.Points = append(l.Points, Point{d.Day, d.Median})
+	}
+	for i, n := range order {
+		l := *lines[n]
+		l.Color = Palette[i%len(Palette)]
+		c.Lines = append(c.Lines, l)
+	}
+	if o := r.History.Overall; o.Latest != nil {
+		c.Mark = &Point{r.History.To.Add(-time.Second).Truncate(24 * time.Hour), *o.Latest}
+		c.MarkLabel = "today's lowest price ($" + f4(*o.Latest) + ")"
+	}
+	return c
+}
+
+func (r *Report) market(s *Section) {
+	s.Charts = append(s.Charts, r.MarketChart())
+	h, rows := report.HistoryTable(r.History)
+	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the least-squares slope of the daily median.")
+}
+
+func (r *Report) discounts(s *Section) {
+	h := []string{"provider", "pricing", "pairs", "median_discount_pct", "min_discount_pct", "max_discount_pct"}
+	var rows [][]string
+	for _, d := range r.Discounts {
+		rows = append(rows, []string{d.Provider, d.Pricing, strconv.Itoa(d.Pairs), opt(d.Median, 2), opt(d.Min, 2), opt(d.Max, 2)})
+	}
+	s.Paras = append(s.Paras, "Each reservation or commitment offer is paired with the on-demand offer of the same provider, SKU, region and zone on the window's last day; the discount is 1 − reserved / on-demand. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no reserved or commitment price of this GPU in the selection.")
+	}
+	s.Tables = append(s.Tables, Table{ID: "discounts-table", Caption: "Discounts against on-demand per provider and term, %", Header: h, Rows: rows})
+}
+
+// SpreadsChart is the daily median of each tier.
+func (r *Report) SpreadsChart() Chart {
+	c := Chart{ID: "chart-spreads", Title: fmt.Sprintf("%s %s: daily median by tier", r.GPU, r.Pricing), YLabel: "$ / GPU-hour"}
+	tiers := []struct {
+		name string
+		get  func(analytics.SpreadDay) *float64
+	}{
+		{schemas.TierHyperscaler, func(d analytics.SpreadDay) *float64 { return d.Hyperscaler }},
+		{schemas.TierSpecialist, func(d analytics.SpreadDay) *float64 { return d.Specialist }},
+		{schemas.TierMarketplace, func(d analytics.SpreadDay) *float64 { return d.Marketplace }},
+	}
+	for i, t := range tiers {
+		l := Line{Name: t.name, Color: Palette[i]}
+		for _, d := range r.Spreads.Days {
+			if v := t.get(d); v != nil {
+				l.Points = append(l.Points, Point{d.Day, *v})
+			}
+		}
+		if len(l.Points) > 0 {
+			c.Lines = append(c.Lines, l)
+		}
+	}
+	return c
+}
+
+func (r *Report) spreads(s *Section) {
+	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind (not narrowed by region or provider): each day's median price of each tier's series, the ratio hyperscaler / specialist and the premium (ratio − 1) × 100.")
+	s.Charts = append(s.Charts, r.SpreadsChart())
+	h := []string{"gpu", "pricing", "first_day", "last_day", "first_ratio", "last_ratio", "ratio_change", "premium_moved_pp", "min_ratio", "max_ratio", "days_with_ratio"}
+	var rows [][]string
+	for _, x := range r.Spreads.Summary {
+		g := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+		rows = append(rows, []string{x.GPU, x.Pricing, x.FirstDay, x.LastDay, g(x.FirstRatio), g(x.LastRatio), g(x.RatioChange),
+			strconv.FormatFloat(x.PremiumMoved, 'f', 2, 64), g(x.MinRatio), g(x.MaxRatio), strconv.Itoa(x.Days)})
+	}
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no day in the window had both a hyperscaler and a specialist price.")
+	}
+	s.Tables = append(s.Tables, Table{ID: "spreads-summary", Caption: "How the spread moved over the window", Header: h, Rows: rows})
+	days := r.Spreads.Days
+	if len(days) > 7 {
+		days = days[len(days)-7:]
+	}
+	dh, drows := report.Spreads{Days: days}.Table()
+	s.Tables = append(s.Tables, Table{ID: "spreads-days", Caption: "The last days", Header: dh, Rows: drows})
+}
+
+func (r *Report) volatility(s *Section) {
+	if r.Spot == nil {
+		s.Paras = append(s.Paras, "Missing: no spot price of this GPU in the selection.")
+		return
+	}
+	vs := r.Spot.Series
+	s.Paras = append(s.Paras, fmt.Sprintf("%d spot series over the window (%s bars). Annualised is the standard deviation of log returns scaled to a year; max drawdown the largest fall from a previous high.",
+		len(vs), map[bool]string{true: "daily", false: "hourly"}[r.SpotQuery.Bar >= 24*time.Hour]))
+	cols := []string{"provider", "sku", "region", "zone", "bars", "annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "close"}
+	top := vs[:min(len(vs), 10)]
+	h, rows := report.Volatility{By: analytics.BySeries, Series: top}.Table()
+	h, rows = pick(h, rows, cols...)
+	s.Tables = append(s.Tables, Table{ID: "volatility-table", Caption: "Most volatile spot series", Header: h, Rows: rows})
+	dd := slices.Clone(vs)
+	sort.SliceStable(dd, func(i, j int) bool { return dd[i].MaxDrawdown > dd[j].MaxDrawdown })
+	dd = dd[:min(len(dd), 5)]
+	h, rows = report.Volatility{By: analytics.BySeries, Series: dd}.Table()
+	h, rows = pick(h, rows, cols...)
+	s.Tables = append(s.Tables, Table{ID: "drawdown-table", Caption: "Worst drawdowns", Header: h, Rows: rows})
+}
+
+func (r *Report) tokens(s *Section) {
+	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
+		report.FormatCount(r.Query.ModelParams), r.Pricing))
+	h, rows := r.Tokens.Table()
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
+	}
+	s.Tables = append(s.Tables, Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows})
+	var why []string
+	for k, n := range r.Tokens.Skipped {
+		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
+	}
+	sort.Strings(why)
+	s.Notes = append(s.Notes, why...)
+}
+
+// IndexChart is the reference index over time, each group's.
+func (r *Report) IndexChart() Chart {
+	c := Chart{ID: "chart-index", Title: fmt.Sprintf("%s %s: reference index", r.GPU, r.Pricing), YLabel: "$ / GPU-hour"}
+	lines := map[string]*Line{}
+	var order []string
+	for _, p := range r.Index {
+		for _, k := range []string{p.Group, p.Group + " (chained)"} {
+			if lines[k] == nil {
+				lines[k] = &Line{Name: k, Dash: strings.HasSuffix(k, "(chained)")}
+				order = append(order, k)
+			}
+		}
+		lines[p.Group].Points = append(lines[p.Group].Points, Point{p.Day, p.Price})
+		lines[p.Group+" (chained)"].Points = append(lines[p.Group+" (chained)"].Points, Point{p.Day, p.Chained})
+	}
+	for i, k := range order {
+		l := *lines[k]
+		l.Color = Palette[(i/2)%len(Palette)]
+		c.Lines = append(c.Lines, l)
+	}
+	return c
+}
+
+func (r *Report) index(s *Section) {
+	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind. "+analytics.IndexMethod+". Beside it, "+analytics.ChainedMethod+".")
+	s.Charts = append(s.Charts, r.IndexChart())
+	last := map[string]analytics.IndexPoint{}
+	var groups []string
+	for _, p := range r.Index {
+		if _, ok := last[p.Group]; !ok {
+			groups = append(groups, p.Group)
+		}
+		last[p.Group] = p
+	}
+	var pts []analytics.IndexPoint
+	for _, g := range groups {
+		pts = append(pts, last[g])
+	}
+	h, rows := report.IndexTable(pts)
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no index day in the window.")
+	}
+	s.Tables = append(s.Tables, Table{ID: "index-table", Caption: "The index on its last day", Header: h, Rows: rows})
+}
+
+func (r *Report) target(s *Section) {
+	t := r.Target
+	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours). Against the market's %s prices of the window it is %s.",
+		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), r.Pricing, t.Position))
+	h := []string{"reference", "usd_gpu_hour", "quote_minus_reference", "quote_vs_reference_pct"}
+	var rows [][]string
+	for _, v := range t.Against {
+		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), opt(v.Pct, 2)})
+	}
+	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against the market", Header: h, Rows: rows})
+	if t.SavingPerHour != nil {
+		if *t.SavingPerHour > 0 {
+			s.Paras = append(s.Paras, fmt.Sprintf("A price at the p25 ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
+				f4(*r.History.Overall.P25), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
+		} else {
+			s.Paras = append(s.Paras, fmt.Sprintf("The quote is already at or below the p25 ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
+				f4(*r.History.Overall.P25), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
+		}
+	} else {
+		s.Paras = append(s.Paras, "The saving at the p25 is missing: no market price in the window.")
+	}
+	oh, orows := report.CheapestTable(analytics.History{Cheapest: t.TermOffers})
+	oh = append([]string{"pricing"}, oh...)
+	for i := range orows {
+		orows[i] = append([]string{t.TermOffers[i].Pricing}, orows[i]...)
+	}
+	if len(orows) == 0 {
+		s.Paras = append(s.Paras, fmt.Sprintf("Missing: no %s offer (%s) of this GPU in the selection on the window's last day.", t.Term, strings.Join(TermKinds(t.Term), ", ")))
+	}
+	s.Tables = append(s.Tables, Table{ID: "term-offers", Caption: fmt.Sprintf("The cheapest %s offers (%s)", t.Term, strings.Join(TermKinds(t.Term), ", ")), Header: oh, Rows: orows})
+}
+
+// money writes dollars with thousands separators and cents.
+func money(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	out := b.String() + "." + frac
+	if neg {
+		out = "-" + out
+	}
+	return out
+}
+
+func (r *Report) method(s *Section) {
+	c := r.Citation
+	cite := fmt.Sprintf("Built %s from the store %s", r.Built.Format(time.RFC3339), orMissing(c.Store))
+	if c.NewestRun != nil {
+		cite += fmt.Sprintf(" (newest run %s of %s, %s)", c.NewestRun.RunID, c.NewestRun.Source, c.NewestRun.StartedAt.UTC().Format(time.RFC3339))
+	}
+	cite += ". Data SHA-256 " + c.DataSHA256 + ": a hash over the answers of the commands named in each section; the same store and query give the same hash."
+	s.Paras = append(s.Paras, cite)
+	if c.Snapshot != nil {
+		s.Paras = append(s.Paras, fmt.Sprintf("Published snapshot: %s, day %s, manifest %s (SHA-256 %s, %s); `gpuprice verify` checks it.",
+			c.Snapshot.Location, c.Snapshot.Day, c.Snapshot.Manifest, c.Snapshot.SHA256, c.Snapshot.Method))
+	} else {
+		s.Paras = append(s.Paras, "No published snapshot was cited (`gpuprice publish` writes them).")
+	}
+	s.Paras = append(s.Paras, fmt.Sprintf("Query: %s.", r.Commands[SecMarket]),
+		"Definitions. Prices are USD per GPU-hour: an instance's price divided by its GPUs, converted at the ECB reference rate of the day when published in another currency. A day's price of a series is its last daily close in force that day; a series its provider no longer lists ends the day after its last sighting. Tiers: hyperscaler (AWS, GCP, Azure, Oracle), specialist clouds, marketplaces. Missing values are shown as missing, never as zero.")
+	// Sources and when each was collected.
+	h := []string{"source", "provider", "tier", "method", "last_run", "status", "rows", "newest_sighting_in_report"}
+	var rows [][]string
+	for _, src := range r.Sources {
+		last, status, n := report.Missing, report.Missing, report.Missing
+		if src.LastRun != nil {
+			last, status, n = src.LastRun.StartedAt.UTC().Format(time.RFC3339), src.LastRun.Status, strconv.Itoa(src.LastRun.RowsAccepted)
+		}
+		seen := report.Missing
+		if t, ok := r.NewestSeen[src.Provider]; ok && !t.IsZero() {
+			seen = t.UTC().Format(time.RFC3339)
+		}
+		if src.LastRun == nil && seen == report.Missing {
+			continue // never ran, nothing of it in the report
+		}
+		rows = append(rows, []string{src.Name, src.Provider, src.Tier, src.Method, last, status, n, seen})
+	}
+	s.Tables = append(s.Tables, Table{ID: "sources-table", Caption: "Sources: when each last ran and when the report's offers were last seen", Header: h, Rows: rows})
+	eh := []string{"excluded", "rows", "what"}
+	var erows [][]string
+	for _, e := range r.Excluded {
+		erows = append(erows, []string{e.Reason, strconv.Itoa(e.Rows), e.What})
+	}
+	s.Tables = append(s.Tables, Table{ID: "excluded-table", Caption: "What was left out and why (rows of this GPU in the selection)", Header: eh, Rows: erows})
+	var cmds []string
+	for _, id := range r.Sections() {
+		if c := r.Commands[id]; c != "" {
+			cmds = append(cmds, Titles[id]+": "+c)
+		}
+	}
+	s.Notes = append(s.Notes, cmds...)
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return "(not named)"
+	}
+	return s
+}
