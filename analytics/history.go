@@ -159,10 +159,17 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			s.Latest = Opt(latest[0])
 		}
 		s.LatestMedian = Opt(Median(latest))
+		// Days in order: the same answer to the last bit every time (a map's order
+		// would move the sums' rounding).
+		days := make([]int64, 0, len(g.byDay))
+		for d := range g.byDay {
+			days = append(days, d)
+		}
+		slices.Sort(days)
 		var xs, ys []float64
-		for d, v := range g.byDay {
+		for _, d := range days {
 			xs = append(xs, float64(d)/86400)
-			ys = append(ys, Median(v))
+			ys = append(ys, Median(g.byDay[d]))
 		}
 		slope := OLSSlope(xs, ys)
 		s.TrendPer30d = Opt(slope * 30)

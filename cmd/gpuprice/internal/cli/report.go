@@ -82,7 +82,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 			}
 			f, err := reportFormat(format, out)
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
 				"since", since, "at", at, "term", term, "model-params", modelParams)
@@ -93,7 +93,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := report.ParseReport(v, report.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return usageError{report.FlagError(err)}
 			}
 			dsn, err := a.cfg.StoreDSN(a.storeDSN)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
 	"github.com/gpuprice/gpuprice/ingest"
@@ -86,6 +87,9 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	runner.MigrateFirst = deferred
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	cfg := server.Config{Web: web.FS}
+	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
+		cfg.StoreName = buyer.CiteStore(dsn)
+	}
 	for _, j := range jobs {
 		p.jobs[j.Name] = j
 		info, _, _ := scrapers.Lookup(j.Name)

@@ -244,12 +244,18 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 		return res, err
 	}
 	if q.By == analytics.BySeries {
-		// Undefined figures (too few bars) after every defined one, zero included.
+		// Undefined figures (too few bars) after every defined one, zero included;
+		// ties (often: series that never moved) in series order, so that the same
+		// store gives the same answer every time.
 		sort.SliceStable(vs, func(i, j int) bool {
 			if a, b := vs[i].StdDefined(), vs[j].StdDefined(); a != b {
 				return a
 			}
-			return vs[i].Annualised > vs[j].Annualised
+			if vs[i].Annualised != vs[j].Annualised {
+				return vs[i].Annualised > vs[j].Annualised
+			}
+			a, b := vs[i], vs[j]
+			return a.Provider+"\x00"+a.SKU+"\x00"+a.Region+"\x00"+a.Zone+"\x00"+a.Pricing < b.Provider+"\x00"+b.SKU+"\x00"+b.Region+"\x00"+b.Zone+"\x00"+b.Pricing
 		})
 		res.Data.Series = vs
 	} else {

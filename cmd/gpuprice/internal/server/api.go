@@ -37,6 +37,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false)},
 		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true)},
 		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true)},
+		{"GET", "/api/v1/report", s.apiReport},
 		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false)},
 		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false)},
 		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false)},

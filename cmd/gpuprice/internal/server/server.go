@@ -63,6 +63,9 @@ type Config struct {
 	// Web, when set, is the web application served at / (its index.html and assets);
 	// the server-rendered page then stays at /page. Without it / is that page.
 	Web fs.FS
+	// StoreName is how /api/v1/report cites the store (buyer.CiteStore: no path,
+	// no password).
+	StoreName string
 }
 
 // RunFunc runs the named sources now, through the whole pipeline, and returns their

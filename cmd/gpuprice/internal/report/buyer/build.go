@@ -15,9 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,6 +188,9 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	used := func(name string, v any) {
 		b, _ := json.Marshal(v)
 		fmt.Fprintf(hash, "%s\n%s\n", name, b)
+		if os.Getenv("GPUPRICE_REPORT_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "%s %x\n", name, sha256.Sum256(b))
+		}
 	}
 	at := q.At.UTC().Format(time.RFC3339)
 	since := report.FormatSpan(q.Since)
@@ -214,7 +219,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	base := report.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
 
 	// The pricing kinds stored for the GPU, and what `prices` leaves out.
-	all, err := src.Prices(ctx, report.PricesQuery{Filter: base, AllSeries: true, IncludeDerived: true})
+	all, err := src.Prices(ctx, report.PricesQuery{Filter: base, Stale: analytics.StaleAfter, AllSeries: true, IncludeDerived: true})
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +326,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	used("tokens", tres.Data)
 	rep.Tokens = tres.Data
 	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d",
-		gpu, rep.Pricing, sel, report.FormatCount(q.ModelParams), q.Cheapest)
+		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
 
 	// The method: sources, their last runs, what was left out.
 	src2, err := src.Sources(ctx, report.SourcesQuery{})
@@ -394,7 +399,6 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 	}
 	type pk struct{ provider, pricing string }
 	acc := map[pk][]float64{}
-	var providers []string
 	for k, offers := range kinds {
 		if k == schemas.OnDemand {
 			continue
@@ -402,11 +406,6 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 		for _, o := range offers {
 			if base, ok := od[key(o)]; ok && base > 0 {
 				acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], (1-o.Price/base)*100)
-			}
-		}
-		for _, o := range offers {
-			if !slices.Contains(providers, o.Provider) {
-				providers = append(providers, o.Provider)
 			}
 		}
 	}

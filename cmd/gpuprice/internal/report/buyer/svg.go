@@ -68,7 +68,7 @@ func (c Chart) SVG() template.HTML {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="%s" role="img" aria-label="%s" viewBox="0 0 %g %g" xmlns="http://www.w3.org/2000/svg">`,
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" role="img" aria-label="%s" viewBox="0 0 %g %g">`,
 		html.EscapeString(c.ID), html.EscapeString(c.Title), chartW, chartH)
 	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(c.Title))
 	if n == 0 {

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+)
+
+// reportCSP is the report's Content-Security-Policy: nothing is fetched, nothing
+// runs (its charts are inline SVG).
+const reportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// apiReport answers GET /api/v1/report: the buyer's report (gpuprice report) as
+// one self-contained HTML page, or Markdown with ?format=markdown. The parameters
+// are the command's flags.
+func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
+	v, err := query(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	format := "html"
+	if f := v["format"]; len(f) > 0 {
+		if format = f[0]; len(f) > 1 || !slices.Contains([]string{"html", "markdown"}, format) {
+			s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
+			return
+		}
+	}
+	q, err := report.ParseReport(v, report.APICaps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), s.cfg.BarsCacheTTL, func() (answer, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Minute)
+		defer cancel()
+		rep, err := buyer.Build(ctx, s.reader, q, buyer.Options{Store: s.cfg.StoreName})
+		if err != nil {
+			return answer{}, err
+		}
+		var body bytes.Buffer
+		a := answer{ctype: "text/html; charset=utf-8"}
+		if format == "markdown" {
+			a.ctype = "text/markdown; charset=utf-8"
+			err = rep.Markdown(&body)
+		} else {
+			err = rep.HTML(&body)
+		}
+		a.body = body.Bytes()
+		a.etag = `"` + rep.Citation.DataSHA256[:24] + `"`
+		return a, err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", ans.ctype)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", reportCSP)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", ans.etag)
+	_, _ = w.Write(ans.body)
+}
