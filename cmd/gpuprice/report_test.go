@@ -218,7 +218,9 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		}
 		return out
 	}
-	key := func(r map[string]string) string { return r["provider"] + "|" + r["sku"] + "|" + r["region"] + "|" + r["zone"] }
+	key := func(r map[string]string) string {
+		return r["provider"] + "|" + r["sku"] + "|" + r["region"] + "|" + r["zone"]
+	}
 	od := map[string]float64{}
 	for _, r := range offers("on_demand") {
 		od[key(r)], _ = strconv.ParseFloat(r["usd_gpu_hour"], 64)
@@ -434,4 +436,3 @@ func checkPDF(t *testing.T, path string) {
 		}
 	}
 }
-

@@ -176,4 +176,3 @@ func writeFileAtomic(name string, b []byte) error {
 	}
 	return os.Rename(tmp.Name(), name)
 }
-

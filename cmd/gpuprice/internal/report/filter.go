@@ -78,7 +78,9 @@ func (s Selection) KeepsAll() bool {
 	return s.gpus == nil && s.pricing == nil && s.regions == nil && s.providers == nil
 }
 
-func (s Selection) keepProvider(p string) bool { return s.providers == nil || slices.Contains(s.providers, p) }
+func (s Selection) keepProvider(p string) bool {
+	return s.providers == nil || slices.Contains(s.providers, p)
+}
 
 // Providers are the providers selected, nil when any.
 func (s Selection) Providers() []string {
