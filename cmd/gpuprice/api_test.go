@@ -159,12 +159,15 @@ func testAPIMatchesCLI(t *testing.T, dsn string) {
 	}
 	base, stop := startServe(t, "--config", cfg, "--store", dsn)
 	defer stop()
+	doc := openAPIDoc(t, base)
 	for i, c := range cases {
 		code, body := get(t, base+"/api/v1/"+c.path)
 		if code != http.StatusOK {
 			t.Errorf("/api/v1/%s: %d %.300s", c.path, code, body)
 			continue
 		}
+		// The answer is what /openapi.json says it is.
+		checkAnswer(t, doc, "GET", "/api/v1/"+c.path, code, body)
 		var env struct {
 			Data    json.RawMessage   `json:"data"`
 			Matched []json.RawMessage `json:"matched"`
@@ -289,6 +292,14 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		t.Errorf("a bad name through the API: exit %d %q", code, errb)
 	}
 
+	doc := openAPIDoc(t, base)
+	for _, p := range []string{"/api/prices?gpu=h100", "/api/runs"} {
+		code, _, body := doReq(t, "GET", base+p, nil)
+		if code != 200 {
+			t.Errorf("%s: %d", p, code)
+		}
+		checkAnswer(t, doc, "GET", p, code, body)
+	}
 	for _, c := range []struct{ path, param string }{
 		{"prices?colour=red", "colour"},
 		{"prices?gpu=H1OO", "gpu"},
@@ -327,6 +338,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		{"gpus?gpu=Z9000", "gpu"},
 	} {
 		code, _, body := doReq(t, "GET", base+"/api/v1/"+c.path, nil)
+		checkAnswer(t, doc, "GET", "/api/v1/"+c.path, code, body)
 		var e struct {
 			Error     string `json:"error"`
 			Parameter string `json:"parameter"`
@@ -361,7 +373,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 
 	// The OpenAPI document: exactly the routes, and for each GET route exactly the
 	// parameters the server accepts (the 400 for an unknown one lists them).
-	code, _, doc := doReq(t, "GET", base+"/openapi.json", nil)
+	code, _, docText := doReq(t, "GET", base+"/openapi.json", nil)
 	var spec struct {
 		OpenAPI string `json:"openapi"`
 		Paths   map[string]map[string]struct {
@@ -371,7 +383,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 			} `json:"parameters"`
 		} `json:"paths"`
 	}
-	if err := json.Unmarshal([]byte(doc), &spec); code != 200 || err != nil || !strings.HasPrefix(spec.OpenAPI, "3.") {
+	if err := json.Unmarshal([]byte(docText), &spec); code != 200 || err != nil || !strings.HasPrefix(spec.OpenAPI, "3.") {
 		t.Fatalf("/openapi.json: %d %v", code, err)
 	}
 	routes := map[string]string{}
@@ -441,6 +453,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &runs); code != 200 || err != nil || len(runs.Data) != 1 || runs.Data[0].Source != "lambda" || runs.Data[0].Rows == 0 {
 		t.Errorf("collect: %d %s", code, body)
 	}
+	checkAnswer(t, doc, "POST", "/api/v1/collect", code, body)
 
 	// Writing commands hand their work to serve (collect, with the token) or say
 	// what to do.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -24,30 +25,39 @@ import (
 type route struct {
 	method, path string
 	handler      http.HandlerFunc
+	// data is the Go type of the answer's data ({data, matched}); body, when set,
+	// the type of the whole answer instead (the first API's aliases, collect).
+	// /openapi.json's response schemas are generated from them.
+	data, body reflect.Type
+}
+
+// dataOf is the type of the data a report answers with.
+func dataOf[Q, T any](func(context.Context, Q) (report.Result[T], error)) reflect.Type {
+	return reflect.TypeFor[T]()
 }
 
 // apiRoutes are the /api/v1 endpoints and the aliases of the first API.
 func (s *Server) apiRoutes() []route {
 	r := s.reader
 	return []route{
-		{"GET", "/api/v1/prices", serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false)},
-		{"GET", "/api/v1/series", serveReport(s, report.ParseSeries, r.Series, tableOf(report.Series.Table), true)},
-		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true)},
-		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true)},
-		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false)},
-		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true)},
-		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true)},
-		{"GET", "/api/v1/report", s.apiReport},
-		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false)},
-		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false)},
-		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false)},
-		{"GET", "/api/v1/quarantine", serveReport(s, report.ParseQuarantine, r.Quarantine, tableOf(report.QuarantineTable), false)},
-		{"GET", "/api/v1/gpus", serveReport(s, report.ParseGPUs, r.GPUs, nil, false)},
-		{"GET", "/api/v1/fx", serveReport(s, report.ParseFX, r.FX, tableOf(report.FXTable), false)},
-		{"POST", "/api/v1/collect", s.apiCollect},
-		{"GET", "/api/prices", s.apiPricesV0},
-		{"GET", "/api/runs", s.apiRunsV0},
-		{"GET", "/openapi.json", s.openAPI},
+		{"GET", "/api/v1/prices", serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false), dataOf(r.Prices), nil},
+		{"GET", "/api/v1/series", serveReport(s, report.ParseSeries, r.Series, tableOf(report.Series.Table), true), dataOf(r.Series), nil},
+		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true), dataOf(r.Volatility), nil},
+		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true), dataOf(r.Spreads), nil},
+		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false), dataOf(r.Tokens), nil},
+		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true), dataOf(r.History), nil},
+		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true), dataOf(r.Index), nil},
+		{"GET", "/api/v1/report", s.apiReport, nil, nil},
+		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
+		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
+		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false), dataOf(r.Runs), nil},
+		{"GET", "/api/v1/quarantine", serveReport(s, report.ParseQuarantine, r.Quarantine, tableOf(report.QuarantineTable), false), dataOf(r.Quarantine), nil},
+		{"GET", "/api/v1/gpus", serveReport(s, report.ParseGPUs, r.GPUs, nil, false), dataOf(r.GPUs), nil},
+		{"GET", "/api/v1/fx", serveReport(s, report.ParseFX, r.FX, tableOf(report.FXTable), false), dataOf(r.FX), nil},
+		{"POST", "/api/v1/collect", s.apiCollect, nil, reflect.TypeFor[CollectAnswer]()},
+		{"GET", "/api/prices", s.apiPricesV0, nil, reflect.TypeFor[[]schemas.Observation]()},
+		{"GET", "/api/runs", s.apiRunsV0, nil, reflect.TypeFor[[]schemas.Run]()},
+		{"GET", "/openapi.json", s.serveOpenAPI, nil, nil},
 	}
 }
 
@@ -235,10 +245,14 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, apiError{Error: "already running: " + strings.Join(busy, ", ")})
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Data    []schemas.Run `json:"data"`
-		Running []string      `json:"skipped_running"`
-	}{nonNilRuns(runs), append([]string{}, busy...)})
+	writeJSON(w, http.StatusOK, CollectAnswer{nonNilRuns(runs), append([]string{}, busy...)})
+}
+
+// CollectAnswer is the answer of POST /api/v1/collect: the runs made, and the
+// sources skipped because they were running already.
+type CollectAnswer struct {
+	Data    []schemas.Run `json:"data"`
+	Running []string      `json:"skipped_running"`
 }
 
 func nonNilRuns(r []schemas.Run) []schemas.Run {
