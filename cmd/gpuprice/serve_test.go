@@ -133,6 +133,16 @@ func TestServe(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// Nobody could place a GPU "unknown": it is counted among the offers, and has
+	// no cheapest price, index or spread.
+	if !strings.Contains(metrics, `gpuprice_offers{gpu="unknown"`) {
+		t.Errorf("/metrics does not count the offers of GPU unknown")
+	}
+	for _, m := range []string{"gpuprice_cheapest_usd_per_gpu_hour", "gpuprice_index_usd_per_gpu_hour", "gpuprice_spread_ratio", "gpuprice_tier_median_usd_per_gpu_hour"} {
+		if strings.Contains(metrics, m+`{gpu="unknown"`) {
+			t.Errorf("/metrics has %s of GPU unknown", m)
+		}
+	}
 	if _, page := get(t, base+"/page"); !strings.Contains(page, "<td>H100-SXM-80GB</td>") || !strings.Contains(page, "<td>lambda</td>") {
 		t.Errorf("page lacks the H100 row:\n%.500s", page)
 	}

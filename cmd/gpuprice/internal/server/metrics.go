@@ -151,6 +151,9 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	index, spreads := m.daily(ctx)
 	last := map[[3]string]analytics.IndexPoint{}
 	for _, p := range index { // sorted by day within a key: the last wins
+		if p.GPU == schemas.UnknownGPU { // no reference price of GPUs nobody could place
+			continue
+		}
 		last[[3]string{p.GPU, p.Pricing, p.Group}] = p
 	}
 	for k, p := range last {
@@ -158,6 +161,9 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	lastSpread := map[[2]string]analytics.SpreadDay{}
 	for _, d := range spreads {
+		if d.GPU == schemas.UnknownGPU {
+			continue
+		}
 		lastSpread[[2]string{d.GPU, d.Pricing}] = d
 	}
 	for k, d := range lastSpread {
