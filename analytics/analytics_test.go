@@ -315,6 +315,9 @@ func TestHistory(t *testing.T) {
 	aws := got.Providers[0]
 	near(t, "aws trend", val(aws.TrendPer30d), 3.0, 1e-9)
 	near(t, "aws reserved discount", val(aws.ReservedDiscountPct), 30, 1e-9)
+	// Overall, of the providers that publish both (aws): not aws's reserved price
+	// against lambda's on-demand one.
+	near(t, "overall reserved discount", val(o.ReservedDiscountPct), 30, 1e-9)
 	if d := got.Providers[1].ReservedDiscountPct; d != nil { // lambda publishes no reserved price
 		t.Errorf("lambda reserved discount %v, want none (null)", *d)
 	}

@@ -179,12 +179,14 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		}
 		return s
 	}
+	// Overall, the providers that publish both: a provider without reserved prices
+	// would make the discount one provider's reserved price against another's
+	// on-demand price.
 	var allOD, allRes []float64
-	for _, v := range od {
-		allOD = append(allOD, v...)
-	}
-	for _, v := range res {
-		allRes = append(allRes, v...)
+	for p, v := range od {
+		if len(res[p]) > 0 {
+			allOD, allRes = append(allOD, v...), append(allRes, res[p]...)
+		}
 	}
 	h.Overall = stats("*", all, allOD, allRes)
 	var names []string
