@@ -406,6 +406,15 @@ alerts:
 		"--at", alertDay.Add(time.Hour).Format(time.RFC3339)); code != 0 || !strings.Contains(stdout, `"recent": []`) {
 		t.Errorf("history before the alerts fired (exit %d): %s", code, stdout)
 	}
+	// With the rules gone from the configuration, the history is still shown.
+	noRules := filepath.Join(t.TempDir(), "norules.yaml")
+	if err := os.WriteFile(noRules, []byte("http: {retries: 1}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := runCtx(context.Background(), "alerts", "--config", noRules, "--store", dsn, "--at", at, "--window", "30d"); code != 0 ||
+		!strings.Contains(stderr, "no rules configured") || !regexp.MustCompile(`(?m)^cheap-h100\s+H100-SXM-80GB on_demand\s+resolved`).MatchString(stdout) {
+		t.Errorf("alerts without rules: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	if _, stderr, code := runCtx(context.Background(), "alerts", "--config", cfg, "--store", dsn, "--window", "soon"); code != 2 || !strings.Contains(stderr, "--window") {
 		t.Errorf("alerts --window soon: exit %d %s", code, stderr)
 	}

@@ -63,8 +63,11 @@ and ended and the figures it fired and resolved on.`,
 			if err != nil {
 				return usagef("--window %q: %v", window, err)
 			}
-			if len(a.cfg.Alerts.Rules) == 0 {
-				return errors.New("alerts: no rules configured: add an alerts section to the config file (see deploy/gpuprice.example.yaml)")
+			noRules := len(a.cfg.Alerts.Rules) == 0
+			if noRules {
+				// Nothing to evaluate; the history kept in the store is still worth showing.
+				fmt.Fprintln(a.stderr, "gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
+				dryRun = true
 			}
 			st, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -86,9 +89,11 @@ and ended and the figures it fired and resolved on.`,
 				return err
 			}
 			defer st.Close()
-			rep, err := a.evaluateAlerts(cmd.Context(), st, now, dryRun)
-			if err != nil {
-				return err
+			rep := alert.Report{At: now, DryRun: true}
+			if !noRules {
+				if rep, err = a.evaluateAlerts(cmd.Context(), st, now, dryRun); err != nil {
+					return err
+				}
 			}
 			rep.Rules, rep.Deliveries = nonNilSlice(rep.Rules), nonNilSlice(rep.Deliveries)
 			if rep.Recent, err = report.RecentAlerts(cmd.Context(), st, now, span); err != nil {
