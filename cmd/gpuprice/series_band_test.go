@@ -84,6 +84,28 @@ func testSeriesBand(t *testing.T, dsn string) {
 			t.Errorf("band day %d: %+v, want p10 %v p90 %v of 3", d, b, p10, p90)
 		}
 	}
+	// Half a day after the last prices: no bar in the window, but the price in force
+	// when it opened (carried in), and the market band of that day.
+	var later struct {
+		Bars      []any `json:"bars"`
+		CarriedIn *struct {
+			Start time.Time `json:"start"`
+			Close float64   `json:"close"`
+		} `json:"carried_in"`
+		Band []struct {
+			Day time.Time `json:"day"`
+			P10 float64   `json:"p10"`
+		} `json:"band"`
+	}
+	out, code = run(t, "series", "--store", dsn, "--provider", "lambda", "--sku", "lambda-h100x8", "--region", "r1", "--pricing", "on_demand",
+		"--since", "12h", "--at", "2025-03-13T12:00:00Z", "--bar", "1d", "--format", "json")
+	if err := json.Unmarshal([]byte(out), &later); code != 0 || err != nil || len(later.Bars) != 0 || later.CarriedIn == nil ||
+		later.CarriedIn.Close != 3.0 || !later.CarriedIn.Start.Equal(day.AddDate(0, 0, 2)) {
+		t.Errorf("series after the last bar: exit %d %v\n%s", code, err, out)
+	}
+	if n := len(later.Band); n == 0 || !later.Band[n-1].Day.Equal(day.AddDate(0, 0, 3)) || math.Abs(later.Band[n-1].P10-1.4) > 1e-9 {
+		t.Errorf("band after the last bar: %+v", later.Band)
+	}
 	csv, _ := run(t, "series", "--store", dsn, "--provider", "lambda", "--sku", "lambda-h100x8", "--region", "r1", "--pricing", "on_demand",
 		"--since", "3d", "--at", "2025-03-12T23:00:00Z", "--bar", "1d", "--format", "csv")
 	recs := parseCSV(t, csv)

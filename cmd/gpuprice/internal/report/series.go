@@ -61,7 +61,11 @@ type Series struct {
 	Bar          string                `json:"bar"`
 	Observations []schemas.Observation `json:"observations"`
 	Bars         []store.Bar           `json:"bars"`
-	Truncated    bool                  `json:"truncated"` // observations beyond the limit were left out (the oldest are kept)
+	// CarriedIn is the series' last bar before the window, whose close was the
+	// price in force when the window opened (a price that has not changed since
+	// has no bar in the window); null when the series has none.
+	CarriedIn *store.Bar `json:"carried_in"`
+	Truncated bool       `json:"truncated"` // observations beyond the limit were left out (the oldest are kept)
 	// Band is the market around the series, day by day: the p10 and p90 of every
 	// provider's day price of this GPU and pricing kind (listed prices, as
 	// `history` computes its percentiles), for each day of the window with one.
@@ -135,13 +139,17 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		}
 	}
 	if ro, err := r.rollups(); err == nil {
-		bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: q.Bar})
+		bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: q.Bar, CarryIn: true})
 		if err != nil {
 			return res, err
 		}
 		for _, b := range bars {
 			if b.SKU == s.SKU && b.Zone == s.Zone && b.Region == s.Region {
-				s.Bars = append(s.Bars, b)
+				if b.Start.Before(s.From) {
+					s.CarriedIn = &b
+				} else {
+					s.Bars = append(s.Bars, b)
+				}
 				s.GPU, s.Tier = b.GPU, b.Tier
 			}
 		}

@@ -77,16 +77,26 @@ export async function series(main) {
     status.replaceWith(problem(e, 'The series could not be read'));
     return;
   }
-  const lines = got.map((s, i) => ({
-    kind: picked[i].pricing,
-    offer: picked[i],
-    points: (s.bars || []).filter((b) => isNum(b.close)).map((b) => [Date.parse(b.start) / 1000, b.close]),
-  })).filter((l) => l.points.length);
-  const { xs, cols } = align(lines.map((l) => l.points));
+  // Each line: its bars' closes; the price in force when the window opened (the
+  // bar carried in) at the window's start; the last close held until the offer was
+  // last seen (a price that did not change has no newer bar).
+  const lines = got.map((s, i) => {
+    const from = Date.parse(s.from) / 1000;
+    const to = Date.parse(s.to) / 1000;
+    const points = (s.bars || []).filter((b) => isNum(b.close)).map((b) => [Date.parse(b.start) / 1000, b.close]);
+    if (s.carried_in && isNum(s.carried_in.close) && (!points.length || points[0][0] > from)) points.unshift([from, s.carried_in.close]);
+    const seen = Math.min(Date.parse(picked[i].observed_at) / 1000, to);
+    if (points.length && seen > points[points.length - 1][0]) points.push([seen, points[points.length - 1][1]]);
+    return { kind: picked[i].pricing, offer: picked[i], points };
+  }).filter((l) => l.points.length);
+  const bandOf = got[picked.findIndex((o) => o.pricing === state.pricing)] || got[0];
+  const bandDays = ((bandOf && bandOf.band) || []).map((d) => Date.parse(d.day) / 1000);
+  // The band's days are on the time axis too, so that it is drawn day by day.
+  const { xs, cols } = align([...lines.map((l) => l.points), lines.length ? bandDays.map((t) => [t, null]) : []]);
+  cols.pop();
   const overall = hist && hist.overall;
   // The market band of the chosen pricing kind, day by day (from its series'
   // answer): each bar takes its day's p10 and p90.
-  const bandOf = got[picked.findIndex((o) => o.pricing === state.pricing)] || got[0];
   const byDay = new Map(((bandOf && bandOf.band) || []).map((d) => [Date.parse(d.day) / 1000, d]));
   const dayOf = (x) => Math.floor(x / 86400) * 86400;
   const band = byDay.size && xs.length && xs.some((x) => byDay.has(dayOf(x)))
