@@ -543,6 +543,10 @@ func testWebApp(t *testing.T, dsn string) {
 		if n := eval[string](t, ctx, `document.querySelector('#spreads-chart').dataset.seriesDrawn`); n != "3" {
 			t.Errorf("spreads chart drew %s tier lines, want 3", n)
 		}
+		// The ratio line is drawn.
+		if px := eval[int](t, ctx, canvasPixels("#ratio-chart", 192, 57, 43)); px < 100 {
+			t.Errorf("%d pixels of the ratio line on the canvas", px)
+		}
 		shot(t, ctx, "spreads")
 		do(t, ctx, "open the index", chromedp.Navigate(base+"/index?gpu=H100-SXM-80GB&pricing=on_demand"),
 			chromedp.WaitVisible(chromedp.CSS(`#index-chart[data-series-drawn]`)), chromedp.WaitVisible(chromedp.CSS(`#index-latest tbody tr`)))

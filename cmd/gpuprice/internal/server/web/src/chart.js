@@ -72,7 +72,7 @@ export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v)
     series,
     bands,
     // One point: an hour either side (uPlot would spread it over a thousand days).
-    scales: { x: { time: true, range: (u, lo, hi) => (u.data[0].length === 1 ? [u.data[0][0] - 3600, u.data[0][0] + 3600] : [lo, hi]) }, y: { range: (u, lo, hi) => [Math.max(0, lo - (hi - lo) * 0.1), hi + (hi - lo) * 0.1 || hi * 1.1 || 1] } },
+    scales: { x: { time: true, range: (u, lo, hi) => (u.data[0].length === 1 ? [u.data[0][0] - 3600, u.data[0][0] + 3600] : [lo, hi]) }, y: { range: yRange } },
     axes: [{ ...axis }, { ...axis, label: yLabel, size: 60, values: (u, vals) => vals.map((v) => fmt(v)) }],
     legend: { live: true },
     cursor: { drag: { x: true, y: false } },
@@ -121,6 +121,14 @@ function dataTable(title, xs, lines, band, fmt) {
       ),
     ),
   );
+}
+
+// yRange pads the values' range by a tenth; a flat line (one value) gets a tenth of
+// its value either side, so that it is drawn mid-chart with labelled axes.
+function yRange(u, lo, hi) {
+  if (!isNum(lo) || !isNum(hi)) return [0, 1];
+  const pad = hi > lo ? (hi - lo) * 0.1 : Math.abs(hi) * 0.1 || 1;
+  return [Math.max(0, lo - pad), hi + pad];
 }
 
 /** align lays several [time, value] lists on one ascending time axis (null where missing). */
