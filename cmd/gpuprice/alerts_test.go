@@ -480,6 +480,17 @@ func TestServeEvaluatesAlerts(t *testing.T) {
 		_, m := get(t, base[1]+"/metrics")
 		return strings.Contains(m, `gpuprice_alerts_firing{rule="any-h100"} 1`)
 	})
+	// serve's evaluation is kept in the store's alert history, which the API lists.
+	var hist struct {
+		Data struct {
+			Recent []alert.Episode `json:"recent"`
+		} `json:"data"`
+	}
+	if code, body := get(t, base[1]+"/api/v1/alerts"); code != 200 || json.Unmarshal([]byte(body), &hist) != nil ||
+		len(hist.Data.Recent) != 1 || hist.Data.Recent[0].Rule != "any-h100" || hist.Data.Recent[0].State != alert.EpisodeFiring ||
+		hist.Data.Recent[0].Fired.Series == nil || len(hist.Data.Recent[0].Fired.Compared) == 0 {
+		t.Errorf("alert history after serve's evaluation: %d %s", code, body)
+	}
 	cancel()
 	if code := <-done; code != 0 || hook.count() != 1 {
 		t.Errorf("serve exited %d, webhook posts %d", code, hook.count())
