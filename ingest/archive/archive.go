@@ -75,7 +75,26 @@ type SourceInfo struct {
 	ObservedAt time.Time      `json:"observed_at"`
 	Endpoint   string         `json:"endpoint,omitempty"`
 	Options    map[string]any `json:"options,omitempty"`
+	// ExpectRows, when set, is the source's coverage guard on reparse in place of
+	// its live one (scrapers.Expecter): the rows it gave when a recorded example
+	// was built. A live guard expects a provider's whole catalog, which a few test
+	// fixtures never are.
+	ExpectRows int `json:"expect_rows,omitempty"`
 }
+
+// FXSource is the archive's name for the ECB reference rates the collection
+// fetched: not a price source (reparse takes its rates from it, never runs it).
+const FXSource = "fx"
+
+// OriginRecorded is Manifest.Origin of a recorded example: responses built from
+// the sources' test fixtures (examples/recorded), not a provider's answer to this
+// deployment. Every row reparse stores from it carries the attribute
+// AttrOrigin=OriginRecorded, so that no output shows it as a current price.
+const OriginRecorded = "recorded"
+
+// AttrOrigin is the observation attribute that marks rows loaded from a recorded
+// example (schemas.Observation.Attrs).
+const AttrOrigin = "origin"
 
 // Manifest is the archive's index.
 type Manifest struct {
@@ -84,7 +103,10 @@ type Manifest struct {
 	StartedAt  time.Time             `json:"started_at"`
 	FinishedAt time.Time             `json:"finished_at"`
 	Sources    map[string]SourceInfo `json:"sources"`
-	Entries    []Entry               `json:"entries"`
+	// Origin is "" for the archive of a collection, OriginRecorded for a recorded
+	// example.
+	Origin  string  `json:"origin,omitempty"`
+	Entries []Entry `json:"entries"`
 }
 
 // RequestKey is the replay key of a request.
@@ -252,6 +274,22 @@ func (r *Recorder) Close(finished time.Time) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return errors.Join(append(r.errs, err)...)
+}
+
+// SetOrigin sets Manifest.Origin (OriginRecorded for a recorded example).
+func (r *Recorder) SetOrigin(origin string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.manifest.Origin = origin
+}
+
+// SetExpectRows sets a recorded source's SourceInfo.ExpectRows.
+func (r *Recorder) SetExpectRows(name string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info := r.manifest.Sources[name]
+	info.ExpectRows = n
+	r.manifest.Sources[name] = info
 }
 
 // Manifest returns a copy of what has been recorded so far.

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
@@ -33,7 +35,9 @@ type JobOptions struct {
 func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 	names := make([]string, 0, len(a.Manifest.Sources))
 	for n := range a.Manifest.Sources {
-		names = append(names, n)
+		if n != FXSource {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	if len(only) > 0 {
@@ -53,14 +57,7 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	// Answers come from disk: retries need no waiting, a Retry-After is not honoured
-	// again, and the tries cover every recorded retry.
-	client := fetch.New(fetch.Options{
-		Timeout: o.Timeout, UserAgent: o.UserAgent, MaxBody: o.MaxBody,
-		Backoff: fetch.Backoff{MaxTries: max(o.Retries, 10), Initial: time.Millisecond, Max: 10 * time.Millisecond},
-		Logger:  o.Logger,
-	})
-	client.HTTP.Transport = a
+	client := a.client(o)
 	var jobs []ingest.Job
 	var errs []error
 	for _, n := range names {
@@ -80,7 +77,90 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if info.ExpectRows > 0 || a.Manifest.Origin != "" {
+			src = recordedSource{Source: src, expect: info.ExpectRows, origin: a.Manifest.Origin}
+		}
 		jobs = append(jobs, ingest.Job{Name: n, Source: src})
 	}
 	return jobs, errors.Join(errs...)
 }
+
+// client is a fetch client answered by the archive alone. Answers come from disk:
+// retries need no waiting, a Retry-After is not honoured again, and the tries cover
+// every recorded retry.
+func (a *Archive) client(o JobOptions) *fetch.Client {
+	client := fetch.New(fetch.Options{
+		Timeout: o.Timeout, UserAgent: o.UserAgent, MaxBody: o.MaxBody,
+		Backoff: fetch.Backoff{MaxTries: max(o.Retries, 10), Initial: time.Millisecond, Max: 10 * time.Millisecond},
+		Logger:  o.Logger,
+	})
+	client.HTTP.Transport = a
+	return client
+}
+
+// FXRates returns the ECB reference rates the archive recorded, as an
+// ingest.FXConfig.Refresh answered from the archive (no network), or nil when the
+// archive holds none (then rates come from the store, or the ECB).
+func (a *Archive) FXRates(o JobOptions) func(context.Context) ([]schemas.FXRate, error) {
+	info, ok := a.Manifest.Sources[FXSource]
+	if !ok {
+		return nil
+	}
+	return ingest.ECBRates(a.client(o), info.Endpoint)
+}
+
+// recordedSource is an archived source reparsed from a recorded example: its rows
+// are marked with the archive's origin (offers without a price left out), and its
+// coverage guard is the row count recorded with the example (when there is one).
+type recordedSource struct {
+	scrapers.Source
+	expect int
+	origin string
+}
+
+// Collect runs the source, marking every row.
+func (s recordedSource) Collect(ctx context.Context, e scrapers.Emitter) error {
+	if s.origin == "" {
+		return s.Source.Collect(ctx, e)
+	}
+	return s.Source.Collect(ctx, originEmitter{e: e, origin: s.origin})
+}
+
+// Expect is the recorded coverage guard, else the source's own.
+func (s recordedSource) Expect() scrapers.Expectation {
+	if s.expect > 0 {
+		return scrapers.Expectation{MinRows: s.expect}
+	}
+	if x, ok := s.Source.(scrapers.Expecter); ok {
+		return x.Expect()
+	}
+	return scrapers.Expectation{}
+}
+
+// Unpriced reports whether o is an offer a page lists without a price ("Contact
+// sales", "Pre order"): a collection quarantines it; a recorded example leaves it
+// out, as its coverage guard does (every row of an example is a price).
+func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 && o.Attrs["price_text"] != "" }
+
+// originEmitter sets AttrOrigin on every priced row (Unpriced rows are left out)
+// and passes rejects on.
+type originEmitter struct {
+	e      scrapers.Emitter
+	origin string
+}
+
+func (m originEmitter) Emit(o schemas.Observation) {
+	if Unpriced(o) {
+		return
+	}
+	attrs := make(map[string]string, len(o.Attrs)+1)
+	for k, v := range o.Attrs {
+		attrs[k] = v
+	}
+	attrs[AttrOrigin] = m.origin
+	o.Attrs = attrs
+	m.e.Emit(o)
+}
+
+// Reject quarantines through the wrapped emitter (ingest's runs always can).
+func (m originEmitter) Reject(raw, reason string) { scrapers.Reject(m.e, raw, reason) }

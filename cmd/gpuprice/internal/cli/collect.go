@@ -77,6 +77,14 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	if err != nil {
 		return err
 	}
+	if rec != nil && runner.FX.Refresh != nil {
+		// The ECB rates go into the archive too, so that its reparse needs no network.
+		sc := a.cfg.Sources[fxSourceName]
+		c := *a.client()
+		c.Observer = rec.Source(archive.FXSource, archive.SourceInfo{ObservedAt: start.Truncate(time.Second), Endpoint: sc.Endpoint})
+		c.Cache = nil
+		runner.FX.Refresh = ingest.ECBRates(&c, sc.Endpoint)
+	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXEager, RunID: runID})
 	a.printResults(results)
 	explainUnreachable(a.stderr, results)

@@ -25,8 +25,15 @@ replace the rows of the recorded run instead of adding to them. Reparsing the sa
 archive twice adds nothing. Sources run with the endpoint and options they were
 recorded with; a source whose mode depends on a credential (runpod's API key) takes
 the same mode only when the same variable is set. Requests the archive cannot answer
-are listed.`,
-		Example: `  gpuprice reparse /var/lib/gpuprice/archive/20260301T120000Z
+are listed. The ECB reference rates the recorded run fetched come from the archive too.
+
+A recorded example (examples/recorded: responses built from the sources' test
+fixtures, its manifest's origin "recorded") loads offline: every row is stored marked
+recorded (attribute origin=recorded, shown by prices, the API and the web app) with
+the time it was recorded at, and each source is held to the row count recorded with
+it instead of its live coverage guard.`,
+		Example: `  gpuprice reparse examples/recorded
+  gpuprice reparse /var/lib/gpuprice/archive/20260301T120000Z
   gpuprice reparse --source azure ./archive --store clickhouse://localhost:9000/gpuprice`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,8 +51,9 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := arc.Jobs(only, archive.JobOptions{Timeout: a.cfg.HTTP.Timeout, UserAgent: a.cfg.HTTP.UserAgent,
-		MaxBody: a.cfg.HTTP.MaxBodyBytes, Retries: a.cfg.HTTP.Retries, Logger: a.log, Getenv: os.Getenv})
+	jo := archive.JobOptions{Timeout: a.cfg.HTTP.Timeout, UserAgent: a.cfg.HTTP.UserAgent,
+		MaxBody: a.cfg.HTTP.MaxBodyBytes, Retries: a.cfg.HTTP.Retries, Logger: a.log, Getenv: os.Getenv}
+	jobs, err := arc.Jobs(only, jo)
 	if err != nil {
 		if len(only) > 0 {
 			return fmt.Errorf("--source: %w", err)
@@ -61,8 +69,15 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	if err != nil {
 		return err
 	}
+	if rates := arc.FXRates(jo); rates != nil {
+		// The ECB rates of the recorded run, from the archive: no network.
+		runner.FX.Refresh = rates
+	}
 	runID := ingest.NewRunID(time.Now())
 	fmt.Fprintf(a.stdout, "reparsing run %s (%d responses) as run %s\n", arc.Manifest.RunID, len(arc.Manifest.Entries), runID)
+	if arc.Manifest.Origin == archive.OriginRecorded {
+		fmt.Fprintln(a.stdout, "a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded at; these are not today's prices")
+	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXLazy, RunID: runID})
 	a.printResults(results)
 	if ms := arc.Misses(); len(ms) > 0 {
