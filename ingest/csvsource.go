@@ -114,12 +114,13 @@ const (
 	cFXRate
 	cPriceScope
 	cPriceBasis
+	cOrigin
 	nColumns
 )
 
 var csvColumns = [nColumns]string{"observed_at", "effective_at", "provider", "sku", "region", "zone",
 	"pricing", "tier", "interconnect", "gpu_count", "gpu_memory_gb", "gpu_name", "gpu", "price_native",
-	"unit", "currency", "price_usd_hour", "price_usd_gpu_hour", "source_kind", "source_url", "fx_rate", "price_scope", "price_basis"}
+	"unit", "currency", "price_usd_hour", "price_usd_gpu_hour", "source_kind", "source_url", "fx_rate", "price_scope", "price_basis", "origin"}
 
 // csvRow reads the fields of one record by column, with what repeats from row to
 // row kept: the last times parsed and the last attrs made (rows of one export share
@@ -132,9 +133,10 @@ type csvRow struct {
 		text string
 		t    time.Time
 	} // the last observed_at and effective_at
-	attrs  map[string]string // the last attrs made, shared by rows with the same
-	kind   string
-	srcURL string
+	attrs    map[string]string // the last attrs made, shared by rows with the same
+	kind     string
+	srcURL   string
+	recorded bool
 }
 
 func newCSVRow(col map[string]int) *csvRow {
@@ -175,18 +177,22 @@ func (r *csvRow) time(c int, v string) (time.Time, error) {
 // attrsFor returns the attrs of a row with these original source kind and URL: the
 // last map made when they are the same (rows share it; nothing downstream writes to
 // an observation's attrs).
-func (r *csvRow) attrsFor(kind, srcURL string) map[string]string {
-	if r.attrs != nil && kind == r.kind && srcURL == r.srcURL {
+func (r *csvRow) attrsFor(kind, srcURL, origin string) map[string]string {
+	recorded := origin == schemas.OriginRecorded // an export of a recorded example stays marked
+	if r.attrs != nil && kind == r.kind && srcURL == r.srcURL && recorded == r.recorded {
 		return r.attrs
 	}
-	a := make(map[string]string, 2)
+	a := make(map[string]string, 3)
+	if recorded {
+		a[schemas.AttrOrigin] = schemas.OriginRecorded
+	}
 	if kind != "" {
 		a["original_source_kind"] = kind
 	}
 	if srcURL != "" {
 		a["original_source_url"] = srcURL
 	}
-	r.attrs, r.kind, r.srcURL = a, kind, srcURL
+	r.attrs, r.kind, r.srcURL, r.recorded = a, kind, srcURL, recorded
 	return a
 }
 
@@ -282,7 +288,7 @@ func (s *CSVSource) row(r *csvRow) (schemas.Observation, error) {
 		return o, fmt.Errorf("price_basis %q is not listed, derived or floor", o.PriceBasis)
 	}
 	o.SourceURL = s.Origin
-	o.Attrs = r.attrsFor(r.get(cSourceKind), r.get(cSourceURL))
+	o.Attrs = r.attrsFor(r.get(cSourceKind), r.get(cSourceURL), r.get(cOrigin))
 	return o, nil
 }
 

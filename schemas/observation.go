@@ -174,6 +174,30 @@ type Observation struct {
 	PriceBasis string `json:"price_basis,omitempty"`
 }
 
+// AttrOrigin is the attribute that says where a row came from when it was not
+// collected from its provider by this deployment; OriginRecorded marks rows loaded
+// from a recorded example archive (`gpuprice reparse examples/recorded`): real-shaped
+// responses of the sources' test fixtures, kept with the time they were recorded at.
+// They are never today's prices: every output marks them (the origin column, the
+// attribute in JSON, a note on stderr, a badge in the web app).
+const (
+	AttrOrigin     = "origin"
+	OriginRecorded = "recorded"
+	OriginLive     = "live" // what outputs write for a row without AttrOrigin
+)
+
+// Origin is the row's origin: OriginRecorded, or OriginLive for a row collected
+// from its provider (or imported).
+func (o Observation) Origin() string {
+	if v := o.Attrs[AttrOrigin]; v != "" {
+		return v
+	}
+	return OriginLive
+}
+
+// Recorded reports whether the row was loaded from a recorded example.
+func (o Observation) Recorded() bool { return o.Attrs[AttrOrigin] == OriginRecorded }
+
 // Comparable reports whether the row is a listed price: not derived by a rule nor
 // a "from" floor. Cheapest offers, spreads and the index use only these by default.
 func (o Observation) Comparable() bool { return BasisOf(o.PriceBasis) == BasisListed }

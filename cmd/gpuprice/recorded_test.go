@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -246,7 +247,10 @@ func quickStart(t *testing.T) [][]string {
 }
 
 // TestReadmeQuickStartOffline runs the README's offline quick start as written, from
-// the repository's root, on a fresh data directory, with no network.
+// the repository's root, on a fresh data directory, with no network, and checks what
+// each command prints: every source loaded ok, prices marked recorded, the
+// analytics and alerts answering on the recorded day, and (for the serve line) the
+// web page and the API serving the recorded rows marked as such.
 func TestReadmeQuickStartOffline(t *testing.T) {
 	cmds := quickStart(t)
 	if len(cmds) < 3 || cmds[0][0] != "reparse" {
@@ -256,22 +260,110 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 	t.Setenv("GPUPRICE_STORE", "")
 	t.Chdir(filepath.Join("..", ".."))
 	seen := map[string]string{}
+	stderr := map[string]string{}
 	for _, c := range cmds {
+		if c[0] == "serve" {
+			checkServeOffline(t)
+			seen["serve"] = "checked"
+			continue
+		}
 		out, errb, code := runAll(c...)
-		if code != cli.ExitOK && !(c[0] == "reparse" && code == cli.ExitPartial) {
+		if code != cli.ExitOK {
 			t.Fatalf("gpuprice %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(c, " "), code, out, errb)
 		}
 		seen[c[0]] += out
+		stderr[c[0]] += errb
 	}
-	for cmd, want := range map[string][]string{
-		"reparse":    {"azure", "lambda", "vast"},
-		"prices":     {"lambda", "vast", "azure"},
-		"volatility": {"GPU"},
-	} {
-		for _, w := range want {
-			if out, ok := seen[cmd]; ok && !strings.Contains(out, w) {
+	want := map[string][]string{
+		"reparse":    {"a recorded example", "not today's prices"},
+		"prices":     {"ORIGIN", "recorded", "H100-SXM-80GB"},
+		"volatility": {"STD_LOG_RETURN", "H100-SXM-80GB"},
+		"spreads":    {"HYPERSCALER", "H100-SXM-80GB"},
+		"tokens":     {"USD_PER_1B_TOKENS", "H100-SXM-80GB"},
+		"history":    {"H100-SXM-80GB", "P50"},
+		"alerts":     {"cheap-h100", "started"},
+		"serve":      {"checked"},
+	}
+	for cmd, ws := range want {
+		out, ok := seen[cmd]
+		if !ok {
+			t.Errorf("the quick start has no gpuprice %s", cmd)
+			continue
+		}
+		for _, w := range ws {
+			if !strings.Contains(out, w) {
 				t.Errorf("gpuprice %s: output lacks %q:\n%s", cmd, w, out)
 			}
 		}
+	}
+	// Every source of the archive loaded, none failed or degraded.
+	for _, n := range scrapers.Names() {
+		if !regexp.MustCompile(`(?m)^` + n + `\s+ok\s+[1-9]`).MatchString(seen["reparse"]) {
+			t.Errorf("reparse: %s is not ok with rows:\n%s", n, seen["reparse"])
+		}
+	}
+	// No price is shown as a live one, and stderr says so.
+	for _, line := range strings.Split(strings.TrimSpace(seen["prices"]), "\n")[1:] {
+		if strings.HasPrefix(line, "GPU ") {
+			continue // the second command's header
+		}
+		if !strings.HasSuffix(strings.TrimSpace(line), "recorded") {
+			t.Errorf("prices: a row not marked recorded: %q", line)
+		}
+	}
+	if !strings.Contains(stderr["prices"], "recorded examples") || !strings.Contains(stderr["prices"], "not today's prices") {
+		t.Errorf("prices: stderr does not say the rows are recorded:\n%s", stderr["prices"])
+	}
+	// The EUR source was converted with the recorded ECB rates.
+	if out, _, code := runAll("prices", "--provider", "ovhcloud", "--format", "csv"); code != cli.ExitOK || !strings.Contains(out, ",EUR,") {
+		t.Errorf("ovhcloud prices in EUR: exit %d\n%s", code, out)
+	}
+}
+
+// checkServeOffline starts serve on the quick start's store and checks the web page
+// and /api/v1/prices: every row carries attrs.origin "recorded", and the page's
+// bundle marks such rows.
+func checkServeOffline(t *testing.T) {
+	t.Helper()
+	base, stop := startServe(t)
+	defer stop()
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if page := get("/"); !strings.Contains(page, "<html") {
+		t.Errorf("GET /: not the web app:\n%.300s", page)
+	}
+	var prices struct {
+		Data []schemas.Observation `json:"data"`
+	}
+	body := get("/api/v1/prices")
+	if err := json.Unmarshal([]byte(body), &prices); err != nil {
+		if err := json.Unmarshal([]byte(body), &prices.Data); err != nil {
+			t.Fatalf("/api/v1/prices: %v\n%.300s", err, body)
+		}
+	}
+	if len(prices.Data) == 0 {
+		t.Fatalf("/api/v1/prices: no rows:\n%.300s", body)
+	}
+	for _, o := range prices.Data {
+		if !o.Recorded() {
+			t.Errorf("/api/v1/prices: %s not marked recorded (attrs %v)", o.SeriesKey(), o.Attrs)
+			break
+		}
+	}
+	if page := get("/page"); !strings.Contains(page, `<strong class="recorded">recorded</strong>`) {
+		t.Errorf("GET /page: the plain page does not mark recorded rows:\n%.2000s", page)
+	}
+	if js := get("/assets/app.js"); !strings.Contains(js, "recorded-note") {
+		t.Errorf("the web app does not mark recorded rows")
 	}
 }

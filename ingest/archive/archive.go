@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/ingest/fetch"
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // ManifestName is the archive's index file.
@@ -89,12 +90,8 @@ const FXSource = "fx"
 // OriginRecorded is Manifest.Origin of a recorded example: responses built from
 // the sources' test fixtures (examples/recorded), not a provider's answer to this
 // deployment. Every row reparse stores from it carries the attribute
-// AttrOrigin=OriginRecorded, so that no output shows it as a current price.
-const OriginRecorded = "recorded"
-
-// AttrOrigin is the observation attribute that marks rows loaded from a recorded
-// example (schemas.Observation.Attrs).
-const AttrOrigin = "origin"
+// schemas.AttrOrigin = OriginRecorded, so that no output shows it as a current price.
+const OriginRecorded = schemas.OriginRecorded
 
 // Manifest is the archive's index.
 type Manifest struct {

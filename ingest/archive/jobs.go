@@ -142,7 +142,7 @@ func (s recordedSource) Expect() scrapers.Expectation {
 // out, as its coverage guard does (every row of an example is a price).
 func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 && o.Attrs["price_text"] != "" }
 
-// originEmitter sets AttrOrigin on every priced row (Unpriced rows are left out)
+// originEmitter sets schemas.AttrOrigin on every priced row (Unpriced rows are left out)
 // and passes rejects on.
 type originEmitter struct {
 	e      scrapers.Emitter
@@ -157,7 +157,7 @@ func (m originEmitter) Emit(o schemas.Observation) {
 	for k, v := range o.Attrs {
 		attrs[k] = v
 	}
-	attrs[AttrOrigin] = m.origin
+	attrs[schemas.AttrOrigin] = m.origin
 	o.Attrs = attrs
 	m.e.Emit(o)
 }

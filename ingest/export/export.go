@@ -102,7 +102,7 @@ func Record(o schemas.Observation) []string {
 		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, fnum(o.GPUCount), o.Region, o.Zone, o.Pricing,
 		fnum(o.PriceUSDHour), fnum(o.PriceUSDGPUHour), o.SourceKind,
 		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, fnum(o.GPUMemoryGB), o.Currency, fnum(o.PriceNative), o.Unit, fnum(o.FXRate),
-		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis,
+		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis, o.Origin(),
 	}
 }
 

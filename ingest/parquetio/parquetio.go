@@ -37,7 +37,7 @@ var Columns = []string{
 	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
 	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
 	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_url", "price_scope", "price_basis",
+	"interconnect", "source_url", "price_scope", "price_basis", "origin",
 }
 
 // Row is one written row.
@@ -65,6 +65,7 @@ type Row struct {
 	SourceURL       string    `parquet:"source_url,dict"`
 	PriceScope      string    `parquet:"price_scope,dict"`
 	PriceBasis      string    `parquet:"price_basis,dict"`
+	Origin          string    `parquet:"origin,dict"` // "live", or "recorded" (schemas.OriginRecorded)
 }
 
 // RowOf returns the row of an observation.
@@ -74,7 +75,7 @@ func RowOf(o schemas.Observation) Row {
 		Region: o.Region, Zone: o.Zone, Pricing: o.Pricing, PriceUSDHour: o.PriceUSDHour, PriceUSDGPUHour: o.PriceUSDGPUHour,
 		SourceKind: o.SourceKind, EffectiveAt: o.EffectiveAt.UTC(), GPUName: o.GPUName, GPUMemoryGB: o.GPUMemoryGB,
 		Currency: o.Currency, PriceNative: o.PriceNative, Unit: o.Unit, FXRate: o.FXRate, Interconnect: o.Interconnect,
-		SourceURL: o.SourceURL, PriceScope: o.PriceScope, PriceBasis: o.PriceBasis,
+		SourceURL: o.SourceURL, PriceScope: o.PriceScope, PriceBasis: o.PriceBasis, Origin: o.Origin(),
 	}
 }
 

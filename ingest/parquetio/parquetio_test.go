@@ -104,7 +104,7 @@ func TestToCSVRoundTrip(t *testing.T) {
 	}
 	want := []string{"2026-11-01T12:00:00Z", "aws", "hyperscaler", "p5.1xlarge", "H100-SXM-80GB", "8", "us-east-1", "us-east-1a",
 		"spot", "30.125", "3.765625", "api", "2026-11-01T11:00:00Z", "NVIDIA H100 SXM", "80", "USD", "30.125", "hour", "1", "efa",
-		"https://ec2.us-east-1.amazonaws.com", "instance", "listed"}
+		"https://ec2.us-east-1.amazonaws.com", "instance", "listed", "live"}
 	if strings.Join(recs[2], "|") != strings.Join(want, "|") {
 		t.Errorf("row 2\n got %v\nwant %v", recs[2], want)
 	}

@@ -109,7 +109,7 @@ var CSVHeader = []string{
 	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
 	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
 	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_url", "price_scope", "price_basis",
+	"interconnect", "source_url", "price_scope", "price_basis", "origin",
 }
 
 // genNames are the device names marketplaces publish (nvidia-smi's), per catalog id:
@@ -144,7 +144,7 @@ func GenerateCSV(w io.Writer, spec GenSpec) (int, error) {
 			rec = append(rec[:0], at, o.Provider, o.Tier, o.SKU, gpu, f(o.GPUCount), o.Region, o.Zone, o.Pricing,
 				f(o.PriceUSDHour), f(o.PriceUSDGPUHour), o.SourceKind, at, name, f(o.GPUMemoryGB),
 				o.Currency, f(o.PriceNative), o.Unit, f(o.FXRate), o.Interconnect, o.SourceURL,
-				schemas.ScopeInstance, schemas.BasisListed)
+				schemas.ScopeInstance, schemas.BasisListed, schemas.OriginLive)
 			if err := cw.Write(rec); err != nil {
 				return err
 			}

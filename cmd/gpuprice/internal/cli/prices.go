@@ -100,6 +100,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 					return err
 				}
 				a.noteMatches(res.Matched)
+				a.noteRecorded(res.Data)
 				if explain {
 					return writeExplained(a.stdout, format, res.Data)
 				}

@@ -77,3 +77,13 @@ func (a *app) noteMatches(ms []schemas.Match) {
 		}
 	}
 }
+
+// noteRecorded says on stderr how many of the rows come from a recorded example
+// (`gpuprice reparse examples/recorded`): their origin column says "recorded" and
+// their time is when they were recorded; they are not today's prices.
+func (a *app) noteRecorded(rows []schemas.Observation) {
+	if n := report.CountRecorded(rows); n > 0 {
+		fmt.Fprintf(a.stderr, "gpuprice: %d of %d rows are recorded examples (origin \"recorded\": loaded from a recorded archive, "+
+			"observed at the time they were recorded), not today's prices\n", n, len(rows))
+	}
+}

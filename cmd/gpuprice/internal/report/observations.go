@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -24,7 +23,7 @@ var CSVHeader = []string{
 	"observed_at", "provider", "tier", "sku", "gpu", "gpu_count", "region", "zone", "pricing",
 	"price_usd_hour", "price_usd_gpu_hour", "source_kind",
 	"effective_at", "gpu_name", "gpu_memory_gb", "currency", "price_native", "unit", "fx_rate",
-	"interconnect", "source_url", "price_scope", "price_basis",
+	"interconnect", "source_url", "price_scope", "price_basis", "origin",
 }
 
 // Num writes a number as briefly as it round-trips.
@@ -36,12 +35,36 @@ func CSVRecord(o schemas.Observation) []string {
 		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, Num(o.GPUCount), o.Region, o.Zone, o.Pricing,
 		Num(o.PriceUSDHour), Num(o.PriceUSDGPUHour), o.SourceKind,
 		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, Num(o.GPUMemoryGB), o.Currency, Num(o.PriceNative), o.Unit, Num(o.FXRate),
-		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis,
+		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis, o.Origin(),
 	}
 }
 
-// WriteObservations writes rows as csv (CSVHeader), json (an array, never null) or a
-// table.
+// PricesColumns are the columns of `prices` as a table or Markdown: CSV names (a
+// table upper-cases them, as every table command does), origin last ("recorded"
+// for a row of a recorded example, never today's price).
+var PricesColumns = []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider", "tier",
+	"pricing", "sku", "gpu_count", "region", "zone", "observed_at", "origin"}
+
+// pricesCells are an observation's cells under PricesColumns.
+func pricesCells(o schemas.Observation) []string {
+	return []string{o.GPU, fmt.Sprintf("%.4f", o.PriceUSDGPUHour), fmt.Sprintf("%.4f", o.PriceUSDHour),
+		schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount),
+		o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339), o.Origin()}
+}
+
+// CountRecorded is how many rows come from a recorded example (schemas.OriginRecorded).
+func CountRecorded(rows []schemas.Observation) int {
+	n := 0
+	for _, o := range rows {
+		if o.Recorded() {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteObservations writes rows as csv (CSVHeader), json (an array, never null; a
+// recorded row's attrs say origin "recorded"), or a table or Markdown (PricesColumns).
 func WriteObservations(w io.Writer, format string, rows []schemas.Observation) error {
 	switch format {
 	case "csv":
@@ -63,29 +86,17 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
-	case "markdown": // the table's columns, named as in the CSV
-		header := []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider", "tier",
-			"pricing", "sku", "gpu_count", "region", "zone", "observed_at"}
-		var cells [][]string
+	case "markdown", "table":
+		cells := make([][]string, 0, len(rows))
 		for _, o := range rows {
-			cells = append(cells, []string{o.GPU, fmt.Sprintf("%.4f", o.PriceUSDGPUHour), fmt.Sprintf("%.4f", o.PriceUSDHour),
-				schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount),
-				o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339)})
+			cells = append(cells, pricesCells(o))
 		}
-		return Write(w, "markdown", header, cells, nil)
-	case "table":
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GPU\t$/GPU-H\t$/H\tSCOPE\tBASIS\tPROVIDER\tTIER\tPRICING\tSKU\tGPUS\tREGION\tZONE\tOBSERVED")
-		for _, o := range rows {
-			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.GPU, o.PriceUSDGPUHour, o.PriceUSDHour,
-				schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount), o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339))
+		if format == "table" && len(rows) == 0 {
+			return Write(w, "table", PricesColumns, nil, nil, "(no prices match: run `gpuprice collect` first, or loosen the filters)")
 		}
-		if len(rows) == 0 {
-			fmt.Fprintln(tw, "(no prices match: run `gpuprice collect` first, or loosen the filters)")
-		}
-		return tw.Flush()
+		return Write(w, format, PricesColumns, cells, nil)
 	default:
-		return fmt.Errorf("--format %q: use table, json or csv", format)
+		return fmt.Errorf("--format %q: use table, json, csv or markdown", format)
 	}
 }
 

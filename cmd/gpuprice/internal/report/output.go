@@ -31,9 +31,12 @@ func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
 // Formats are the output formats of the analytics commands.
 var Formats = []string{"table", "json", "csv", "markdown"}
 
-// Write writes rows as a table, csv or markdown, or v as indented JSON. Cells equal
-// to Missing become "-" (table, markdown) or "" (csv).
-func Write(w io.Writer, format string, header []string, rows [][]string, v any) error {
+// Write writes rows as a table, csv or markdown, or v as indented JSON: every table
+// command's one writer. A column has one name in every format: its CSV and Markdown
+// name (snake_case, as the JSON field), upper-cased in a table. Cells equal to
+// Missing become "-" (table, markdown) or "" (csv). A table with no rows says empty
+// (default: that nothing is in the window).
+func Write(w io.Writer, format string, header []string, rows [][]string, v any, empty ...string) error {
 	cells := func(r []string, missing string) []string {
 		out := make([]string, len(r))
 		for i, c := range r {
@@ -80,7 +83,13 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any) 
 			fmt.Fprintln(tw, strings.Join(cells(r, "-"), "\t"))
 		}
 		if len(rows) == 0 {
-			fmt.Fprintln(tw, "(nothing in the window: run `gpuprice collect` and `gpuprice rollup`, or loosen the filters)")
+			msg := "(nothing in the window: run `gpuprice collect` and `gpuprice rollup`, or loosen the filters)"
+			if len(empty) > 0 {
+				msg = empty[0]
+			}
+			if msg != "" {
+				fmt.Fprintln(tw, msg)
+			}
 		}
 		return tw.Flush()
 	}

@@ -18,6 +18,9 @@ const COLUMNS = [
 ];
 const PAGE = 500;
 
+/** recorded: a row loaded from a recorded example archive (gpuprice reparse examples/recorded), never a current price. */
+const recorded = (o) => (o.attrs && o.attrs.origin) === 'recorded';
+
 const key = {
   gpu: (o) => o.gpu,
   provider: (o) => o.provider,
@@ -72,8 +75,11 @@ export async function board(main) {
   const matrixBox = el('div', { class: 'scroll matrix-box', tabindex: '0', role: 'region', 'aria-label': 'Cheapest price by GPU and provider' });
   const count = el('p', { class: 'count', role: 'status', 'aria-live': 'polite' });
   const tableBox = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Offers' });
+  const nRecorded = all.filter(recorded).length;
   status.replaceWith(
     el('p', { class: 'lead' }, 'The cheapest price of every offer still listed, in US dollars per GPU-hour. Pick a cell or a filter to narrow the table; the address bar keeps the view.'),
+    nRecorded ? el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' },
+      `${nRecorded} of ${all.length} offers are recorded examples (loaded from a recorded archive, marked “recorded”, shown at the time they were recorded): they are not today's prices.`) : '',
     el('section', { 'aria-labelledby': 'm-h' }, el('h2', { id: 'm-h' }, 'Cheapest by GPU and provider'), matrixKind, matrixBox),
     el('section', { 'aria-labelledby': 't-h' }, el('h2', { id: 't-h' }, 'Offers'), form, count, tableBox),
   );
@@ -178,7 +184,8 @@ export async function board(main) {
       el('td', {}, o.region, o.zone && o.zone !== o.region ? el('span', { class: 'muted' }, ' ' + o.zone) : ''),
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
-      el('td', { class: 'n', title: when(o.observed_at) }, ago(o.observed_at, now)),
+      el('td', { class: 'n', title: when(o.observed_at) + (recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
+        recorded(o) ? el('span', { class: 'badge recorded' }, ' recorded') : ''),
     )));
     const table = el('table', { id: 'offers', class: 'offers' }, el('caption', { class: 'sr-only' }, 'Offers matching the filters'), el('thead', {}, head), body);
     const more = shown.length < list.length
@@ -190,8 +197,8 @@ export async function board(main) {
 
   csvButton.addEventListener('click', () => {
     const list = sorted(filtered());
-    const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_usd_hour', 'price_usd_gpu_hour'];
-    const text = csv(header, list.map((o) => header.map((h) => o[h])));
+    const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_usd_hour', 'price_usd_gpu_hour', 'origin'];
+    const text = csv(header, list.map((o) => header.map((h) => (h === 'origin' ? (recorded(o) ? 'recorded' : 'live') : o[h]))));
     const name = ['gpuprice', ...FILTERS.map((f) => state[f]), state.q].filter(Boolean).join('-').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.csv';
     download(name, 'text/csv', text);
   });
