@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 )
@@ -159,6 +160,74 @@ func TestTableCommandsTakeEveryFormat(t *testing.T) {
 		}
 		if _, _, code := runAll(cmd, "--store", dsn, "--format", "xml"); code != cli.ExitUsage {
 			t.Errorf("%s --format xml: exit %d, want %d", cmd, code, cli.ExitUsage)
+		}
+	}
+}
+
+// TestSinceUntil: --until beside --since (and --at) in the commands that read a
+// span, with --since's parsing (2w, a date, a time); runs and quarantine take both.
+func TestSinceUntil(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "until.duckdb")
+	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse: exit %d\n%s\n%s", code, out, errb)
+	}
+	q := func(args ...string) string {
+		t.Helper()
+		out, errb, code := runAll(append(args, "--store", dsn)...)
+		if code != cli.ExitOK {
+			t.Fatalf("gpuprice %s: exit %d\n%s", strings.Join(args, " "), code, errb)
+		}
+		return out
+	}
+	// --until is --at: the same answer, as a date or a time.
+	for _, c := range [][]string{
+		{"spreads", "--gpu", "H100-SXM-80GB", "--since", "7d"},
+		{"volatility", "--window", "30d"},
+		{"history", "--gpu", "H100-SXM-80GB", "--since", "30d"},
+		{"index", "--gpu", "H100-SXM-80GB", "--since", "30d"},
+	} {
+		at := q(append(c, "--at", "2026-11-02", "--format", "csv")...)
+		until := q(append(c, "--until", "2026-11-02T00:00:00Z", "--format", "csv")...)
+		if at != until || strings.Count(at, "\n") < 2 {
+			t.Errorf("%s: --until differs from --at, or is empty:\n%s\n---\n%s", c[0], at, until)
+		}
+	}
+	// A date as --since is the span from it to --until.
+	if a, b := q("spreads", "--gpu", "H100-SXM-80GB", "--since", "2026-10-26", "--until", "2026-11-02", "--format", "csv"),
+		q("spreads", "--gpu", "H100-SXM-80GB", "--since", "7d", "--at", "2026-11-02", "--format", "csv"); a != b {
+		t.Errorf("--since DATE --until DATE differs from --since 7d --at:\n%s\n---\n%s", a, b)
+	}
+	// A span as --until: that long ago, as --at that time says it.
+	weekAgo := time.Now().UTC().Add(-7 * 24 * time.Hour).Truncate(time.Second).Format(time.RFC3339)
+	if a, b := q("spreads", "--gpu", "H100-SXM-80GB", "--since", "2d", "--until", "1w", "--format", "csv"),
+		q("spreads", "--gpu", "H100-SXM-80GB", "--since", "2d", "--at", weekAgo, "--format", "csv"); a != b {
+		t.Errorf("--until 1w differs from --at %s:\n%s\n---\n%s", weekAgo, a, b)
+	}
+	// runs: the reparse started now.
+	if out := q("runs", "--since", "1h", "--format", "csv", "--limit", "0"); strings.Count(out, "\n") != 13 {
+		t.Errorf("runs --since 1h: want the 12 runs of the reparse:\n%s", out)
+	}
+	if out := q("runs", "--until", "2026-11-02", "--format", "csv"); strings.Count(out, "\n") != 1 {
+		t.Errorf("runs --until 2026-11-02: want none:\n%s", out)
+	}
+	if out := q("runs", "--since", "2w", "--until", "1h", "--format", "csv"); strings.Count(out, "\n") != 1 {
+		t.Errorf("runs --since 2w --until 1h: want none:\n%s", out)
+	}
+	if out := q("quarantine", "--since", "2026-11-01", "--until", "1h", "--format", "json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("quarantine --since --until: %s", out)
+	}
+	if out := q("rollup", "--since", "2026-10-01", "--until", "2026-11-05"); !strings.Contains(out, "days since 2026-10-01 until 2026-11-05") {
+		t.Errorf("rollup --since --until: %s", out)
+	}
+	for _, bad := range [][]string{
+		{"spreads", "--at", "2026-11-02", "--until", "2026-11-02"},
+		{"runs", "--since", "soon"},
+		{"runs", "--since", "2026-11-02", "--until", "2026-11-01"},
+		{"quarantine", "--until", "tomorrow"},
+		{"alerts", "--at", "2026-11-02", "--until", "1d"},
+	} {
+		if _, errb, code := runAll(append(bad, "--store", dsn)...); code != cli.ExitUsage {
+			t.Errorf("gpuprice %s: exit %d, want %d (usage): %s", strings.Join(bad, " "), code, cli.ExitUsage, errb)
 		}
 	}
 }

@@ -29,7 +29,7 @@ var ErrAlertsFailed = errors.New("alerts: a rule or a notifier failed")
 
 func (a *app) alertsCmd() *cobra.Command {
 	var dryRun bool
-	var format, at, window string
+	var format, at, until, window string
 	cmd := &cobra.Command{
 		Use:   "alerts",
 		Short: "Evaluate the alert rules now and notify what started firing or resolved",
@@ -58,6 +58,14 @@ and ended and the figures it fired and resolved on.`,
 			now, err := parseAt(at)
 			if err != nil {
 				return err
+			}
+			if until != "" {
+				if at != "" {
+					return usagef("--at and --until both say when: give one")
+				}
+				if now, err = report.ParseUntil(until); err != nil {
+					return usagef("--until %q: %v", until, err)
+				}
 			}
 			span, err := report.ParseSpan(window)
 			if err != nil {
@@ -112,6 +120,7 @@ and ended and the figures it fired and resolved on.`,
 	fl.BoolVar(&dryRun, "dry-run", false, "evaluate and show what would be sent; send nothing and keep the state as it was")
 	fl.StringVar(&format, "format", "table", "table or json")
 	fl.StringVar(&at, "at", "", "evaluate as of this time, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.StringVar(&window, "window", "7d", "how far back the alert history goes (e.g. 24h, 7d, 30d)")
 	return cmd
 }

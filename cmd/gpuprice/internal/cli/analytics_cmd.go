@@ -58,23 +58,32 @@ func output(w io.Writer, format string, header []string, rows [][]string, v any)
 }
 
 func (a *app) rollupCmd() *cobra.Command {
-	var since string
+	var since, until string
 	cmd := &cobra.Command{
 		Use:   "rollup",
 		Short: "Recompute the hourly and daily bars from the stored observations (backfill)",
 		Long: `rollup recomputes the hourly and daily bars the analytics read, from the
-deduplicated observations, for the UTC days since --since (default: everything).
-Re-running it is harmless: bars are replaced, never added twice.`,
-		Example: "  gpuprice rollup\n  gpuprice rollup --since 3d",
+deduplicated observations, for the UTC days from --since to --until (default:
+everything). Re-running it is harmless: bars are replaced, never added twice.`,
+		Example: "  gpuprice rollup\n  gpuprice rollup --since 3d\n  gpuprice rollup --since 2026-11-01 --until 2026-11-08",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var from time.Time
-			if since != "" {
-				d, err := parseSpan("since", since)
-				if err != nil {
-					return err
+			var from, to time.Time
+			if until != "" {
+				var err error
+				if to, err = report.ParseUntil(until); err != nil {
+					return usagef("--until %q: %v", until, err)
 				}
-				from = time.Now().UTC().Add(-d)
+			}
+			if since != "" {
+				end := to
+				if end.IsZero() {
+					end = time.Now().UTC()
+				}
+				var err error
+				if from, err = report.ParseSince(since, end); err != nil {
+					return usagef("--since %q: %v", since, err)
+				}
 			}
 			st, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -86,27 +95,30 @@ Re-running it is harmless: bars are replaced, never added twice.`,
 				return err
 			}
 			start := time.Now()
-			if err := r.Rollup(cmd.Context(), from, time.Time{}); err != nil {
+			if err := r.Rollup(cmd.Context(), from, to); err != nil {
 				return err
 			}
 			what := "all days"
 			if !from.IsZero() {
 				what = "days since " + from.Truncate(store.Daily).Format(time.DateOnly)
 			}
+			if !to.IsZero() {
+				what += " until " + to.Format(time.RFC3339)
+			}
 			fmt.Fprintf(a.stdout, "rolled up %s in %v\n", what, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&since, "since", "", "only the UTC days that meet the last span, e.g. 3d (default: all)")
+	sinceUntilFlags(cmd.Flags(), &since, &until, "the UTC days")
 	return cmd
 }
 
 func (a *app) volatilityCmd() *cobra.Command {
 	var (
-		ff                      filterFlags
-		window, bar, at, format string
-		by                      string
-		below                   float64
+		ff                             filterFlags
+		window, bar, at, until, format string
+		by                             string
+		below                          float64
 	)
 	cmd := &cobra.Command{
 		Use:   "volatility",
@@ -115,7 +127,7 @@ func (a *app) volatilityCmd() *cobra.Command {
   gpuprice volatility --provider aws --pricing spot --by zone --below 3.5 --format markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := ff.values("window", window, "bar", bar, "at", at, "by", by)
+			v := ff.values("window", window, "bar", bar, "at", at, "until", until, "by", by)
 			if below != 0 {
 				v.Set("below", strconv.FormatFloat(below, 'g', -1, 64))
 			}
@@ -139,6 +151,7 @@ func (a *app) volatilityCmd() *cobra.Command {
 	fl.StringVar(&window, "window", "7d", "length of the window ending --at")
 	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.StringVar(&by, "by", "series", "series, offering (GPU × provider × pricing) or zone (per AWS-style zone)")
 	fl.Float64Var(&below, "below", 0, "report the share of time below this $/GPU-hour")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
@@ -233,14 +246,14 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 }
 
 func (a *app) spreadsCmd() *cobra.Command {
-	var gpu, pricing, since, at, format string
+	var gpu, pricing, since, at, until, format string
 	cmd := &cobra.Command{
 		Use:     "spreads",
 		Short:   "Hyperscaler vs specialist vs marketplace medians per GPU, pricing kind and day",
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := report.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at), report.NoCaps)
+			q, err := report.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -269,12 +282,13 @@ func (a *app) spreadsCmd() *cobra.Command {
 	fl.StringVar(&pricing, "pricing", "", "pricing kind (default: all)")
 	fl.StringVar(&since, "since", "90d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
 
 func (a *app) historyCmd() *cobra.Command {
-	var gpu, pricing, region, provider, since, at, format string
+	var gpu, pricing, region, provider, since, at, until, format string
 	var cheapest int
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -286,7 +300,7 @@ func (a *app) historyCmd() *cobra.Command {
 			if gpu == "" {
 				return errors.New("--gpu is required (see `gpuprice gpus`)")
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at)
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until)
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := report.ParseHistory(v, report.NoCaps)
 			if err != nil {
@@ -325,13 +339,14 @@ func (a *app) historyCmd() *cobra.Command {
 	fl.StringVar(&provider, "provider", "", "only these providers, comma-separated (aws,lambda) (default: all)")
 	fl.StringVar(&since, "since", "180d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
 
 func (a *app) indexCmd() *cobra.Command {
-	var gpu, pricing, since, at, format, explainDay string
+	var gpu, pricing, since, at, until, format, explainDay string
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
@@ -344,7 +359,7 @@ func (a *app) indexCmd() *cobra.Command {
 			if explainDay != "" {
 				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
 			}
-			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at), report.NoCaps)
+			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -364,6 +379,7 @@ func (a *app) indexCmd() *cobra.Command {
 	fl.StringVar(&pricing, "pricing", "", "pricing kind (default: all)")
 	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -72,7 +73,8 @@ func exitCode(err error) int {
 		return best
 	}
 	var u usageError
-	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command ") {
+	var pe *report.ParamError // a flag's value the query cannot take
+	if errors.As(err, &u) || errors.As(err, &pe) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return ExitUsage
 	}
 	return ExitError

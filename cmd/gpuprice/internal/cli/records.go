@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -18,6 +19,18 @@ import (
 func init() {
 	addCommand((*app).fxCmd)
 	addCommand((*app).seriesCmd)
+}
+
+// untilFlag adds --until, the end of the window as --at gives it, also as a span back
+// from now (2w: two weeks ago), parsed as --since is (report.ParseUntil).
+func untilFlag(fl *pflag.FlagSet, until *string) {
+	fl.StringVar(until, "until", "", "end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
+}
+
+// sinceUntilFlags adds --since and --until bounding what a record command lists.
+func sinceUntilFlags(fl *pflag.FlagSet, since, until *string, what string) {
+	fl.StringVar(since, "since", "", "only "+what+" at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time")
+	fl.StringVar(until, "until", "", "only "+what+" before this: a span back from now (2w, 36h), a date or an RFC 3339 time")
 }
 
 func checkFormat(format string, allowed ...string) error {
@@ -30,17 +43,20 @@ func checkFormat(format string, allowed ...string) error {
 }
 
 func (a *app) runsCmd() *cobra.Command {
-	var source, format string
+	var source, format, since, until string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Show collection run records, newest first",
-		Args:  cobra.NoArgs,
+		Example: `  gpuprice runs --source azure
+  gpuprice runs --since 2d --format markdown
+  gpuprice runs --since 2026-11-01 --until 2026-11-02 --limit 0 --format csv`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := report.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit)), report.NoCaps)
+			q, err := report.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -57,22 +73,26 @@ func (a *app) runsCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&source, "source", "", "only this source")
 	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
+	sinceUntilFlags(cmd.Flags(), &since, &until, "runs that started")
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
 
 func (a *app) quarantineCmd() *cobra.Command {
 	var limit int
-	var format string
+	var format, since, until string
 	cmd := &cobra.Command{
 		Use:   "quarantine",
 		Short: "Show rows that failed validation, with the reason, newest first",
-		Args:  cobra.NoArgs,
+		Example: `  gpuprice quarantine
+  gpuprice quarantine --since 1d --format json
+  gpuprice quarantine --since 2026-11-01 --until 2026-11-08 --limit 0 --format csv > held.csv`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := report.ParseQuarantine(flagValues("limit", strconv.Itoa(limit)), report.NoCaps)
+			q, err := report.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -87,6 +107,7 @@ func (a *app) quarantineCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
+	sinceUntilFlags(cmd.Flags(), &since, &until, "rows quarantined")
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.AddCommand(a.quarantineReleaseCmd())
 	return cmd
@@ -313,7 +334,7 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 }
 
 func (a *app) seriesCmd() *cobra.Command {
-	var provider, sku, region, zone, pricing, since, at, bar, format string
+	var provider, sku, region, zone, pricing, since, at, until, bar, format string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "series",
@@ -328,7 +349,7 @@ adds every observation (collected and imported).`,
 				return err
 			}
 			v := flagValues("provider", provider, "sku", sku, "region", region, "zone", zone, "pricing", pricing,
-				"since", since, "at", at, "bar", bar)
+				"since", since, "at", at, "until", until, "bar", bar)
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
 			}
@@ -355,6 +376,7 @@ adds every observation (collected and imported).`,
 	fl.StringVar(&pricing, "pricing", "", "pricing kind (required)")
 	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
 	fl.IntVar(&limit, "limit", 0, "at most this many observations (0: all)")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")

@@ -50,7 +50,7 @@ func reportFormat(format, out string) (string, error) {
 }
 
 func (a *app) reportCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, term, modelParams, out, format string
+	var gpu, pricing, region, since, at, until, term, modelParams, out, format string
 	var providers []string
 	var quote float64
 	var gpus, cheapest int
@@ -85,7 +85,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				return usageError{err}
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
-				"since", since, "at", at, "term", term, "model-params", modelParams)
+				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams)
 			if cmd.Flags().Changed("quote") {
 				v.Set("quote", strconv.FormatFloat(quote, 'f', -1, 64))
 			}
@@ -145,6 +145,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	fl.StringSliceVar(&providers, "provider", nil, "only these providers (repeatable, or comma-separated) (default: all)")
 	fl.StringVar(&since, "since", "180d", "length of the window ending --at (a span or a date)")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
+	untilFlag(fl, &until)
 	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
 	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
 	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")

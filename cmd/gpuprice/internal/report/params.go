@@ -23,15 +23,21 @@ type ParamError struct {
 
 func (e *ParamError) Error() string { return e.Param + " " + e.Msg }
 
-// FlagError rewrites a ParamError as a command-line error (--name …); other
-// errors pass unchanged.
+// FlagError rewrites a ParamError as a command-line error (--name …; it still
+// unwraps to the ParamError, which the CLI's exit status reads as a usage error);
+// other errors pass unchanged.
 func FlagError(err error) error {
 	var pe *ParamError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("--%s %s", pe.Param, pe.Msg)
+		return flagError{pe}
 	}
 	return err
 }
+
+type flagError struct{ pe *ParamError }
+
+func (e flagError) Error() string { return "--" + e.pe.Param + " " + e.pe.Msg }
+func (e flagError) Unwrap() error { return e.pe }
 
 // Caps bounds what one request may ask for. The HTTP API uses APICaps; the command
 // line NoCaps (a person at a terminal may ask for ten years).
@@ -109,10 +115,12 @@ func (p *params) span(name, def string) time.Duration {
 	}
 	d, err := ParseSpan(s)
 	if t, ok := parseDate(s); err != nil && ok && name == "since" {
-		// --since a date or time: the span from it to --at (default now).
+		// --since a date or time: the span from it to --at or --until (default now).
 		at := time.Now().UTC()
 		if a, ok := parseDate(p.str("at")); ok {
 			at = a
+		} else if u, err := ParseUntil(p.str("until")); err == nil {
+			at = u
 		}
 		if d, err = at.Sub(t), nil; d <= 0 {
 			err = errors.New("is not before --at (or now)")
@@ -176,13 +184,60 @@ func FormatSpan(d time.Duration) string {
 }
 
 // at reads the end of a window: RFC 3339 or a date; absent means now (to the second).
+// The end named "at" may be given as "until" instead, which also takes a span back
+// from now (2w: two weeks ago), as --since does (ParseUntil).
 func (p *params) at(name string) time.Time {
 	s := p.str(name)
+	if name == "at" {
+		if u := p.str("until"); u != "" {
+			if s != "" {
+				p.fail("until", "and at both end the window: give one")
+			}
+			t, err := ParseUntil(u)
+			if err != nil {
+				p.fail("until", "%q: %v", u, err)
+			}
+			return t
+		}
+	}
 	t, err := ParseAt(s)
 	if err != nil {
 		p.fail(name, "%q: use RFC 3339 (2025-03-01T12:00:00Z) or a date (2025-03-01)", s)
 	}
 	return t
+}
+
+// ParseUntil reads the end of a span as --until takes it: a length of time back from
+// now (2w, 90d, 36h: ParseSpan), a date (2026-01-31, UTC midnight) or an RFC 3339
+// time; "" means now (to the second).
+func ParseUntil(s string) (time.Time, error) {
+	if s == "" {
+		return time.Now().UTC().Truncate(time.Second), nil
+	}
+	if t, ok := parseDate(s); ok {
+		return t, nil
+	}
+	d, err := ParseSpan(s)
+	if err != nil {
+		return time.Time{}, errors.New("use a span back from now (2w, 90d, 36h), a date (2026-01-31) or an RFC 3339 time")
+	}
+	return time.Now().UTC().Add(-d).Truncate(time.Second), nil
+}
+
+// ParseSince reads the start of a span as --since takes it: a length of time back
+// from end (2w, 90d), a date or an RFC 3339 time; "" means no start (zero time).
+func ParseSince(s string, end time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, ok := parseDate(s); ok {
+		return t, nil
+	}
+	d, err := ParseSpan(s)
+	if err != nil {
+		return time.Time{}, errors.New("use a span back from now (2w, 90d, 36h), a date (2026-01-31) or an RFC 3339 time")
+	}
+	return end.Add(-d), nil
 }
 
 // ParseAt reads the end of a window (RFC 3339 or a date); "" means now.

@@ -19,6 +19,8 @@ import (
 type RunsQuery struct {
 	Source string
 	Limit  int
+	// Since and Until bound the runs' start times: [Since, Until); zero: unbounded.
+	Since, Until time.Time
 }
 
 // ParseRuns reads a RunsQuery's parameters; limit defaults to 20 (over the API too).
@@ -31,13 +33,89 @@ func ParseRuns(v url.Values, caps Caps) (RunsQuery, error) {
 	} else {
 		q.Limit = p.integer("limit", 20, 1, hi)
 	}
+	q.Since, q.Until = p.bounds()
 	return q, p.done("format")
+}
+
+// bounds reads since and until, each a span back from now (2w, 90d), a date or an
+// RFC 3339 time; absent: unbounded (zero).
+func (p *params) bounds() (since, until time.Time) {
+	now := time.Now().UTC().Truncate(time.Second)
+	if s := p.str("until"); s != "" {
+		t, err := ParseUntil(s)
+		if err != nil {
+			p.fail("until", "%q: %v", s, err)
+		}
+		until = t
+	}
+	if s := p.str("since"); s != "" {
+		end := now
+		if !until.IsZero() {
+			end = until
+		}
+		t, err := ParseSince(s, end)
+		if err != nil {
+			p.fail("since", "%q: %v", s, err)
+		}
+		since = t
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		p.fail("since", "is not before --until")
+	}
+	return since, until
+}
+
+// setBounds sets since and until as RFC 3339 times when they are not zero.
+func setBounds(v url.Values, since, until time.Time) {
+	if !since.IsZero() {
+		v.Set("since", since.UTC().Format(time.RFC3339))
+	}
+	if !until.IsZero() {
+		v.Set("until", until.UTC().Format(time.RFC3339))
+	}
+}
+
+// within reports whether t is in [since, until), zero bounds being open.
+func within(t, since, until time.Time) bool {
+	return (since.IsZero() || !t.Before(since)) && (until.IsZero() || t.Before(until))
+}
+
+// newestWithin reads newest-first records through get (limit 0: all) and keeps
+// those whose time is within [since, until), at most limit of them (0: all). It
+// asks for more rows until enough are kept or a row older than since (or the end)
+// is reached, so a bounded query reads little more than it returns.
+func newestWithin[T any](get func(limit int) ([]T, error), at func(T) time.Time, since, until time.Time, limit int) ([]T, error) {
+	if since.IsZero() && until.IsZero() {
+		return get(limit)
+	}
+	n := max(limit*2, 200)
+	for {
+		rows, err := get(n)
+		if err != nil {
+			return nil, err
+		}
+		var kept []T
+		for _, r := range rows {
+			if within(at(r), since, until) {
+				kept = append(kept, r)
+			}
+		}
+		older := len(rows) > 0 && !since.IsZero() && at(rows[len(rows)-1]).Before(since)
+		if (limit > 0 && len(kept) >= limit) || len(rows) < n || older {
+			if limit > 0 && len(kept) > limit {
+				kept = kept[:limit]
+			}
+			return kept, nil
+		}
+		n *= 4
+	}
 }
 
 // Values are the query's parameters.
 func (q RunsQuery) Values() url.Values {
 	v := vals("source", q.Source)
 	v.Set("limit", strconv.Itoa(q.Limit))
+	setBounds(v, q.Since, q.Until)
 	return v
 }
 
@@ -63,7 +141,8 @@ func (r *Reader) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], 
 		res.Matched = append(res.Matched, m)
 		q.Source = m.Names[0]
 	}
-	runs, err := r.Store.Runs(ctx, q.Source, q.Limit)
+	runs, err := newestWithin(func(n int) ([]schemas.Run, error) { return r.Store.Runs(ctx, q.Source, n) },
+		func(r schemas.Run) time.Time { return r.StartedAt }, q.Since, q.Until, q.Limit)
 	if err != nil {
 		return res, err
 	}
@@ -99,6 +178,8 @@ func OneLine(s string, n int) string {
 // QuarantineQuery is `gpuprice quarantine` and GET /api/v1/quarantine.
 type QuarantineQuery struct {
 	Limit int
+	// Since and Until bound the quarantine times: [Since, Until); zero: unbounded.
+	Since, Until time.Time
 }
 
 // ParseQuarantine reads a QuarantineQuery's parameters; limit defaults to 50.
@@ -110,16 +191,22 @@ func ParseQuarantine(v url.Values, caps Caps) (QuarantineQuery, error) {
 	} else {
 		q.Limit = p.integer("limit", 50, 1, caps.MaxRows)
 	}
+	q.Since, q.Until = p.bounds()
 	return q, p.done("format")
 }
 
 // Values are the query's parameters.
-func (q QuarantineQuery) Values() url.Values { return url.Values{"limit": {strconv.Itoa(q.Limit)}} }
+func (q QuarantineQuery) Values() url.Values {
+	v := url.Values{"limit": {strconv.Itoa(q.Limit)}}
+	setBounds(v, q.Since, q.Until)
+	return v
+}
 
 // Quarantine returns quarantined rows, newest first, redacted.
 func (r *Reader) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]schemas.Quarantined], error) {
 	var res Result[[]schemas.Quarantined]
-	rows, err := r.Store.Quarantine(ctx, q.Limit)
+	rows, err := newestWithin(func(n int) ([]schemas.Quarantined, error) { return r.Store.Quarantine(ctx, n) },
+		func(q schemas.Quarantined) time.Time { return q.QuarantinedAt }, q.Since, q.Until, q.Limit)
 	if err != nil {
 		return res, err
 	}
