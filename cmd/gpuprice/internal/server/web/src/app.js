@@ -6,7 +6,7 @@ import { series } from './series.js';
 import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
-import { alerts, sources, alertItems } from './health.js';
+import { alerts, sources, alertItems, ALERTS_WINDOW } from './health.js';
 import { get, data } from './api.js';
 import { el } from './util.js';
 
@@ -42,7 +42,7 @@ async function main() {
   document.title = view[0] + ' · gpuprice';
   // The number of firing alerts in the navigation, read alongside the view (and
   // placed before the page says it is ready); the view does not wait on it.
-  const badge = get('/api/v1/alerts')
+  const badge = get('/api/v1/alerts', { window: ALERTS_WINDOW })
     .then((b) => alertItems(data(b)).filter((a) => a.state === 'firing').length)
     .catch(() => 0);
   try {

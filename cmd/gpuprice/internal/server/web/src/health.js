@@ -82,8 +82,9 @@ function alertLink(a) {
   return href('/series', { gpu: l.gpu, provider: l.provider, pricing: l.pricing, region: l.region });
 }
 
-// WINDOW is how far back the alerts view lists resolved alerts.
-const WINDOW = '7d';
+/** ALERTS_WINDOW is how far back the alerts view lists resolved alerts (the badge asks the same). */
+export const ALERTS_WINDOW = '7d';
+const WINDOW = ALERTS_WINDOW;
 
 /** alerts renders firing and recently resolved alerts. */
 export async function alerts(main) {
