@@ -111,6 +111,15 @@ type Store interface {
 	Close() error
 }
 
+// ChangeMarker is the optional ability of a store to say cheaply whether anything
+// was written, by this process or another: WriteMarker returns a value that changes
+// whenever a run record is written (every collection, import and spool replay ends
+// with one). Both backends have it; the server polls it to refresh its snapshot of
+// the current prices when another process wrote.
+type ChangeMarker interface {
+	WriteMarker(ctx context.Context) (string, error)
+}
+
 // Opener opens a backend from a parsed DSN.
 type Opener func(ctx context.Context, dsn *url.URL) (Store, error)
 

@@ -2,26 +2,32 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/loadgen"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
-// BenchmarkServeUnderLoad measures `gpuprice serve` (its own process, the embedded
-// DuckDB store) under 200 concurrent clients for 30 s per endpoint: requests/s and
-// p99 of /api/v1/prices, /api/v1/volatility and the web app's /, and fails on any
-// error. The store holds SYNTHETIC history (storetest.Generate; benchmarks only):
-// GPUPRICE_BENCH_SERIES series (default 600) observed hourly for 14 days, rolled up.
-// GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load.
+// BenchmarkServeUnderLoad measures `gpuprice serve` (its own process) under 200
+// concurrent clients for 30 s per endpoint: requests/s and p99 of /api/v1/prices,
+// /api/v1/volatility and the web app's /, and the serve process's peak resident
+// memory (VmHWM), and fails on any error. The store holds SYNTHETIC history
+// (storetest.Generate; benchmarks only): GPUPRICE_BENCH_SERIES series (default 600)
+// observed hourly for 14 days, rolled up, in a DuckDB file of its own; or in the
+// store GPUPRICE_BENCH_STORE names (a DSN, e.g.
+// clickhouse://localhost:9000/gpuprice_servebench), which is filled once and kept
+// for later runs. GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load.
 //
 //	go test ./cmd/gpuprice -run '^$' -bench ServeUnderLoad -benchtime 1x
 func BenchmarkServeUnderLoad(b *testing.B) {
@@ -33,7 +39,10 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	}
 	series, clients, secs := env("GPUPRICE_BENCH_SERIES", 600), env("GPUPRICE_BENCH_CLIENTS", 200), env("GPUPRICE_BENCH_SECONDS", 30)
 	dir := b.TempDir()
-	dsn := "duckdb://" + filepath.Join(dir, "bench.duckdb")
+	dsn := os.Getenv("GPUPRICE_BENCH_STORE")
+	if dsn == "" {
+		dsn = "duckdb://" + filepath.Join(dir, "bench.duckdb")
+	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -44,15 +53,21 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	}
 	end := time.Now().UTC().Truncate(time.Hour)
 	spec := storetest.GenSpec{Series: series, Steps: 14 * 24, Start: end.Add(-14 * 24 * time.Hour), Step: time.Hour, Seed: 7}
-	genStart := time.Now()
-	if err := storetest.Generate(spec, 20000, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) }); err != nil {
+	if have, err := st.Latest(ctx, store.Filter{}); err != nil {
 		b.Fatal(err)
-	}
-	if err := st.(store.Rollups).Rollup(ctx, time.Time{}, time.Time{}); err != nil {
-		b.Fatal(err)
+	} else if len(have) >= series {
+		b.Logf("store %s: kept from an earlier run (%d series)", store.Redact(dsn), len(have))
+	} else {
+		genStart := time.Now()
+		if err := storetest.Generate(spec, 20000, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.(store.Rollups).Rollup(ctx, time.Time{}, time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("store %s: %d synthetic observations written and rolled up in %s", store.Redact(dsn), series*spec.Steps, time.Since(genStart).Round(time.Second))
 	}
 	st.Close()
-	b.Logf("store: %d synthetic observations written and rolled up in %s", series*spec.Steps, time.Since(genStart).Round(time.Second))
 	cfg := filepath.Join(dir, "gpuprice.yaml")
 	text := "data_dir: " + dir + "\nsources:\n"
 	for _, n := range append(disabledOthers(), "azure", "vast") {
@@ -65,7 +80,11 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	}
 	base, stop := startServeProcessB(b, "--config", cfg, "--store", dsn)
 	defer stop()
-	// One request of each before the load: computed from the store, nothing kept yet.
+	addr, err := server.ReadAddress(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// One request of each before the load.
 	for _, p := range []string{"/api/v1/prices", "/api/v1/volatility?window=7d", "/"} {
 		t0 := time.Now()
 		resp, err := http.Get(base + p)
@@ -74,8 +93,9 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		}
 		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		b.Logf("%s first answer (computed, not cached): %d in %s, %d bytes", p, resp.StatusCode, time.Since(t0).Round(time.Millisecond), n)
+		b.Logf("%s first answer: %d in %s, %d bytes", p, resp.StatusCode, time.Since(t0).Round(time.Millisecond), n)
 	}
+	b.Logf("serve (pid %d) before the load: %s", addr.PID, memOf(addr.PID))
 	b.ResetTimer()
 	for _, p := range []struct{ name, path string }{
 		{"prices", "/api/v1/prices"},
@@ -83,11 +103,34 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		{"page", "/"},
 	} {
 		r := loadgen.Run(ctx, base+p.path, clients, time.Duration(secs)*time.Second)
-		b.Logf("%s (%d observations of %d synthetic series)", r, series*spec.Steps, series)
+		b.Logf("%s (%d observations of %d synthetic series); serve: %s", r, series*spec.Steps, series, memOf(addr.PID))
 		b.ReportMetric(r.RPS, p.name+"_req/s")
 		b.ReportMetric(float64(r.P99.Microseconds())/1000, p.name+"_p99_ms")
 		if r.Errors > 0 || r.Requests == 0 {
 			b.Errorf("%s: %d errors of %d requests (first: %s)", p.path, r.Errors, r.Requests, r.FirstError)
 		}
 	}
+	if hwm := procStatusKB(addr.PID, "VmHWM"); hwm > 0 {
+		b.ReportMetric(float64(hwm)/1024, "peak_rss_MB")
+	}
+}
+
+// memOf describes a process's resident memory now and at its peak.
+func memOf(pid int) string {
+	return fmt.Sprintf("RSS %d MB, peak RSS %d MB", procStatusKB(pid, "VmRSS")/1024, procStatusKB(pid, "VmHWM")/1024)
+}
+
+// procStatusKB reads one kB field of /proc/PID/status (0 when unknown).
+func procStatusKB(pid int, field string) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	return 0
 }

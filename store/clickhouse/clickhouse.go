@@ -59,6 +59,12 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// PoolSize is the number of connections a store opens at most unless the DSN's
+// max_open_conns says otherwise: above the HTTP server's concurrent computations
+// (server.MaxComputing) plus one connection per source collecting, and far below
+// ClickHouse's max_concurrent_queries (100).
+const PoolSize = 48
+
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Open prepares a store for the DSN without dialling; see the package comment.
@@ -82,6 +88,15 @@ func open(dsn string) (*Store, error) {
 	}
 	if cluster != "" {
 		clusterSettings(opts)
+	}
+	// clickhouse-go's pool holds 10 connections unless told, and a caller past them
+	// waits up to dial_timeout for one ("acquire conn timeout"): size it for the
+	// server's concurrent queries and the collections beside them.
+	if !u.Query().Has("max_open_conns") {
+		opts.MaxOpenConns = PoolSize
+	}
+	if !u.Query().Has("max_idle_conns") {
+		opts.MaxIdleConns = min(opts.MaxOpenConns, PoolSize/2)
 	}
 	if opts.Auth.Database == "" {
 		opts.Auth.Database = "default"
@@ -725,6 +740,17 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 		return s.wrap(op, err)
 	}
 	return nil
+}
+
+// WriteMarker changes whenever a run record is written (store.ChangeMarker): the
+// number of run rows and their newest version, read from a table of one row per run
+// and source.
+func (s *Store) WriteMarker(ctx context.Context) (string, error) {
+	var n, v uint64
+	if err := s.conn.QueryRow(ctx, `SELECT count(), max(version) FROM runs`).Scan(&n, &v); err != nil {
+		return "", s.wrap("write marker", err)
+	}
+	return fmt.Sprintf("%d/%d", n, v), nil
 }
 
 // Runs returns run records newest first (ties by run_id, source); source "" means

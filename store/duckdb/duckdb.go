@@ -580,6 +580,15 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 	return nil
 }
 
+// WriteMarker changes whenever a run record is written (store.ChangeMarker).
+func (s *Store) WriteMarker(ctx context.Context) (string, error) {
+	var n, v uint64
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(version), 0) FROM runs`).Scan(&n, &v); err != nil {
+		return "", fmt.Errorf("duckdb: write marker: %w", err)
+	}
+	return fmt.Sprintf("%d/%d", n, v), nil
+}
+
 // Runs returns run records newest first (ties by run_id, source); source "" means
 // all, limit 0 means all.
 func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {

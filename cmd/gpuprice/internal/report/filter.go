@@ -193,7 +193,7 @@ func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
 
 // regions lists the regions of the stored series (of one provider when given).
 func (r *Reader) regions(ctx context.Context, provider string) ([]string, error) {
-	rows, err := r.Store.Latest(ctx, store.Filter{Provider: provider})
+	rows, err := r.latest(ctx, store.Filter{Provider: provider})
 	if err != nil {
 		return nil, err
 	}

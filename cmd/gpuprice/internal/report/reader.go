@@ -29,6 +29,24 @@ type Reader struct {
 	DryRunAlerts func(ctx context.Context, at time.Time) (alert.Report, error)
 	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
 	Redact func(string) string
+	// Current, when set, answers Latest instead of Store: the server's snapshot of
+	// the current prices (see server.Current), so that a request does not re-run
+	// the deduplicated latest query.
+	Current LatestReader
+}
+
+// LatestReader reads the newest observation of every series matching a filter, as
+// store.Store.Latest does.
+type LatestReader interface {
+	Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error)
+}
+
+// latest reads through Current when set, else from the store.
+func (r *Reader) latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
+	if r.Current != nil {
+		return r.Current.Latest(ctx, f)
+	}
+	return r.Store.Latest(ctx, f)
 }
 
 func (r *Reader) rollups() (store.Rollups, error) {
@@ -115,7 +133,7 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 		return res, err
 	}
 	res.Matched = sel.Matches
-	rows, err := r.Store.Latest(ctx, sel.Filter)
+	rows, err := r.latest(ctx, sel.Filter)
 	if err != nil {
 		return res, err
 	}

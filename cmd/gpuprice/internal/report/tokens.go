@@ -89,7 +89,7 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		return res, err
 	}
 	res.Matched = sel.Matches
-	latest, err := r.Store.Latest(ctx, sel.Filter)
+	latest, err := r.latest(ctx, sel.Filter)
 	if err != nil {
 		return res, err
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -89,6 +90,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
+	if errors.Is(err, errBusy) {
+		retryLater(w, err.Error()+"; retry after a second")
+		return
+	}
 	s.log.Warn("api: query failed", "path", r.URL.Path, "error", err.Error())
 	writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "store: query failed (see the server's log)"})
 }
@@ -150,7 +155,11 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 		ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), ttl, func() (answer, error) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
 			defer cancel()
-			res, err := run(ctx, q)
+			var res report.Result[T]
+			err := s.compute(ctx, func() (err error) {
+				res, err = run(ctx, q)
+				return err
+			})
 			if err != nil {
 				return answer{}, err
 			}
@@ -190,6 +199,7 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 		} else {
 			h.Set("Cache-Control", "no-cache")
 		}
+		h.Set("Content-Length", strconv.Itoa(len(ans.body)))
 		_, _ = w.Write(ans.body)
 	}
 }

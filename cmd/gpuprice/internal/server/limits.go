@@ -1,9 +1,12 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/net/netutil"
 )
@@ -18,7 +21,40 @@ const (
 	// MaxInFlight caps the requests computed at once (health, readiness and
 	// metrics excepted); a request past it is answered 503 with Retry-After.
 	MaxInFlight = 256
+	// MaxComputing caps the answers computed from the store at once (every client
+	// asking the same shares one computation, and computed answers are kept): a
+	// computation waits at most ComputeWait for a slot, then the request is answered
+	// 503 with Retry-After. It stays below the store's connection pool
+	// (clickhouse.PoolSize), so no query waits for a connection.
+	MaxComputing = 16
 )
+
+// ComputeWait is how long a request waits for a computation slot before 503.
+var ComputeWait = 5 * time.Second
+
+// errBusy is a request that found every computation slot taken for ComputeWait.
+var errBusy = errors.New("busy: the server is computing as many answers as it may at once")
+
+// compute runs f in one of MaxComputing slots, or returns errBusy after ComputeWait.
+func (s *Server) compute(ctx context.Context, f func() error) error {
+	t := time.NewTimer(ComputeWait)
+	defer t.Stop()
+	select {
+	case s.busy <- struct{}{}:
+		defer func() { <-s.busy }()
+		return f()
+	case <-t.C:
+		return errBusy
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// retryLater answers 503 with Retry-After.
+func retryLater(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, apiError{Error: msg})
+}
 
 // limitListener caps the connections ln holds open at once.
 func limitListener(ln net.Listener) net.Listener { return netutil.LimitListener(ln, MaxOpenConns) }
@@ -38,8 +74,7 @@ func shed(h http.Handler, max int) http.Handler {
 			defer func() { <-slots }()
 			h.ServeHTTP(w, r)
 		default:
-			w.Header().Set("Retry-After", "1")
-			writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "busy: too many requests at once; retry after a second"})
+			retryLater(w, "busy: too many requests at once; retry after a second")
 		}
 	})
 }

@@ -111,6 +111,8 @@ type Server struct {
 	runCtx   context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler  http.Handler
 	cache    *answerCache
+	snap     *Current      // the current prices, refreshed after runs and on others' writes
+	busy     chan struct{} // a slot per answer computed at once (MaxComputing)
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -131,7 +133,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg.Stale = analytics.StaleAfter
 	}
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, log: d.Log,
-		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000)}
+		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
+		snap: NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
+	if d.Reader.Current == nil {
+		d.Reader.Current = s.snap
+	}
 	if _, err := s.schedule(context.Background()); err != nil {
 		return nil, err
 	}
@@ -202,6 +208,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
 	}
 	s.metrics.restore(ctx)
+	// The current prices are read before the first request asks, and again whenever
+	// another process writes to the store.
+	go func() { _ = s.snap.Refresh(runCtx) }()
+	go s.snap.watch(ctx, CheckEvery, s.changed)
 	srv := NewHTTPServer(s.handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln)) }()
@@ -266,12 +276,24 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 	}
 	defer s.release(sources)
 	runs := s.run(ctx, sources)
-	s.cache.clear() // new prices, runs and bars
-	s.metrics.market.invalidate()
+	// New prices, runs and bars: the snapshot is read again (even when the run was
+	// cut by a shutdown, within a bounded time) and what was computed is forgotten.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	if err := s.snap.Refresh(rctx); err != nil {
+		s.log.Warn("current prices not refreshed after the run", "error", err.Error())
+	}
+	cancel()
+	s.changed()
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
 	}
 	return runs
+}
+
+// changed forgets every answer computed from what the store held before.
+func (s *Server) changed() {
+	s.cache.clear()
+	s.metrics.market.invalidate()
 }
 
 // claim marks the sources as running and returns them, leaving out (busy) those
@@ -362,7 +384,7 @@ func (l cronLogger) Error(err error, msg string, kv ...any) {
 
 // current reads the latest prices of f's series still on offer.
 func (s *Server) current(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
-	rows, err := s.st.Latest(ctx, f)
+	rows, err := s.snap.Latest(ctx, f)
 	if err != nil {
 		return nil, err
 	}
