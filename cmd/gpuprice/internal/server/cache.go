@@ -32,7 +32,11 @@ func newAnswerCache(max int) *answerCache {
 }
 
 // get returns the answer of key no older than ttl, else computes it (once for
-// every concurrent caller of the same key) and keeps it.
+// every concurrent caller of the same key) and keeps it. An answer older than ttl
+// but younger than twice ttl, and not cleared since, is returned at once while it is
+// computed again in the background (stale while revalidating): clients do not all
+// wait for a long computation every ttl. Cleared answers (the store changed) are
+// never served.
 func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer, error)) (answer, error) {
 	if ttl <= 0 {
 		return compute()
@@ -41,26 +45,35 @@ func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer,
 	a, ok := c.entries[key]
 	gen := c.gen
 	c.mu.Unlock()
-	if ok && time.Since(a.at) < ttl {
+	age := time.Since(a.at)
+	if ok && age < ttl {
 		return a, nil
 	}
-	v, err, _ := c.flight.Do(key, func() (any, error) {
-		a, err := compute()
-		if err != nil {
-			return a, err
-		}
-		a.at, a.gen = time.Now(), gen
-		c.mu.Lock()
-		if c.gen == gen {
-			if len(c.entries) >= c.max {
-				clear(c.entries)
-			}
-			c.entries[key] = a
-		}
-		c.mu.Unlock()
+	do := func() (any, error) { return c.compute(key, gen, compute) }
+	if ok && age < 2*ttl {
+		_ = c.flight.DoChan(key, do) // in the background; joins one under way
 		return a, nil
-	})
+	}
+	v, err, _ := c.flight.Do(key, do)
 	return v.(answer), err
+}
+
+// compute computes key's answer and keeps it unless the cache was cleared since gen.
+func (c *answerCache) compute(key string, gen uint64, compute func() (answer, error)) (answer, error) {
+	a, err := compute()
+	if err != nil {
+		return a, err
+	}
+	a.at, a.gen = time.Now(), gen
+	c.mu.Lock()
+	if c.gen == gen {
+		if len(c.entries) >= c.max {
+			clear(c.entries)
+		}
+		c.entries[key] = a
+	}
+	c.mu.Unlock()
+	return a, nil
 }
 
 // clear forgets every answer (a source ran: prices may have changed).

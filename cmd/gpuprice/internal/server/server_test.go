@@ -49,6 +49,45 @@ func TestAnswerCacheComputesOnceAndClears(t *testing.T) {
 	}
 }
 
+// An answer past its ttl is served at once while it is computed again in the
+// background; a cleared one is never served.
+func TestAnswerCacheServesStaleWhileRecomputing(t *testing.T) {
+	c := newAnswerCache(10)
+	ttl := 100 * time.Millisecond
+	release := make(chan struct{})
+	var computed atomic.Int32
+	slow := func() (answer, error) {
+		n := computed.Add(1)
+		if n > 1 {
+			<-release
+		}
+		return answer{body: []byte{byte('0' + n)}}, nil
+	}
+	if a, _ := c.get("k", ttl, slow); string(a.body) != "1" {
+		t.Fatalf("first answer %q", a.body)
+	}
+	time.Sleep(ttl + 10*time.Millisecond)
+	start := time.Now()
+	if a, _ := c.get("k", ttl, slow); string(a.body) != "1" || time.Since(start) > ttl/2 {
+		t.Fatalf("past its ttl: %q after %s, want the old answer at once", a.body, time.Since(start))
+	}
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if a, _ := c.get("k", ttl, slow); string(a.body) == "2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the background computation was not kept")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.clear()
+	if a, _ := c.get("k", ttl, slow); string(a.body) != "3" {
+		t.Fatalf("after clear: %q, want a fresh computation", a.body)
+	}
+}
+
 func TestAddressFile(t *testing.T) {
 	dir := t.TempDir()
 	addr := &net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}
