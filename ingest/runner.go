@@ -150,8 +150,14 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 	}
 	results := col.Collect(ctx, runID, jobs)
 	// What was written is in the store even when ctx ended meanwhile (serve shutting
-	// down): its bars are rebuilt all the same.
-	r.rollup(context.WithoutCancel(ctx), results...)
+	// down): its bars are rebuilt all the same, within FinalWriteTimeout then.
+	rctx := context.WithoutCancel(ctx)
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(rctx, FinalWriteTimeout)
+		defer cancel()
+	}
+	r.rollup(rctx, results...)
 	return results
 }
 

@@ -492,7 +492,7 @@ func TestServeEvaluatesAlerts(t *testing.T) {
 		t.Errorf("alert history after serve's evaluation: %d %s", code, body)
 	}
 	cancel()
-	if code := <-done; code != 0 || hook.count() != 1 {
+	if code := <-done; code != cli.ExitInterrupted || hook.count() != 1 {
 		t.Errorf("serve exited %d, webhook posts %d", code, hook.count())
 	}
 	if strings.Contains(out.String()+errb.String(), "serve-secret-token") {

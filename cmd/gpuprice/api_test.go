@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -77,8 +78,9 @@ func startServe(t *testing.T, args ...string) (string, func()) {
 		cancel()
 		select {
 		case code := <-done:
-			if code != 0 {
-				t.Errorf("serve exited %d:\n%s", code, errb.String())
+			// Stopped as asked: ExitInterrupted, with nothing cut short.
+			if code != cli.ExitInterrupted || !strings.Contains(errb.String(), "no collection was running") {
+				t.Errorf("serve exited %d, want %d:\n%s", code, cli.ExitInterrupted, errb.String())
 			}
 		case <-time.After(60 * time.Second):
 			t.Fatal("serve did not stop")
@@ -533,8 +535,9 @@ func startServeProcessB(t testing.TB, args ...string) (string, func()) {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
-			if err != nil {
-				t.Errorf("serve: %v\n%s", err, errb.String())
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
+				t.Errorf("serve on SIGTERM: %v, want exit status %d\n%s", err, cli.ExitInterrupted, errb.String())
 			}
 		case <-time.After(60 * time.Second):
 			_ = cmd.Process.Kill()

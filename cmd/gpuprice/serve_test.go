@@ -152,8 +152,8 @@ func TestServe(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exited %d after cancel:\n%s", code, errb.String())
+		if code != cli.ExitInterrupted { // stopped as asked (a signal): 130
+			t.Errorf("serve exited %d after cancel, want %d:\n%s", code, cli.ExitInterrupted, errb.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve did not stop after cancel")
@@ -219,8 +219,8 @@ func TestServeScheduledRunRebuildsBars(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 {
-			t.Errorf("serve exited %d after cancel:\n%s", code, errb.String())
+		if code != cli.ExitInterrupted { // stopped as asked (a signal): 130
+			t.Errorf("serve exited %d after cancel, want %d:\n%s", code, cli.ExitInterrupted, errb.String())
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("serve did not stop after cancel")

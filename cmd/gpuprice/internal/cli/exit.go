@@ -130,7 +130,8 @@ func (a *app) exitCodesHelp() *cobra.Command {
   %d  collect, reparse: some sources failed or were degraded (the others' rows are stored)
   %d  collect, reparse: every source failed (nothing new was stored)
   %d  rows were lost: neither stored nor spooled
-  %d  interrupted by SIGINT or SIGTERM`, ExitOK, ExitError, ExitUsage, ExitPartial, ExitAllFailed, ExitDataLost, ExitInterrupted),
+  %d  interrupted by SIGINT or SIGTERM (serve: always on a signal, after keeping
+      what its collections under way had read)`, ExitOK, ExitError, ExitUsage, ExitPartial, ExitAllFailed, ExitDataLost, ExitInterrupted),
 	}
 }
 

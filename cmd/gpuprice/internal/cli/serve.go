@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -155,7 +156,20 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			defer remove()
 		}
 	}
-	return srv.Serve(ctx, ln, runNow)
+	err = srv.Serve(ctx, ln, runNow)
+	var stopped *server.Stopped
+	if errors.As(err, &stopped) {
+		// Stopped by a signal: exit ExitInterrupted (130), as collect does, so that a
+		// supervisor or script sees the service did not end on its own; the runs
+		// cut short are in the store as "interrupted" with their counts.
+		for _, r := range stopped.Interrupted {
+			if r.RowsLost > 0 {
+				return fmt.Errorf("%w: %w: %s", ErrInterrupted, ErrRowsLost, stopped.Error())
+			}
+		}
+		return fmt.Errorf("%w: %s", ErrInterrupted, stopped.Error())
+	}
+	return err
 }
 
 // pipeline runs sources for the server through the one ingest.Runner of the

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,11 +109,13 @@ type Server struct {
 	stopping atomic.Bool
 	runMu    sync.Mutex
 	running  map[string]bool // sources with a run under way
-	runCtx   context.Context // the context of runs: outlives a request, ends after shutdown's grace
-	handler  http.Handler
-	cache    *answerCache
-	snap     *Current      // the current prices, refreshed after runs and on others' writes
-	busy     chan struct{} // a slot per answer computed at once (MaxComputing)
+	// interrupted are the runs cut short by a shutdown, for Serve's error.
+	interrupted []schemas.Run
+	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
+	handler     http.Handler
+	cache       *answerCache
+	snap        *Current      // the current prices, refreshed after runs and on others' writes
+	busy        chan struct{} // a slot per answer computed at once (MaxComputing)
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -172,28 +175,42 @@ func (s *Server) schedule(ctx context.Context) (*cron.Cron, error) {
 	return sched, nil
 }
 
-// ShutdownGrace is how long a shutdown waits for runs under way before it cancels them.
-var ShutdownGrace = 2 * time.Minute
+// ShutdownTimeout bounds a shutdown: the HTTP requests under way are answered and
+// the collections cut short flush or spool what they read (ingest.FinalWriteTimeout)
+// within it.
+var ShutdownTimeout = 45 * time.Second
+
+// Stopped is Serve's error when its context ended (SIGTERM, Ctrl-C): the service
+// stopped as asked. Interrupted are the collections it cut short; what they had
+// read is stored or spooled, and their run records say "interrupted" with their
+// counts.
+type Stopped struct {
+	Interrupted []schemas.Run
+}
+
+func (e *Stopped) Error() string {
+	if len(e.Interrupted) == 0 {
+		return "serve: stopped; no collection was running"
+	}
+	var parts []string
+	for _, r := range e.Interrupted {
+		parts = append(parts, fmt.Sprintf("%s (%d accepted: %d stored, %d spooled, %d lost)", r.Source,
+			r.RowsAccepted, r.RowsStored, r.RowsSpooled, r.RowsLost))
+	}
+	return "serve: stopped; collections cut short: " + strings.Join(parts, ", ")
+}
 
 // Serve serves HTTP on ln and runs the schedule until ctx is done; with runNow every
-// job runs once at start (and the alerts are evaluated once those runs are in). It
-// waits for running collections before it returns.
+// job runs once at start (and the alerts are evaluated once those runs are in).
+//
+// When ctx ends it stops accepting connections and starting runs, cuts the
+// collections under way (each stops reading, flushes or spools what it read with a
+// fresh bounded context, and records its run as interrupted), answers the requests
+// under way, and returns a *Stopped naming the collections it cut, all within
+// ShutdownTimeout.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error {
-	// Runs are not cut the moment shutdown starts: a collection under way finishes
-	// (its run record and bars written) within ShutdownGrace.
-	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	runCtx, stopRuns := context.WithCancel(ctx)
 	defer stopRuns()
-	go func() {
-		<-ctx.Done()
-		s.stopping.Store(true) // no new runs
-		t := time.NewTimer(ShutdownGrace)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			stopRuns()
-		case <-runCtx.Done():
-		}
-	}()
 	s.runMu.Lock()
 	s.runCtx = runCtx
 	s.runMu.Unlock()
@@ -238,16 +255,48 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 			serveErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	s.log.Info("shutting down: waiting for running collections")
+	s.runMu.Lock()
+	s.stopping.Store(true) // no new runs
+	s.runMu.Unlock()
+	stopRuns() // the runs under way stop reading and keep what they read
+	s.log.Info("shutting down: no new connections; collections under way stop and keep what they read")
+	shut, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	shutErr := make(chan error, 1)
+	go func() { shutErr <- srv.Shutdown(shut) }() // stops accepting at once
 	stopped := sched.Stop()
 	first.Wait()
-	<-stopped.Done()
-	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shut); err != nil && serveErr == nil {
+	select {
+	case <-stopped.Done():
+	case <-shut.Done():
+	}
+	s.waitRuns(shut)
+	if err := <-shutErr; err != nil && serveErr == nil {
 		serveErr = err
 	}
+	if serveErr == nil && ctx.Err() != nil {
+		s.runMu.Lock()
+		cut := slices.Clone(s.interrupted)
+		s.runMu.Unlock()
+		return &Stopped{Interrupted: cut}
+	}
 	return serveErr
+}
+
+// waitRuns waits until no run is under way, or ctx ends.
+func (s *Server) waitRuns(ctx context.Context) {
+	for {
+		s.runMu.Lock()
+		n := len(s.running)
+		s.runMu.Unlock()
+		if n == 0 || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // NewHTTPServer is the http.Server the service listens with: bounded header, body
@@ -286,6 +335,11 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 	s.changed()
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
+		if r.Status == schemas.RunInterrupted {
+			s.runMu.Lock()
+			s.interrupted = append(s.interrupted, r)
+			s.runMu.Unlock()
+		}
 	}
 	return runs
 }
@@ -301,6 +355,9 @@ func (s *Server) changed() {
 func (s *Server) claim(sources []string) (free, busy []string) {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
+	if s.stopping.Load() {
+		return nil, nil // shutting down: no new run
+	}
 	for _, n := range sources {
 		if s.running[n] || slices.Contains(free, n) {
 			busy = append(busy, n)
