@@ -48,6 +48,7 @@ var ShardingKeys = map[string]string{
 	"quarantine":        "cityHash64(source, run_id)",
 	"fx_rates":          "cityHash64(currency)",
 	"alert_episodes":    "cityHash64(rule, subject)",
+	"leases":            "cityHash64(name)",
 }
 
 // ClusterStatement is one statement of a cluster migration.

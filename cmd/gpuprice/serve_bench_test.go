@@ -99,6 +99,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	b.ResetTimer()
 	for _, p := range []struct{ name, path string }{
 		{"prices", "/api/v1/prices"},
+		{"prices_limit100", "/api/v1/prices?limit=100"},
 		{"volatility", "/api/v1/volatility?window=7d"},
 		{"page", "/"},
 	} {

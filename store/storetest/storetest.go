@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
+	t.Run("Lease", s.lease)
 	t.Run("Close", s.close)
 }
 

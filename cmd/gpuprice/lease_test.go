@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
+)
+
+// Two `gpuprice serve` processes on one ClickHouse store, each with its own data
+// directory (so its own alert state file), evaluating the same firing rule every
+// 2 s: the holder of the store's alerts lease notifies once, the other stands by;
+// when the holder stops (SIGTERM, releasing the lease) the other takes over.
+func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "lease")
+	srv := replay(t)
+	if out, code := run(t, "--config", writeConfig(t, srv.URL), "--store", dsn, "collect"); !collected(code) {
+		t.Fatalf("collect: %s", out)
+	}
+	hook := newReceiver(t)
+	t.Setenv("GPUPRICE_ALERT_WEBHOOK_URL", hook.srv.URL+"/hook")
+	config := func() string {
+		cfg := writeConfig(t, srv.URL) // a data directory of its own
+		text, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, `alerts:
+  schedule: "@every 2s"
+  rules:
+    - {name: any-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 1000}
+  notifiers:
+    - {name: hook, kind: webhook, url_env: GPUPRICE_ALERT_WEBHOOK_URL}
+`...)
+		if err := os.WriteFile(cfg, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	type proc struct {
+		out    *syncBuffer
+		stop   func() int
+		leader bool
+	}
+	var procs []*proc
+	for range 2 {
+		cmd, out, exited := startGPUPrice(t, "--config", config(), "--store", dsn, "serve", "--listen", "127.0.0.1:0")
+		procs = append(procs, &proc{out: out, stop: func() int { return terminate(t, cmd, out, exited) }})
+	}
+	waitFor(t, "the first alert", func() bool { return hook.count() > 0 })
+	waitFor(t, "both serves' evaluation turns", func() bool {
+		n := 0
+		for _, p := range procs {
+			if strings.Contains(p.out.String(), "standing by") {
+				n++
+			}
+		}
+		return n >= 1
+	})
+	time.Sleep(7 * time.Second) // three more turns of each
+	if n := hook.count(); n != 1 {
+		t.Fatalf("the webhook got %d deliveries of one firing alert from two serves, want 1", n)
+	}
+	var leader, standby *proc
+	for _, p := range procs {
+		if strings.Contains(p.out.String(), "standing by") {
+			standby = p
+		} else {
+			leader = p
+		}
+	}
+	if leader == nil || standby == nil {
+		t.Fatalf("want one leader and one standby:\n--- 1:\n%s\n--- 2:\n%s", procs[0].out.String(), procs[1].out.String())
+	}
+	if code := leader.stop(); code != cli.ExitInterrupted {
+		t.Fatalf("leader exited %d", code)
+	}
+	// The standby takes the released lease at its next turn; its own state file has
+	// not notified this alert, so it notifies once.
+	waitFor(t, "the standby taking over", func() bool { return hook.count() == 2 })
+	time.Sleep(5 * time.Second)
+	if n := hook.count(); n != 2 {
+		t.Errorf("after the takeover the webhook got %d deliveries, want 2", n)
+	}
+	if code := standby.stop(); code != cli.ExitInterrupted {
+		t.Errorf("standby exited %d", code)
+	}
+}
