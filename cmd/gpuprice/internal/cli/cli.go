@@ -188,7 +188,10 @@ func (a *app) openStoreToWrite(ctx context.Context) (st store.Store, deferred bo
 func (a *app) migrateCmd() *cobra.Command {
 	var cluster string
 	cmd := &cobra.Command{
-		Use:   "migrate",
+		Use: "migrate",
+		Example: `  gpuprice migrate
+  gpuprice migrate --store clickhouse://localhost:9000/gpuprice
+  gpuprice migrate --cluster gpuprice --store clickhouse://ch1:9000/gpuprice`,
 		Short: "Create or upgrade the store's tables (re-running is a no-op)",
 		Long: `Create or upgrade the store's tables; re-running is a no-op.
 
@@ -309,7 +312,9 @@ func versionLine(version string, bi *debug.BuildInfo) string {
 
 func (a *app) configCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "config",
+		Use: "config",
+		Example: `  gpuprice config
+  gpuprice config --config /etc/gpuprice/gpuprice.yaml`,
 		Short: "Print the effective configuration (secrets redacted)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -250,9 +250,10 @@ func (a *app) spoolCmd() *cobra.Command {
 		Short: "Show or replay batches kept on disk while the store was unreachable",
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "status",
-		Short: "Show what waits in the spool",
-		Args:  cobra.NoArgs,
+		Use:     "status",
+		Example: `  gpuprice spool status`,
+		Short:   "Show what waits in the spool",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sp, err := a.spool()
 			if err != nil {
@@ -274,7 +275,9 @@ func (a *app) spoolCmd() *cobra.Command {
 			return nil
 		},
 	}, &cobra.Command{
-		Use:   "replay",
+		Use: "replay",
+		Example: `  gpuprice spool replay
+  gpuprice spool replay --store clickhouse://localhost:9000/gpuprice`,
 		Short: "Write spooled batches to the store, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -33,6 +33,6 @@ func TestHelpReadsAsWords(t *testing.T) {
 	}
 	walk(root)
 	if len(noExample) > 0 {
-		t.Logf("commands without an example: %s", strings.Join(noExample, ", "))
+		t.Errorf("commands without an example: %s", strings.Join(noExample, ", "))
 	}
 }

@@ -18,7 +18,9 @@ var importCommands = []func(*app) *cobra.Command{(*app).importCSVCmd}
 
 func (a *app) importCSVCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "csv FILE",
+		Use: "csv FILE",
+		Example: `  gpuprice prices --provider vast --format csv > vast.csv && gpuprice import csv vast.csv
+  gpuprice import csv prices.parquet   # Parquet too`,
 		Short: "Import a CSV with the header `prices --format csv` writes",
 		Long: `Import reads observations from a CSV whose header is the one ` + "`gpuprice prices --format csv`" + `
 writes (at least observed_at, provider, sku, pricing, gpu_count and a price column).

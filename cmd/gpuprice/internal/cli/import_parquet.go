@@ -18,7 +18,9 @@ func init() { importCommands = append(importCommands, (*app).importParquetCmd) }
 
 func (a *app) importParquetCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "parquet FILE",
+		Use: "parquet FILE",
+		Example: `  gpuprice export --provider aws --format parquet --out aws.parquet
+  gpuprice import parquet aws.parquet --store clickhouse://localhost:9000/gpuprice`,
 		Short: "Import a Parquet file with the columns `export --format parquet` writes",
 		Long: `Import reads observations from a Parquet file whose columns are named like the CSV
 of ` + "`gpuprice prices --format csv`" + ` (at least observed_at, provider, sku, pricing,

@@ -166,7 +166,9 @@ func (a *app) fxCmd() *cobra.Command {
 	var currency, format string
 	var days int
 	cmd := &cobra.Command{
-		Use:   "fx",
+		Use: "fx",
+		Example: `  gpuprice fx --currency EUR
+  gpuprice fx --days 7 --format markdown`,
 		Short: "Show the stored FX reference rates (USD per unit) used to convert prices",
 		Long: `fx lists the ECB daily reference rates gpuprice stored (refreshed by every
 collect unless sources.fx.enabled is false), as US dollars per unit of each currency.
@@ -199,7 +201,9 @@ Every converted observation keeps the rate it used in fx_rate.`,
 func (a *app) sourcesCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "sources",
+		Use: "sources",
+		Example: `  gpuprice sources
+  gpuprice sources --format json`,
 		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
