@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -140,24 +141,65 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 	}
 }
 
-// TestTableCommandsTakeEveryFormat: the table commands take table, json, csv and
-// markdown, on the recorded archive.
+// TestTableCommandsTakeEveryFormat: every table command takes table, json, csv and
+// markdown, on the recorded archive, and names its columns the same in each: the
+// CSV names, upper-cased in the table, and the table's columns among the CSV's.
 func TestTableCommandsTakeEveryFormat(t *testing.T) {
 	dsn := "duckdb://" + filepath.Join(t.TempDir(), "formats.duckdb")
-	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); !collected(code) {
+	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
 		t.Fatalf("reparse: exit %d\n%s\n%s", code, out, errb)
 	}
-	for _, cmd := range []string{"prices", "runs", "quarantine", "fx"} {
+	alertsCfg := filepath.Join("..", "..", "examples", "offline.yaml")
+	for _, cmd := range [][]string{
+		{"prices"}, {"runs"}, {"quarantine"}, {"fx"}, {"sources"}, {"gpus"},
+		{"--config", alertsCfg, "alerts", "--at", "2026-11-02", "--dry-run"},
+		{"volatility", "--at", "2026-11-02", "--window", "30d"}, {"spreads", "--at", "2026-11-02"},
+		{"tokens", "--params", "7e9"}, {"history", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02"},
+		{"index", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02"},
+		{"series", "--provider", "lambda", "--sku", "gpu_1x_h100_pcie_80gb", "--pricing", "on_demand", "--at", "2026-11-02"},
+	} {
+		name := cmd[0]
+		if name == "--config" {
+			name = cmd[2]
+		}
+		outs := map[string]string{}
 		for _, f := range []string{"table", "json", "csv", "markdown"} {
-			out, errb, code := runAll(cmd, "--store", dsn, "--format", f)
+			out, errb, code := runAll(append(cmd, "--store", dsn, "--format", f)...)
 			if code != cli.ExitOK {
-				t.Errorf("%s --format %s: exit %d, %s", cmd, f, code, errb)
+				t.Errorf("%s --format %s: exit %d, %s", name, f, code, errb)
 				continue
 			}
-			if f == "markdown" && cmd != "fx" && !strings.HasPrefix(out, "| ") {
-				t.Errorf("%s --format markdown:\n%s", cmd, out)
+			outs[f] = out
+		}
+		if len(outs) != 4 {
+			continue
+		}
+		var js any
+		if err := json.Unmarshal([]byte(outs["json"]), &js); err != nil {
+			t.Errorf("%s --format json: %v", name, err)
+		}
+		if name == "history" || name == "series" || name == "index" && !strings.HasPrefix(outs["markdown"], "| ") {
+			continue // a title line first
+		}
+		csvHead := strings.Split(strings.SplitN(outs["csv"], "\n", 2)[0], ",")
+		inCSV := map[string]bool{}
+		for _, c := range csvHead {
+			inCSV[c] = true
+		}
+		mdHead := strings.Split(strings.Trim(strings.SplitN(outs["markdown"], "\n", 2)[0], "| "), " | ")
+		tableHead := strings.Fields(strings.SplitN(outs["table"], "\n", 2)[0])
+		for _, c := range mdHead {
+			if !inCSV[c] && !(name == "alerts" && c == "since") {
+				t.Errorf("%s: markdown column %q is not a CSV column %v", name, c, csvHead)
 			}
 		}
+		for _, c := range tableHead {
+			if c != strings.ToUpper(c) || !inCSV[strings.ToLower(c)] {
+				t.Errorf("%s: table column %q is not a CSV column upper-cased %v", name, c, csvHead)
+			}
+		}
+	}
+	for _, cmd := range []string{"prices", "runs", "quarantine", "fx", "sources", "gpus", "alerts"} {
 		if _, _, code := runAll(cmd, "--store", dsn, "--format", "xml"); code != cli.ExitUsage {
 			t.Errorf("%s --format xml: exit %d, want %d", cmd, code, cli.ExitUsage)
 		}

@@ -2,13 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,11 +47,12 @@ the --window before now (or --at), still firing or resolved, with when it starte
 and ended and the figures it fired and resolved on.`,
 		Example: `  gpuprice alerts --dry-run
   gpuprice alerts --dry-run --window 30d   # and what fired and resolved in the last 30 days
-  gpuprice alerts --format json`,
+  gpuprice alerts --format json
+  gpuprice alerts --window 30d --format markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return usagef("--format %q: use table or json", format)
+			if err := checkFormat(format, report.Formats...); err != nil {
+				return err
 			}
 			now, err := parseAt(at)
 			if err != nil {
@@ -118,7 +117,7 @@ and ended and the figures it fired and resolved on.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "evaluate and show what would be sent; send nothing and keep the state as it was")
-	fl.StringVar(&format, "format", "table", "table or json")
+	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&at, "at", "", "evaluate as of this time, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
 	fl.StringVar(&window, "window", "7d", "how far back the alert history goes (e.g. 24h, 7d, 30d)")
@@ -200,66 +199,95 @@ func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time,
 
 func (a *app) printAlerts(rep alert.Report, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return output(a.stdout, "json", nil, nil, rep)
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tKIND\tSUBJECT\tSTATE\tVALUE\tTHRESHOLD\tSINCE\tSUMMARY")
+	// The rules' instances, the notifiers' deliveries and the history: three tables
+	// (table, markdown), or one CSV with a section column, so that every format
+	// carries the whole answer.
+	ruleHead := []string{"rule", "kind", "subject", "state", "value", "threshold", "since", "summary"}
+	var ruleRows [][]string
 	for _, r := range rep.Rules {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\terror\t-\t-\t-\t%s\n", r.Rule, r.Kind, firstLineOf(r.Error))
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), report.Missing, "error", report.Missing, report.Missing, report.Missing, firstLineOf(r.Error)})
 			continue
 		}
 		if len(r.Instances) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t-\tno data\t-\t-\t-\tnothing matches the rule yet\n", r.Rule, r.Kind)
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), report.Missing, "no data", report.Missing, report.Missing, report.Missing, "nothing matches the rule yet"})
 			continue
 		}
 		for _, in := range r.Instances {
-			since := "-"
+			since := report.Missing
 			if !in.StartsAt.IsZero() {
 				since = in.StartsAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Rule, r.Kind, in.Subject, in.State, alertNum(in.Value, in.Unit),
-				alertNum(in.Threshold, in.Unit), since, in.Summary)
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), in.Subject, string(in.State), alertNum(in.Value, in.Unit),
+				alertNum(in.Threshold, in.Unit), since, in.Summary})
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	var notes []string
 	for _, d := range rep.Deliveries {
 		what := fmt.Sprintf("%d firing, %d resolved", d.Firing, d.Resolved)
 		switch {
 		case rep.DryRun:
-			fmt.Fprintf(a.stdout, "notifier %s (%s): would send %s (dry run)\n", d.Notifier, d.Kind, what)
+			notes = append(notes, fmt.Sprintf("notifier %s (%s): would send %s (dry run)", d.Notifier, d.Kind, what))
 		case d.Error != "":
-			fmt.Fprintf(a.stdout, "notifier %s (%s): FAILED to send %s: %s (sent again next time)\n", d.Notifier, d.Kind, what, d.Error)
+			notes = append(notes, fmt.Sprintf("notifier %s (%s): FAILED to send %s: %s (sent again next time)", d.Notifier, d.Kind, what, d.Error))
 		default:
-			fmt.Fprintf(a.stdout, "notifier %s (%s): sent %s\n", d.Notifier, d.Kind, what)
+			notes = append(notes, fmt.Sprintf("notifier %s (%s): sent %s", d.Notifier, d.Kind, what))
 		}
 	}
 	if len(rep.Deliveries) == 0 {
-		fmt.Fprintln(a.stdout, "nothing to notify")
+		notes = append(notes, "nothing to notify")
 	}
-	if len(rep.Recent) == 0 {
-		fmt.Fprintln(a.stdout, "\nno alert fired in the window (history kept in the store)")
-		return nil
-	}
-	fmt.Fprintln(a.stdout, "\nHISTORY (newest first)")
-	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tSUBJECT\tSTATE\tSTARTED\tENDED\tVALUE FIRED\tVALUE RESOLVED\tSUMMARY")
+	histHead := []string{"rule", "subject", "state", "started", "ended", "value_fired", "value_resolved", "summary"}
+	var histRows [][]string
 	for _, e := range rep.Recent {
-		ended, endValue, summary := "-", "-", e.Fired.Summary
+		ended, endValue, summary := report.Missing, report.Missing, e.Fired.Summary
 		if e.EndsAt != nil {
 			ended = e.EndsAt.UTC().Format(time.RFC3339)
 		}
 		if e.Resolved != nil {
 			endValue, summary = alertNum(e.Resolved.Value, e.Resolved.Unit), e.Resolved.Summary
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Rule, e.Subject, e.State, e.StartsAt.UTC().Format(time.RFC3339), ended,
-			alertNum(e.Fired.Value, e.Fired.Unit), endValue, summary)
+		histRows = append(histRows, []string{e.Rule, e.Subject, e.State, e.StartsAt.UTC().Format(time.RFC3339), ended,
+			alertNum(e.Fired.Value, e.Fired.Unit), endValue, summary})
 	}
-	return tw.Flush()
+	if format == "csv" {
+		head := []string{"section", "rule", "kind", "subject", "state", "value", "threshold", "since", "ended", "value_resolved", "summary"}
+		var rows [][]string
+		for _, r := range ruleRows {
+			rows = append(rows, []string{"rule", r[0], r[1], r[2], r[3], r[4], r[5], r[6], report.Missing, report.Missing, r[7]})
+		}
+		for _, n := range notes {
+			rows = append(rows, []string{"notifier", report.Missing, report.Missing, report.Missing, report.Missing, report.Missing,
+				report.Missing, report.Missing, report.Missing, report.Missing, n})
+		}
+		for _, h := range histRows {
+			rows = append(rows, []string{"history", h[0], report.Missing, h[1], h[2], h[5], report.Missing, h[3], h[4], h[6], h[7]})
+		}
+		return output(a.stdout, "csv", head, rows, nil)
+	}
+	if err := output(a.stdout, format, ruleHead, ruleRows, nil, "(no rule)"); err != nil {
+		return err
+	}
+	bullet := ""
+	if format == "markdown" {
+		bullet = "- "
+		fmt.Fprintln(a.stdout)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(a.stdout, bullet+n)
+	}
+	if len(histRows) == 0 {
+		fmt.Fprintln(a.stdout, "\nno alert fired in the window (history kept in the store)")
+		return nil
+	}
+	if format == "markdown" {
+		fmt.Fprint(a.stdout, "\n### History (newest first)\n\n")
+	} else {
+		fmt.Fprintln(a.stdout, "\nHISTORY (newest first)")
+	}
+	return output(a.stdout, format, histHead, histRows, nil)
 }
 
 func nonNilSlice[T any](s []T) []T {

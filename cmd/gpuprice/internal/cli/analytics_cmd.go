@@ -52,9 +52,11 @@ func (a *app) rollups(st store.Store) (store.Rollups, error) {
 	return r, nil
 }
 
-// output writes rows as a table, csv or markdown, or v as JSON (report.Write).
-func output(w io.Writer, format string, header []string, rows [][]string, v any) error {
-	return report.Write(w, format, header, rows, v)
+// output writes rows as a table, csv or markdown, or v as JSON: every table
+// command's one writer (report.Write; a column has one name in every format,
+// upper-cased in a table). empty, when given, is what an empty table says.
+func output(w io.Writer, format string, header []string, rows [][]string, v any, empty ...string) error {
+	return report.Write(w, format, header, rows, v, empty...)
 }
 
 func (a *app) rollupCmd() *cobra.Command {

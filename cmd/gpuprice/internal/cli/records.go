@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -207,7 +205,7 @@ func (a *app) sourcesCmd() *cobra.Command {
 		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := checkFormat(format, report.Formats...); err != nil {
 				return err
 			}
 			rows := a.sourceDefs()
@@ -221,25 +219,20 @@ func (a *app) sourcesCmd() *cobra.Command {
 			if err != nil && !errors.Is(err, errNoStore) { // no store yet: no run to show
 				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
 			}
-			if format == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SOURCE\tTIER\tMETHOD\tPRICING\tCREDENTIALS\tSCHEDULE\tENABLED\tLAST RUN")
+			var cells [][]string
 			for _, r := range rows {
 				lr := "never"
 				if r.LastRun != nil {
 					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status, r.LastRun.RowsAccepted)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", r.Name, r.Tier, r.Method,
-					strings.Join(r.Pricing, ","), shortCredentials(r.Credentials), r.Schedule, r.Enabled, lr)
+				cells = append(cells, []string{r.Name, r.Tier, r.Method, strings.Join(r.Pricing, ","),
+					shortCredentials(r.Credentials), r.Schedule, strconv.FormatBool(r.Enabled), lr})
 			}
-			return w.Flush()
+			header := []string{"name", "tier", "method", "pricing", "credentials", "schedule", "enabled", "last_run"}
+			return output(a.stdout, format, header, cells, rows, "")
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table or json (json adds endpoints and descriptions)")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown (json adds endpoints and descriptions)")
 	return cmd
 }
 
@@ -268,7 +261,7 @@ and assumptions exactly as collection does, and says what collection stores.`,
 			if explain != "" {
 				return a.explainGPU(cat, schemas.Hint{Provider: provider, Name: explain, SKU: sku, MemoryGB: memGB})
 			}
-			if err := checkFormat(format, "table", "json"); err != nil {
+			if err := checkFormat(format, report.Formats...); err != nil {
 				return err
 			}
 			q, err := report.ParseGPUs(flagValues("gpu", gpu), report.NoCaps)
@@ -281,13 +274,7 @@ and assumptions exactly as collection does, and says what collection stores.`,
 				return report.FlagError(err)
 			}
 			a.noteMatches(res.Matched)
-			if format == "json" {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res.Data)
-			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "GPU\tMEMORY\tTB/S\tBF16 DENSE\tFP8 DENSE\tTDP W\tSOURCES")
+			var cells [][]string
 			for _, g := range res.Data {
 				bf16 := fnum(g.DenseBF16TFLOPS)
 				if g.DenseBF16TFLOPS == 0 && g.DenseFP16TFLOPS > 0 {
@@ -296,13 +283,14 @@ and assumptions exactly as collection does, and says what collection stores.`,
 				if g.PeakDenseTFLOPS() == 0 {
 					bf16 = "none known"
 				}
-				fmt.Fprintf(w, "%s\t%s GB %s\t%s\t%s\t%s\t%s\t%s\n", g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
-					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " "))
+				cells = append(cells, []string{g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
+					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " ")})
 			}
-			return w.Flush()
+			header := []string{"id", "memory_gb", "memory_type", "bandwidth_tbs", "dense_bf16_tflops", "dense_fp8_tflops", "tdp_watts", "sources"}
+			return output(a.stdout, format, header, cells, res.Data, "(no GPU matches)")
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
 	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
 	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
