@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -88,4 +90,44 @@ func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
 	if code := standby.stop(); code != cli.ExitInterrupted {
 		t.Errorf("standby exited %d", code)
 	}
+}
+
+// serve keeps the current prices as a snapshot; another process's collection into
+// the same store moves the store's write marker, and the snapshot (and what the API
+// answers) follows within seconds.
+func TestIntegrationClickHouseServeSeesAnotherProcesssWrites(t *testing.T) {
+	dsn := chtest.FreshDSN(t, "snapshot")
+	srv := replay(t)
+	cfg := writeConfig(t, srv.URL)
+	base, stop := startServe(t, "--config", cfg, "--store", dsn)
+	defer stop()
+	rows := func() int {
+		var body struct {
+			Data []json.RawMessage `json:"data"`
+		}
+		resp, err := http.Get(base + "/api/v1/prices?provider=lambda")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/api/v1/prices: %d %v", resp.StatusCode, err)
+		}
+		return len(body.Data)
+	}
+	if n := rows(); n != 0 {
+		t.Fatalf("%d prices in an empty store", n)
+	}
+	// Another process (the CLI, with its own connection) collects.
+	if out, code := run(t, "--config", cfg, "--store", dsn, "collect", "--source", "lambda"); !collected(code) {
+		t.Fatalf("collect: %s", out)
+	}
+	var cliRows []json.RawMessage
+	runJSON(t, &cliRows, "--config", cfg, "--store", dsn, "prices", "--provider", "lambda", "--format", "json")
+	if len(cliRows) == 0 {
+		t.Fatal("the CLI sees no lambda prices")
+	}
+	start := time.Now()
+	waitFor(t, "serve to show the other process's prices", func() bool { return rows() == len(cliRows) })
+	t.Logf("serve showed the %d new prices %s after the other process's collection", len(cliRows), time.Since(start).Round(100*time.Millisecond))
 }
