@@ -12,7 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -140,4 +142,74 @@ func TestIntegrationClickHouseServeStartsWithTheStoreAway(t *testing.T) {
 	}
 	g.open.Store(true)
 	waitFor(t, "/readyz once the store answers", func() bool { return status("/readyz") == http.StatusOK })
+}
+
+// `collect` with the store away when it starts: it collects into the spool, exits
+// as a collection does, and nothing is lost.
+func TestCollectWithTheStoreDownSpools(t *testing.T) {
+	srv := replay(t)
+	cfg := writeConfig(t, srv.URL)
+	down := fmt.Sprintf("clickhouse://127.0.0.1:%d/gpuprice_down?dial_timeout=1s", freePort(t))
+	out, code := run(t, "--config", cfg, "--store", down, "collect", "--source", "lambda")
+	if !collected(code) || !regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s`).MatchString(out) {
+		t.Fatalf("collect with the store down: exit %d\n%s", code, out)
+	}
+	m := regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s`).FindStringSubmatch(out)
+	if m[1] == "0" || m[1] != m[2] {
+		t.Fatalf("accepted %s, spooled %s: want every accepted row spooled\n%s", m[1], m[2], out)
+	}
+	status, _ := run(t, "--config", cfg, "spool", "status")
+	if !strings.Contains(status, " "+m[2]+" rows") {
+		t.Fatalf("spool status %q, want %s rows", status, m[2])
+	}
+}
+
+// serve holds at most server.MaxOpenConns connections however many clients connect
+// and say nothing; silent connections are closed after the header timeout, and the
+// service answers again.
+func TestServeCapsOpenConnections(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gpuprice.yaml")
+	text := "data_dir: " + dir + "\nsources:\n  lambda: {endpoint: http://127.0.0.1:1/, schedule: '0 0 1 1 *'}\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServeProcess(t, "--config", cfg, "--store", "duckdb://"+filepath.Join(dir, "s.duckdb"))
+	defer stop()
+	addr, err := server.ReadAddress(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(base, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range server.MaxOpenConns + 300 {
+		c, err := net.DialTimeout("tcp", host, 5*time.Second)
+		if err != nil {
+			break // the accept queue is full: the kernel refuses, the server is fine
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(time.Second)
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", addr.PID))
+	if err != nil {
+		t.Skipf("cannot count serve's descriptors: %v", err)
+	}
+	if len(fds) > server.MaxOpenConns+100 {
+		t.Errorf("serve holds %d descriptors with %d clients connected, want at most %d connections", len(fds), len(conns), server.MaxOpenConns)
+	}
+	// Silent connections are closed after ReadHeaderTimeout; then a client is served.
+	hc := &http.Client{Timeout: 60 * time.Second}
+	resp, err := hc.Get(base + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz with %d silent clients: %v", len(conns), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %d", resp.StatusCode)
+	}
 }
