@@ -282,6 +282,7 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 		"tokens":     {"USD_PER_1B_TOKENS", "H100-SXM-80GB"},
 		"history":    {"H100-SXM-80GB", "P50"},
 		"alerts":     {"cheap-h100", "started"},
+		"report":     {"H100-SXM-80GB on_demand: market price report", "Cheapest offer now"},
 		"serve":      {"checked"},
 	}
 	for cmd, ws := range want {
@@ -313,6 +314,11 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 	}
 	if !strings.Contains(stderr["prices"], "recorded examples") || !strings.Contains(stderr["prices"], "not today's prices") {
 		t.Errorf("prices: stderr does not say the rows are recorded:\n%s", stderr["prices"])
+	}
+	for _, cmd := range []string{"volatility", "spreads", "tokens", "history", "report"} {
+		if !strings.Contains(stderr[cmd], "holds a recorded example") {
+			t.Errorf("%s: stderr does not say the store holds a recorded example:\n%s", cmd, stderr[cmd])
+		}
 	}
 	// The EUR source was converted with the recorded ECB rates.
 	if out, _, code := runAll("prices", "--provider", "ovhcloud", "--format", "csv"); code != cli.ExitOK || !strings.Contains(out, ",EUR,") {

@@ -74,6 +74,9 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		runner.FX.Refresh = rates
 	}
 	runID := ingest.NewRunID(time.Now())
+	if arc.Manifest.Origin == archive.OriginRecorded {
+		runID = recordedRunPrefix + runID // what analytics commands look for (noteRecordedStore)
+	}
 	fmt.Fprintf(a.stdout, "reparsing run %s (%d responses) as run %s\n", arc.Manifest.RunID, len(arc.Manifest.Entries), runID)
 	if arc.Manifest.Origin == archive.OriginRecorded {
 		fmt.Fprintln(a.stdout, "a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded at; these are not today's prices")

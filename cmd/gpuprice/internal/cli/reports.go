@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +67,38 @@ func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) erro
 	if err != nil {
 		return err
 	}
-	return report.FlagError(fn(r))
+	if err := fn(r); err != nil {
+		return report.FlagError(err)
+	}
+	if analyticsCommands[cmd.Name()] {
+		a.noteRecordedStore(cmd, st)
+	}
+	return nil
+}
+
+// recordedRunPrefix starts the run id of a reparse of a recorded example.
+const recordedRunPrefix = "recorded-"
+
+// analyticsCommands compute from bars or many rows, whose outputs carry no
+// per-row origin: they say on stderr when the store holds a recorded example.
+var analyticsCommands = map[string]bool{"volatility": true, "spreads": true, "tokens": true, "history": true,
+	"index": true, "series": true, "report": true}
+
+// noteRecordedStore says on stderr that the store holds rows of a recorded example
+// (one of its last runs is a reparse of one): an analysis over them is not of
+// today's prices.
+func (a *app) noteRecordedStore(cmd *cobra.Command, st store.Store) {
+	runs, err := st.Runs(cmd.Context(), "", 100)
+	if err != nil {
+		return
+	}
+	for _, r := range runs {
+		if strings.HasPrefix(r.RunID, recordedRunPrefix) {
+			fmt.Fprintf(a.stderr, "gpuprice: this store holds a recorded example (run %s, `gpuprice reparse`): "+
+				"prices marked origin \"recorded\" are not today's prices, and neither is what is computed from them\n", r.RunID)
+			return
+		}
+	}
 }
 
 // noteMatches says on stderr what names that were not canonical matched.
