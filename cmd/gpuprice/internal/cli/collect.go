@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -203,14 +203,18 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 	return jobs, nil
 }
 
+// resultColumns are the columns of a collection's summary (collect, reparse,
+// import, backfill, collect handed to serve): the run record's JSON names.
+var resultColumns = []string{"source", "status", "rows", "quarantined", "unknown_gpu", "spooled", "duration", "lost", "error"}
+
 func (a *app) printResults(results []ingest.Result) {
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tSPOOLED\tDURATION\tLOST\tERROR")
+	var rows [][]string
 	for _, r := range results {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine,
-			r.UnknownGPUs, r.Spooled, r.Duration.Round(time.Millisecond), r.RowsLost, oneLine(a.redactor().Redact(r.Error), 160))
+		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
+			strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled), r.Duration.Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
-	w.Flush()
+	_ = output(a.stdout, "table", resultColumns, rows, nil, "")
 }
 
 // verdict is the error of runs that lost rows or were interrupted (non-zero exit),

@@ -9,10 +9,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -79,17 +80,20 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 		}
 		return fmt.Errorf("serve at %s did not collect (%d): %s", base, resp.StatusCode, msg)
 	}
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SOURCE\tSTATUS\tROWS\tQUARANTINED\tUNKNOWN GPU\tDURATION\tERROR")
 	statuses := make([]string, 0, len(ans.Data))
+	var rows [][]string
 	for _, r := range ans.Data {
 		statuses = append(statuses, r.Status)
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.Source, r.Status, r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs,
-			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond), oneLine(a.redactor().Redact(r.Error), 160))
+		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
+			strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled), r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	for _, n := range ans.Running {
-		fmt.Fprintf(w, "%s\tskipped\t-\t-\t-\t-\talready running in serve\n", n)
+		rows = append(rows, []string{n, "skipped", report.Missing, report.Missing, report.Missing, report.Missing,
+			report.Missing, report.Missing, "already running in serve"})
 	}
-	w.Flush()
+	if err := output(a.stdout, "table", resultColumns, rows, nil, ""); err != nil {
+		return err
+	}
 	return sourcesVerdict(statuses)
 }
