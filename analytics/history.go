@@ -9,76 +9,14 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// HistoryStats is what a buyer brings to a negotiation, for one provider or for all
-// ("*"), over the day prices of one GPU and pricing kind in a window.
-type HistoryStats struct {
-	Provider string `json:"provider"`
-	Series   int    `json:"series"`
-	Samples  int    `json:"samples"` // series-days
-	// Percentiles (type 7) and minimum of the series-day prices. Every figure of
-	// HistoryStats is nil when it is undefined (no samples; a trend needs two days;
-	// a discount needs both prices).
-	P10 *float64 `json:"p10"`
-	P25 *float64 `json:"p25"`
-	P50 *float64 `json:"p50"`
-	P75 *float64 `json:"p75"`
-	P90 *float64 `json:"p90"`
-	Min *float64 `json:"min"`
-	// Latest is the lowest price in force on the window's last day among the
-	// series; LatestMedian their median.
-	Latest       *float64 `json:"latest"`
-	LatestMedian *float64 `json:"latest_median"`
-	// TrendPer30d is the least-squares slope of the daily median price against time,
-	// in $/GPU-hour per 30 days, and TrendPctPer30d that slope over the mean of the
-	// daily medians, in percent.
-	TrendPer30d    *float64 `json:"trend_per_30d"`
-	TrendPctPer30d *float64 `json:"trend_pct_per_30d"`
-	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
-	// on_demand) of the same GPU at the same providers, in percent; nil when either
-	// is missing.
-	ReservedDiscountPct *float64 `json:"reserved_discount_pct"`
-}
-
-// Offer is one series' price in force on the window's last day.
-type Offer struct {
-	Provider string    `json:"provider"`
-	SKU      string    `json:"sku"`
-	Region   string    `json:"region"`
-	Zone     string    `json:"zone"`
-	Pricing  string    `json:"pricing"`
-	Tier     string    `json:"tier"`
-	Price    float64   `json:"price_usd_gpu_hour"`
-	Since    time.Time `json:"since"` // start of the bar the price comes from
-	// LastSeen is when a collection last saw the offer (zero when unknown).
-	LastSeen time.Time `json:"last_seen"`
-}
-
-// History is the negotiation report.
-type History struct {
-	GPU       string         `json:"gpu"`
-	Pricing   string         `json:"pricing"`
-	From      time.Time      `json:"from"`
-	To        time.Time      `json:"to"`
-	Overall   HistoryStats   `json:"overall"`
-	Providers []HistoryStats `json:"providers"`
-	Cheapest  []Offer        `json:"cheapest"`
-	// Daily is the price of each day of the window: of all series (Group "all"),
-	// of each provider's and of each tier's, for charts of the market over time.
-	Daily []HistoryDay `json:"daily"`
-}
-
-// HistoryDay is one day's prices of one group of series: their median, the
-// p10 and p90 (type 7) and the lowest, over the series priced that day.
-type HistoryDay struct {
-	Day    time.Time `json:"day"`
-	Group  string    `json:"group"` // all, provider or tier
-	Name   string    `json:"name"`  // "*", the provider's or the tier's name
-	Series int       `json:"series"`
-	Median float64   `json:"median"`
-	P10    float64   `json:"p10"`
-	P90    float64   `json:"p90"`
-	Min    float64   `json:"min"`
-}
+// HistoryStats, Offer, History and HistoryDay are the negotiation report (defined
+// in store, so that a store can compute it where the bars are; see HistoryFor).
+type (
+	HistoryStats = store.HistoryStats
+	Offer        = store.Offer
+	History      = store.History
+	HistoryDay   = store.HistoryDay
+)
 
 // HistoryOf computes the report of one pricing kind from the day prices of one GPU
 // over all pricing kinds (the other kinds give the reserved discount). cheapest

@@ -6,30 +6,16 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // SpreadsVersion names the method of Spreads (the median day price of each tier's
 // series, hyperscaler ÷ specialist); it changes whenever the method does.
 const SpreadsVersion = "gpuprice-spreads/1"
 
-// SpreadDay is the tier spread of one GPU and pricing kind on one day.
-type SpreadDay struct {
-	GPU     string    `json:"gpu"`
-	Pricing string    `json:"pricing"`
-	Day     time.Time `json:"day"`
-	// Medians of the day's prices per GPU-hour of each tier's series (nil when the
-	// tier has none), and how many series each took.
-	Hyperscaler  *float64 `json:"hyperscaler"`
-	Specialist   *float64 `json:"specialist"`
-	Marketplace  *float64 `json:"marketplace"`
-	NHyperscaler int      `json:"n_hyperscaler"`
-	NSpecialist  int      `json:"n_specialist"`
-	NMarketplace int      `json:"n_marketplace"`
-	// Ratio is Hyperscaler / Specialist and PremiumPct (Ratio − 1) × 100; both nil
-	// when either tier has no price that day.
-	Ratio      *float64 `json:"ratio"`
-	PremiumPct *float64 `json:"premium_pct"`
-}
+// SpreadDay is the tier spread of one GPU and pricing kind on one day (defined in
+// store, so that a store can compute it where the bars are; see SpreadsOf).
+type SpreadDay = store.SpreadDay
 
 // SpreadSummary is how the spread of one GPU and pricing kind moved over the
 // window: its first and last day with a ratio, and the change between them.

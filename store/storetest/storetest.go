@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("RollupIncremental", s.rollupIncremental)
 	t.Run("RollupLastObserved", s.rollupLastObserved)
 	t.Run("Volatility", s.volatility)
+	t.Run("DayPriceStats", s.dayPriceStats)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)

@@ -339,8 +339,7 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 	if err != nil {
 		return nil, time.Time{}, time.Time{}, err
 	}
-	to := end.Truncate(store.Daily).Add(store.Daily) // through the day of end
-	from := to.Add(-span).Truncate(store.Daily)
+	from, to := dayWindow(span, end)
 	f := sel.Filter
 	f.Since, f.Until = from, to
 	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
@@ -348,6 +347,13 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 		return nil, time.Time{}, time.Time{}, err
 	}
 	return analytics.DailyPrices(sel.KeepBars(bars), from, to), from, to, nil
+}
+
+// dayWindow is the window of days dayPrices reads: [end − span, end) in whole UTC
+// days, through the day of end.
+func dayWindow(span time.Duration, end time.Time) (time.Time, time.Time) {
+	to := end.Truncate(store.Daily).Add(store.Daily)
+	return to.Add(-span).Truncate(store.Daily), to
 }
 
 // SpreadsQuery is `gpuprice spreads` and GET /api/v1/spreads.
@@ -387,11 +393,25 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 		return res, err
 	}
 	res.Matched = sel.Matches
-	prices, _, _, err := r.dayPrices(ctx, sel, q.Since, q.At)
-	if err != nil {
-		return res, err
+	var days []analytics.SpreadDay
+	if sel.KeepsAll() {
+		// The store computes the spreads where the bars are when it can.
+		ro, err := r.rollups()
+		if err != nil {
+			return res, err
+		}
+		f := sel.Filter
+		f.Since, f.Until = dayWindow(q.Since, q.At)
+		if days, err = analytics.SpreadsOf(ctx, ro, f); err != nil {
+			return res, err
+		}
+	} else {
+		prices, _, _, err := r.dayPrices(ctx, sel, q.Since, q.At)
+		if err != nil {
+			return res, err
+		}
+		days = analytics.Spreads(prices)
 	}
-	days := analytics.Spreads(prices)
 	res.Data = Spreads{Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
 	return res, nil
 }
@@ -458,11 +478,24 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	}
 	pricing := sel.Pricing
 	sel.Pricing = "" // every pricing kind: the others give the reserved discount
-	prices, from, to, err := r.dayPrices(ctx, sel, q.Since, q.At)
-	if err != nil {
-		return res, err
+	if sel.KeepsAll() {
+		// The store computes the report where the bars are when it can.
+		ro, err := r.rollups()
+		if err != nil {
+			return res, err
+		}
+		f := sel.Filter
+		f.Since, f.Until = dayWindow(q.Since, q.At)
+		if res.Data, err = analytics.HistoryFor(ctx, ro, f, sel.GPU, pricing, q.Cheapest); err != nil {
+			return res, err
+		}
+	} else {
+		prices, from, to, err := r.dayPrices(ctx, sel, q.Since, q.At)
+		if err != nil {
+			return res, err
+		}
+		res.Data = analytics.HistoryOf(sel.GPU, pricing, prices, from, to, q.Cheapest)
 	}
-	res.Data = analytics.HistoryOf(sel.GPU, pricing, prices, from, to, q.Cheapest)
 	res.Data.Providers = nonNil(res.Data.Providers)
 	res.Data.Cheapest = nonNil(res.Data.Cheapest)
 	res.Data.Daily = nonNil(res.Data.Daily)

@@ -1,0 +1,43 @@
+package analytics
+
+import (
+	"context"
+
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// dayBars reads the daily bars of f with the bar in force before the window.
+func dayBars(ctx context.Context, r store.Rollups, f store.Filter) ([]store.Bar, error) {
+	return r.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
+}
+
+// SpreadsOf returns the daily tier spreads of the series f selects over the days
+// [f.Since, f.Until), as Spreads(DailyPrices(bars, f.Since, f.Until)) computes
+// them from the daily bars with carry-in: on the store when it can
+// (store.DayPriceStats: only the spreads are read), else from the bars read.
+func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDay, error) {
+	if s, ok := r.(store.DayPriceStats); ok && !f.Since.IsZero() && !f.Until.IsZero() {
+		return s.Spreads(ctx, f)
+	}
+	bars, err := dayBars(ctx, r, f)
+	if err != nil {
+		return nil, err
+	}
+	return Spreads(DailyPrices(bars, f.Since, f.Until)), nil
+}
+
+// HistoryFor returns the negotiation report of one GPU and pricing kind over the
+// days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
+// f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
+// (every pricing kind: f.Pricing should be empty): on the store when it can
+// (store.DayPriceStats), else from the bars read.
+func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History, error) {
+	if s, ok := r.(store.DayPriceStats); ok && !f.Since.IsZero() && !f.Until.IsZero() {
+		return s.History(ctx, f, gpu, pricing, cheapest)
+	}
+	bars, err := dayBars(ctx, r, f)
+	if err != nil {
+		return History{}, err
+	}
+	return HistoryOf(gpu, pricing, DailyPrices(bars, f.Since, f.Until), f.Since, f.Until, cheapest), nil
+}

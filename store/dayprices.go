@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// SpreadDay is the tier spread of one GPU and pricing kind on one day
+// (analytics.Spreads; the definitions are in docs/analytics.md).
+type SpreadDay struct {
+	GPU     string    `json:"gpu"`
+	Pricing string    `json:"pricing"`
+	Day     time.Time `json:"day"`
+	// Medians of the day's prices per GPU-hour of each tier's series (nil when the
+	// tier has none), and how many series each took.
+	Hyperscaler  *float64 `json:"hyperscaler"`
+	Specialist   *float64 `json:"specialist"`
+	Marketplace  *float64 `json:"marketplace"`
+	NHyperscaler int      `json:"n_hyperscaler"`
+	NSpecialist  int      `json:"n_specialist"`
+	NMarketplace int      `json:"n_marketplace"`
+	// Ratio is Hyperscaler / Specialist and PremiumPct (Ratio − 1) × 100; both nil
+	// when either tier has no price that day.
+	Ratio      *float64 `json:"ratio"`
+	PremiumPct *float64 `json:"premium_pct"`
+}
+
+// HistoryStats is what a buyer brings to a negotiation, for one provider or for all
+// ("*"), over the day prices of one GPU and pricing kind in a window
+// (analytics.HistoryOf).
+type HistoryStats struct {
+	Provider string `json:"provider"`
+	Series   int    `json:"series"`
+	Samples  int    `json:"samples"` // series-days
+	// Percentiles (type 7) and minimum of the series-day prices. Every figure of
+	// HistoryStats is nil when it is undefined (no samples; a trend needs two days;
+	// a discount needs both prices).
+	P10 *float64 `json:"p10"`
+	P25 *float64 `json:"p25"`
+	P50 *float64 `json:"p50"`
+	P75 *float64 `json:"p75"`
+	P90 *float64 `json:"p90"`
+	Min *float64 `json:"min"`
+	// Latest is the lowest price in force on the window's last day among the
+	// series; LatestMedian their median.
+	Latest       *float64 `json:"latest"`
+	LatestMedian *float64 `json:"latest_median"`
+	// TrendPer30d is the least-squares slope of the daily median price against time,
+	// in $/GPU-hour per 30 days, and TrendPctPer30d that slope over the mean of the
+	// daily medians, in percent.
+	TrendPer30d    *float64 `json:"trend_per_30d"`
+	TrendPctPer30d *float64 `json:"trend_pct_per_30d"`
+	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
+	// on_demand) of the same GPU at the same providers, in percent; nil when either
+	// is missing.
+	ReservedDiscountPct *float64 `json:"reserved_discount_pct"`
+}
+
+// Offer is one series' price in force on the window's last day.
+type Offer struct {
+	Provider string    `json:"provider"`
+	SKU      string    `json:"sku"`
+	Region   string    `json:"region"`
+	Zone     string    `json:"zone"`
+	Pricing  string    `json:"pricing"`
+	Tier     string    `json:"tier"`
+	Price    float64   `json:"price_usd_gpu_hour"`
+	Since    time.Time `json:"since"` // start of the bar the price comes from
+	// LastSeen is when a collection last saw the offer (zero when unknown).
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// History is the negotiation report of one GPU and pricing kind.
+type History struct {
+	GPU       string         `json:"gpu"`
+	Pricing   string         `json:"pricing"`
+	From      time.Time      `json:"from"`
+	To        time.Time      `json:"to"`
+	Overall   HistoryStats   `json:"overall"`
+	Providers []HistoryStats `json:"providers"`
+	Cheapest  []Offer        `json:"cheapest"`
+	// Daily is the price of each day of the window: of all series (Group "all"),
+	// of each provider's and of each tier's, for charts of the market over time.
+	Daily []HistoryDay `json:"daily"`
+}
+
+// HistoryDay is one day's prices of one group of series: their median, the
+// p10 and p90 (type 7) and the lowest, over the series priced that day.
+type HistoryDay struct {
+	Day    time.Time `json:"day"`
+	Group  string    `json:"group"` // all, provider or tier
+	Name   string    `json:"name"`  // "*", the provider's or the tier's name
+	Series int       `json:"series"`
+	Median float64   `json:"median"`
+	P10    float64   `json:"p10"`
+	P90    float64   `json:"p90"`
+	Min    float64   `json:"min"`
+}
+
+// DayPriceStats is the optional ability of a store to compute, where its daily
+// bars are, the figures built on day prices (analytics.DailyPrices: each series'
+// comparable price in force per UTC day, withdrawn series ending) and to return
+// only them. Both read the daily bars f selects with the bar in force before the
+// window (BarQuery{Filter: f, Width: Daily, CarryIn: true}, f.Since and f.Until
+// the window [from, to) as DailyPrices takes it).
+//
+// Spreads returns what analytics.Spreads computes from those day prices, ordered
+// by GPU, pricing and day. History returns what analytics.HistoryOf(gpu, pricing,
+// prices, f.Since, f.Until, cheapest) computes from them (f selects every pricing
+// kind: the others give the reserved discount).
+type DayPriceStats interface {
+	Spreads(ctx context.Context, f Filter) ([]SpreadDay, error)
+	History(ctx context.Context, f Filter, gpu, pricing string, cheapest int) (History, error)
+}
