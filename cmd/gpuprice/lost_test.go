@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -212,4 +214,65 @@ func TestServeCapsOpenConnections(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz: %d", resp.StatusCode)
 	}
+}
+
+// Rows no store can hold, in one import with good rows, on both real stores: a row
+// dated 2200 (past ClickHouse's DateTime), one with invalid UTF-8 (DuckDB cannot
+// bind it) and one dated 2100 (which would be its series' "latest" for good) are
+// quarantined with their reasons; every other row of their batch is stored, and
+// prices shows the real latest price.
+func TestPoisonRowsQuarantinedTheRestStored(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("observed_at,provider,tier,sku,gpu,gpu_count,region,zone,pricing,price_usd_hour,price_usd_gpu_hour,source_kind\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "2026-01-02T03:04:05Z,lambda,specialist,poison-ok-%02d,H100-SXM-80GB,1,us-east-1,,on_demand,2,2,import\n", i)
+		if i == 5 {
+			b.WriteString("2200-01-01T00:00:00Z,lambda,specialist,bad-2200,H100-SXM-80GB,1,us-east-1,,on_demand,2,2,import\n")
+			b.WriteString("2026-01-02T03:04:05Z,lambda,specialist,bad-\xff\xfe,H100-SXM-80GB,1,us-east-1,,on_demand,2,2,import\n")
+			b.WriteString("2100-01-01T00:00:00Z,lambda,specialist,poison-ok-00,H100-SXM-80GB,1,us-east-1,,on_demand,0.5,0.5,import\n")
+		}
+	}
+	csvPath := filepath.Join(t.TempDir(), "poison.csv")
+	if err := os.WriteFile(csvPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, dsn string) {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "gpuprice.yaml")
+		if err := os.WriteFile(cfg, []byte("data_dir: "+dir+"\ningest: {batch_size: 100, flush_interval: 1h}\nsources:\n  fx: {enabled: false}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, code := run(t, "--config", cfg, "--store", dsn, "import", "csv", csvPath)
+		if code == cli.ExitDataLost || code == cli.ExitError {
+			t.Fatalf("import: exit %d\n%s", code, out)
+		}
+		var runs []schemas.Run
+		runJSON(t, &runs, "--config", cfg, "--store", dsn, "runs", "--format", "json")
+		if len(runs) != 1 || runs[0].RowsAccepted != 20 || runs[0].RowsStored != 20 || runs[0].RowsQuarantine != 3 || runs[0].RowsLost != 0 {
+			t.Fatalf("run records %+v: want 20 accepted and stored, 3 quarantined, none lost", runs)
+		}
+		var quar []schemas.Quarantined
+		runJSON(t, &quar, "--config", cfg, "--store", dsn, "quarantine", "--format", "json")
+		reasons := ""
+		for _, q := range quar {
+			reasons += q.Reason + "\n"
+		}
+		for _, want := range []string{"outside the storable range", "UTF-8", "in the future"} {
+			if !strings.Contains(reasons, want) {
+				t.Errorf("no quarantine reason with %q in:\n%s", want, reasons)
+			}
+		}
+		var prices []schemas.Observation
+		runJSON(t, &prices, "--config", cfg, "--store", dsn, "prices", "--provider", "lambda", "--all-series", "--format", "json")
+		if len(prices) != 20 {
+			t.Fatalf("%d series priced, want 20", len(prices))
+		}
+		for _, p := range prices {
+			if p.SKU == "poison-ok-00" && (p.PriceUSDGPUHour != 2 || p.EffectiveAt.Year() != 2026) {
+				t.Errorf("poison-ok-00's latest price is %v at %v, want the real 2 of 2026", p.PriceUSDGPUHour, p.EffectiveAt)
+			}
+		}
+	}
+	t.Run("DuckDB", func(t *testing.T) { check(t, "duckdb://"+filepath.Join(t.TempDir(), "p.duckdb")) })
+	t.Run("ClickHouse", func(t *testing.T) { check(t, chtest.FreshDSN(t, "poison")) })
 }
