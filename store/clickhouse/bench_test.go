@@ -122,18 +122,38 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			analytics.Group(analytics.Volatilities(bars, store.Hourly, end, 0), analytics.ByOffering)
 		}
 	})
+	window := store.Filter{Since: since, Until: end}
 	b.Run("Spreads30d", func(b *testing.B) {
 		for b.Loop() {
-			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{Since: since, Until: end}, Width: store.Daily, CarryIn: true})
+			days, err := analytics.SpreadsOf(ctx, r, window)
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.SummariseSpreads(days)
+		}
+	})
+	// What Spreads30d did before the store computed it: read the daily bars, compute in Go.
+	b.Run("Spreads30dFromBars", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: window, Width: store.Daily, CarryIn: true})
 			if err != nil {
 				b.Fatal(err)
 			}
 			analytics.SummariseSpreads(analytics.Spreads(analytics.DailyPrices(bars, since, end)))
 		}
 	})
+	one := window
+	one.GPU = gpu
 	b.Run("History30d", func(b *testing.B) {
 		for b.Loop() {
-			bars, err := r.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: gpu, Since: since, Until: end}, Width: store.Daily, CarryIn: true})
+			if _, err := analytics.HistoryFor(ctx, r, one, gpu, schemas.OnDemand, 5); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("History30dFromBars", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: one, Width: store.Daily, CarryIn: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,0 +1,236 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+var (
+	_ store.VolatilityStats = (*Store)(nil)
+	_ store.DayPriceStats   = (*Store)(nil)
+)
+
+// seriesCols are the columns of a series.
+const seriesCols = `provider, sku, region, zone, pricing`
+
+// Volatilities computes every series' volatility figures in DuckDB with window
+// functions over each series' bars by start (lag for the log returns and changes,
+// a running max for the drawdown, lead for the time each close stays in force)
+// and reads one row per series. The definitions are analytics.SeriesVolatilityOf's;
+// the storetest conformance suite compares the two on the same bars.
+func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+	if err := store.CheckWidth(q.Width); err != nil {
+		return nil, fmt.Errorf("duckdb: %w", err)
+	}
+	w := int64(q.Width / time.Second)
+	where, args := barsWhere(q, q.Since, q.Until)
+	e := utc(end)
+	// The means and standard deviations add in the order of the bars, as
+	// analytics.Mean and SampleStd do (a left fold over each list), so that they
+	// agree to the last bit where the figures are exact (a flat series: 0).
+	fold := func(l string) string { return `list_reduce(list_prepend(0.0::DOUBLE, ` + l + `), (a, x) -> a + x)` }
+	query := `SELECT ` + seriesCols + `, g, t, n, len(rets), mr, sqrt(` + fold(`list_transform(rets, x -> (x - mr) * (x - mr))`) + ` / (len(rets) - 1)),
+		mc, sqrt(` + fold(`list_transform(cs, x -> (x - mc) * (x - mc))`) + ` / (n - 1)), hi, lo, c, changes, dd, under, total
+	FROM (SELECT *, ` + fold(`rets`) + ` / len(rets) AS mr, ` + fold(`cs`) + ` / n AS mc
+		FROM (SELECT ` + seriesCols + `, arg_max(gpu, bar_start) AS g, arg_max(tier, bar_start) AS t, count(*) AS n,
+				coalesce(list(r ORDER BY bar_start) FILTER (WHERE r IS NOT NULL), []) AS rets, list(close ORDER BY bar_start) AS cs,
+				max(high) AS hi, min(low) AS lo, arg_max(close, bar_start) AS c,
+				count(*) FILTER (WHERE prev IS NOT NULL AND close <> prev) AS changes,
+				max(CASE WHEN peak > 0 THEN 1 - close / peak END) AS dd,
+				sum(CASE WHEN close < ? THEN steps ELSE 0 END) AS under, sum(steps) AS total
+			FROM (SELECT *, CASE WHEN prev > 0 AND close > 0 THEN ln(close / prev) END AS r,
+					greatest(0, (date_diff('second', bar_start, least(coalesce(next, ?::TIMESTAMP), ?::TIMESTAMP)) + ? - 1) // ?) AS steps
+				FROM (SELECT ` + seriesCols + `, bar_start, gpu, tier, close, high, low,
+						lag(close) OVER w AS prev, max(close) OVER w AS peak, lead(bar_start) OVER w AS next
+					FROM bars` + where + `
+					WINDOW w AS (PARTITION BY ` + seriesCols + ` ORDER BY bar_start)))
+			GROUP BY ` + seriesCols + `))
+	ORDER BY ` + seriesCols
+	args = append([]any{below, e, e, w, w}, args...)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: volatility: %w", err)
+	}
+	defer rows.Close()
+	var out []store.SeriesVolatility
+	for rows.Next() {
+		var (
+			v                    store.SeriesVolatility
+			n, nr, changes       int64
+			mr, stdRet, stdClose sql.NullFloat64
+			dd                   sql.NullFloat64
+			under, total         sql.NullInt64
+		)
+		if err := rows.Scan(&v.Provider, &v.SKU, &v.Region, &v.Zone, &v.Pricing, &v.GPU, &v.Tier, &n, &nr, &mr,
+			&stdRet, &v.Mean, &stdClose, &v.Max, &v.Min, &v.Close, &changes, &dd, &under, &total); err != nil {
+			return nil, fmt.Errorf("duckdb: volatility: %w", err)
+		}
+		v.Bars, v.Returns, v.Changes = int(n), int(nr), int(changes)
+		if nr >= 2 && stdRet.Valid {
+			v.StdLogReturn = store.Finite(stdRet.Float64)
+		}
+		v.Annualised = v.StdLogReturn * store.AnnualFactor(q.Width)
+		if n >= 2 && stdClose.Valid {
+			v.CV = store.Finite(stdClose.Float64 / v.Mean)
+		}
+		if v.Min > 0 {
+			v.Range = v.Max/v.Min - 1
+		}
+		if dd.Valid {
+			v.MaxDrawdown = math.Max(dd.Float64, 0)
+		}
+		if below > 0 {
+			share := 0.0
+			if total.Int64 > 0 {
+				share = float64(under.Int64) / float64(total.Int64)
+			}
+			v.ShareBelow = &share
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: volatility: %w", err)
+	}
+	return out, nil
+}
+
+// dayPrices returns the text (a WITH clause ending in the relation priced) and
+// arguments of every day price analytics.DailyPrices lays the daily bars of f
+// (with carry-in) on over the days [f.Since, f.Until): one row per series and day
+// with the series' columns, its last sighting seen, the day d, and the price, gpu
+// g, tier t and start bst of the bar it comes from.
+//
+// Window functions do the work: the bar carried in is each series' latest before
+// the window (row_number), the newest sighting of each provider decides which
+// series are withdrawn (max … OVER the provider), and the price in force on a day
+// is the last close at or before it on the series' timeline of bars and days
+// (last_value … IGNORE NULLS).
+func dayPrices(f store.Filter) (string, []any) {
+	bq := store.BarQuery{Filter: f, Width: store.Daily}
+	win, args := barsWhere(bq, f.Since, f.Until)
+	carry, cargs := barsWhere(bq, time.Time{}, f.Since)
+	args = append(args, cargs...)
+	from := utc(f.Since).Truncate(store.Daily)
+	args = append(args, from, utc(f.Until))
+	const cols = seriesCols + `, bar_start, close, gpu, tier, last_observed_at, price_basis, price_scope`
+	return `WITH win AS (
+		SELECT ` + cols + ` FROM bars` + win + `
+		UNION ALL
+		(SELECT ` + cols + ` FROM bars` + carry + `
+			QUALIFY row_number() OVER (PARTITION BY ` + seriesCols + ` ORDER BY bar_start DESC) = 1)),
+	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `') AND price_scope IN ('', '` + schemas.ScopeInstance + `')),
+	se AS (SELECT ` + seriesCols + `, seen, first_start,
+			CASE WHEN seen IS NULL OR seen >= max(seen) OVER (PARTITION BY provider) - INTERVAL 24 HOUR THEN NULL
+				ELSE greatest(date_trunc('day', seen) + INTERVAL 2 DAY, date_trunc('day', last_start) + INTERVAL 1 DAY) END AS e
+		FROM (SELECT ` + seriesCols + `, max(last_observed_at) AS seen, min(bar_start) AS first_start,
+				max(bar_start) AS last_start
+			FROM cb GROUP BY ` + seriesCols + `)),
+	dp AS (SELECT se.provider, se.sku, se.region, se.zone, se.pricing, se.seen, days.d
+		FROM se, (SELECT unnest(range(?::TIMESTAMP, ?::TIMESTAMP, INTERVAL 1 DAY)) AS d) days
+		WHERE days.d >= se.first_start AND (se.e IS NULL OR days.d < se.e)),
+	tl AS (SELECT ` + seriesCols + `, bar_start AS ts, 0 AS is_day, close, gpu, tier, bar_start AS bst, NULL::TIMESTAMP AS seen FROM cb
+		UNION ALL
+		SELECT ` + seriesCols + `, d, 1, NULL, NULL, NULL, NULL, seen FROM dp),
+	priced AS (SELECT * FROM (SELECT ` + seriesCols + `, ts AS d, is_day, seen,
+				last_value(close IGNORE NULLS) OVER w AS price, last_value(gpu IGNORE NULLS) OVER w AS g,
+				last_value(tier IGNORE NULLS) OVER w AS t, last_value(bst IGNORE NULLS) OVER w AS bst
+			FROM tl
+			WINDOW w AS (PARTITION BY ` + seriesCols + ` ORDER BY ts, is_day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
+		WHERE is_day = 1)
+	`, args
+}
+
+// Spreads computes the daily tier spreads in DuckDB: the day prices (dayPrices)
+// grouped by GPU, pricing and day, with each tier's median (quantile_cont, the
+// type-7 interpolation of analytics.Median).
+func (s *Store) Spreads(ctx context.Context, f store.Filter) ([]store.SpreadDay, error) {
+	if f.Since.IsZero() || f.Until.IsZero() {
+		return nil, fmt.Errorf("duckdb: spreads: a window with both ends")
+	}
+	with, args := dayPrices(f)
+	tier := func(t string) string {
+		return `count(*) FILTER (WHERE t = '` + t + `'), quantile_cont(price, 0.5) FILTER (WHERE t = '` + t + `')`
+	}
+	rows, err := s.db.QueryContext(ctx, with+`SELECT g, pricing, d, `+tier(schemas.TierHyperscaler)+`, `+
+		tier(schemas.TierSpecialist)+`, `+tier(schemas.TierMarketplace)+`
+	FROM priced GROUP BY g, pricing, d ORDER BY g, pricing, d`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: spreads: %w", err)
+	}
+	defer rows.Close()
+	var out []store.SpreadDay
+	for rows.Next() {
+		var (
+			d          store.SpreadDay
+			nh, ns, nm int64
+			h, sp, m   sql.NullFloat64
+		)
+		if err := rows.Scan(&d.GPU, &d.Pricing, &d.Day, &nh, &h, &ns, &sp, &nm, &m); err != nil {
+			return nil, fmt.Errorf("duckdb: spreads: %w", err)
+		}
+		d.Day = d.Day.UTC()
+		d.NHyperscaler, d.NSpecialist, d.NMarketplace = int(nh), int(ns), int(nm)
+		d.Hyperscaler, d.Specialist, d.Marketplace = optNull(h), optNull(sp), optNull(m)
+		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
+			r := *d.Hyperscaler / *d.Specialist
+			d.Ratio, d.PremiumPct = analytics.Opt(r), analytics.Opt((r-1)*100)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: spreads: %w", err)
+	}
+	return out, nil
+}
+
+func optNull(x sql.NullFloat64) *float64 {
+	if !x.Valid {
+		return nil
+	}
+	return analytics.Opt(x.Float64)
+}
+
+// History computes the day prices in DuckDB (dayPrices: only the day prices of
+// the window are read, not the bars) and the report from them with
+// analytics.HistoryOf.
+func (s *Store) History(ctx context.Context, f store.Filter, gpu, pricing string, cheapest int) (store.History, error) {
+	if f.Since.IsZero() || f.Until.IsZero() {
+		return store.History{}, fmt.Errorf("duckdb: history: a window with both ends")
+	}
+	with, args := dayPrices(f)
+	rows, err := s.db.QueryContext(ctx, with+`SELECT `+seriesCols+`, d, seen, price, g, t, bst FROM priced
+	ORDER BY d, `+seriesCols, args...)
+	if err != nil {
+		return store.History{}, fmt.Errorf("duckdb: history: %w", err)
+	}
+	defer rows.Close()
+	var prices []analytics.DayPrice
+	for rows.Next() {
+		var (
+			p    analytics.DayPrice
+			b    = &p.Bar
+			seen sql.NullTime
+		)
+		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &p.Day, &seen, &p.Price, &b.GPU,
+			&b.Tier, &b.Start); err != nil {
+			return store.History{}, fmt.Errorf("duckdb: history: %w", err)
+		}
+		p.Day, b.Start, b.Close = p.Day.UTC(), b.Start.UTC(), p.Price
+		if seen.Valid {
+			p.LastSeen = seen.Time.UTC()
+		}
+		p.Series = b.SeriesKey()
+		prices = append(prices, p)
+	}
+	if err := rows.Err(); err != nil {
+		return store.History{}, fmt.Errorf("duckdb: history: %w", err)
+	}
+	return analytics.HistoryOf(gpu, pricing, prices, f.Since, f.Until, cheapest), nil
+}
