@@ -51,6 +51,8 @@ var ObservationColumns = []Column{
 	{Name: AttrsColumn},
 	{Name: "price_scope", Text: func(o *schemas.Observation) string { return o.PriceScope }},
 	{Name: "price_basis", Text: func(o *schemas.Observation) string { return o.PriceBasis }},
+	// origin (schema version 11): "" or "recorded", from the row's attrs.origin.
+	{Name: "origin", Text: func(o *schemas.Observation) string { return o.Attrs[schemas.AttrOrigin] }},
 }
 
 // ObservationColumnNames is the names of ObservationColumns joined by ", ", for

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -221,6 +222,16 @@ func TestSinceUntil(t *testing.T) {
 		}
 		return out
 	}
+	// The rows are marked in the store's origin column too (schema version 11), for SQL.
+	db, err := sql.Open("duckdb", strings.TrimPrefix(dsn, "duckdb://")+"?access_mode=read_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all, recorded int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE origin = 'recorded' AND json_extract_string(attrs, '$.origin') = 'recorded') FROM observations`).Scan(&all, &recorded); err != nil || all == 0 || recorded != all {
+		t.Errorf("origin column: %d of %d rows recorded (%v)", recorded, all, err)
+	}
+	db.Close()
 	// --until is --at: the same answer, as a date or a time.
 	for _, c := range [][]string{
 		{"spreads", "--gpu", "H100-SXM-80GB", "--since", "7d"},

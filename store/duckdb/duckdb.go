@@ -466,18 +466,24 @@ func (s *Store) eachObservation(ctx context.Context, q string, args []any, fn fu
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			o     schemas.Observation
-			attrs string
+			o             schemas.Observation
+			attrs, origin string
 		)
 		if err := rows.Scan(&o.ObservedAt, &o.EffectiveAt, &o.Provider, &o.Tier, &o.SKU, &o.Region,
 			&o.Zone, &o.GPU, &o.GPUName, &o.GPUCount, &o.GPUMemoryGB, &o.Pricing, &o.PriceUSDHour,
 			&o.PriceUSDGPUHour, &o.Currency, &o.PriceNative, &o.Unit, &o.FXRate, &o.Interconnect,
-			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs, &o.PriceScope, &o.PriceBasis); err != nil {
+			&o.SourceKind, &o.SourceURL, &o.RunID, &attrs, &o.PriceScope, &o.PriceBasis, &origin); err != nil {
 			return err
 		}
 		o.ObservedAt, o.EffectiveAt = o.ObservedAt.UTC(), o.EffectiveAt.UTC()
 		if o.Attrs, err = store.DecodeAttrs(attrs); err != nil {
 			return err
+		}
+		if origin != "" && o.Attrs[schemas.AttrOrigin] == "" { // the column is the attribute's copy
+			if o.Attrs == nil {
+				o.Attrs = map[string]string{}
+			}
+			o.Attrs[schemas.AttrOrigin] = origin
 		}
 		if err := fn(o); err != nil {
 			return err
