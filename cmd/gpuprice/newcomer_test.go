@@ -232,6 +232,19 @@ func TestSinceUntil(t *testing.T) {
 		t.Errorf("origin column: %d of %d rows recorded (%v)", recorded, all, err)
 	}
 	db.Close()
+	// An export of recorded rows stays recorded when imported elsewhere.
+	csvFile := filepath.Join(t.TempDir(), "recorded.csv")
+	if err := os.WriteFile(csvFile, []byte(q("prices", "--provider", "lambda", "--format", "csv")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn2 := "duckdb://" + filepath.Join(t.TempDir(), "imported.duckdb")
+	if out, errb, code := runAll("--store", dsn2, "import", "csv", csvFile); code != cli.ExitOK {
+		t.Fatalf("import csv: exit %d\n%s\n%s", code, out, errb)
+	}
+	if out, errb, code := runAll("--store", dsn2, "prices", "--format", "csv"); code != cli.ExitOK ||
+		strings.Count(out, ",recorded\n") != strings.Count(out, "\n")-1 || strings.Count(out, "\n") < 10 || !strings.Contains(errb, "recorded examples") {
+		t.Errorf("imported recorded rows are not marked recorded: exit %d\n%s\n%s", code, out, errb)
+	}
 	// --until is --at: the same answer, as a date or a time.
 	for _, c := range [][]string{
 		{"spreads", "--gpu", "H100-SXM-80GB", "--since", "7d"},
