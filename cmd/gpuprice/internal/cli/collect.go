@@ -205,7 +205,7 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 
 // resultColumns are the columns of a collection's summary (collect, reparse,
 // import, backfill, collect handed to serve): the run record's JSON names.
-var resultColumns = []string{"source", "status", "rows", "quarantined", "unknown_gpu", "spooled", "duration", "lost", "error"}
+var resultColumns = []string{"source", "status", "rows_accepted", "rows_quarantined", "unknown_gpus", "rows_spooled", "duration", "rows_lost", "error"}
 
 func (a *app) printResults(results []ingest.Result) {
 	var rows [][]string

@@ -161,7 +161,7 @@ func RunsTable(runs []schemas.Run) ([]string, [][]string) {
 			strconv.FormatFloat(r.FinishedAt.Sub(r.StartedAt).Seconds(), 'f', 0, 64), r.Status, strconv.Itoa(r.RowsAccepted),
 			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.UnknownGPUs), OneLine(r.Error, 200)})
 	}
-	return []string{"run", "source", "started", "seconds", "status", "rows", "quarantined", "unknown_gpu", "error"}, rows
+	return []string{"run_id", "source", "started_at", "seconds", "status", "rows_accepted", "rows_quarantined", "unknown_gpus", "error"}, rows
 }
 
 // OneLine folds s onto one line of at most n bytes.
@@ -223,7 +223,7 @@ func QuarantineTable(rows []schemas.Quarantined) ([]string, [][]string) {
 	for _, q := range rows {
 		out = append(out, []string{q.ID(), q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw, 200)})
 	}
-	return []string{"id", "when", "source", "run", "reason", "raw"}, out
+	return []string{"id", "quarantined_at", "source", "run_id", "reason", "raw"}, out
 }
 
 // ---- fx

@@ -144,7 +144,7 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 // Table is the token costs as table rows; the whole run's columns only when the
 // query gave the run's tokens.
 func (t Tokens) Table() ([]string, [][]string) {
-	header := []string{"gpu", "provider", "pricing", "sku", "region", "zone", "usd_gpu_hour", "mfu",
+	header := []string{"gpu", "provider", "pricing", "sku", "region", "zone", "price_usd_gpu_hour", "mfu",
 		"tokens_per_gpu_hour", "usd_per_1b_tokens"}
 	if t.HasTokens {
 		header = append(header, "gpu_hours", "run_usd")
