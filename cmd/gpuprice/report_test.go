@@ -223,11 +223,11 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	}
 	od := map[string]float64{}
 	for _, r := range offers("on_demand") {
-		od[key(r)], _ = strconv.ParseFloat(r["usd_gpu_hour"], 64)
+		od[key(r)], _ = strconv.ParseFloat(r["price_usd_gpu_hour"], 64)
 	}
 	perProvider := map[string][]float64{}
 	for _, r := range offers("reserved_1y") {
-		p, _ := strconv.ParseFloat(r["usd_gpu_hour"], 64)
+		p, _ := strconv.ParseFloat(r["price_usd_gpu_hour"], 64)
 		if base, ok := od[key(r)]; ok {
 			perProvider[r["provider"]] = append(perProvider[r["provider"]], (1-p/base)*100)
 		} else if _, ok := perProvider[r["provider"]]; !ok {

@@ -411,7 +411,7 @@ func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string)
 		return err
 	}
 	members := analytics.ExplainIndexDay(bars, d)
-	header := []string{"group", "status", "matched", "provider", "series", "usd_gpu_hour"}
+	header := []string{"group", "status", "matched", "provider", "series", "price_usd_gpu_hour"}
 	var rows [][]string
 	for _, m := range members {
 		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series, report.Num(m.Price)})

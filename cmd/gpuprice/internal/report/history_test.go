@@ -31,10 +31,10 @@ func TestHistoryRowsCarryEverything(t *testing.T) {
 		col[c] = i
 	}
 	c := rows[2]
-	if c[col["provider"]] != "lambda" || c[col["usd_gpu_hour"]] != "1.9900" || c[col["sku"]] != "gpu_1x_h100" || c[col["since"]] != "2026-01-02" {
+	if c[col["provider"]] != "lambda" || c[col["price_usd_gpu_hour"]] != "1.9900" || c[col["sku"]] != "gpu_1x_h100" || c[col["since"]] != "2026-01-02" {
 		t.Errorf("cheapest row %v (header %s)", c, strings.Join(header, ","))
 	}
-	if rows[0][col["p50"]] != "2.5000" || rows[0][col["usd_gpu_hour"]] != "" {
+	if rows[0][col["p50"]] != "2.5000" || rows[0][col["price_usd_gpu_hour"]] != "" {
 		t.Errorf("stats row %v", rows[0])
 	}
 }

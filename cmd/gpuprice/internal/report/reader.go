@@ -546,7 +546,7 @@ func CheapestTable(h analytics.History) ([]string, [][]string) {
 		}
 		rows = append(rows, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly), seen})
 	}
-	return []string{"usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since", "last_seen"}, rows
+	return []string{"price_usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since", "last_seen"}, rows
 }
 
 // IndexQuery is `gpuprice index` and GET /api/v1/index.
@@ -594,7 +594,7 @@ func IndexTable(idx []analytics.IndexPoint) ([]string, [][]string) {
 		rows = append(rows, []string{p.GPU, p.Pricing, p.Group, p.Day.Format(time.DateOnly), f4(p.Price),
 			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method, f4(p.Chained), strconv.Itoa(p.Matched), p.ChainedMethod})
 	}
-	return []string{"gpu", "pricing", "group", "day", "usd_gpu_hour", "offers", "dropped", "method",
+	return []string{"gpu", "pricing", "group", "day", "price_usd_gpu_hour", "offers", "dropped", "method",
 		"chained_usd_gpu_hour", "chained_matched", "chained_method"}, rows
 }
 
