@@ -273,6 +273,25 @@ func TestBackfillFlags(t *testing.T) {
 			t.Errorf("%v accepted", args)
 		}
 	}
+	// --until ends the window that long ago (or at a date or time).
+	g := newFakeEC2(t)
+	cfgU, _ := backfillConfig(t, g.URL)
+	if out, errOut, code := runCtx(context.Background(), "--config", cfgU, "--store", dsn, "backfill", "aws-spot", "--since", "30d",
+		"--until", "10d", "--regions", "eu-west-1"); code != 0 || len(g.spotReqs) == 0 {
+		t.Errorf("--until: exit %d\n%s\n%s", code, out, errOut)
+	} else {
+		q := g.spotReqs[0]
+		start, _ := time.Parse(time.RFC3339, q.Get("StartTime"))
+		end, _ := time.Parse(time.RFC3339, q.Get("EndTime"))
+		if d := end.Sub(start); d != 20*24*time.Hour || time.Since(end) < 10*24*time.Hour-time.Minute || time.Since(end) > 10*24*time.Hour+time.Minute {
+			t.Errorf("--since 30d --until 10d: window %s to %s", start, end)
+		}
+	}
+	for _, args := range [][]string{{"--since", "10d", "--until", "20d"}, {"--until", "soon"}} {
+		if _, _, code := runCtx(context.Background(), append([]string{"--config", cfgU, "--store", dsn, "backfill", "aws-spot"}, args...)...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
+		}
+	}
 	out, errOut, code := runCtx(context.Background(), "--config", cfg, "--store", dsn, "backfill", "aws-spot", "--since", "2d",
 		"--regions", "eu-west-1", "--instance-types", "p5.48xlarge")
 	if code != 0 || len(f.spotReqs) != spotPagesPerRegion || f.regions[0] != "eu-west-1" ||

@@ -17,12 +17,13 @@ import (
 
 // SpotBackfill is `gpuprice backfill aws-spot`: the EC2 spot price history of every
 // GPU instance type (or InstanceTypes) in every region enabled for the account (or
-// Regions), from Since ago to now, read page by page into a stepwise run. After each
+// Regions), from Since ago to Until ago (0: now), read page by page into a stepwise run. After each
 // page is committed the next page's token is kept per region in Checkpoint, so an
 // interrupted backfill run again with the same Since and InstanceTypes goes on where
 // it stopped, over the same time window; Restart starts a new window.
 type SpotBackfill struct {
 	Since         time.Duration // at most MaxSince
+	Until         time.Duration // how long ago the window ends, less than Since; 0: now
 	Regions       []string      // empty: Options.Regions, else every enabled region
 	InstanceTypes []string      // empty: GPUInstanceTypes()
 	Options       Options       // the AWS source's options (regions, ec2_endpoint)
@@ -116,7 +117,14 @@ func (b *SpotBackfill) Prepare(ctx context.Context) error {
 		b.InstanceTypes = GPUInstanceTypes()
 	}
 	b.InstanceTypes = slices.Sorted(slices.Values(b.InstanceTypes))
-	b.key = sinceKey(b.Since) + "|" + strings.Join(b.InstanceTypes, ",")
+	if b.Until < 0 || b.Until >= b.Since {
+		return fmt.Errorf("until %s ago is not after since %s ago", b.Until, b.Since)
+	}
+	b.key = sinceKey(b.Since)
+	if b.Until > 0 {
+		b.key += "-" + sinceKey(b.Until)
+	}
+	b.key += "|" + strings.Join(b.InstanceTypes, ",")
 	return nil
 }
 
@@ -157,7 +165,7 @@ func (b *SpotBackfill) Run(ctx context.Context, step SpotStep) error {
 		b.log().Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.Path)
 		fallthrough
 	default:
-		cp = spotCheckpoint{Key: b.key, Start: now.Add(-b.Since), End: now}
+		cp = spotCheckpoint{Key: b.key, Start: now.Add(-b.Since), End: now.Add(-b.Until)}
 	}
 	if cp.Regions == nil {
 		cp.Regions = map[string]*regionState{}

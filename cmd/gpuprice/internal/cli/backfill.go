@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -30,7 +31,7 @@ func (a *app) backfillCmd() *cobra.Command {
 }
 
 func (a *app) backfillAWSSpotCmd() *cobra.Command {
-	var since string
+	var since, until string
 	var regions, types []string
 	var restart bool
 	var pageSize int32
@@ -41,7 +42,7 @@ func (a *app) backfillAWSSpotCmd() *cobra.Command {
 every GPU instance type of the AWS source's family table, or --instance-types, in
 every region enabled for the account (DescribeRegions), or the regions of
 sources.aws.options.regions, or --regions, from --since ago (at most 90d, what EC2
-keeps) to now. Rows are normalised, gated and quarantined like collected ones and
+keeps) to --until (default now; a span back from now, a date or a time). Rows are normalised, gated and quarantined like collected ones and
 keep source_kind api; the run is recorded as backfill:aws-spot.
 
 It needs AWS credentials from the standard chain with ec2:DescribeSpotPriceHistory
@@ -54,7 +55,8 @@ Resumable: after each page is stored, the next page's token is kept per region i
 The store keeps each observation once, so overlaps add nothing. --restart starts a
 new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 		Example: `  gpuprice backfill aws-spot --since 90d
-  gpuprice backfill aws-spot --since 30d --regions us-east-1,us-west-2 --instance-types p5.48xlarge`,
+  gpuprice backfill aws-spot --since 30d --regions us-east-1,us-west-2 --instance-types p5.48xlarge
+  gpuprice backfill aws-spot --since 90d --until 60d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -64,6 +66,16 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			}
 			if d > aws.MaxSince {
 				return fmt.Errorf("--since %s: EC2 keeps %d days of spot price history", since, int(aws.MaxSince.Hours()/24))
+			}
+			var ago time.Duration
+			if until != "" {
+				end, err := report.ParseUntil(until)
+				if err != nil {
+					return usagef("--until %q: %v", until, err)
+				}
+				if ago = time.Since(end).Truncate(time.Second); ago < 0 || ago >= d {
+					return usagef("--until %s: not between --since %s ago and now", until, since)
+				}
 			}
 			var opts aws.Options
 			if err := (scrapers.Config{Name: "aws", Options: a.cfg.Sources[aws.Name].Options}).DecodeOptions(&opts); err != nil {
@@ -76,7 +88,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			if err != nil {
 				return err
 			}
-			bf := &aws.SpotBackfill{Since: d, Regions: regions, InstanceTypes: types, Options: opts, PageSize: pageSize, Restart: restart,
+			bf := &aws.SpotBackfill{Since: d, Until: ago, Regions: regions, InstanceTypes: types, Options: opts, PageSize: pageSize, Restart: restart,
 				Checkpoint: resumable.Checkpoint{Path: filepath.Join(dir, "backfill", "aws-spot.json")},
 				Timeout:    a.cfg.HTTP.Timeout, Logger: a.log}
 			if err := bf.Prepare(ctx); err != nil {
@@ -108,6 +120,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&since, "since", "90d", "how far back: a duration up to 90d (90d, 36h, 2w)")
+	fl.StringVar(&until, "until", "", "end of the window: a span back from now (60d, 2w), a date or an RFC 3339 time (default: now)")
 	fl.StringSliceVar(&regions, "regions", nil, "regions (default: sources.aws.options.regions, else every region enabled for the account)")
 	fl.StringSliceVar(&types, "instance-types", nil, "instance types (default: every GPU instance type the AWS source knows)")
 	fl.BoolVar(&restart, "restart", false, "ignore the checkpoint and start a new window")
