@@ -98,12 +98,17 @@ func dayPrices(q *query, f store.Filter) {
 	// bar before it (with a tier filter, of the latest whose last version has it).
 	where, args = barConds(bq, time.Time{}, f.Since)
 	if f.Tier == "" {
+		// Only bars at or after the earliest of the series' latest starts before
+		// the window can be carried in: a first pass over bar_start alone finds
+		// that bound (typically the day before the window), so that the second,
+		// which reads every column, reads days, not the whole history.
 		q.add(`
 					UNION ALL
 					SELECT h1, h2, `+names+`, argMax(`+tuple+`, (bar_start, version)) AS b
-					FROM bars WHERE `+where+`
+					FROM bars WHERE `+where+` AND bar_start >= (SELECT min(m) FROM (SELECT max(bar_start) AS m
+						FROM bars WHERE `+where+` GROUP BY provider, sku, region, zone, pricing))
 					GROUP BY cityHash64(provider, sku, region, zone, pricing) AS h1,
-						sipHash64(provider, sku, region, zone, pricing) AS h2`, args...)
+						sipHash64(provider, sku, region, zone, pricing) AS h2`, append(args, args...)...)
 	} else {
 		q.add(`
 					UNION ALL
