@@ -36,5 +36,8 @@ out="${OUT:-bench-results.md}"
   echo "# analytics: ${ANALYTICS_ROWS} raw rows"
   GPUPRICE_BENCH_ROWS="$ANALYTICS_ROWS" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
     -benchtime 5x -timeout 2h | grep -E '^Benchmark'
+  echo "# analytics on DuckDB: ${DUCKDB_ROWS:-2000000} raw rows (hourly)"
+  GPUPRICE_BENCH_DUCKDB_ROWS="${DUCKDB_ROWS:-2000000}" go test ./store/duckdb -run '^$' -bench DuckDBAnalytics \
+    -benchtime 5x -timeout 2h | grep -E '^Benchmark'
   echo '```'
 } | tee "$out"

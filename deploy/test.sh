@@ -60,6 +60,7 @@ echo "== benchmarks at a small size (they keep working; figures: deploy/bench.sh
 go test -run '^$' -bench 'ImportCSV' -benchtime 1x ./cmd/gpuprice
 GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 go test -run '^$' -bench 'ServeUnderLoad' -benchtime 1x ./cmd/gpuprice
 go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
+GPUPRICE_BENCH_DIR="$(mktemp -d)" go test -run '^$' -bench 'DuckDBAnalytics' -benchtime 1x ./store/duckdb
 
 echo "== fuzz smoke (each target briefly)"
 for pkg in $(go list ./...); do
