@@ -81,6 +81,15 @@ func DayPriceData(t *testing.T, st store.Store) {
 	rollup(t, st, again[0].EffectiveAt, again[len(again)-1].EffectiveAt.Add(time.Second))
 }
 
+// DayPriceStats runs the check of the conformance suite's DayPriceStats on the
+// stores open returns (fresh, empty, unmigrated each time), for a store that
+// computes spreads and history of its own only when wrapped.
+func DayPriceStats(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Helper()
+	s := &suite{open: open}
+	s.dayPriceStats(t)
+}
+
 // dayPriceStats checks a store's own spreads and history (store.DayPriceStats,
 // computed where the bars are) against analytics.Spreads and analytics.HistoryOf
 // over the day prices of the daily bars the same store returns (with carry-in),
