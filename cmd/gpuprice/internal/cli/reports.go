@@ -77,7 +77,7 @@ func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) erro
 }
 
 // recordedRunPrefix starts the run id of a reparse of a recorded example.
-const recordedRunPrefix = "recorded-"
+const recordedRunPrefix = report.RecordedRunPrefix
 
 // analyticsCommands compute from bars or many rows, whose outputs carry no
 // per-row origin: they say on stderr when the store holds a recorded example.

@@ -15,6 +15,11 @@ import (
 
 // ---- runs
 
+// RecordedRunPrefix starts the run id of a reparse of a recorded example
+// (`gpuprice reparse examples/recorded`): a store whose runs have it holds recorded
+// rows, which the analytics and the report say.
+const RecordedRunPrefix = "recorded-"
+
 // RunsQuery is `gpuprice runs` and GET /api/v1/runs.
 type RunsQuery struct {
 	Source string

@@ -128,6 +128,11 @@ func (r *Report) summary(s *Section) {
 	if r.Query.Provider != "" {
 		sel += ", providers " + r.Query.Provider
 	}
+	if rec := r.RecordedSources(); len(rec) > 0 {
+		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the last runs of %s "+
+			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at.",
+			strings.Join(rec, ", ")))
+	}
 	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, %d series-days.",
 		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Samples))
 	if o.P10 == nil {
@@ -150,6 +155,18 @@ func (r *Report) summary(s *Section) {
 	if r.Target != nil {
 		s.Paras = append(s.Paras, fmt.Sprintf("The quote of $%s is %s.", f4(r.Target.Quote), r.Target.Position))
 	}
+}
+
+// RecordedSources are the sources whose last run loaded a recorded example
+// (report.RecordedRunPrefix): the report then says it is not of today's prices.
+func (r *Report) RecordedSources() []string {
+	var out []string
+	for _, s := range r.Sources {
+		if s.LastRun != nil && strings.HasPrefix(s.LastRun.RunID, report.RecordedRunPrefix) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 func optSigned(v *float64, prec int) string {
