@@ -480,7 +480,9 @@ var (
 		"n_hyperscaler", "n_specialist", "n_marketplace", "method"}
 )
 
-func fcsv(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// fcsv writes a number of the series files: rounded to 9 decimals (below any price's
+// precision, above float noise such as 4.140000000000001), in plain notation.
+func fcsv(v float64) string { return strconv.FormatFloat(analytics.Round(v, 9), 'f', -1, 64) }
 
 func optcsv(v *float64) string {
 	if v == nil {

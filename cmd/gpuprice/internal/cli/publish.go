@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+func init() {
+	addCommand((*app).publishCmd)
+	addCommand((*app).verifyCmd)
+}
+
+// publishDays are the days a publish run writes: --day, or --since/--until, or the
+// days after the catalog's last through yesterday (yesterday alone when the
+// directory is new). Only whole UTC days that are over are published.
+func publishDays(dir string, days []string, since, until string, now time.Time) ([]time.Time, string, error) {
+	yesterday := now.UTC().Truncate(store.Daily).Add(-store.Daily)
+	if len(days) > 0 {
+		if since != "" || until != "" {
+			return nil, "", usagef("--day and --since/--until: give one or the other")
+		}
+		var out []time.Time
+		for _, s := range days {
+			for _, s := range strings.Split(s, ",") {
+				d, err := publish.ParseDay(strings.TrimSpace(s))
+				if err != nil {
+					return nil, "", usagef("--day: %v", err)
+				}
+				if d.After(yesterday) {
+					return nil, "", usagef("--day %s: the UTC day is not over yet (the last whole day is %s)", s, publish.DayString(yesterday))
+				}
+				out = append(out, d)
+			}
+		}
+		return out, "", nil
+	}
+	last := yesterday
+	if until != "" {
+		u, err := parseWhen(until, now)
+		if err != nil {
+			return nil, "", usagef("--until: %v", err)
+		}
+		if l := u.Add(-store.Daily).Truncate(store.Daily); l.Before(last) {
+			last = l
+		}
+	}
+	if since != "" {
+		s, err := parseWhen(since, now)
+		if err != nil {
+			return nil, "", usagef("--since: %v", err)
+		}
+		return publish.Days(s.Truncate(store.Daily), last), "", nil
+	}
+	cat, err := publish.ReadCatalog(dir)
+	if errors.Is(err, publish.ErrNoCatalog) {
+		return []time.Time{last}, fmt.Sprintf("new snapshot directory: publishing %s only; --since publishes earlier days", publish.DayString(last)), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if len(cat.Days) == 0 {
+		return []time.Time{last}, "", nil
+	}
+	first, err := publish.ParseDay(cat.Days[len(cat.Days)-1].Day)
+	if err != nil {
+		return nil, "", err
+	}
+	first = first.Add(store.Daily)
+	if first.After(last) {
+		return nil, fmt.Sprintf("every day through %s is published; --since checks published days against the store", publish.DayString(last)), nil
+	}
+	return publish.Days(first, last), "", nil
+}
+
+func (a *app) publishCmd() *cobra.Command {
+	var out, since, until, format string
+	var days []string
+	var republish bool
+	cmd := &cobra.Command{
+		Use:   "publish --out DIR [--since 90d | --day 2026-11-01 …] [--republish]",
+		Short: "Write immutable daily snapshots (Parquet prices, CSV index and spreads, manifests) for citing",
+		Long: `Publish writes citable daily snapshots of the store to DIR: for each UTC day (of
+effective_at), the day's observations as Parquet in a Hive-partitioned dataset
+(prices/dt=YYYY-MM-DD/part-00000.parquet, the columns of ` + "`export --format parquet`" + `),
+the day's reference index and tier spreads as CSV (index/dt=…, spreads/dt=…, as
+` + "`gpuprice index`" + ` and ` + "`spreads`" + ` compute them), and a manifest (manifests/DAY.json) with
+the method versions, row counts and every file's SHA-256; catalog.json lists every
+published day. ` + "`gpuprice verify DIR`" + ` checks it all.
+
+Files are never changed once written, and the same store gives the same bytes:
+publishing a day again with the same data writes nothing ("unchanged"). A day whose
+data changed since it was published (a backfill, a late import, a new method) is
+reported ("changed", exit status 1) and left as published; --republish writes the
+new data as version 2 (3, …) under revisions/vN/ beside the old, which stays where
+any citation of it points. A day with no observation and no price in force is
+skipped ("empty").
+
+Days: --day (repeatable, YYYY-MM-DD), or --since (and --until) as a duration back
+from now (90d, 2w) or a date; without them, the days after the last published one
+through yesterday (yesterday alone in a new directory). Only whole UTC days that
+are over are published. Layout and how to read it from DuckDB, pandas and Spark:
+docs/user-guide.md, "Citable snapshots".`,
+		Example: `  gpuprice publish --out /srv/gpuprice-snapshots --since 2026-01-01
+  gpuprice publish --out /srv/gpuprice-snapshots            # daily, from cron: the days since the last run
+  gpuprice publish --out /srv/gpuprice-snapshots --day 2026-11-01 --republish
+  duckdb -c "SELECT dt, gpu, median(price_usd_gpu_hour) FROM read_parquet('/srv/gpuprice-snapshots/prices/*/*.parquet', hive_partitioning = true) GROUP BY ALL"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("--out DIR is required")
+			}
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			list, note, err := publishDays(out, days, since, until, time.Now())
+			if err != nil {
+				return err
+			}
+			if note != "" {
+				fmt.Fprintln(a.stderr, note)
+			}
+			if len(list) == 0 {
+				return nil
+			}
+			ctx := cmd.Context()
+			st, err := a.openExistingStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ro, err := a.rollups(st)
+			if err != nil {
+				return err
+			}
+			src := struct {
+				store.Store
+				store.Rollups
+			}{st, ro}
+			opts := publish.Options{Republish: republish}
+			if format == "text" {
+				opts.Progress = func(r publish.DayResult) { fmt.Fprintln(a.stdout, publishLine(r)) }
+			}
+			start := time.Now()
+			res, err := publish.Publish(ctx, src, out, list, opts)
+			if format == "json" {
+				if res == nil {
+					res = []publish.DayResult{}
+				}
+				b, jerr := json.MarshalIndent(res, "", "  ")
+				if jerr != nil {
+					return jerr
+				}
+				fmt.Fprintln(a.stdout, string(b))
+			}
+			counts := map[string]int{}
+			for _, r := range res {
+				counts[r.Status]++
+			}
+			a.log.Info("published", "dir", out, "days", len(res), "published", counts[publish.StatusPublished],
+				"unchanged", counts[publish.StatusUnchanged], "changed", counts[publish.StatusChanged],
+				"republished", counts[publish.StatusRepublished], "empty", counts[publish.StatusEmpty],
+				"duration", time.Since(start).Round(time.Millisecond))
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("%w: days written so far are complete (%v)", ErrInterrupted, err)
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&out, "out", "", "the snapshot directory (created when missing)")
+	fl.StringVar(&since, "since", "", "publish the days from this one: a duration back from now (90d, 2w) or a date")
+	fl.StringVar(&until, "until", "", "publish only the days wholly before this: a duration back from now or a date/time")
+	fl.StringSliceVar(&days, "day", nil, "publish this UTC day (YYYY-MM-DD; repeatable)")
+	fl.BoolVar(&republish, "republish", false, "write a new version of a day whose data changed since it was published (beside the old)")
+	fl.StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
+
+// publishLine is one day's result as a line of text.
+func publishLine(r publish.DayResult) string {
+	rows := fmt.Sprintf("prices %d, index %d, spreads %d", r.Rows.Prices, r.Rows.Index, r.Rows.Spreads)
+	switch r.Status {
+	case publish.StatusEmpty:
+		return fmt.Sprintf("%s  empty        no observation and no price in force: nothing written", r.Day)
+	case publish.StatusUnchanged:
+		return fmt.Sprintf("%s  unchanged    v%d  %s  %s (sha256:%.12s…): same data, nothing written", r.Day, r.Version, rows, r.Manifest, r.ManifestSHA256)
+	case publish.StatusChanged:
+		return fmt.Sprintf("%s  CHANGED      v%d  %s since published: %s; left as published (--republish writes v%d)",
+			r.Day, r.Version, rows, strings.Join(r.Changes, "; "), r.Version+1)
+	case publish.StatusRepublished:
+		return fmt.Sprintf("%s  republished  v%d  %s  %s (sha256:%.12s…): %s", r.Day, r.Version, rows, r.Manifest, r.ManifestSHA256, strings.Join(r.Changes, "; "))
+	}
+	return fmt.Sprintf("%s  %-11s  v%d  %s  %s (sha256:%.12s…)", r.Day, r.Status, r.Version, rows, r.Manifest, r.ManifestSHA256)
+}
+
+func (a *app) verifyCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "verify DIR",
+		Short: "Check a snapshot directory written by publish: every hash and row count",
+		Long: `Verify checks a directory written by ` + "`gpuprice publish`" + `: the catalog's own hash; for every
+version of every day, its manifest's own hash and that it is the one the catalog
+lists; for every file, its size, SHA-256 and row count (each Parquet file read back
+row by row, each CSV record counted) and the prices' content hash; and that no file
+lies in the directory that no manifest lists (a dataset reader would read it).
+
+Exit status 0 when everything checks, 1 otherwise, with one line per problem naming
+the file at fault. Verify needs no store.`,
+		Example: `  gpuprice verify /srv/gpuprice-snapshots
+  gpuprice verify /srv/gpuprice-snapshots --format json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			rep, err := publish.Verify(args[0])
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				b, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stdout, string(b))
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Fprintf(a.stdout, "FAIL %s\n", p)
+				}
+				if rep.OK() {
+					fmt.Fprintf(a.stdout, "ok: %s: %d day versions, %d files (prices %d rows, index %d, spreads %d): every hash and row count checks\n",
+						rep.Dir, rep.Days, rep.Files, rep.Rows.Prices, rep.Rows.Index, rep.Rows.Spreads)
+				}
+			}
+			if !rep.OK() {
+				return fmt.Errorf("%s: %d problem(s), first: %s", rep.Dir, len(rep.Problems), rep.Problems[0])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	return cmd
+}
