@@ -186,6 +186,35 @@ func TestPublishDuckDB(t *testing.T) {
 		t.Errorf("--day today (not over): exit %d, want 2", code)
 	}
 
+	// A run stopped after writing manifests but before the catalog: the next run takes
+	// them in; one stopped before a day's manifest left files the next run replaces.
+	crash := filepath.Join(t.TempDir(), "crash")
+	if code, _ := publishJSON(t, cfg, dsn, crash, "--day", "2026-10-01"); code != 0 {
+		t.Fatal("publish of one day failed")
+	}
+	early, _ := os.ReadFile(filepath.Join(crash, publish.CatalogFile))
+	if err := os.CopyFS(filepath.Join(crash, "x"), os.DirFS(snap)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"prices", "index", "spreads", "manifests"} {
+		os.RemoveAll(filepath.Join(crash, d))
+		if err := os.Rename(filepath.Join(crash, "x", d), filepath.Join(crash, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(filepath.Join(crash, "x"))
+	os.WriteFile(filepath.Join(crash, publish.CatalogFile), early, 0o644)
+	os.Remove(filepath.Join(crash, "manifests", "2026-10-04.json")) // stopped before 10-04's manifest
+	os.WriteFile(filepath.Join(crash, "index", "dt=2026-10-04", "part-00000.csv"), []byte("half a file"), 0o644)
+	if code, out := verifyOut(t, crash); code != 1 || !strings.Contains(out, "FAIL manifests/2026-10-02.json: is listed in no manifest") {
+		t.Errorf("verify after a stopped run: exit %d\n%s", code, out)
+	}
+	code, res2 := publishJSON(t, cfg, dsn, crash, days...)
+	if code != 0 || res2["2026-10-02"].Status != publish.StatusUnchanged || res2["2026-10-04"].Status != publish.StatusPublished {
+		t.Errorf("publish after a stopped run: exit %d, %+v", code, res2)
+	}
+	sameTree(t, "after recovering a stopped run", published, tree(t, crash))
+
 	// An independent reader: DuckDB reads the dataset with Hive partitioning.
 	conn, err := duckdb.NewConnector("", nil)
 	if err != nil {
