@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
@@ -320,6 +323,26 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	}
 	if !strings.Contains(md, "| * | "+stats[0]["series"]+" | "+stats[0]["samples"]+" | "+stats[0]["p10"]+" | ") {
 		t.Errorf("markdown: the market's row differs from history's %v", stats[0])
+	}
+	// A published snapshot of the window's last days is cited (publish.Cite).
+	snap := filepath.Join(dir, "snapshots")
+	func() {
+		st, err := store.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		src, ok := st.(publish.Source)
+		if !ok {
+			t.Fatalf("store %T cannot be published", st)
+		}
+		if _, err := publish.Publish(context.Background(), src, snap, publish.Days(at.Add(-48*time.Hour), at), publish.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	cited := mustRun(t, append(g, "report", "--gpu", "H100-SXM-80GB", "--since", "730d", "--at", atS, "--snapshot", snap, "--format", "markdown")...)
+	if !regexp.MustCompile("Published snapshot: gpuprice snapshot sha256:[0-9a-f]{64} \\(" + regexp.QuoteMeta(snap) + "\\), days [0-9-]+ to [0-9-]+: 3 of 730 days published").MatchString(cited) {
+		t.Errorf("the report does not cite the snapshot:\n%s", cited[strings.Index(cited, "## Method"):])
 	}
 	// Bad input is a usage error naming the flag.
 	if _, code := run(t, append(g, "report", "--gpu", "H100-SXM-80GB", "--term", "2y")...); code != 2 {

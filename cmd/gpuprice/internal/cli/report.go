@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/publish"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -50,7 +52,7 @@ func reportFormat(format, out string) (string, error) {
 }
 
 func (a *app) reportCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, until, term, modelParams, out, format string
+	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot string
 	var providers []string
 	var quote float64
 	var gpus, cheapest int
@@ -104,7 +106,17 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				if c, ok := src.(*report.Client); ok {
 					cite += " via " + c.Base
 				}
-				rep, err := buyer.Build(cmd.Context(), src, q, buyer.Options{Store: cite})
+				opt := buyer.Options{Store: cite}
+				if snapshot != "" {
+					opt.Snapshot = func(from, to time.Time) (*buyer.Snapshot, error) {
+						c, err := publish.Cite(snapshot, from, to)
+						if err != nil {
+							return nil, err
+						}
+						return &buyer.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing), Sentence: c.String()}, nil
+					}
+				}
+				rep, err := buyer.Build(cmd.Context(), src, q, opt)
 				if err != nil {
 					return err
 				}
@@ -153,6 +165,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")
 	fl.StringVarP(&out, "out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
 	fl.StringVar(&format, "format", "", "html, pdf or markdown (default: from --out's extension)")
+	fl.StringVar(&snapshot, "snapshot", "", "a directory of gpuprice publish: cite its snapshot days that cover the window")
 	return cmd
 }
 

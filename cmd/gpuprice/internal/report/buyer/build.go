@@ -31,22 +31,26 @@ import (
 
 // Options are what the caller knows beyond the query.
 type Options struct {
-	// Store names the store the report was built from (redacted DSN).
+	// Store names the store the report was built from (CiteStore: no path, no
+	// password).
 	Store string
-	// Snapshot is the published snapshot (gpuprice publish) the report's numbers
-	// can be checked against, nil when none was given.
-	Snapshot *Snapshot
+	// Snapshot, when set, cites the published snapshot (gpuprice publish) that
+	// covers the report's window, its first and last day (UTC, inclusive): the CLI's
+	// --snapshot DIR sets it to publish.Cite.
+	Snapshot func(from, to time.Time) (*Snapshot, error)
 	// Now is when the report is built (default time.Now).
 	Now time.Time
 }
 
 // Snapshot cites a published, immutable snapshot of the data.
 type Snapshot struct {
-	Location string `json:"location"` // directory or URL of the snapshot
-	Day      string `json:"day"`      // the snapshot's day (YYYY-MM-DD)
-	Manifest string `json:"manifest"` // the manifest's path within it
-	SHA256   string `json:"sha256"`   // the content hash its manifest records
-	Method   string `json:"method"`   // method version of the snapshot
+	Dir      string `json:"dir"`
+	ID       string `json:"id"` // what publish's citation hashes (its manifests' hashes)
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Days     int    `json:"days"`    // published days of the window
+	Missing  int    `json:"missing"` // days of the window not published
+	Sentence string `json:"sentence"`
 }
 
 // Citation is how the report cites the data it was built from: the store, its
@@ -353,7 +357,13 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 		rep.Target = target(q, rep)
 	}
 	rep.Citation.Store = opt.Store
-	rep.Citation.Snapshot = opt.Snapshot
+	if opt.Snapshot != nil {
+		snap, err := opt.Snapshot(rep.History.From, rep.History.To.Add(-time.Second))
+		if err != nil {
+			return nil, err
+		}
+		rep.Citation.Snapshot = snap
+	}
 	rep.Citation.DataSHA256 = hex.EncodeToString(hash.Sum(nil))
 	return rep, nil
 }

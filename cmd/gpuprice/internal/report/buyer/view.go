@@ -441,10 +441,9 @@ func (r *Report) method(s *Section) {
 	cite += ". Data SHA-256 " + c.DataSHA256 + ": a hash over the answers of the commands named in each section; the same store and query give the same hash."
 	s.Paras = append(s.Paras, cite)
 	if c.Snapshot != nil {
-		s.Paras = append(s.Paras, fmt.Sprintf("Published snapshot: %s, day %s, manifest %s (SHA-256 %s, %s); `gpuprice verify` checks it.",
-			c.Snapshot.Location, c.Snapshot.Day, c.Snapshot.Manifest, c.Snapshot.SHA256, c.Snapshot.Method))
+		s.Paras = append(s.Paras, "Published snapshot: "+c.Snapshot.Sentence+".")
 	} else {
-		s.Paras = append(s.Paras, "No published snapshot was cited (`gpuprice publish` writes them).")
+		s.Paras = append(s.Paras, "No published snapshot is cited: `gpuprice publish --out DIR` writes immutable daily snapshots, and `gpuprice report --snapshot DIR` cites the days that cover the window.")
 	}
 	s.Paras = append(s.Paras, fmt.Sprintf("Query: %s.", r.Commands[SecMarket]),
 		"Definitions. Prices are USD per GPU-hour: an instance's price divided by its GPUs, converted at the ECB reference rate of the day when published in another currency. A day's price of a series is its last daily close in force that day; a series its provider no longer lists ends the day after its last sighting. Tiers: hyperscaler (AWS, GCP, Azure, Oracle), specialist clouds, marketplaces. Missing values are shown as missing, never as zero.")
