@@ -147,7 +147,8 @@ type Manifest struct {
 	ObservedThrough string `json:"observed_through,omitempty"`
 	Rows            Rows   `json:"rows"`
 	Files           []File `json:"files"`
-	// PricesSchema is the Parquet schema of the prices file.
+	// PricesSchema is the Parquet schema of the prices file (verify reads the file
+	// against it).
 	PricesSchema string `json:"prices_schema"`
 	// ManifestSHA256 is the SHA-256 of this file's bytes with this value emptied
 	// (`"manifest_sha256": ""`): the manifest's identity, which the catalog and

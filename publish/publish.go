@@ -325,6 +325,9 @@ func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, 
 // manifest; none when they are the same data.
 func differences(old, m *Manifest, files []builtFile) []string {
 	var out []string
+	if old.PricesSchema != m.PricesSchema {
+		out = append(out, "prices: the columns changed (a new gpuprice writes other columns)")
+	}
 	if old.Method != m.Method {
 		out = append(out, fmt.Sprintf("method %+v, published with %+v", m.Method, old.Method))
 	}
@@ -405,7 +408,8 @@ func buildPrices(ctx context.Context, src Source, tmp string, day time.Time) (bu
 		return bf, time.Time{}, err
 	}
 	pw := parquetio.NewWriter(hf, parquetio.DefaultRowGroupRows)
-	content := NewContentHash()
+	content := NewContentHash(pricesSchema)
+	var values parquet.Row
 	var prev parquetio.Row
 	var through time.Time
 	err = src.Each(ctx, store.Filter{Since: day, Until: day.Add(store.Daily)}, func(o schemas.Observation) error {
@@ -419,7 +423,8 @@ func buildPrices(ctx context.Context, src Source, tmp string, day time.Time) (bu
 		if o.ObservedAt.After(through) {
 			through = o.ObservedAt
 		}
-		content.Add(&row)
+		values = pricesSchema.Deconstruct(values[:0], &row)
+		content.Add(values)
 		return pw.Write(o)
 	})
 	if err == nil {
@@ -435,35 +440,67 @@ func buildPrices(ctx context.Context, src Source, tmp string, day time.Time) (bu
 	return bf, through, nil
 }
 
-// PricesSchema is the Parquet schema of a prices file.
-func PricesSchema() string { return parquet.SchemaOf(parquetio.Row{}).String() }
+// pricesSchema is the Parquet schema of the prices files this build writes.
+var pricesSchema = parquet.SchemaOf(parquetio.Row{})
 
-// ContentHash hashes the rows of a prices file without observed_at: one CSV
-// record per row (RFC 4180, "\n" line ends, no header) of the other columns in
-// file order, timestamps as RFC 3339 UTC to the microsecond, numbers in the
-// shortest form that reads back as the same double.
+// PricesSchema is the Parquet schema of the prices files this build writes, as
+// manifests record it.
+func PricesSchema() string { return pricesSchema.String() }
+
+// ContentHash hashes the rows of a prices file without observed_at: one CSV record
+// per row (RFC 4180, "\n" line ends, no header) of every other column in file
+// order, each value as text: strings as they are, doubles in the shortest form that
+// reads back as the same double, integers and timestamps (microseconds since the
+// epoch) in decimal, nulls empty. It is defined on the file's own columns, so it can
+// be recomputed from any prices file, whatever columns a later format adds.
 type ContentHash struct {
-	h   hash.Hash
-	w   *csv.Writer
-	rec []string
+	h    hash.Hash
+	w    *csv.Writer
+	skip int // the column of observed_at
+	rec  []string
 }
 
-// NewContentHash starts a content hash.
-func NewContentHash() *ContentHash {
+// NewContentHash starts a content hash of rows of the Parquet schema s.
+func NewContentHash(s *parquet.Schema) *ContentHash {
 	h := sha256.New()
-	return &ContentHash{h: h, w: csv.NewWriter(h), rec: make([]string, 0, len(parquetio.Columns)-1)}
+	c := &ContentHash{h: h, w: csv.NewWriter(h), skip: -1}
+	for i, p := range s.Columns() {
+		if len(p) == 1 && p[0] == "observed_at" {
+			c.skip = i
+		}
+	}
+	c.rec = make([]string, len(s.Columns()))
+	return c
 }
-
-func fnum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-func ftime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano) }
 
 // Add hashes one row.
-func (c *ContentHash) Add(r *parquetio.Row) {
-	c.rec = append(c.rec[:0], r.Provider, r.Tier, r.SKU, r.GPU, fnum(r.GPUCount), r.Region, r.Zone, r.Pricing,
-		fnum(r.PriceUSDHour), fnum(r.PriceUSDGPUHour), r.SourceKind, ftime(r.EffectiveAt), r.GPUName, fnum(r.GPUMemoryGB),
-		r.Currency, fnum(r.PriceNative), r.Unit, fnum(r.FXRate), r.Interconnect, r.SourceURL, r.PriceScope, r.PriceBasis)
-	c.w.Write(c.rec) // writes to a hash never fail
+func (c *ContentHash) Add(row parquet.Row) {
+	clear(c.rec)
+	for _, v := range row {
+		i := v.Column()
+		if i < 0 || i >= len(c.rec) || v.IsNull() {
+			continue
+		}
+		switch v.Kind() {
+		case parquet.Boolean:
+			c.rec[i] = strconv.FormatBool(v.Boolean())
+		case parquet.Int32:
+			c.rec[i] = strconv.FormatInt(int64(v.Int32()), 10)
+		case parquet.Int64:
+			c.rec[i] = strconv.FormatInt(v.Int64(), 10)
+		case parquet.Float:
+			c.rec[i] = strconv.FormatFloat(float64(v.Float()), 'g', -1, 32)
+		case parquet.Double:
+			c.rec[i] = strconv.FormatFloat(v.Double(), 'g', -1, 64)
+		default:
+			c.rec[i] = string(v.ByteArray())
+		}
+	}
+	rec := c.rec
+	if c.skip >= 0 {
+		rec = append(append(make([]string, 0, len(rec)-1), rec[:c.skip]...), rec[c.skip+1:]...)
+	}
+	c.w.Write(rec) // writes to a hash never fail
 }
 
 // Sum returns the hash, hex.

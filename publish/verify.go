@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/gpuprice/gpuprice/ingest/parquetio"
 )
 
 // Problem is one thing wrong in a snapshot directory, at one file.
@@ -110,7 +108,7 @@ func Verify(dir string) (Report, error) {
 				bad(e.Manifest, "%s file at %s, expected %s", f.Kind, f.Path, want)
 			}
 			r.Files++
-			n, msg := checkFile(dir, f)
+			n, msg := checkFile(dir, f, m.PricesSchema)
 			if msg != "" {
 				bad(f.Path, "%s", msg)
 				filesOK = false
@@ -158,7 +156,7 @@ func Verify(dir string) (Report, error) {
 
 // checkFile checks one data file against its manifest entry and returns the rows it
 // holds and what is wrong ("" when nothing is).
-func checkFile(dir string, f File) (int64, string) {
+func checkFile(dir string, f File, schema string) (int64, string) {
 	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, "missing"
@@ -177,7 +175,7 @@ func checkFile(dir string, f File) (int64, string) {
 	var content string
 	switch f.Format {
 	case "parquet":
-		n, content, err = readPrices(b)
+		n, content, err = readPrices(b, schema)
 	case "csv":
 		n, err = countCSV(b, f.Kind)
 	default:
@@ -195,9 +193,9 @@ func checkFile(dir string, f File) (int64, string) {
 	return n, ""
 }
 
-// readPrices reads every row of a prices file back, and returns their number (the
-// same in the footer and read) and their content hash.
-func readPrices(b []byte) (n int64, content string, err error) {
+// readPrices reads every row of a prices file of the given schema back, and returns
+// their number (the same in the footer and read) and their content hash.
+func readPrices(b []byte, schema string) (n int64, content string, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a damaged file the reader chokes on
 			err = fmt.Errorf("unreadable Parquet: %v", p)
@@ -207,17 +205,17 @@ func readPrices(b []byte) (n int64, content string, err error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("unreadable Parquet: %w", err)
 	}
-	if got, want := pf.Schema().String(), PricesSchema(); got != want {
-		return 0, "", fmt.Errorf("schema differs from a prices file's:\n%s", got)
+	if got := pf.Schema().String(); got != schema {
+		return 0, "", fmt.Errorf("schema differs from the manifest's prices_schema:\n%s", got)
 	}
-	rd := parquet.NewGenericReader[parquetio.Row](pf)
+	rd := parquet.NewReader(pf)
 	defer rd.Close()
-	h := NewContentHash()
-	buf := make([]parquetio.Row, 512)
+	h := NewContentHash(pf.Schema())
+	buf := make([]parquet.Row, 256)
 	for {
-		k, rerr := rd.Read(buf)
-		for i := range buf[:k] {
-			h.Add(&buf[i])
+		k, rerr := rd.ReadRows(buf)
+		for _, row := range buf[:k] {
+			h.Add(row)
 		}
 		n += int64(k)
 		if errors.Is(rerr, io.EOF) {
