@@ -215,6 +215,10 @@ func TestPublishDuckDB(t *testing.T) {
 	}
 	sameTree(t, "after recovering a stopped run", published, tree(t, crash))
 
+	if _, _, code := runCtx(t.Context(), "--config", cfg, "--store", dsn, "publish", "--out", snap, "--since", "2026-10-05", "--until", "2026-10-01"); code != 2 {
+		t.Errorf("--since after --until: exit %d, want 2", code)
+	}
+
 	// An independent reader: DuckDB reads the dataset with Hive partitioning.
 	conn, err := duckdb.NewConnector("", nil)
 	if err != nil {

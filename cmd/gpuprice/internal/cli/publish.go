@@ -57,7 +57,11 @@ func publishDays(dir string, days []string, since, until string, now time.Time) 
 		if err != nil {
 			return nil, "", usagef("--since: %v", err)
 		}
-		return publish.Days(s.Truncate(store.Daily), last), "", nil
+		list := publish.Days(s.Truncate(store.Daily), last)
+		if len(list) == 0 {
+			return nil, "", usagef("--since %s: no whole UTC day that is over lies from it to --until (the last whole day is %s)", since, publish.DayString(last))
+		}
+		return list, "", nil
 	}
 	cat, err := publish.ReadCatalog(dir)
 	if errors.Is(err, publish.ErrNoCatalog) {
