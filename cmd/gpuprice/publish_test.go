@@ -292,6 +292,16 @@ func TestPublishDuckDB(t *testing.T) {
 		t.Errorf("duckdb reads %d index rows, the manifests say %d", indexRows, wantIndex)
 	}
 
+	// gpuprice's own Parquet import reads a day back as the store holds it.
+	back := "duckdb://" + filepath.Join(t.TempDir(), "back.duckdb")
+	if out, code := run(t, "--config", cfg, "--store", back, "import", "parquet", filepath.Join(snap, "prices", "dt=2026-10-01", "part-00000.parquet")); code != 0 {
+		t.Fatalf("import parquet of a published day failed:\n%s", out)
+	}
+	day := []string{"--format", "csv", "--since", "2026-10-01", "--until", "2026-10-02"}
+	if a, b := dropColumns(parseCSV(t, exportOut(t, cfg, back, day...)), 20), dropColumns(parseCSV(t, exportOut(t, cfg, dsn, day...)), 20); a != b || strings.Count(a, "\n") != 8 {
+		t.Errorf("a published day imported back differs (source_url aside):\n%s\n---\n%s", a, b)
+	}
+
 	// The series are the numbers `gpuprice index` and `spreads` give for the day.
 	idx := readCSVFile(t, filepath.Join(snap, "index", "dt=2026-10-02", "part-00000.csv"))
 	if !slices.Equal(idx[0], publish.IndexColumns) {
