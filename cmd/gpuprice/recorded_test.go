@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
@@ -372,4 +374,29 @@ func checkServeOffline(t *testing.T) {
 	if js := get("/assets/app.js"); !strings.Contains(js, "recorded-note") {
 		t.Errorf("the web app does not mark recorded rows")
 	}
+}
+
+// TestWebAppMarksRecorded: in a browser, the web app on a store loaded from the
+// recorded example says so on the board (a note and a badge on each offer) and on
+// the other views (a note).
+func TestWebAppMarksRecorded(t *testing.T) {
+	ctx := browser(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "recorded-web.duckdb")
+	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse: exit %d\n%s\n%s", code, out, errb)
+	}
+	base, stop := startServe(t, "--store", dsn)
+	defer stop()
+	do(t, ctx, "open the board", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)),
+		chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
+	rows := eval[int](t, ctx, `document.querySelectorAll('#offers tbody tr').length`)
+	badges := eval[int](t, ctx, `document.querySelectorAll('#offers tbody tr .badge.recorded').length`)
+	if rows == 0 || badges != rows {
+		t.Errorf("board: %d of %d offers marked recorded", badges, rows)
+	}
+	if note := eval[string](t, ctx, `document.getElementById('recorded-note').textContent`); !strings.Contains(note, "not today's prices") {
+		t.Errorf("board note: %q", note)
+	}
+	do(t, ctx, "open the spreads", chromedp.Navigate(base+"/spreads?gpu=H100-SXM-80GB&pricing=on_demand"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)), chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
 }

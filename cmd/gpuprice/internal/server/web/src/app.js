@@ -7,7 +7,7 @@ import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
 import { alerts, sources, alertItems, ALERTS_WINDOW } from './health.js';
-import { get, data } from './api.js';
+import { get, data, rows } from './api.js';
 import { el } from './util.js';
 
 const VIEWS = {
@@ -45,11 +45,22 @@ async function main() {
   const badge = get('/api/v1/alerts', { window: ALERTS_WINDOW })
     .then((b) => alertItems(data(b)).filter((a) => a.state === 'firing').length)
     .catch(() => 0);
+  // A store loaded from a recorded example (gpuprice reparse examples/recorded) is
+  // said on every view; the price board marks each recorded offer itself.
+  const recorded = path === '/' ? Promise.resolve(false) : get('/api/v1/sources')
+    .then((b) => rows(b, 'sources').some((s) => s && s.last_run && String(s.last_run.run_id || '').startsWith('recorded-')))
+    .catch(() => false);
   try {
     await view[1](root);
   } catch (e) {
     root.append(el('p', { class: 'error', role: 'alert' }, 'This view failed: ', e.message));
     throw e;
+  }
+  if (await recorded) {
+    const note = el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' },
+      'This store holds a recorded example (loaded by gpuprice reparse): its prices keep the time they were recorded at and are not today\'s prices, nor is what is computed from them.');
+    const h1 = root.querySelector('h1');
+    if (h1) h1.after(note); else root.prepend(note);
   }
   const n = await badge;
   if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', title: n + ' alerts firing' }, String(n), el('span', { class: 'sr-only' }, ' firing')));
