@@ -324,6 +324,24 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	if !strings.Contains(md, "| * | "+stats[0]["series"]+" | "+stats[0]["samples"]+" | "+stats[0]["p10"]+" | ") {
 		t.Errorf("markdown: the market's row differs from history's %v", stats[0])
 	}
+	// --provider (repeatable) and --region narrow the report as they narrow history.
+	narrow := filepath.Join(dir, "narrow.html")
+	mustRun(t, append(g, "report", "--gpu", "H100-SXM-80GB", "--since", "730d", "--at", atS, "--provider", "aws", "--provider", "lambda", "--out", narrow)...)
+	nb, err := os.ReadFile(narrow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nstats []map[string]string
+	for _, r := range csvRows(t, mustRun(t, append(append(g, "history", "--provider", "aws,lambda", "--format", "csv"), win...)...)) {
+		if r["row"] == "stats" {
+			nstats = append(nstats, r)
+		}
+	}
+	sameRows(t, "history --provider aws,lambda", htmlTables(t, string(nb))["history-table"], nstats)
+	if len(nstats) != 3 || nstats[1]["provider"] != "aws" || nstats[2]["provider"] != "lambda" {
+		t.Errorf("history --provider aws,lambda: %v", nstats)
+	}
+
 	// A published snapshot of the window's last days is cited (publish.Cite).
 	snap := filepath.Join(dir, "snapshots")
 	func() {
