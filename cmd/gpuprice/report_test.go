@@ -424,6 +424,11 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		}
 		sameRows(t, "API "+id, apiTables[id], rows)
 	}
+	// The command, the embedded store held by serve, asks serve's API: the same data.
+	viaAPI := mustRun(t, append(g, "report", "--gpu", "H100-SXM-80GB", "--since", "730d", "--at", atS, "--quote", "3.00", "--gpus", "8", "--format", "markdown")...)
+	if !strings.Contains(viaAPI, "Data SHA-256 "+sha[1]) {
+		t.Error("report while serve runs: another data SHA-256 than before")
+	}
 	if code, _, body := doReq(t, "GET", base+"/api/v1/report?gpu=H100-SXM-80GB&quote=-1", nil); code != 400 || !strings.Contains(body, `"parameter":"quote"`) {
 		t.Errorf("/api/v1/report?quote=-1: %d %s", code, body)
 	}
