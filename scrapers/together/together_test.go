@@ -69,14 +69,90 @@ func TestParsePageRules(t *testing.T) {
 			t.Errorf("expected SKU %s not on the page", want)
 		}
 	}
+	// The recorded excerpt cut the GPU Clusters "Hourly" table out of the hidden block
+	// it lives in on the real page, without the caption that would state its unit: its
+	// three prices are quarantined, not assumed per GPU (the full recorded page below
+	// states the unit and gives them).
 	ref, err := pagetest.ParseFile(t, parsePage, "testdata/reference_excerpt/input.html")
-	if err != nil || len(ref.Rows) != 7 || len(ref.Rows) < src.Expect().MinRows {
-		t.Errorf("the recorded excerpt: %d rows, %v; want 7, the coverage guard asks %d", len(ref.Rows), err, src.Expect().MinRows)
+	if err != nil || len(ref.Rows) != 4 || len(ref.Rejects) != 3 {
+		t.Errorf("the recorded excerpt: %d rows, %d rejects, %v; want 4 and 3", len(ref.Rows), len(ref.Rejects), err)
+	}
+	for _, r := range ref.Rejects {
+		if !strings.Contains(r.Reason, "states no price unit") || !strings.Contains(r.Reason, "GPU Clusters") {
+			t.Errorf("reject reason %q", r.Reason)
+		}
+	}
+}
+
+// TestRecordedPage reads the real page's structure: the GPU Clusters table under
+// "All prices are per GPU per hour." with a two-row header (ON-Demand | Reserved over
+// 7-30, 31-90, 91-180, 181+ days), and the older "Hourly" table the page hides.
+func TestRecordedPage(t *testing.T) {
+	res, err := pagetest.ParseFile(t, parsePage, "testdata/recorded_page/input.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rejects) != 0 {
+		t.Errorf("rejects on the recorded page: %+v", res.Rejects)
+	}
+	rows := pagetest.Index(t, res.Rows)
+	if len(res.Rows) < page.Expect().MinRows {
+		t.Errorf("%d rows, the coverage guard asks %d", len(res.Rows), page.Expect().MinRows)
+	}
+	for _, want := range page.Expect().SKUs {
+		if _, ok := rows[want+"|on_demand"]; !ok {
+			t.Errorf("expected SKU %s not on the recorded page", want)
+		}
+	}
+	for kind, want := range map[string]float64{"on_demand": 3.99, "commitment_1m": 3.69, "commitment_3m": 3.45, "commitment_6m": 3.19} {
+		r, ok := rows["together:gpu-clusters:hgx-h100|"+kind]
+		if !ok || r.PriceNative != want || r.Unit != schemas.UnitGPUHour || r.Attrs["subsection"] != "On-demand hourly rates and reserved capacity" {
+			t.Errorf("cluster H100 %s = %+v, want %v per GPU-hour", kind, r, want)
+		}
+	}
+	if r := rows["together:gpu-clusters:hgx-h100|commitment_1m"]; r.Attrs["column"] != "Reserved 7-30 days" {
+		t.Errorf("column = %q", r.Attrs["column"])
+	}
+	if r := rows["together:gpu-clusters:hgx-b200|commitment_7m"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact us" {
+		t.Errorf("B200 181+ days = %+v", r)
+	}
+	if _, ok := rows["together:gpu-clusters:gb200-nvl72|on_demand"]; ok {
+		t.Error("a row for a price shown as —")
+	}
+	for _, o := range res.Rows {
+		if o.Attrs["column"] == "Hourly" {
+			t.Errorf("a row from the hidden table: %+v", o)
+		}
+	}
+}
+
+func TestTableUnit(t *testing.T) {
+	for _, c := range []struct {
+		header, notes, unit string
+		stated           bool
+	}{
+		{"Hardware All prices per gpu per hour", "", schemas.UnitGPUHour, true},
+		{"Hardware Hourly", "All prices are per GPU per hour.", schemas.UnitGPUHour, true},
+		{"Hardware Price /GPU-hr", "", schemas.UnitGPUHour, true},
+		{"Hardware Hourly", "Prices per node per hour", schemas.UnitHour, true},
+		{"Hardware Hourly", "Pay as you go GPU capacity on an hourly basis.", "", false},
+		{"Hardware Hourly", "", "", false},
+	} {
+		if u, ok := tableUnit(c.header, c.notes); u != c.unit || ok != c.stated {
+			t.Errorf("tableUnit(%q, %q) = %q %v, want %q %v", c.header, c.notes, u, ok, c.unit, c.stated)
+		}
+	}
+	// A price that states its own unit needs no caption; one that does not is quarantined.
+	html := `<h2>GPU Clusters</h2><table class="pricing_table"><thead><tr><th><p>Hardware</p></th><th><p>Hourly</p></th></tr></thead><tbody>` +
+		`<tr><td>NVIDIA HGX H100</td><td><p data-batch="">$2.50/GPU-hr</p></td></tr><tr><td>NVIDIA HGX H200</td><td><p data-batch="">$3.50</p></td></tr></tbody></table>`
+	res, err := parsePage(strings.NewReader(html), scrapertest.ObservedAt)
+	if err != nil || len(res.Rows) != 1 || res.Rows[0].Unit != schemas.UnitGPUHour || len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Reason, "HGX H200") {
+		t.Errorf("err %v, result %+v", err, res)
 	}
 }
 
 func TestKindAndUnit(t *testing.T) {
-	if u := tableUnit([]column{{label: "Hardware", text: "Hardware All prices per node per hour"}}); u != schemas.UnitHour {
+	if u, ok := tableUnit("Hardware All prices per node per hour", ""); u != schemas.UnitHour || !ok {
 		t.Errorf("per node: %s", u)
 	}
 	html := `<table class="pricing_table"><thead><tr><th><p>Hardware</p></th><th><p>Reserved</p></th></tr></thead><tbody>` +

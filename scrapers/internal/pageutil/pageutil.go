@@ -110,6 +110,7 @@ func NotOffered(text string) bool {
 
 var (
 	termRE   = regexp.MustCompile(`(?i)\b(\d+)\s*[- ]?\s*(months?|mo|years?|yrs?|yr)\b`)
+	daysRE   = regexp.MustCompile(`(?i)\b(\d+)\s*(?:[-–]\s*(\d+)|(\+))\s*days?\b`)
 	yearWord = regexp.MustCompile(`(?i)\b(one|three)[- ]year\b`)
 )
 
@@ -134,9 +135,22 @@ func KindFromLabel(label string) (kind string, ok bool) {
 }
 
 // TermMonths reads a commitment term from a label: "1 year" → 12, "3-year" → 36,
-// "6 months" → 6, "monthly" → 1. ok is false when no term is stated.
+// "6 months" → 6, "monthly" → 1; a range of days is the longest term it covers in
+// months of 30 days ("7-30 days" → 1, "31-90 days" → 3, "91-180 days" → 6) and an
+// open range its shortest, rounded up ("181+ days" → 7). ok is false when no term is
+// stated.
 func TermMonths(label string) (int, bool) {
 	l := strings.ToLower(label)
+	if m := daysRE.FindStringSubmatch(l); m != nil {
+		days, err := strconv.Atoi(m[1])
+		if m[2] != "" {
+			days, err = strconv.Atoi(m[2])
+		}
+		if err != nil || days <= 0 || days > 3660 {
+			return 0, false
+		}
+		return (days + 29) / 30, true
+	}
 	if m := termRE.FindStringSubmatch(l); m != nil {
 		n, err := strconv.Atoi(m[1])
 		if err != nil || n <= 0 || n > 120 {

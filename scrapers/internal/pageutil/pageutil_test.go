@@ -88,6 +88,17 @@ func TestKindFromLabel(t *testing.T) {
 	}
 }
 
+func TestTermMonthsDays(t *testing.T) {
+	for label, want := range map[string]int{"7-30 days": 1, "Reserved 31-90 days": 3, "91–180 days": 6, "181+ days": 7, "6 months": 6} {
+		if got, ok := TermMonths(label); !ok || got != want {
+			t.Errorf("TermMonths(%q) = %d %v, want %d", label, got, ok, want)
+		}
+	}
+	if _, ok := TermMonths("30 days free"); ok {
+		t.Error("a number of days that is not a range read as a term")
+	}
+}
+
 func TestSlugMemory(t *testing.T) {
 	if got := Slug("NVIDIA HGX H100", "nvidia"); got != "hgx-h100" {
 		t.Errorf("Slug = %q", got)
