@@ -129,7 +129,7 @@ func TestRecordedPage(t *testing.T) {
 func TestTableUnit(t *testing.T) {
 	for _, c := range []struct {
 		header, notes, unit string
-		stated           bool
+		stated              bool
 	}{
 		{"Hardware All prices per gpu per hour", "", schemas.UnitGPUHour, true},
 		{"Hardware Hourly", "All prices are per GPU per hour.", schemas.UnitGPUHour, true},
