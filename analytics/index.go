@@ -62,7 +62,7 @@ func Index(prices []DayPrice) []IndexPoint {
 		m, dropped := TrimmedMedian(v)
 		c := ch[indexKey{k.gpu, k.pricing, k.group}][k.day]
 		out = append(out, IndexPoint{GPU: k.gpu, Pricing: k.pricing, Group: k.group, Day: time.Unix(k.day, 0).UTC(),
-			Price: m, Offers: len(v), Dropped: dropped, Method: IndexVersion,
+			Price: Round(m, 9), Offers: len(v), Dropped: dropped, Method: IndexVersion,
 			Chained: Round(c.level, 6), Matched: c.matched, ChainedMethod: ChainedVersion})
 	}
 	sort.Slice(out, func(i, j int) bool {

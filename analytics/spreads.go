@@ -61,11 +61,11 @@ func Spreads(prices []DayPrice) []SpreadDay {
 	out := make([]SpreadDay, 0, len(acc))
 	for k, t := range acc {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
-			Hyperscaler: Opt(Median(t.h)), Specialist: Opt(Median(t.s)), Marketplace: Opt(Median(t.m)),
+			Hyperscaler: Opt(Round(Median(t.h), 9)), Specialist: Opt(Round(Median(t.s), 9)), Marketplace: Opt(Round(Median(t.m), 9)),
 			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m)}
 		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
 			r := *d.Hyperscaler / *d.Specialist
-			d.Ratio, d.PremiumPct = Opt(r), Opt((r-1)*100)
+			d.Ratio, d.PremiumPct = Opt(Round(r, 12)), Opt(Round((r-1)*100, 9)) // no float noise
 		}
 		out = append(out, d)
 	}
@@ -103,8 +103,8 @@ func SummariseSpreads(days []SpreadDay) []SpreadSummary {
 	}
 	for i := range out {
 		s := &out[i]
-		s.RatioChange = s.LastRatio - s.FirstRatio
-		s.PremiumMoved = s.RatioChange * 100
+		s.RatioChange = Round(s.LastRatio-s.FirstRatio, 12)
+		s.PremiumMoved = Round(s.RatioChange*100, 9)
 		s.FirstDay, s.LastDay = s.First.Format(time.DateOnly), s.Last.Format(time.DateOnly)
 	}
 	return out

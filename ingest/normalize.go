@@ -110,6 +110,10 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 		o.EffectiveAt = o.ObservedAt
 	}
 	o.EffectiveAt = o.EffectiveAt.UTC().Truncate(time.Second)
+	// The published price is kept to 1e-9 of its currency, as the USD prices are: a
+	// source's own arithmetic (Vast's dph_total 0.16166666666666668) is not stored
+	// or shown as float noise.
+	o.PriceNative = round(o.PriceNative)
 	switch {
 	case o.ObservedAt.IsZero():
 		return reject("missing observed_at")

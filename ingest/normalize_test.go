@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,25 @@ func TestNormalizeAWSEFAOnlyWhereListed(t *testing.T) {
 		if err != nil || o.Interconnect != want {
 			t.Errorf("%s: interconnect %q (%v), want %q", sku, o.Interconnect, err, want)
 		}
+	}
+}
+
+// TestNormalizeNoFloatNoise: a source's own arithmetic (Vast's dph_total) is stored
+// to 1e-9, so no output prints 0.16166666666666668.
+func TestNormalizeNoFloatNoise(t *testing.T) {
+	n := testNormalizer()
+	o, _, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) {
+		o.Unit, o.GPUCount, o.PriceNative = schemas.UnitHour, 1, 0.16166666666666668
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]float64{"price_native": o.PriceNative, "price_usd_hour": o.PriceUSDHour, "price_usd_gpu_hour": o.PriceUSDGPUHour} {
+		if s := strconv.FormatFloat(v, 'f', -1, 64); s != "0.161666667" {
+			t.Errorf("%s = %s, want 0.161666667", name, s)
+		}
+	}
+	if s := schemas.FormatNum(0.1 + 0.2); s != "0.3" {
+		t.Errorf("FormatNum(0.1+0.2) = %s", s)
 	}
 }

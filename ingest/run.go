@@ -111,6 +111,7 @@ func (r *Run) Emit(o schemas.Observation) {
 		if errors.As(err, &rej) {
 			reason = rej.Reason
 		}
+		o.PriceNative = round(o.PriceNative) // kept as ingest stores prices: no float noise in the quarantine
 		raw, _ := json.Marshal(o)
 		r.Reject(string(raw), reason)
 		return

@@ -3,6 +3,7 @@ package schemas
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -110,4 +111,18 @@ func groupedOK(s, sep string) bool {
 		}
 	}
 	return true
+}
+
+// FormatNum prints a number a source computed for an attribute with at most 9
+// decimals and no trailing zeros, so that binary noise never reaches a stored
+// attribute or an output: 0.0016666666666666666 → "0.001666667", 1.5 → "1.5".
+func FormatNum(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	r := Round9(v)
+	if r == 0 {
+		r = 0 // no "-0"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }

@@ -215,7 +215,7 @@ func termRows(base schemas.Observation, kind string, t offerTerm) ([]schemas.Obs
 			o.Unit = schemas.UnitTerm
 			if hourly != nil {
 				_, h := dimPrice(*hourly, map[string]string{})
-				o.Attrs["hourly_fee"] = strconv.FormatFloat(h, 'f', -1, 64)
+				o.Attrs["hourly_fee"] = schemas.FormatNum(h)
 			}
 		case po == partialUpfront && fee != nil && hourly != nil:
 			// The whole-term cost: the upfront fee plus the hourly fee over the term.
@@ -224,8 +224,8 @@ func termRows(base schemas.Observation, kind string, t offerTerm) ([]schemas.Obs
 			o.Currency = cur
 			o.PriceNative = f + h*schemas.TermHours(o.Pricing)
 			o.Unit = schemas.UnitTerm
-			o.Attrs["upfront_fee"] = strconv.FormatFloat(f, 'f', -1, 64)
-			o.Attrs["hourly_fee"] = strconv.FormatFloat(h, 'f', -1, 64)
+			o.Attrs["upfront_fee"] = schemas.FormatNum(f)
+			o.Attrs["hourly_fee"] = schemas.FormatNum(h)
 		default:
 			// Dimensions that do not fit the purchase option: one row per dimension,
 			// units verbatim, so ingest quarantines them where someone will see them.

@@ -630,4 +630,4 @@ func accelMem(t string) float64 {
 	return 0
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func fmtNum(f float64) string { return schemas.FormatNum(f) }

@@ -189,7 +189,7 @@ func itemRows(it item, currency string, observedAt time.Time) []schemas.Observat
 		od.Attrs["price_text"] = text
 	}
 	if rangeMin != 0 {
-		od.Attrs["range_min"] = strconv.FormatFloat(rangeMin, 'f', -1, 64)
+		od.Attrs["range_min"] = schemas.FormatNum(rangeMin)
 	}
 	rows := []schemas.Observation{od}
 	if text == "" && v > 0 {
@@ -202,7 +202,7 @@ func itemRows(it item, currency string, observedAt time.Time) []schemas.Observat
 		sp.PriceNative = math.Round(v*PreemptibleFactor*1e9) / 1e9
 		sp.SourceKind = schemas.SourceDerived
 		sp.Attrs["rule"] = PreemptibleRule
-		sp.Attrs["on_demand_price"] = strconv.FormatFloat(v, 'f', -1, 64)
+		sp.Attrs["on_demand_price"] = schemas.FormatNum(v)
 		rows = append(rows, sp)
 	}
 	return rows

@@ -244,7 +244,7 @@ func offerRows(o offer, currency, subsidiary string, observedAt time.Time) (rows
 		attrs["interval"] = p.Interval.String()
 	}
 	if tax, err := p.Tax.Float64(); err == nil && p.Tax != "" {
-		attrs["tax"] = strconv.FormatFloat(tax/priceScale, 'f', -1, 64)
+		attrs["tax"] = schemas.FormatNum(tax / priceScale)
 	}
 	if o.Blobs != nil {
 		if len(o.Blobs.Tags) > 0 {

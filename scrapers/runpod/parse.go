@@ -190,7 +190,7 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 	return rows
 }
 
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func formatFloat(f float64) string { return schemas.FormatNum(f) }
 
 // placeholderRatio: a data-centre GPU's price in one cloud at or under this share of
 // its price in the other cloud is a placeholder, not an offer. Real RunPod gpuTypes

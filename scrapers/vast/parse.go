@@ -131,7 +131,7 @@ func attrs(o offer) map[string]string {
 	}
 	num := func(k string, v *float64) {
 		if v != nil {
-			a[k] = strconv.FormatFloat(*v, 'f', -1, 64)
+			a[k] = schemas.FormatNum(*v)
 		}
 	}
 	num("reliability2", o.Reliability2)
