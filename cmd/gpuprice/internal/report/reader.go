@@ -74,6 +74,9 @@ type PricesQuery struct {
 	// IncludeDerived keeps derived prices and "from" floors, which are left out by
 	// default: they are no offer one can buy at that price (docs/analytics.md).
 	IncludeDerived bool
+	// Explain answers each row with how its published figure became $/GPU-hour
+	// (GET /api/v1/prices?explain=true; `prices --explain`).
+	Explain bool
 }
 
 // ParsePrices reads a PricesQuery's parameters.
@@ -85,6 +88,7 @@ func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
 	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
 	q.AllSeries = p.boolean("all-series")
 	q.IncludeDerived = p.boolean("include-derived")
+	q.Explain = p.boolean("explain")
 	return q, p.done("format")
 }
 
@@ -99,7 +103,33 @@ func (q PricesQuery) Values() url.Values {
 	if q.IncludeDerived {
 		v.Set("include-derived", "true")
 	}
+	if q.Explain {
+		v.Set("explain", "true")
+	}
 	return v
+}
+
+// ExplainedObservation is a row of `prices --explain` (and GET
+// /api/v1/prices?explain=true): the observation and the steps from its published
+// figure to its $/GPU-hour.
+type ExplainedObservation struct {
+	schemas.Observation
+	Explain schemas.PriceSteps `json:"explain"`
+}
+
+// PricesExplained is Prices with each row's explanation.
+func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]ExplainedObservation], error) {
+	var out Result[[]ExplainedObservation]
+	res, err := r.Prices(ctx, q)
+	if err != nil {
+		return out, err
+	}
+	out.Matched = res.Matched
+	out.Data = make([]ExplainedObservation, 0, len(res.Data))
+	for _, o := range res.Data {
+		out.Data = append(out.Data, ExplainedObservation{o, schemas.ExplainPrice(o)})
+	}
+	return out, nil
 }
 
 // pricingRank orders pricing kinds: on-demand, spot, reserved 1y, 3y, commitments by
@@ -554,6 +584,10 @@ type IndexQuery struct {
 	Filter // GPU and Pricing
 	Since  time.Duration
 	At     time.Time
+	// Explain is a day (YYYY-MM-DD) whose members, exclusions and their reasons
+	// are answered instead of the index (GET /api/v1/index?explain=DAY; `index
+	// --explain DAY`); it needs a canonical GPU and a pricing kind.
+	Explain string
 }
 
 // ParseIndex reads an IndexQuery's parameters.
@@ -563,12 +597,51 @@ func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
 	q.read(p, "gpu", "pricing")
 	q.Since = p.span("since", "30d")
 	q.At = p.at("at")
+	if q.Explain = p.str("explain"); q.Explain != "" {
+		if _, err := time.Parse(time.DateOnly, q.Explain); err != nil {
+			p.fail("explain", "%q: a day, YYYY-MM-DD", q.Explain)
+		}
+	}
 	return q, p.done("format")
 }
 
 // Values are the query's parameters.
 func (q IndexQuery) Values() url.Values {
-	return vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	if q.Explain != "" {
+		v.Set("explain", q.Explain)
+	}
+	return v
+}
+
+// IndexExplained is one day's index members and the series left out, with why
+// (q.Explain is the day).
+func (r *Reader) IndexExplained(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexMember], error) {
+	var res Result[[]analytics.IndexMember]
+	d, err := time.Parse(time.DateOnly, q.Explain)
+	if err != nil {
+		return res, &ParamError{Param: "explain", Msg: fmt.Sprintf("%q: a day, YYYY-MM-DD", q.Explain)}
+	}
+	if q.GPU == "" || !schemas.ValidPricing(q.Pricing) {
+		return res, &ParamError{Param: "explain", Msg: "give a canonical gpu (e.g. H100-SXM-80GB) and a pricing kind"}
+	}
+	sel, err := r.Resolve(ctx, q.Filter)
+	if err != nil {
+		return res, err
+	}
+	res.Matched = sel.Matches
+	ro, err := r.rollups()
+	if err != nil {
+		return res, err
+	}
+	f := sel.Filter
+	f.Since, f.Until = d.Add(-store.Daily), d.Add(store.Daily)
+	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
+	if err != nil {
+		return res, err
+	}
+	res.Data = nonNil(analytics.ExplainIndexDay(bars, d))
+	return res, nil
 }
 
 // Index computes the daily reference prices over the window.

@@ -37,17 +37,31 @@ func dataOf[Q, T any](func(context.Context, Q) (report.Result[T], error)) reflec
 	return reflect.TypeFor[T]()
 }
 
+// withExplain answers with explained when the request has an explain parameter
+// other than "false" (prices?explain=true, index?explain=DAY), else with plain.
+func withExplain(plain, explained http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if v, ok := r.URL.Query()["explain"]; ok && !(len(v) == 1 && (v[0] == "false" || v[0] == "")) {
+			explained(w, r)
+			return
+		}
+		plain(w, r)
+	}
+}
+
 // apiRoutes are the /api/v1 endpoints and the aliases of the first API.
 func (s *Server) apiRoutes() []route {
 	r := s.reader
 	return []route{
-		{"GET", "/api/v1/prices", serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false), dataOf(r.Prices), nil},
+		{"GET", "/api/v1/prices", withExplain(serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false),
+			serveReport(s, report.ParsePrices, r.PricesExplained, nil, false)), dataOf(r.Prices), nil},
 		{"GET", "/api/v1/series", serveReport(s, report.ParseSeries, r.Series, tableOf(report.Series.Table), true), dataOf(r.Series), nil},
 		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true), dataOf(r.Volatility), nil},
 		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true), dataOf(r.Spreads), nil},
 		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false), dataOf(r.Tokens), nil},
 		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true), dataOf(r.History), nil},
-		{"GET", "/api/v1/index", serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true), dataOf(r.Index), nil},
+		{"GET", "/api/v1/index", withExplain(serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true),
+			serveReport(s, report.ParseIndex, r.IndexExplained, nil, true)), dataOf(r.Index), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
 		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
