@@ -47,6 +47,22 @@ func DailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 	return AllDailyPrices(ComparableBars(bars), from, to)
 }
 
+// ScopedDailyPrices is DailyPrices over the listed prices of one scope: "" or
+// "instance" is DailyPrices (instance prices, the default); "gpu_only" compares
+// GPU-only prices (an accelerator priced apart from its VM) with each other only.
+func ScopedDailyPrices(bars []store.Bar, from, to time.Time, scope string) []DayPrice {
+	if scope == "" || scope == schemas.ScopeInstance {
+		return DailyPrices(bars, from, to)
+	}
+	var keep []store.Bar
+	for _, b := range bars {
+		if schemas.BasisOf(b.PriceBasis) == schemas.BasisListed && schemas.ScopeOf(b.PriceScope) == scope {
+			keep = append(keep, b)
+		}
+	}
+	return AllDailyPrices(keep, from, to)
+}
+
 // AllDailyPrices is DailyPrices without the comparability filter: every series'
 // price in force, derived prices, floors and GPU-only prices included (for `index
 // --explain`, which says why those are left out).

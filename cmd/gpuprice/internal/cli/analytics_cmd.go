@@ -165,6 +165,7 @@ func (a *app) tokensCmd() *cobra.Command {
 		ff                  filterFlags
 		params, mfu, tokens float64
 		precision, format   string
+		scope               string
 		explain             bool
 		limit               int
 	)
@@ -199,7 +200,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 				return fmt.Errorf("--precision %q: use bf16 or fp8", precision)
 			}
 			g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-			v := ff.values("params", g(params), "precision", precision)
+			v := ff.values("params", g(params), "precision", precision, "scope", scope)
 			if mfu != 0 {
 				v.Set("mfu", g(mfu))
 			}
@@ -244,18 +245,19 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	fl.BoolVar(&explain, "explain", false, "print the formula with the cheapest offering's numbers")
 	fl.IntVar(&limit, "limit", 0, "show at most this many offerings (0: all)")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
 }
 
 func (a *app) spreadsCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format string
+	var gpu, pricing, since, at, until, format, scope string
 	cmd := &cobra.Command{
 		Use:     "spreads",
 		Short:   "Hyperscaler vs specialist vs marketplace medians per GPU, pricing kind and day",
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := report.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until), report.NoCaps)
+			q, err := report.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -286,11 +288,12 @@ func (a *app) spreadsCmd() *cobra.Command {
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
 }
 
 func (a *app) historyCmd() *cobra.Command {
-	var gpu, pricing, region, provider, since, at, until, format string
+	var gpu, pricing, region, provider, since, at, until, format, scope string
 	var cheapest int
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -302,7 +305,7 @@ func (a *app) historyCmd() *cobra.Command {
 			if gpu == "" {
 				return errors.New("--gpu is required (see `gpuprice gpus`)")
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until)
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope)
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := report.ParseHistory(v, report.NoCaps)
 			if err != nil {
@@ -344,11 +347,12 @@ func (a *app) historyCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
 }
 
 func (a *app) indexCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format, explainDay string
+	var gpu, pricing, since, at, until, format, explainDay, scope string
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
@@ -361,7 +365,7 @@ func (a *app) indexCmd() *cobra.Command {
 			if explainDay != "" {
 				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
 			}
-			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until), report.NoCaps)
+			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
 			}
@@ -383,6 +387,7 @@ func (a *app) indexCmd() *cobra.Command {
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd
 }

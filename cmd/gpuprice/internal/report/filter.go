@@ -16,6 +16,10 @@ import (
 // providers separated by commas (aws,lambda).
 type Filter struct {
 	GPU, Provider, Pricing, Region, Tier string
+	// Scope is the price scope compared (spreads, history, index, tokens):
+	// "instance" (the default, "") or "gpu_only", GPU-only prices with each other
+	// only (schemas.ScopeGPUOnly).
+	Scope string
 }
 
 func (f *Filter) read(p *params, names ...string) {
@@ -31,19 +35,25 @@ func (f *Filter) read(p *params, names ...string) {
 			f.Region = p.str(n)
 		case "tier":
 			f.Tier = p.str(n)
+		case "scope":
+			if f.Scope = p.enum(n, schemas.ScopeInstance, schemas.ScopeInstance, schemas.ScopeGPUOnly); f.Scope == schemas.ScopeInstance {
+				f.Scope = ""
+			}
 		}
 	}
 }
 
 func (f Filter) values() []string {
-	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier}
+	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier, "scope", f.Scope}
 }
 
 // Selection is a resolved Filter: the store filter of the single-valued parts, and
 // the sets of names to keep where a name matched several (a GPU family).
 type Selection struct {
 	store.Filter
-	Matches   []schemas.Match
+	Matches []schemas.Match
+	// Scope is the Filter's: "" (instance prices) or "gpu_only".
+	Scope     string
 	gpus      []string
 	pricing   []string
 	regions   []string
@@ -117,7 +127,7 @@ func (s Selection) GPUs() []string {
 // regions among those stored (of the provider when one is given). A name that
 // matches nothing is a *ParamError naming the parameter, with the nearest names.
 func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
-	var sel Selection
+	sel := Selection{Scope: f.Scope}
 	wrap := paramOf
 	if f.GPU != "" {
 		m, err := r.Catalog.ResolveGPU(f.GPU)

@@ -376,7 +376,7 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 	if err != nil {
 		return nil, time.Time{}, time.Time{}, err
 	}
-	return analytics.DailyPrices(sel.KeepBars(bars), from, to), from, to, nil
+	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), from, to, nil
 }
 
 // dayWindow is the window of days dayPrices reads: [end − span, end) in whole UTC
@@ -397,7 +397,7 @@ type SpreadsQuery struct {
 func ParseSpreads(v url.Values, caps Caps) (SpreadsQuery, error) {
 	p := newParams(v, caps)
 	var q SpreadsQuery
-	q.read(p, "gpu", "pricing")
+	q.read(p, "gpu", "pricing", "scope")
 	q.Since = p.span("since", "90d")
 	q.At = p.at("at")
 	return q, p.done("format")
@@ -405,7 +405,7 @@ func ParseSpreads(v url.Values, caps Caps) (SpreadsQuery, error) {
 
 // Values are the query's parameters.
 func (q SpreadsQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	return v
 }
 
@@ -424,7 +424,7 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 	}
 	res.Matched = sel.Matches
 	var days []analytics.SpreadDay
-	if sel.KeepsAll() {
+	if sel.KeepsAll() && sel.Scope == "" { // the store computes instance spreads only
 		// The store computes the spreads where the bars are when it can.
 		ro, err := r.rollups()
 		if err != nil {
@@ -470,7 +470,7 @@ type HistoryQuery struct {
 func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 	p := newParams(v, caps)
 	var q HistoryQuery
-	q.read(p, "gpu", "pricing", "region", "provider")
+	q.read(p, "gpu", "pricing", "region", "provider", "scope")
 	if q.GPU == "" && p.err == nil {
 		p.fail("gpu", "is required (see `gpuprice gpus` or /api/v1/gpus)")
 	}
@@ -485,7 +485,7 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 
 // Values are the query's parameters.
 func (q HistoryQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	v.Set("cheapest", strconv.Itoa(q.Cheapest))
 	return v
 }
@@ -508,7 +508,7 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	}
 	pricing := sel.Pricing
 	sel.Pricing = "" // every pricing kind: the others give the reserved discount
-	if sel.KeepsAll() {
+	if sel.KeepsAll() && sel.Scope == "" { // the store computes instance prices only
 		// The store computes the report where the bars are when it can.
 		ro, err := r.rollups()
 		if err != nil {
@@ -594,7 +594,7 @@ type IndexQuery struct {
 func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
 	p := newParams(v, caps)
 	var q IndexQuery
-	q.read(p, "gpu", "pricing")
+	q.read(p, "gpu", "pricing", "scope")
 	q.Since = p.span("since", "30d")
 	q.At = p.at("at")
 	if q.Explain = p.str("explain"); q.Explain != "" {
@@ -607,7 +607,7 @@ func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
 
 // Values are the query's parameters.
 func (q IndexQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339))
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	if q.Explain != "" {
 		v.Set("explain", q.Explain)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"net/url"
 	"sort"
@@ -23,7 +24,7 @@ type TokensQuery struct {
 func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
 	p := newParams(v, caps)
 	var q TokensQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope")
 	if !p.has("params") && p.err == nil {
 		p.fail("params", "is required: the model's parameter count, e.g. 7e9")
 	}
@@ -100,8 +101,12 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 			res.Data.Skipped["not a listed price ("+schemas.BasisOf(o.PriceBasis)+")"]++
 			continue
 		}
-		if schemas.ScopeOf(o.PriceScope) != schemas.ScopeInstance {
-			res.Data.Skipped["GPU-only price (the VM it needs is not included)"]++
+		if want := cmp.Or(sel.Scope, schemas.ScopeInstance); schemas.ScopeOf(o.PriceScope) != want {
+			if want == schemas.ScopeInstance {
+				res.Data.Skipped["GPU-only price (the VM it needs is not included; scope=gpu_only compares these)"]++
+			} else {
+				res.Data.Skipped["instance price (scope=gpu_only compares GPU-only prices only)"]++
+			}
 			continue
 		}
 		g, ok := r.Catalog.Lookup(o.GPU)
