@@ -507,7 +507,7 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 			Suggestions: sel.pricing}
 	}
 	pricing := sel.Pricing
-	sel.Pricing = "" // every pricing kind: the others give the reserved discount
+	sel.Pricing = ""                       // every pricing kind: the others give the reserved discount
 	if sel.KeepsAll() && sel.Scope == "" { // the store computes instance prices only
 		// The store computes the report where the bars are when it can.
 		ro, err := r.rollups()
