@@ -507,8 +507,9 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 			Suggestions: sel.pricing}
 	}
 	pricing := sel.Pricing
-	sel.Pricing = ""                       // every pricing kind: the others give the reserved discount
-	if sel.KeepsAll() && sel.Scope == "" { // the store computes instance prices only
+	sel.Pricing = "" // every pricing kind: the others give the reserved discount
+	// The store computes instance prices only; GPU-only ones are laid out here.
+	if sel.KeepsAll() && sel.Scope == "" {
 		// The store computes the report where the bars are when it can.
 		ro, err := r.rollups()
 		if err != nil {
