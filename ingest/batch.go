@@ -125,7 +125,11 @@ func (b *Batcher) Close() (BatchStats, error) {
 // FlushInterval) and hands them to the writer.
 func (b *Batcher) loop() {
 	defer close(b.out)
-	buf := make([]schemas.Observation, 0, b.cfg.Size)
+	// A batch grows as rows come rather than being made whole up front: a store's
+	// batch (100,000 rows for DuckDB) is tens of megabytes of Observations, and each
+	// source of a collection has its own batcher, most of them with a few hundred rows.
+	newBuf := func() []schemas.Observation { return make([]schemas.Observation, 0, min(b.cfg.Size, 4*addRun)) }
+	buf := newBuf()
 	tick := time.NewTicker(b.cfg.FlushInterval)
 	defer tick.Stop()
 	add := func(run []schemas.Observation) {
@@ -135,7 +139,7 @@ func (b *Batcher) loop() {
 			run = run[n:]
 			if len(buf) >= b.cfg.Size {
 				b.out <- buf
-				buf = make([]schemas.Observation, 0, b.cfg.Size)
+				buf = newBuf()
 			}
 		}
 	}
@@ -144,7 +148,7 @@ func (b *Batcher) loop() {
 			return
 		}
 		b.out <- buf
-		buf = make([]schemas.Observation, 0, b.cfg.Size)
+		buf = newBuf()
 	}
 	for {
 		select {

@@ -78,7 +78,7 @@ func streamOffer(r io.Reader, regionHint string, observedAt time.Time, emit func
 	if err := expectDelim(dec, '{'); err != nil {
 		return st, err
 	}
-	var wanted map[string]schemas.Observation
+	var wanted map[string]wantedProduct
 	for dec.More() {
 		key, err := stringToken(dec)
 		if err != nil {
@@ -111,11 +111,12 @@ func streamOffer(r io.Reader, regionHint string, observedAt time.Time, emit func
 	return st, nil
 }
 
-func readProducts(dec *json.Decoder, regionHint string, observedAt time.Time, st *offerStats) (map[string]schemas.Observation, error) {
+func readProducts(dec *json.Decoder, regionHint string, observedAt time.Time, st *offerStats) (map[string]wantedProduct, error) {
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
 	}
-	wanted := map[string]schemas.Observation{}
+	wanted := map[string]wantedProduct{}
+	bases := map[string]*schemas.Observation{}
 	for dec.More() {
 		sku, err := stringToken(dec)
 		if err != nil {
@@ -134,12 +135,42 @@ func readProducts(dec *json.Decoder, regionHint string, observedAt time.Time, st
 			p.SKU = sku
 		}
 		st.GPUProducts++
-		wanted[sku] = productBase(p, regionHint, observedAt)
+		// The products of one instance type differ mostly by their SKU (operating
+		// system, tenancy, capacity variants…): those alike share one base, so that
+		// what is kept until the terms grows by a map entry per product, not by an
+		// observation and its attrs.
+		b := productBase(p, regionHint, observedAt)
+		delete(b.Attrs, "aws_sku")
+		key, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("aws: product %s: %w", sku, err)
+		}
+		shared, ok := bases[string(key)]
+		if !ok {
+			shared = &b
+			bases[string(key)] = shared
+		}
+		wanted[sku] = wantedProduct{base: shared, sku: p.SKU}
 	}
 	return wanted, expectDelim(dec, '}')
 }
 
-func readTerms(dec *json.Decoder, wanted map[string]schemas.Observation, st *offerStats, emit func(schemas.Observation)) error {
+// wantedProduct is a GPU product read from an offer file's products: its base
+// (shared with the products alike, without their SKU) and its SKU.
+type wantedProduct struct {
+	base *schemas.Observation
+	sku  string
+}
+
+// observation is the product's base with its own SKU in the attrs.
+func (w wantedProduct) observation() schemas.Observation {
+	o := *w.base
+	o.Attrs = cloneAttrs(w.base.Attrs)
+	o.Attrs["aws_sku"] = w.sku
+	return o
+}
+
+func readTerms(dec *json.Decoder, wanted map[string]wantedProduct, st *offerStats, emit func(schemas.Observation)) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
@@ -156,7 +187,7 @@ func readTerms(dec *json.Decoder, wanted map[string]schemas.Observation, st *off
 			if err != nil {
 				return err
 			}
-			base, ok := wanted[sku]
+			want, ok := wanted[sku]
 			if !ok {
 				if err := skipValue(dec); err != nil {
 					return err
@@ -172,6 +203,7 @@ func readTerms(dec *json.Decoder, wanted map[string]schemas.Observation, st *off
 				ids = append(ids, id)
 			}
 			sort.Strings(ids)
+			base := want.observation()
 			for _, id := range ids {
 				rows, reason := termRows(base, kind, terms[id])
 				if reason != "" {
