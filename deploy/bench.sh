@@ -4,7 +4,7 @@
 # them, with the machine, versions, date and load, to bench-results.md (paste the
 # table into BENCHMARKS.md by hand: it keeps the "before" figures beside them).
 #
-#   IMPORT_ROWS=2000000 ANALYTICS_ROWS=10000000 RUNS=3 ./deploy/bench.sh
+#   IMPORT_ROWS=2000000 ANALYTICS_ROWS=10000000 OFFER_MB=1024 RUNS=3 ./deploy/bench.sh
 #
 # Needs ClickHouse (GPUPRICE_CLICKHOUSE_DSN, default clickhouse://localhost:9000/default)
 # and clickhouse-client. The analytics data set is loaded once into
@@ -16,6 +16,8 @@ export GPUPRICE_CLICKHOUSE_DSN="${GPUPRICE_CLICKHOUSE_DSN:-clickhouse://localhos
 IMPORT_ROWS="${IMPORT_ROWS:-2000000}"
 ANALYTICS_ROWS="${ANALYTICS_ROWS:-10000000}"
 RUNS="${RUNS:-3}"
+OFFER_MB="${OFFER_MB:-1024}"
+bin="$(mktemp -d)/gpuprice"
 out="${OUT:-bench-results.md}"
 
 {
@@ -33,6 +35,10 @@ out="${OUT:-bench-results.md}"
   echo "# ingest path (batches through ingest) vs clickhouse-go's batch insert"
   GPUPRICE_BENCH_ROWS="$IMPORT_ROWS" go test ./store/clickhouse -run '^$' -bench IngestPath \
     -benchtime "${RUNS}x" -timeout 2h | grep -E '^Benchmark'
+  echo "# collector memory: full collect over recorded responses with a ${OFFER_MB} MB AWS offer file (gpuprice binary)"
+  go build -o "$bin" ./cmd/gpuprice
+  GPUPRICE_BENCH_BIN="$bin" GPUPRICE_BENCH_OFFER_MB="$OFFER_MB" go test ./cmd/gpuprice -run '^$' -bench CollectMemory \
+    -benchtime "${RUNS}x" -timeout 1h | grep -E '^Benchmark'
   echo "# analytics: ${ANALYTICS_ROWS} raw rows"
   GPUPRICE_BENCH_ROWS="$ANALYTICS_ROWS" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
     -benchtime 5x -timeout 2h | grep -E '^Benchmark'

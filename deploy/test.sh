@@ -57,7 +57,7 @@ echo "== go test"
 go test -count=1 -timeout 15m ./...
 
 echo "== benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
-go test -run '^$' -bench 'ImportCSV' -benchtime 1x ./cmd/gpuprice
+go test -run '^$' -bench 'ImportCSV|CollectMemory' -benchtime 1x ./cmd/gpuprice
 GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 go test -run '^$' -bench 'ServeUnderLoad' -benchtime 1x ./cmd/gpuprice
 go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
 GPUPRICE_BENCH_DIR="$(mktemp -d)" go test -run '^$' -bench 'DuckDBAnalytics' -benchtime 1x ./store/duckdb
