@@ -100,7 +100,7 @@ func BenchmarkImportCSV(b *testing.B) {
 		tier String, sku String, gpu String, gpu_count Float64, region String, zone String, pricing String,
 		price_usd_hour Float64, price_usd_gpu_hour Float64, source_kind String, effective_at DateTime('UTC'),
 		gpu_name String, gpu_memory_gb Float64, currency String, price_native Float64, unit String,
-		fx_rate Float64, interconnect String, source_url String, price_scope String, price_basis String)
+		fx_rate Float64, interconnect String, source_url String, price_scope String, price_basis String, origin String)
 	ENGINE = MergeTree() ORDER BY (provider, gpu, pricing, region, sku, zone, effective_at)`
 	gpuprice := func(dsn string) {
 		var out, errb bytes.Buffer
