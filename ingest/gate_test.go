@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,12 +78,14 @@ func TestCollectHoldsSuspectPrices(t *testing.T) {
 		raw(func(o *schemas.Observation) { o.SKU, o.PriceNative, o.GPUCount = "b", 2.99, 1 }),
 		raw(func(o *schemas.Observation) { o.SKU, o.PriceNative, o.GPUCount = "c", 2.79, 1 }),
 		raw(func(o *schemas.Observation) { o.SKU, o.PriceNative, o.GPUCount = "placeholder", 0.4, 1 }),
+		raw(func(o *schemas.Observation) { o.SKU, o.PriceNative, o.GPUCount = "free", 0, 1 }),
 	}
 	res := c.Collect(context.Background(), "r", []Job{{Name: "runpod", Source: emitRows(rows)}})
 	r := res[0]
-	if r.RowsAccepted != 3 || r.RowsQuarantine != 1 {
-		t.Fatalf("run %+v: want 3 accepted, 1 held as suspect", r.Run)
+	if r.RowsAccepted != 3 || r.RowsQuarantine != 2 || r.RowsSuspect != 1 {
+		t.Fatalf("run %+v: want 3 accepted, 2 quarantined of which 1 held as suspect (counted apart)", r.Run)
 	}
+	sink.quarantine = slices.DeleteFunc(sink.quarantine, func(q schemas.Quarantined) bool { return strings.Contains(q.Raw, `"free"`) })
 	if len(sink.quarantine) != 1 || !strings.HasPrefix(sink.quarantine[0].Reason, SuspectPrefix) ||
 		!strings.Contains(sink.quarantine[0].Reason, "$2.79") || !strings.Contains(sink.quarantine[0].Raw, `"placeholder"`) {
 		t.Errorf("quarantine %+v", sink.quarantine)

@@ -52,6 +52,7 @@ type Run struct {
 	quarantine []schemas.Quarantined // not yet written
 	accepted   int                   // streaming: emitted and accepted; stepwise: committed
 	quarCount  int                   // quarantined rows written (or, streaming, handed to the sink)
+	suspect    int                   // of the quarantined rows, those the relative gate held as suspect
 	unknownGPU int
 	skus       map[string]bool
 	reasons    map[string]int
@@ -162,6 +163,9 @@ func (r *Run) Reject(raw, reason string) {
 	})
 	r.quarantine = append(r.quarantine, q)
 	r.reasons[q.Reason]++
+	if strings.HasPrefix(reason, SuspectPrefix) {
+		r.suspect++
+	}
 }
 
 // Note adds a line to the run record's error text (something the user should know
@@ -349,7 +353,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	finished := r.now()
 	run := schemas.Run{
 		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second), FinishedAt: finished.Truncate(time.Second),
-		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, UnknownGPUs: r.unknownGPU,
+		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, RowsSuspect: r.suspect, UnknownGPUs: r.unknownGPU,
 		RowsStored: written, RowsSpooled: spooled, RowsLost: lost,
 		Error: strings.Join(problems, "; "),
 	}

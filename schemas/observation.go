@@ -226,7 +226,11 @@ type Run struct {
 	Status         string    `json:"status"`
 	RowsAccepted   int       `json:"rows_accepted"`
 	RowsQuarantine int       `json:"rows_quarantined"`
-	UnknownGPUs    int       `json:"unknown_gpus"`
+	// RowsSuspect are the quarantined rows held as suspect by the relative gate
+	// (counted within RowsQuarantine; `gpuprice quarantine release` stores one a
+	// person confirms). Records written before schema version 12 read 0.
+	RowsSuspect int `json:"rows_suspect"`
+	UnknownGPUs int `json:"unknown_gpus"`
 	// What became of the accepted rows: stored, spooled (the store was away; a
 	// replay writes them) or lost (neither took them: a failed run). Run records
 	// written before schema version 8 read 0 for all three.
