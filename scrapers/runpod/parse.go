@@ -71,6 +71,25 @@ type gpuType struct {
 		MinimumBidPrice      *float64 `json:"minimumBidPrice"`
 		UninterruptablePrice *float64 `json:"uninterruptablePrice"`
 	} `json:"lowestPrice"`
+	// SecureStock and CommunityStock are lowestPrice asked per cloud (GraphQL
+	// aliases of lowestPrice(input: {gpuCount: 1, secureCloud: true|false})): its
+	// stockStatus ("High", "Medium", "Low"; null when the cloud has none) and
+	// maxUnreservedGpuCount.
+	SecureStock    *stock `json:"secureStock"`
+	CommunityStock *stock `json:"communityStock"`
+}
+
+// stock is the availability the API gives for one cloud.
+type stock struct {
+	StockStatus           *string  `json:"stockStatus"`
+	MaxUnreservedGpuCount *float64 `json:"maxUnreservedGpuCount"`
+}
+
+// none reports whether the API says the cloud has none of the GPU: the field was
+// asked and answered, with no stock status and no unreserved GPU.
+func (s *stock) none() bool {
+	return s != nil && (s.StockStatus == nil || *s.StockStatus == "") &&
+		(s.MaxUnreservedGpuCount == nil || *s.MaxUnreservedGpuCount <= 0)
 }
 
 // parseGPUTypes turns a gpuTypes GraphQL response into observations: four per GPU
@@ -130,9 +149,10 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 		available *bool
 		onDemand  *float64
 		spot      *float64
+		stock     *stock
 	}{
-		{cloudSecure, g.SecureCloud, g.SecurePrice, g.SecureSpotPrice},
-		{cloudCommunity, g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice},
+		{cloudSecure, g.SecureCloud, g.SecurePrice, g.SecureSpotPrice, g.SecureStock},
+		{cloudCommunity, g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice, g.CommunityStock},
 	} {
 		for _, p := range []struct {
 			pricing string
@@ -163,6 +183,14 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 			if c.available != nil {
 				o.Attrs["cloud_available"] = strconv.FormatBool(*c.available)
 			}
+			if s := c.stock; s != nil {
+				if s.StockStatus != nil {
+					o.Attrs["stockStatus"] = *s.StockStatus
+				}
+				if s.MaxUnreservedGpuCount != nil {
+					o.Attrs["maxUnreservedGpuCount"] = formatFloat(*s.MaxUnreservedGpuCount)
+				}
+			}
 			if lp := g.LowestPrice; lp != nil {
 				if lp.MinimumBidPrice != nil {
 					o.Attrs["lowestPrice.minimumBidPrice"] = formatFloat(*lp.MinimumBidPrice)
@@ -177,6 +205,10 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 			case c.available != nil && !*c.available && *p.price > 0:
 				// The API says this cloud does not offer the GPU: its price is no offer.
 				o.Attrs["price_text"] = fmt.Sprintf("not offered in %s cloud (%sCloud false; listed %s)", c.cloud, c.cloud, formatFloat(*p.price))
+			case c.stock.none() && *p.price > 0:
+				// The API's own availability for this cloud: no stock status, no
+				// unreserved GPU. The listed price is no offer one can take.
+				o.Attrs["price_text"] = fmt.Sprintf("not offered in %s cloud (lowestPrice stockStatus null, maxUnreservedGpuCount 0; listed %s)", c.cloud, formatFloat(*p.price))
 			default:
 				o.PriceNative = *p.price
 				if why := placeholder(g, c.cloud, p.pricing, *p.price); why != "" {

@@ -22,7 +22,10 @@
 //     quarantines it as not offered). A null or unreadable price is emitted as 0 with
 //     Attrs["price_text"].
 //   - Availability signals (api mode): a cloud the API says does not offer the GPU
-//     (secureCloud / communityCloud false), a price under the API's own lowestPrice
+//     (secureCloud / communityCloud false), a cloud whose own stock answer has no
+//     stockStatus and no maxUnreservedGpuCount (lowestPrice asked per cloud, the
+//     secureStock / communityStock aliases; the stock status is kept in
+//     Attrs["stockStatus"]), a price under the API's own lowestPrice
 //     (uninterruptablePrice for on-demand, minimumBidPrice for spot), and, on a
 //     data-centre GPU (not GeForce), a price at a quarter or less of the other cloud's
 //     (the round placeholders real responses carry) are emitted as 0 with the reason
@@ -71,7 +74,7 @@ const (
 )
 
 // GPUTypesQuery is the GraphQL query sent in api mode.
-const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } } }`
+const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus maxUnreservedGpuCount } communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false}) { stockStatus maxUnreservedGpuCount } } }`
 
 // sampleOptions documents sources.runpod.options in the sample configuration.
 //

@@ -460,7 +460,9 @@ func TestGPUTypesAvailabilitySignals(t *testing.T) {
 	 {"id":"NVIDIA H100 80GB HBM3","displayName":"H100 SXM","memoryInGb":80,"secureCloud":true,"communityCloud":false,"securePrice":3.29,"communityPrice":2.69,"secureSpotPrice":3.29,"communitySpotPrice":2.69},
 	 {"id":"NVIDIA H200","displayName":"H200 SXM","memoryInGb":141,"securePrice":4.59,"communityPrice":3.59,"secureSpotPrice":4.59,"communitySpotPrice":1.0,
 	  "lowestPrice":{"minimumBidPrice":2.5,"uninterruptablePrice":3.59}},
-	 {"id":"NVIDIA GeForce RTX 3090","displayName":"RTX 3090","memoryInGb":24,"securePrice":0.46,"communityPrice":0.11,"secureSpotPrice":0.46,"communitySpotPrice":0.11}]}}`
+	 {"id":"NVIDIA GeForce RTX 3090","displayName":"RTX 3090","memoryInGb":24,"securePrice":0.46,"communityPrice":0.11,"secureSpotPrice":0.46,"communitySpotPrice":0.11},
+	 {"id":"NVIDIA L40S","displayName":"L40S","memoryInGb":48,"securePrice":0.86,"communityPrice":0.79,"secureSpotPrice":0.5,"communitySpotPrice":0.4,
+	  "secureStock":{"stockStatus":null,"maxUnreservedGpuCount":0},"communityStock":{"stockStatus":"Low","maxUnreservedGpuCount":1}}]}}`
 	res, err := parseGPUTypes(strings.NewReader(body), scrapertest.ObservedAt)
 	if err != nil {
 		t.Fatal(err)
@@ -474,6 +476,8 @@ func TestGPUTypesAvailabilitySignals(t *testing.T) {
 		"AMD Instinct MI300X OAM:community|spot":      "a quarter or less of secure $2.39",
 		"NVIDIA H100 80GB HBM3:community|on_demand":   "not offered in community cloud",
 		"NVIDIA H200:community|spot":                  "under the API's lowestPrice $2.5",
+		"NVIDIA L40S:secure|on_demand":                "not offered in secure cloud (lowestPrice stockStatus null",
+		"NVIDIA L40S:secure|spot":                     "not offered in secure cloud (lowestPrice stockStatus null",
 	} {
 		if o := got[key]; o.PriceNative != 0 || !strings.Contains(o.Attrs["price_text"], want) {
 			t.Errorf("%s: price %v, price_text %q; want no price, %q", key, o.PriceNative, o.Attrs["price_text"], want)
@@ -484,9 +488,13 @@ func TestGPUTypesAvailabilitySignals(t *testing.T) {
 		"NVIDIA H100 80GB HBM3:secure|on_demand":      3.29,
 		"NVIDIA H200:community|on_demand":             3.59,
 		"NVIDIA GeForce RTX 3090:community|on_demand": 0.11,
+		"NVIDIA L40S:community|on_demand":             0.79,
 	} {
 		if o := got[key]; o.PriceNative != price {
 			t.Errorf("%s: price %v, want %v (%q)", key, o.PriceNative, price, o.Attrs["price_text"])
 		}
+	}
+	if o := got["NVIDIA L40S:community|on_demand"]; o.Attrs["stockStatus"] != "Low" || o.Attrs["maxUnreservedGpuCount"] != "1" {
+		t.Errorf("stock attrs %v", o.Attrs)
 	}
 }
