@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,6 +228,32 @@ func TestIntegrationClickHouseAPIMatchesCLI(t *testing.T) {
 	testAPIMatchesCLI(t, dsn)
 }
 
+// rawGet GETs u with exactly hdr (no Accept-Encoding added, nothing decompressed).
+func rawGet(t *testing.T, u string, hdr map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
 func doReq(t *testing.T, method, u string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, u, nil)
@@ -367,6 +395,52 @@ func TestAPIValidationAndDocument(t *testing.T) {
 	}
 	if code, _, body := doReq(t, "GET", base+"/api/v1/volatility?window=2d&at="+at, map[string]string{"If-None-Match": etag}); code != 304 || body != "" {
 		t.Errorf("If-None-Match: %d %q", code, body)
+	}
+
+	// Compressed answers: gzip only when asked, decoding to the very bytes of the
+	// identity answer, with Vary and the Content-Length of what is sent; the ETag
+	// of the gzip answer (weak) and of the identity one both revalidate.
+	for _, p := range []string{"/api/v1/prices", "/api/v1/volatility?window=2d&at=" + at} {
+		code, hdr, plain := rawGet(t, base+p, nil)
+		if code != 200 || hdr.Get("Content-Encoding") != "" || !strings.Contains(hdr.Get("Vary"), "Accept-Encoding") || len(plain) < 1024 ||
+			hdr.Get("Content-Length") != strconv.Itoa(len(plain)) || !json.Valid(plain) {
+			t.Fatalf("%s without Accept-Encoding: %d, Content-Encoding %q, Vary %q, Content-Length %q of %d bytes",
+				p, code, hdr.Get("Content-Encoding"), hdr.Get("Vary"), hdr.Get("Content-Length"), len(plain))
+		}
+		for _, ae := range []string{"gzip;q=0", "br", "identity"} {
+			if _, h, b := rawGet(t, base+p, map[string]string{"Accept-Encoding": ae}); h.Get("Content-Encoding") != "" || !bytes.Equal(b, plain) {
+				t.Errorf("%s, Accept-Encoding %q: Content-Encoding %q", p, ae, h.Get("Content-Encoding"))
+			}
+		}
+		code, zh, wire := rawGet(t, base+p, map[string]string{"Accept-Encoding": "br;q=1, gzip;q=0.8"})
+		if code != 200 || zh.Get("Content-Encoding") != "gzip" || !strings.Contains(zh.Get("Vary"), "Accept-Encoding") ||
+			zh.Get("Content-Length") != strconv.Itoa(len(wire)) || len(wire) >= len(plain) {
+			t.Fatalf("%s gzip: %d, Content-Encoding %q, Vary %q, Content-Length %q of %d bytes (identity %d)",
+				p, code, zh.Get("Content-Encoding"), zh.Get("Vary"), zh.Get("Content-Length"), len(wire), len(plain))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(wire))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec, err := io.ReadAll(zr); err != nil || !bytes.Equal(dec, plain) {
+			t.Errorf("%s: gzip answer decodes to %d bytes (%v), not the identity answer's %d", p, len(dec), err, len(plain))
+		}
+		if strings.HasPrefix(p, "/api/v1/volatility") {
+			strong := hdr.Get("ETag")
+			if zh.Get("ETag") != "W/"+strong {
+				t.Errorf("gzip ETag %q, identity %q", zh.Get("ETag"), strong)
+			}
+			for _, tag := range []string{strong, zh.Get("ETag")} {
+				for _, ae := range []string{"", "gzip"} {
+					if code, _, b := rawGet(t, base+p, map[string]string{"If-None-Match": tag, "Accept-Encoding": ae}); code != 304 || len(b) != 0 {
+						t.Errorf("If-None-Match %s, Accept-Encoding %q: %d", tag, ae, code)
+					}
+				}
+			}
+			if code, _, _ := rawGet(t, base+p, map[string]string{"If-None-Match": `"other"`, "Accept-Encoding": "gzip"}); code != 200 {
+				t.Errorf("If-None-Match of another answer: %d", code)
+			}
+		}
 	}
 	if code, hdr, body := doReq(t, "GET", base+"/api/v1/spreads?since=2d&at="+at+"&format=csv", nil); code != 200 ||
 		!strings.HasPrefix(body, "gpu,pricing,day,hyperscaler,specialist") || !strings.HasPrefix(hdr.Get("Content-Type"), "text/csv") {

@@ -4,6 +4,7 @@
 package loadgen
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -25,7 +26,12 @@ type Result struct {
 	P90      time.Duration `json:"p90"`
 	P99      time.Duration `json:"p99"`
 	Max      time.Duration `json:"max"`
-	Bytes    int64         `json:"bytes"`
+	// Bytes is what came over the wire (compressed, when the server compressed);
+	// Decoded, the bodies once decompressed.
+	Bytes   int64 `json:"bytes"`
+	Decoded int64 `json:"decoded_bytes"`
+	// Gzipped is how many answers came gzip-compressed.
+	Gzipped int `json:"gzipped"`
 	// FirstError describes the first error seen, if any.
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -37,9 +43,13 @@ func (r Result) String() string {
 }
 
 // Run sends GET url from clients goroutines, each waiting for its answer (read to
-// the end) before the next request, for d.
+// the end) before the next request, for d. Requests say Accept-Encoding: gzip, as
+// browsers and Go's default client do; gzip answers are decompressed to the end, and
+// one that does not decompress, or whose Content-Length is not what came, is an
+// error.
 func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
-	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, IdleConnTimeout: time.Minute}
+	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, IdleConnTimeout: time.Minute,
+		DisableCompression: true} // asked and decoded here, to count both sizes
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: time.Minute}
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -49,6 +59,8 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 		lat      []time.Duration
 		errs     int
 		bytes    int64
+		decoded  int64
+		gzipped  int
 		firstErr string
 		wg       sync.WaitGroup
 	)
@@ -59,19 +71,25 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 			defer wg.Done()
 			var mine []time.Duration
 			var e int
-			var n int64
+			var n, dec int64
+			var gz int
 			var first string
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, url, nil)
+				req.Header.Set("Accept-Encoding", "gzip")
 				resp, err := hc.Do(req)
 				if err == nil {
-					var c int64
-					c, err = io.Copy(io.Discard, resp.Body)
+					var wire, plain int64
+					wire, plain, err = readBody(resp)
 					resp.Body.Close()
-					n += c
+					n += wire
+					dec += plain
 					if err == nil && resp.StatusCode != http.StatusOK {
 						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+					if err == nil && resp.Header.Get("Content-Encoding") == "gzip" {
+						gz++
 					}
 				}
 				mine = append(mine, time.Since(t0))
@@ -86,6 +104,8 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 			lat = append(lat, mine...)
 			errs += e
 			bytes += n
+			decoded += dec
+			gzipped += gz
 			if firstErr == "" {
 				firstErr = first
 			}
@@ -102,9 +122,47 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
 	r := Result{URL: url, Clients: clients, Duration: d, Requests: len(lat), Errors: errs, RPS: float64(len(lat)) / el.Seconds(),
-		P50: pct(.50), P90: pct(.90), P99: pct(.99), Bytes: bytes, FirstError: firstErr}
+		P50: pct(.50), P90: pct(.90), P99: pct(.99), Bytes: bytes, Decoded: decoded, Gzipped: gzipped, FirstError: firstErr}
 	if len(lat) > 0 {
 		r.Max = lat[len(lat)-1]
 	}
 	return r
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readBody reads resp's body to the end, decompressing a gzip one, and returns the
+// bytes that came over the wire and the decoded bytes.
+func readBody(resp *http.Response) (wire, plain int64, err error) {
+	cr := &countingReader{r: resp.Body}
+	switch enc := resp.Header.Get("Content-Encoding"); enc {
+	case "", "identity":
+		plain, err = io.Copy(io.Discard, cr)
+	case "gzip":
+		var zr *gzip.Reader
+		if zr, err = gzip.NewReader(cr); err == nil {
+			if plain, err = io.Copy(io.Discard, zr); err == nil {
+				err = zr.Close()
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("gzip answer: %w", err)
+		}
+	default:
+		err = fmt.Errorf("unasked Content-Encoding %q", enc)
+	}
+	if err == nil && resp.ContentLength >= 0 && cr.n != resp.ContentLength {
+		err = fmt.Errorf("Content-Length %d, %d bytes came", resp.ContentLength, cr.n)
+	}
+	return cr.n, plain, err
 }

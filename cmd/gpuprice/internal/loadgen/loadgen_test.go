@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -29,5 +31,37 @@ func TestRunCountsRequestsAndErrors(t *testing.T) {
 	}
 	if r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 || r.RPS <= 0 {
 		t.Errorf("figures: %+v", r)
+	}
+}
+
+func TestRunAsksGzipAndCountsBadBodies(t *testing.T) {
+	plain := []byte(strings.Repeat(`{"gpu":"H100","price":2.49},`, 200))
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(plain)
+	zw.Close()
+	good := buf.Bytes()
+	var n, asked atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") == "gzip" {
+			asked.Add(1)
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		if n.Add(1)%5 == 0 {
+			w.Write(good[:len(good)/2]) // a truncated gzip stream
+			return
+		}
+		w.Write(good)
+	}))
+	defer srv.Close()
+	r := Run(context.Background(), srv.URL, 4, 200*time.Millisecond)
+	if r.Requests == 0 || int64(r.Requests) != asked.Load() {
+		t.Fatalf("requests %d, %d asked for gzip", r.Requests, asked.Load())
+	}
+	if want := r.Requests / 5; r.Errors < want-4 || r.Errors > want+4 || !strings.Contains(r.FirstError, "gzip") {
+		t.Errorf("errors %d of %d (%q), want about one in five, from gzip", r.Errors, r.Requests, r.FirstError)
+	}
+	if ok := int64(r.Requests - r.Errors); r.Gzipped != int(ok) || r.Decoded < ok*int64(len(plain)) || r.Bytes >= r.Decoded {
+		t.Errorf("gzipped %d, decoded %d, wire %d bytes of %d good answers", r.Gzipped, r.Decoded, r.Bytes, ok)
 	}
 }

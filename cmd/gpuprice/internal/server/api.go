@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -204,17 +203,17 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 		h.Set("Content-Type", ans.ctype)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if fromBars {
-			h.Set("ETag", ans.etag)
+			h.Set("ETag", answerETag(r, ans))
 			h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
-			if match := r.Header.Get("If-None-Match"); match != "" && (match == ans.etag || match == "*" || slices.Contains(strings.Split(strings.ReplaceAll(match, " ", ""), ","), ans.etag)) {
+			if etagMatches(r.Header.Get("If-None-Match"), ans.etag) {
+				h.Set("Vary", "Accept-Encoding")
 				w.WriteHeader(http.StatusNotModified)
 				return
 			}
 		} else {
 			h.Set("Cache-Control", "no-cache")
 		}
-		h.Set("Content-Length", strconv.Itoa(len(ans.body)))
-		_, _ = w.Write(ans.body)
+		writeAnswer(w, r, ans)
 	}
 }
 

@@ -14,6 +14,8 @@ type answer struct {
 	etag  string
 	at    time.Time
 	gen   uint64
+	// gz is the body gzip-compressed, made once when a client first accepts it.
+	gz *gzipped
 }
 
 // answerCache keeps computed answers for a short while and computes each one once
@@ -39,7 +41,9 @@ func newAnswerCache(max int) *answerCache {
 // never served.
 func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer, error)) (answer, error) {
 	if ttl <= 0 {
-		return compute()
+		a, err := compute()
+		a.gz = &gzipped{}
+		return a, err
 	}
 	c.mu.Lock()
 	a, ok := c.entries[key]
@@ -64,7 +68,7 @@ func (c *answerCache) compute(key string, gen uint64, compute func() (answer, er
 	if err != nil {
 		return a, err
 	}
-	a.at, a.gen = time.Now(), gen
+	a.at, a.gen, a.gz = time.Now(), gen, &gzipped{}
 	c.mu.Lock()
 	if c.gen == gen {
 		if len(c.entries) >= c.max {

@@ -65,6 +65,6 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", reportCSP)
 	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", ans.etag)
-	_, _ = w.Write(ans.body)
+	h.Set("ETag", answerETag(r, ans))
+	writeAnswer(w, r, ans)
 }
