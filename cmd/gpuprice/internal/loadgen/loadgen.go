@@ -4,7 +4,6 @@
 package loadgen
 
 import (
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Result is what one run measured against one URL.
@@ -37,9 +38,15 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s",
+	per := func(n int64) int64 {
+		if r.Requests == 0 {
+			return 0
+		}
+		return n / int64(r.Requests)
+	}
+	return fmt.Sprintf("%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; %d gzip answers, %d bytes per answer on the wire, %d decoded",
 		r.URL, r.Clients, r.Duration, r.Requests, r.Errors, r.RPS, r.P50.Round(time.Microsecond), r.P90.Round(time.Microsecond),
-		r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
+		r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond), r.Gzipped, per(r.Bytes), per(r.Decoded))
 }
 
 // Run sends GET url from clients goroutines, each waiting for its answer (read to
