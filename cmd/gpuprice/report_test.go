@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -416,6 +417,12 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	}
 	if !strings.Contains(body, sha[1]) {
 		t.Error("/api/v1/report: another data SHA-256 than the CLI's for the same query")
+	}
+	// The report's tag revalidates: the same query with it is 304 Not Modified.
+	if etag := hdr.Get("ETag"); etag == "" {
+		t.Error("/api/v1/report: no ETag")
+	} else if code, _, _ := doReq(t, "GET", base+"/api/v1/report?"+q, map[string]string{"If-None-Match": etag}); code != http.StatusNotModified {
+		t.Errorf("/api/v1/report with If-None-Match %s: %d, want 304", etag, code)
 	}
 	apiTables := htmlTables(t, body)
 	for id, rows := range tables {

@@ -203,16 +203,10 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 		h.Set("Content-Type", ans.ctype)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if fromBars {
-			h.Set("ETag", answerETag(r, ans))
-			h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
-			if etagMatches(r.Header.Get("If-None-Match"), ans.etag) {
-				h.Set("Vary", "Accept-Encoding")
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-		} else {
-			h.Set("Cache-Control", "no-cache")
+			writeTagged(w, r, ans, fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
+			return
 		}
+		h.Set("Cache-Control", "no-cache")
 		writeAnswer(w, r, ans)
 	}
 }

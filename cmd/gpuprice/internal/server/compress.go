@@ -123,3 +123,17 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, ans answer) {
 	}
 	_, _ = w.Write(body)
 }
+
+// writeTagged writes ans with its ETag and cacheControl, or 304 Not Modified when
+// the request's If-None-Match holds that tag (weak or strong).
+func writeTagged(w http.ResponseWriter, r *http.Request, ans answer, cacheControl string) {
+	h := w.Header()
+	h.Set("ETag", answerETag(r, ans))
+	h.Set("Cache-Control", cacheControl)
+	if etagMatches(r.Header.Get("If-None-Match"), ans.etag) {
+		h.Set("Vary", "Accept-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	writeAnswer(w, r, ans)
+}

@@ -64,7 +64,5 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", ans.ctype)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", reportCSP)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", answerETag(r, ans))
-	writeAnswer(w, r, ans)
+	writeTagged(w, r, ans, "no-cache")
 }
