@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -21,27 +20,23 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
-// chromium returns Debian's chromium, which deploy/test.sh installs. Without it the
-// browser tests skip, loudly, and fail under CI.
+// chromium returns the Chromium the report prints PDFs with (buyer.ExecPath:
+// $GPUPRICE_CHROMIUM, else chromium on the PATH, Debian's, which deploy/test.sh
+// installs). Without it the browser tests skip, loudly, and fail under CI.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("GPUPRICE_CHROMIUM"), "/usr/bin/chromium"} {
-		if p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
+	p, err := buyer.ExecPath()
+	if err == nil {
 		return p
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: deploy/test.sh installs Debian's chromium (apt-get install -y chromium)")
+		t.Fatalf("%v: deploy/test.sh installs Debian's chromium (apt-get install -y chromium)", err)
 	}
-	t.Skip("SKIPPED: no chromium (apt-get install -y chromium, or set GPUPRICE_CHROMIUM)")
+	t.Skipf("SKIPPED: %v", err)
 	return ""
 }
 
@@ -65,27 +60,8 @@ func artifacts(t *testing.T) string {
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	exe := chromium(t)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.WindowSize(1280, 900),
-	)
-	ctx, cancel := chromedp.NewContext(alloc)
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		cancel()
-		cancelAlloc()
+	ctx, cancel, err := buyer.Browser(context.Background(), exe, t.TempDir(), 1280, 900)
+	if err != nil {
 		t.Fatalf("chromium did not start: %v", err)
 	}
 	var mu sync.Mutex
@@ -108,7 +84,6 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(func() {
 		time.Sleep(100 * time.Millisecond) // let the last messages arrive
 		cancel()
-		cancelAlloc()
 		<-done
 		mu.Lock()
 		defer mu.Unlock()

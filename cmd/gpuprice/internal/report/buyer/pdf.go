@@ -34,15 +34,23 @@ func ExecPath() (string, error) {
 		"; or write --out report.html and print that")
 }
 
-// Browser starts a headless Chromium (exe) with a throwaway profile in dir and
-// returns a tab's context; cancel ends the browser.
-func Browser(ctx context.Context, exe, dir string) (context.Context, context.CancelFunc, error) {
+// PDFWindowWidth and PDFWindowHeight are the window PDF prints are laid out in.
+const (
+	PDFWindowWidth  = 1200
+	PDFWindowHeight = 900
+)
+
+// Browser starts a headless Chromium (exe) with a throwaway profile in dir and a
+// width x height window, and returns a tab's context; cancel ends the browser.
+// It is the one launcher: the PDF printer and the browser tests use it.
+func Browser(ctx context.Context, exe, dir string, width, height int) (context.Context, context.CancelFunc, error) {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(exe),
 		chromedp.UserDataDir(dir),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("disable-background-networking", true),
@@ -51,7 +59,7 @@ func Browser(ctx context.Context, exe, dir string) (context.Context, context.Can
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
-		chromedp.WindowSize(1200, 900),
+		chromedp.WindowSize(width, height),
 	)
 	tab, cancelTab := chromedp.NewContext(alloc)
 	if err := chromedp.Do(tab, chromedp.Navigate("about:blank")); err != nil {
@@ -109,7 +117,7 @@ func PDF(ctx context.Context, html []byte) ([]byte, error) {
 	if err := os.WriteFile(page, html, 0o600); err != nil {
 		return nil, err
 	}
-	tab, cancel, err := Browser(ctx, exe, filepath.Join(dir, "profile"))
+	tab, cancel, err := Browser(ctx, exe, filepath.Join(dir, "profile"), PDFWindowWidth, PDFWindowHeight)
 	if err != nil {
 		return nil, err
 	}
