@@ -181,7 +181,9 @@ func (c *Catalog) validate() error {
 		if n, _ := strconv.Atoi(m[1]); float64(n) != math.Round(g.MemoryGB) {
 			return bad("id says %s GB, memory_gb is %g", m[1], g.MemoryGB)
 		}
-		if !(g.BandwidthTBs > 0) || !(g.TDPWatts > 0) {
+		// A GPU named only so its prices join filters (no_dense_figure) may leave the
+		// figures no source read for it at 0 ("not recorded"); every other entry has them.
+		if (!(g.BandwidthTBs > 0) || !(g.TDPWatts > 0)) && !(g.NoDenseFigure != "" && g.BandwidthTBs == 0 && g.TDPWatts == 0) {
 			return bad("bandwidth_tbs and tdp_watts must be positive")
 		}
 		for _, v := range []float64{g.DenseBF16TFLOPS, g.DenseFP8TFLOPS, g.DenseFP16TFLOPS, g.SparseBF16TFLOPS, g.SparseFP8TFLOPS} {

@@ -224,3 +224,36 @@ func TestParseCatalogValidation(t *testing.T) {
 		})
 	}
 }
+
+// Every UNVERIFIED mark in the catalog (an entry's notes, a source's citation) must
+// say what is unverified and why, so a reader knows what to check; a bare mark, or
+// one on an entry whose sources all carry none, is a mark left behind.
+func TestCatalogUnverifiedMarksGiveTheirReason(t *testing.T) {
+	c, err := schemas.DefaultCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := func(where, text string) {
+		i := strings.Index(text, "UNVERIFIED")
+		if i < 0 {
+			return
+		}
+		rest := strings.TrimSpace(strings.Trim(strings.TrimSpace(text[:i]+text[i+len("UNVERIFIED"):]), ":;,.()"))
+		if len(strings.Fields(rest)) < 4 {
+			t.Errorf("%s: an UNVERIFIED mark without its reason: %q", where, text)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range c.All() {
+		for _, n := range g.Notes {
+			reason(g.ID, n)
+		}
+		for _, id := range g.Sources {
+			if !seen[id] {
+				seen[id] = true
+				cite, _ := c.Source(id)
+				reason("source "+id, cite)
+			}
+		}
+	}
+}

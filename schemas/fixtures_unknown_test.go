@@ -23,7 +23,7 @@ var recordedFixtures = map[string][]string{
 	"gmi":       {"gmi/testdata/full_page/expected.json", "gmi/testdata/reference_excerpt/expected.json"},
 	"lambda":    {"lambda/testdata/full_page/expected.json"},
 	"ovhcloud":  {"ovhcloud/testdata/catalog_fr/expected.json", "ovhcloud/testdata/catalog_us/expected.json"},
-	"runpod":    {"runpod/testdata/api_reference/expected.json", "runpod/testdata/api_full/expected.json"},
+	"runpod":    {"runpod/testdata/api_reference/expected.json", "runpod/testdata/api_full/expected.json", "runpod/testdata/api_recorded/expected.json"},
 	"together":  {"together/testdata/recorded_page/expected.json", "together/testdata/full_page/expected.json", "together/testdata/reference_excerpt/expected.json"},
 	"vast":      {"vast/testdata/reference_h100_sxm/expected.json", "vast/testdata/mixed_gpus/expected.json"},
 }

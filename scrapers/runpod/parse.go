@@ -247,15 +247,21 @@ func placeholder(g gpuType, cloud, pricing string, price float64) string {
 	if strings.Contains(strings.ToLower(g.ID), "geforce") {
 		return ""
 	}
-	other, otherCloud := g.SecurePrice, cloudSecure
+	other, otherCloud, otherOffered := g.SecurePrice, cloudSecure, g.SecureCloud
 	if pricing == schemas.Spot {
 		other = g.SecureSpotPrice
 	}
 	if cloud == cloudSecure {
-		other, otherCloud = g.CommunityPrice, cloudCommunity
+		other, otherCloud, otherOffered = g.CommunityPrice, cloudCommunity, g.CommunityCloud
 		if pricing == schemas.Spot {
 			other = g.CommunitySpotPrice
 		}
+	}
+	if otherOffered != nil && !*otherOffered {
+		// The other cloud does not offer the GPU: its listed price is itself no
+		// offer (the recorded response lists RTX A2000 secure at $0.50 with
+		// secureCloud false) and is no peer to judge this one by.
+		return ""
 	}
 	if other != nil && *other > 0 && price > 0 && price <= placeholderRatio**other {
 		return fmt.Sprintf("placeholder: %s %s $%s is a quarter or less of %s $%s for a data-centre GPU", cloud, pricing,

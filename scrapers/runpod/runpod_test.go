@@ -498,3 +498,37 @@ func TestGPUTypesAvailabilitySignals(t *testing.T) {
 		t.Errorf("stock attrs %v", o.Attrs)
 	}
 }
+
+// TestRecordedResponseAvailability replays a gpuTypes response recorded from the
+// live API by a public scheduled job (testdata/README.md): RunPod lists round
+// placeholder prices ($0.50) for clouds whose secureCloud/communityCloud flag is
+// false, and those must never become offers, while a real offer in the other
+// cloud is kept and is not judged against the placeholder.
+func TestRecordedResponseAvailability(t *testing.T) {
+	res := mustParse(t, "testdata/api_recorded/input.json")
+	price := func(sku, pricing string) (float64, string) {
+		t.Helper()
+		o, ok := find(res.Rows, sku, pricing)
+		if !ok {
+			t.Fatalf("no row %s %s", sku, pricing)
+		}
+		return o.PriceNative, o.Attrs["price_text"]
+	}
+	for _, sku := range []string{
+		"AMD Instinct MI300X OAM:community", "NVIDIA B200:community",
+		"NVIDIA RTX PRO 6000 Blackwell Workstation Edition:community",
+		"NVIDIA RTX 2000 Ada Generation:community", "NVIDIA RTX A2000:secure",
+	} {
+		if p, why := price(sku, schemas.OnDemand); p != 0 || !strings.Contains(why, "Cloud false; listed 0.5") {
+			t.Errorf("%s: price %v (%q), want no offer for the $0.50 placeholder", sku, p, why)
+		}
+	}
+	for sku, want := range map[string]float64{
+		"AMD Instinct MI300X OAM:secure": 2.49, "NVIDIA B200:secure": 6.39,
+		"NVIDIA RTX A2000:community": 0.12, "NVIDIA H200:community": 3.59,
+	} {
+		if p, why := price(sku, schemas.OnDemand); p != want {
+			t.Errorf("%s: price %v (%q), want %v", sku, p, why, want)
+		}
+	}
+}
