@@ -39,21 +39,18 @@ func (g GroupVolatility) DrawdownDefined() bool { return g.undefined&undefDrawdo
 
 type groupVolatility GroupVolatility // without the methods
 
+type groupVolatilityValue struct{ groupVolatility } // one level down: see store.NullFigures
+
 type groupVolatilityJSON struct {
-	groupVolatility
-	StdLogReturn *float64 `json:"std_log_return"`
-	Annualised   *float64 `json:"annualised"`
-	CV           *float64 `json:"cv"`
-	Range        *float64 `json:"range"`
-	MaxDrawdown  *float64 `json:"max_drawdown"`
+	groupVolatilityValue
+	store.NullFigures
 }
 
 // MarshalJSON writes the figures no series of the group has as null.
 func (g GroupVolatility) MarshalJSON() ([]byte, error) {
-	return json.Marshal(groupVolatilityJSON{groupVolatility: groupVolatility(g),
-		StdLogReturn: store.Figure(g.StdLogReturn, g.StdDefined()), Annualised: store.Figure(g.Annualised, g.StdDefined()),
-		CV: store.Figure(g.CV, g.CVDefined()), Range: store.Figure(g.Range, g.RangeDefined()),
-		MaxDrawdown: store.Figure(g.MaxDrawdown, g.DrawdownDefined())})
+	return json.Marshal(groupVolatilityJSON{groupVolatilityValue{groupVolatility(g)},
+		store.NullFiguresOf(g.StdLogReturn, g.Annualised, g.CV, g.Range, g.MaxDrawdown,
+			store.Defined{Std: g.StdDefined(), CV: g.CVDefined(), Range: g.RangeDefined(), Drawdown: g.DrawdownDefined()})})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -63,14 +60,7 @@ func (g *GroupVolatility) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*g = GroupVolatility(x.groupVolatility)
-	val := func(p *float64, f undefinedFigures) float64 {
-		if p == nil {
-			g.undefined |= f
-			return 0
-		}
-		return *p
-	}
-	g.StdLogReturn, g.Annualised = val(x.StdLogReturn, undefStd), val(x.Annualised, undefStd)
-	g.CV, g.Range, g.MaxDrawdown = val(x.CV, undefCV), val(x.Range, undefRange), val(x.MaxDrawdown, undefDrawdown)
+	d := x.Into(&g.StdLogReturn, &g.Annualised, &g.CV, &g.Range, &g.MaxDrawdown)
+	g.undefined = undefinedIf(!d.Std, undefStd) | undefinedIf(!d.CV, undefCV) | undefinedIf(!d.Range, undefRange) | undefinedIf(!d.Drawdown, undefDrawdown)
 	return nil
 }

@@ -27,10 +27,20 @@ func Figure(x float64, defined bool) *float64 {
 	return &x
 }
 
-type seriesVolatility SeriesVolatility // without the methods
+// Defined says which of a volatility's figures exist.
+type Defined struct {
+	Std      bool // StdLogReturn and Annualised
+	CV       bool
+	Range    bool
+	Drawdown bool // MaxDrawdown
+}
 
-type seriesVolatilityJSON struct {
-	seriesVolatility
+// NullFigures is the JSON of the five figures a volatility has only with enough
+// bars: null where undefined. The JSON forms of SeriesVolatility and
+// analytics.GroupVolatility embed it after their value, which they hold one level
+// deeper (as seriesVolatilityJSON does), so that these fields shadow the value's
+// own figures and are written last.
+type NullFigures struct {
 	StdLogReturn *float64 `json:"std_log_return"`
 	Annualised   *float64 `json:"annualised"`
 	CV           *float64 `json:"cv"`
@@ -38,12 +48,39 @@ type seriesVolatilityJSON struct {
 	MaxDrawdown  *float64 `json:"max_drawdown"`
 }
 
+// NullFiguresOf is the figures with the undefined ones null.
+func NullFiguresOf(stdLogReturn, annualised, cv, rng, maxDrawdown float64, d Defined) NullFigures {
+	return NullFigures{StdLogReturn: Figure(stdLogReturn, d.Std), Annualised: Figure(annualised, d.Std),
+		CV: Figure(cv, d.CV), Range: Figure(rng, d.Range), MaxDrawdown: Figure(maxDrawdown, d.Drawdown)}
+}
+
+// Into stores the figures through the pointers, 0 for null, and says which were
+// there.
+func (n NullFigures) Into(stdLogReturn, annualised, cv, rng, maxDrawdown *float64) Defined {
+	val := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	*stdLogReturn, *annualised, *cv, *rng, *maxDrawdown = val(n.StdLogReturn), val(n.Annualised), val(n.CV), val(n.Range), val(n.MaxDrawdown)
+	return Defined{Std: n.StdLogReturn != nil && n.Annualised != nil, CV: n.CV != nil, Range: n.Range != nil, Drawdown: n.MaxDrawdown != nil}
+}
+
+type seriesVolatility SeriesVolatility // without the methods
+
+type seriesVolatilityValue struct{ seriesVolatility } // one level down: see NullFigures
+
+type seriesVolatilityJSON struct {
+	seriesVolatilityValue
+	NullFigures
+}
+
 // MarshalJSON writes the undefined figures as null.
 func (v SeriesVolatility) MarshalJSON() ([]byte, error) {
-	return json.Marshal(seriesVolatilityJSON{seriesVolatility: seriesVolatility(v),
-		StdLogReturn: Figure(v.StdLogReturn, v.StdDefined()), Annualised: Figure(v.Annualised, v.StdDefined()),
-		CV: Figure(v.CV, v.CVDefined()), Range: Figure(v.Range, v.RangeDefined()),
-		MaxDrawdown: Figure(v.MaxDrawdown, v.DrawdownDefined())})
+	return json.Marshal(seriesVolatilityJSON{seriesVolatilityValue{seriesVolatility(v)},
+		NullFiguresOf(v.StdLogReturn, v.Annualised, v.CV, v.Range, v.MaxDrawdown,
+			Defined{Std: v.StdDefined(), CV: v.CVDefined(), Range: v.RangeDefined(), Drawdown: v.DrawdownDefined()})})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes (null: 0).
@@ -53,12 +90,6 @@ func (v *SeriesVolatility) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*v = SeriesVolatility(x.seriesVolatility)
-	val := func(p *float64) float64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	v.StdLogReturn, v.Annualised, v.CV, v.Range, v.MaxDrawdown = val(x.StdLogReturn), val(x.Annualised), val(x.CV), val(x.Range), val(x.MaxDrawdown)
+	x.Into(&v.StdLogReturn, &v.Annualised, &v.CV, &v.Range, &v.MaxDrawdown)
 	return nil
 }
