@@ -9,10 +9,20 @@ import (
 // what collection stores; a GPU without a dense figure says so.
 func TestGPUsExplainProvider(t *testing.T) {
 	cfg := writeConfig(t, "http://127.0.0.1:1")
-	out, code := run(t, "--config", cfg, "gpus", "--explain", "H100", "--provider", "ovhcloud", "--sku", "h100-380", "--memory", "80")
-	if code != 0 || !strings.Contains(out, "H100 → unknown") || !strings.Contains(out, `stored as gpu "unknown"`) ||
-		!strings.Contains(out, "tier specialist") {
+	// OVHcloud names the form factor of its H100 flavours (SXM) but not of its A100:
+	// the explanation cites the provider's statement or says why it stays unknown.
+	out, code := run(t, "--config", cfg, "gpus", "--explain", "A100", "--provider", "ovhcloud", "--sku", "a100-180", "--memory", "80")
+	if code != 0 || !strings.Contains(out, "A100 → unknown") || !strings.Contains(out, `stored as gpu "unknown"`) ||
+		!strings.Contains(out, "tier specialist") || !strings.Contains(out, "public-cloud-roadmap/issues/475") {
+		t.Errorf("ovhcloud A100:\n%s", out)
+	}
+	out, code = run(t, "--config", cfg, "gpus", "--explain", "H100", "--provider", "ovhcloud", "--sku", "h100-380", "--memory", "80")
+	if code != 0 || !strings.Contains(out, "H100 → H100-SXM-80GB") || !strings.Contains(out, "public-cloud-roadmap/issues/500") {
 		t.Errorf("ovhcloud H100:\n%s", out)
+	}
+	out, code = run(t, "--config", cfg, "gpus", "--explain", "NVIDIA Tesla P100", "--provider", "oci", "--sku", "VM.GPU2.1", "--memory", "16")
+	if code != 0 || !strings.Contains(out, "→ unknown") || !strings.Contains(out, "computeshapes.htm") || !strings.Contains(out, "no form factor") {
+		t.Errorf("oci P100:\n%s", out)
 	}
 	out, code = run(t, "--config", cfg, "gpus", "--explain", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "--provider", "coreweave")
 	if code != 0 || !strings.Contains(out, "→ RTXPRO6000SERVER-PCIE-96GB") || !strings.Contains(out, "no dense figure is known") {

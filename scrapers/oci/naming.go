@@ -14,17 +14,17 @@ import (
 var naming = schemas.Naming{
 	Normalize: func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") },
 	Rules: []schemas.SKURule{
-		schemas.Rule(`^bm\.gpu\.h100\.[0-9]+$`, "H100-SXM-80GB"),
-		schemas.Rule(`^bm\.gpu\.h200\.[0-9]+$`, "H200-SXM-141GB"),
+		sourcedRule(`^bm\.gpu\.h100\.[0-9]+$`, "H100-SXM-80GB", "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) lists BM.GPU.H100.8 as \"8x H100 80 GB\" (640 GB) without a form factor; SXM is this repo's assumption for OCI's 8-GPU HGX-class shape, not stated by Oracle"),
+		sourcedRule(`^bm\.gpu\.h200\.[0-9]+$`, "H200-SXM-141GB", "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) lists BM.GPU.H200.8 as \"8x NVIDIA H200 Tensor Core GPUs 141 GB\" without a form factor; SXM is this repo's assumption for OCI's 8-GPU HGX-class shape, not stated by Oracle"),
 		schemas.Rule(`^bm\.gpu\.b200\.[0-9]+$`, "B200-SXM-180GB"),
 		schemas.Rule(`^bm\.gpu\.gb200\.[0-9]+$`, "GB200-SUPERCHIP-186GB"),
-		schemas.Rule(`^bm\.gpu\.a100-v2\.[0-9]+$`, "A100-SXM-80GB"),
-		schemas.Rule(`^bm\.gpu4\.[0-9]+$`, "A100-SXM-40GB"),
+		sourcedRule(`^bm\.gpu\.a100-v2\.[0-9]+$`, "A100-SXM-80GB", "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) lists BM.GPU.A100-v2.8 as \"8xA100\", 640 GB, \"NVIDIA A100 80 GB\", without a form factor; SXM is this repo's assumption (the dense BF16 figure, 312, is the same for the PCIe card)"),
+		sourcedRule(`^bm\.gpu4\.[0-9]+$`, "A100-SXM-40GB", "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) lists BM.GPU4.8 as \"8xA100\", \"NVIDIA A100 40 GB\", without a form factor; SXM is this repo's assumption (the dense BF16 figure, 312, is the same for the PCIe card)"),
 		schemas.Rule(`^bm\.gpu\.mi300x\.[0-9]+$`, "MI300X-OAM-192GB"),
 		schemas.Rule(`^(bm|vm)\.gpu\.a10\.[0-9]+$`, "A10-PCIE-24GB"),
 		schemas.Rule(`^bm\.gpu\.l40s(-nc)?\.[0-9]+$`, "L40S-PCIE-48GB"),
-		schemas.Rule(`^(bm|vm)\.gpu3\.[0-9]+$`, "V100-SXM-16GB"),
-		schemas.Rule(`^(bm|vm)\.gpu2\.[0-9]+$`, schemas.UnknownGPU), // P100, form factor not documented
+		sourcedRule(`^(bm|vm)\.gpu3\.[0-9]+$`, "V100-SXM-16GB", "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) says \"NVIDIA Tesla V100 16 GB\" for BM.GPU3/VM.GPU3 without a form factor; SXM2 is this repo's assumption, not stated by Oracle (SXM2 125 vs PCIe 112 dense FP16)"),
+		sourcedRule(`^(bm|vm)\.gpu2\.[0-9]+$`, schemas.UnknownGPU, "oci rule: OCI Compute Shapes (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm) says \"NVIDIA Tesla P100 16 GB\" for BM.GPU2.2/VM.GPU2.1 and no form factor; SXM2 (21.2 dense FP16) and PCIe (18.7) both exist"),
 		schemas.Rule(`(^|\s)gpu - a100 - v2$`, "A100-SXM-80GB"),
 		schemas.Rule(`gpu standard - (x7|v2)(\s|$)`, schemas.UnknownGPU), // covers both P100 and V100 shapes
 		schemas.Rule(`gpu - e[0-9]+(\s|$)`, schemas.UnknownGPU),
@@ -34,4 +34,11 @@ var naming = schemas.Naming{
 		"h100": {Form: schemas.FormSXM, Why: "OCI sells H100 only as BM.GPU.H100.8 (HGX)"},
 		"h200": {Form: schemas.FormSXM, Why: "OCI sells H200 only as BM.GPU.H200.8 (HGX)"},
 	},
+}
+
+// sourcedRule is a SKU rule whose explanation names its source.
+func sourcedRule(expr, id, why string) schemas.SKURule {
+	r := schemas.Rule(expr, id)
+	r.Why = why
+	return r
 }

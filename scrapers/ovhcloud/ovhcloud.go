@@ -73,6 +73,7 @@ func init() {
 		Description:     "OVHcloud public order catalog: Public Cloud GPU flavours, hourly (on-demand) and monthly postpaid, in the subsidiary's currency (EUR)",
 		Tier:            schemas.TierSpecialist,
 		Interconnect:    schemas.InterconnectEthernet,
+		Naming:          naming,
 		SampleOptions:   sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "OVHcloud",
