@@ -32,10 +32,18 @@ fi
 # this machine, deploy/clickhouse-cluster/local.sh), stopped at exit. Given
 # GPUPRICE_CLICKHOUSE_CLUSTER_DSNS, that cluster is used instead and left alone.
 if [ -z "${GPUPRICE_CLICKHOUSE_CLUSTER_DSNS:-}" ]; then
+  # One an earlier run of this script started and left running (killed before its
+  # exit trap) is restarted clean, its stale databases and DDL queue with it.
+  if deploy/clickhouse-cluster/local.sh stale; then
+    echo "== stopping the local ClickHouse cluster an earlier test run left"
+    deploy/clickhouse-cluster/local.sh down
+  fi
   echo "== starting the local ClickHouse cluster"
-  # Stopped at exit only when this run started it.
+  # Stopped at exit only when this run started it. One already running (by hand, or
+  # by a test run still going) is used only if every node answers and finishes an
+  # ON CLUSTER DDL within 60 s (local.sh up checks it, naming a node that does not).
   deploy/clickhouse-cluster/local.sh status || trap 'deploy/clickhouse-cluster/local.sh down' EXIT
-  GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="$(deploy/clickhouse-cluster/local.sh up | tr '\n' ' ')"
+  GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="$(GPUPRICE_CLUSTER_OWNER=$$ deploy/clickhouse-cluster/local.sh up | tr '\n' ' ')"
   export GPUPRICE_CLICKHOUSE_CLUSTER_DSNS
   # The cluster test may SIGKILL and restart one node of it through local.sh.
   export GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL="$PWD/deploy/clickhouse-cluster/local.sh"

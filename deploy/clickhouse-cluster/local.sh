@@ -5,11 +5,20 @@
 # way to try `gpuprice migrate --cluster gpuprice` without containers.
 #
 #   local.sh up        install what is missing (apt-get), start what is not running, wait
-#                      until every node answers and sees ZooKeeper, then print one DSN per
-#                      node on stdout (clickhouse://127.0.0.1:PORT/gpuprice?cluster=gpuprice)
+#                      until every node answers and sees ZooKeeper, check it (below), then
+#                      print one DSN per node on stdout
+#                      (clickhouse://127.0.0.1:PORT/gpuprice?cluster=gpuprice). With
+#                      GPUPRICE_CLUSTER_OWNER=PID, a cluster it starts afresh records that
+#                      process as its owner (see stale).
 #   local.sh down      stop what up started and delete the state directory
 #   local.sh dsns      print the DSNs again
 #   local.sh status    exit 0 when ZooKeeper and every node this script started run
+#   local.sh check     exit 0 when every node answers within 10 s, reaches ZooKeeper and
+#                      finishes an ON CLUSTER DDL within $GPUPRICE_CLUSTER_DDL_TIMEOUT s
+#                      (default 60; each node runs the DDL queue in order, so the queue is
+#                      drained); else name each node that did not, and what it is stuck on
+#   local.sh stale     exit 0 when the cluster runs but its owner (GPUPRICE_CLUSTER_OWNER
+#                      of up) has ended: left by a test run killed before it stopped it
 #   local.sh kill N    SIGKILL node N (1..4), as a crash would (for failure tests)
 #   local.sh start N   start node N again and wait until it answers
 #
@@ -24,6 +33,7 @@ DIR="${GPUPRICE_CLUSTER_DIR:-${TMPDIR:-/tmp}/gpuprice-clickhouse-cluster}"
 ZK_PORT="${GPUPRICE_CLUSTER_ZK_PORT:-12181}"
 CLUSTER=gpuprice
 NODES=(1 2 3 4)
+DDL_TIMEOUT="${GPUPRICE_CLUSTER_DDL_TIMEOUT:-60}"
 BASE_CONFIG="${GPUPRICE_CLICKHOUSE_CONFIG:-/etc/clickhouse-server/config.xml}"
 
 SUDO=""
@@ -41,6 +51,12 @@ alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 query() { # query N SQL
   clickhouse-client --host 127.0.0.1 --port "$(tcp_port "$1")" -q "$2"
+}
+
+# tquery N SQL: query, given up after 10 s (a stopped server accepts the connection
+# and never answers).
+tquery() {
+  timeout 10 clickhouse-client --host 127.0.0.1 --port "$(tcp_port "$1")" -q "$2"
 }
 
 install_missing() {
@@ -80,6 +96,10 @@ admin.enableServer=false
 maxClientCnxns=200
 EOF
   log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
+  rm -f "$DIR/owner"
+  if [ -n "${GPUPRICE_CLUSTER_OWNER:-}" ]; then
+    echo "${GPUPRICE_CLUSTER_OWNER} $(ps -o lstart= -p "$GPUPRICE_CLUSTER_OWNER" 2>/dev/null)" >"$DIR/owner"
+  fi
   (cd "$d" && exec setsid nohup java -Xms64m -Xmx256m -XX:+UseSerialGC \
     -Dzookeeper.log.dir="$d" -Dzookeeper.root.logger=INFO,CONSOLE \
     -cp "/usr/share/java/*:/etc/zookeeper/conf" \
@@ -202,6 +222,51 @@ wait_node() {
   exit 1
 }
 
+# check: see the usage above. A node that answers but does not finish the DDL is
+# usually stuck on an earlier task of the queue (a DROP waiting for a query, a lost
+# ZooKeeper session): its running DDL is shown.
+check() {
+  local n bad=0 port
+  for n in "${NODES[@]}"; do
+    port=$(tcp_port "$n")
+    if ! tquery "$n" 'SELECT 1' >/dev/null 2>&1; then
+      log "node $n (127.0.0.1:$port) does not answer within 10 s; see $DIR/node$n/error.log"
+      bad=1
+    elif [ "$(tquery "$n" "SELECT count() > 0 FROM system.zookeeper WHERE path = '/'" 2>/dev/null)" != 1 ]; then
+      log "node $n (127.0.0.1:$port) does not reach ZooKeeper on 127.0.0.1:$ZK_PORT; see $DIR/node$n/error.log"
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ] || return 1
+  local out task finished
+  if out=$(timeout $((DDL_TIMEOUT + 30)) clickhouse-client --host 127.0.0.1 --port "$(tcp_port 1)" \
+    --distributed_ddl_task_timeout "$DDL_TIMEOUT" -q "CREATE DATABASE IF NOT EXISTS $CLUSTER ON CLUSTER $CLUSTER" 2>&1); then
+    return 0
+  fi
+  task=$(grep -o '/clickhouse/task_queue/ddl/query-[0-9]*' <<<"$out" | head -1 || true)
+  if [ -n "$task" ]; then
+    finished=$(tquery 1 "SELECT name FROM system.zookeeper WHERE path = '$task/finished'" 2>/dev/null || true)
+    for n in "${NODES[@]}"; do
+      grep -qx "127%2E0%2E0%2E1:$(tcp_port "$n")" <<<"$finished" && continue
+      log "node $n (127.0.0.1:$(tcp_port "$n")) did not finish an ON CLUSTER DDL ($task) within ${DDL_TIMEOUT}s; it is running:"
+      tquery "$n" "SELECT concat('  ', toString(round(elapsed)), ' s: ', substring(replaceAll(query, '\n', ' '), 1, 200))
+        FROM system.processes WHERE query LIKE '/* ddl_entry=%'" >&2 2>/dev/null || true
+    done
+  fi
+  log "the cluster is not healthy: $(grep Exception <<<"$out" | tail -1 || echo "$out")"
+  log "restart it: $0 down && $0 up"
+  return 1
+}
+
+# owner_gone: the cluster has an owner (GPUPRICE_CLUSTER_OWNER of up) that no longer
+# runs (its pid is gone, or is another process now).
+owner_gone() {
+  [ -s "$DIR/owner" ] || return 1
+  local pid started
+  read -r pid started <"$DIR/owner"
+  [ "$(ps -o lstart= -p "$pid" 2>/dev/null || true)" != "$started" ]
+}
+
 dsns() {
   for n in "${NODES[@]}"; do
     echo "clickhouse://127.0.0.1:$(tcp_port "$n")/$CLUSTER?cluster=$CLUSTER"
@@ -237,8 +302,9 @@ case "${1:-}" in
     start_zookeeper
     for n in "${NODES[@]}"; do start_node "$n"; done
     for n in "${NODES[@]}"; do wait_node "$n"; done
-    # The database the printed DSNs name; gpuprice migrate creates its tables.
-    query 1 "CREATE DATABASE IF NOT EXISTS $CLUSTER ON CLUSTER $CLUSTER" >/dev/null
+    # Its DDL also creates the database the printed DSNs name (gpuprice migrate
+    # creates the tables).
+    check || exit 1
     dsns
     ;;
   down)
@@ -250,6 +316,10 @@ case "${1:-}" in
   status)
     alive "$DIR/zookeeper/pid" || exit 1
     for n in "${NODES[@]}"; do alive "$DIR/node$n/pid" || exit 1; done
+    ;;
+  check) check ;;
+  stale)
+    alive "$DIR/zookeeper/pid" && owner_gone
     ;;
   kill)
     node_arg "${2:-}"
@@ -265,7 +335,7 @@ case "${1:-}" in
     wait_node "$2"
     ;;
   *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,10 @@
 // its node DSNs from GPUPRICE_CLICKHOUSE_CLUSTER_DSNS, fresh databases created and
 // dropped ON CLUSTER, and, with GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL naming local.sh,
 // the means to SIGKILL and restart one node. Without the DSNs a test is skipped
-// loudly; under CI (CI set) it fails, so CI never skips the cluster silently.
+// loudly; under CI (CI set) it fails, so CI never skips the cluster silently. Before
+// the first test of a binary uses it, the cluster is checked (Cluster.Check): a node
+// that does not answer, or does not finish an ON CLUSTER DDL within a minute, fails
+// the test with its name instead of a 180 s DDL timeout later.
 package clustertest
 
 import (
@@ -16,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,7 +112,157 @@ func get(t testing.TB) *Cluster {
 	if len(c.Nodes) < 2 {
 		t.Fatalf("%s: %d DSNs; local.sh up prints one per node (4)", EnvDSNs, len(c.Nodes))
 	}
+	checkOnce.Do(func() { checkErr = c.Check(context.Background(), DDLTimeout) })
+	if checkErr != nil {
+		t.Fatalf("the ClickHouse cluster is not healthy (checked once per test binary): %v", checkErr)
+	}
 	return c
+}
+
+var (
+	checkOnce sync.Once
+	checkErr  error
+)
+
+// DDLTimeout bounds the ON CLUSTER DDL of the check Get makes (the server's
+// default, distributed_ddl_task_timeout, is 180 s).
+const DDLTimeout = 60 * time.Second
+
+// Check reports the first trouble of the cluster's nodes a test would otherwise
+// meet as a timeout: a node that does not answer within 10 s, or one that does not
+// finish an ON CLUSTER DDL within ddlTimeout (each node runs the DDL queue in
+// order, so one stuck on an earlier task, or whose DDL worker has stopped, never
+// does). The error names the node and the DDL it is running.
+func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
+	for i := range c.Nodes {
+		if err := c.ping(ctx, i); err != nil {
+			return fmt.Errorf("node %d (%s) does not answer within 10 s: %w", i+1, c.Nodes[i].Host, err)
+		}
+	}
+	conn, err := c.open(0)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// The wait is bounded here, not by distributed_ddl_task_timeout: ClickHouse
+	// 18.16 misreads that (Int64) setting from this client.
+	probe := "CREATE DATABASE IF NOT EXISTS default ON CLUSTER " + c.Name
+	dctx, cancel := context.WithTimeout(ctx, ddlTimeout)
+	ddlErr := conn.Exec(dctx, probe)
+	cancel()
+	if ddlErr == nil {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err = c.open(0) // the one the timeout cut may be unusable
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	task, finished, err := lastTask(qctx, conn, probe)
+	if err != nil || task == "" {
+		return fmt.Errorf("ON CLUSTER DDL through node 1: %w (its task in %s: %v)", ddlErr, DDLQueue, err)
+	}
+	var stuck []string
+	for i, n := range c.Nodes {
+		if finished[n.Host] {
+			continue
+		}
+		s := fmt.Sprintf("node %d (%s)", i+1, n.Host)
+		if running := c.runningDDL(ctx, i); running != "" {
+			s += ", which is running " + running
+		}
+		stuck = append(stuck, s)
+	}
+	if len(stuck) == 0 {
+		return fmt.Errorf("ON CLUSTER DDL through node 1: %w", ddlErr)
+	}
+	return fmt.Errorf("an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the cluster: deploy/clickhouse-cluster/local.sh down && up",
+		task, ddlTimeout, strings.Join(stuck, "; by "), ddlErr)
+}
+
+// DDLQueue is where the cluster's nodes keep ON CLUSTER DDL tasks in ZooKeeper
+// (ClickHouse's default, and local.sh's).
+const DDLQueue = "/clickhouse/task_queue/ddl"
+
+// lastTask returns the newest task of the DDL queue that runs query, and the hosts
+// (host:port) that finished it.
+func lastTask(ctx context.Context, conn ch.Conn, query string) (string, map[string]bool, error) {
+	var task string
+	err := conn.QueryRow(ctx, `SELECT max(name) FROM system.zookeeper WHERE path = ? AND position(value, ?) > 0`,
+		DDLQueue, "query: "+query+"\n").Scan(&task)
+	if err != nil || task == "" {
+		return "", nil, err
+	}
+	task = DDLQueue + "/" + task
+	finished := map[string]bool{}
+	rows, err := conn.Query(ctx, "SELECT name FROM system.zookeeper WHERE path = ?", task+"/finished")
+	if err != nil {
+		return "", nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var host string
+		if err := rows.Scan(&host); err != nil {
+			return "", nil, err
+		}
+		if h, err := url.PathUnescape(host); err == nil { // 127%2E0%2E0%2E1:19104
+			finished[h] = true
+		}
+	}
+	return task, finished, rows.Err()
+}
+
+// open connects to node i (0-based) in its default database, without dialling yet.
+func (c *Cluster) open(i int) (ch.Conn, error) {
+	u := *c.Nodes[i]
+	u.Path = "/default"
+	q := u.Query()
+	q.Del("cluster")
+	u.RawQuery = q.Encode()
+	opts, err := ch.ParseDSN(u.String())
+	if err != nil {
+		return nil, err
+	}
+	return ch.Open(opts)
+}
+
+func (c *Cluster) ping(ctx context.Context, i int) error {
+	conn, err := c.open(i)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return conn.Ping(ctx)
+}
+
+// runningDDL describes the ON CLUSTER DDL node i runs now ("" when none, or it
+// cannot tell).
+func (c *Cluster) runningDDL(ctx context.Context, i int) string {
+	conn, err := c.open(i)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rows, err := conn.Query(ctx, "SELECT toFloat64(elapsed), query FROM system.processes WHERE query LIKE '/* ddl_entry=%'")
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var elapsed float64
+		var q string
+		if rows.Scan(&elapsed, &q) == nil {
+			out = append(out, fmt.Sprintf("%q for %.0f s", strings.Join(strings.Fields(q), " "), elapsed))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // DSN returns the DSN of a new database (created by Migrate; dropped ON CLUSTER at
@@ -148,16 +302,7 @@ func (c *Cluster) DatabaseDSN(db string, nodes ...int) string {
 // Conn opens a plain connection to one node (0-based), in its default database.
 func (c *Cluster) Conn(t testing.TB, node int) ch.Conn {
 	t.Helper()
-	u := *c.Nodes[node]
-	u.Path = "/default"
-	q := u.Query()
-	q.Del("cluster")
-	u.RawQuery = q.Encode()
-	opts, err := ch.ParseDSN(u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ch.Open(opts)
+	conn, err := c.open(node)
 	if err != nil {
 		t.Fatal(err)
 	}
