@@ -350,17 +350,8 @@ func viewRows(t *testing.T, dsn, q string) string {
 // trySyncReplicas waits until every replica fetched what its shard holds, as far
 // as each replica knows, and returns the first error.
 func trySyncReplicas(c *clustertest.Cluster, db string, tables ...string) error {
-	for n, node := range c.Nodes {
-		u := *node
-		u.Path = "/default"
-		q := u.Query()
-		q.Del("cluster")
-		u.RawQuery = q.Encode()
-		opts, err := ch.ParseDSN(u.String())
-		if err != nil {
-			return err
-		}
-		conn, err := ch.Open(opts)
+	for n := range c.Nodes {
+		conn, err := c.Open(n)
 		if err != nil {
 			return err
 		}

@@ -139,7 +139,7 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 			return fmt.Errorf("node %d (%s) does not answer within 10 s: %w", i+1, c.Nodes[i].Host, err)
 		}
 	}
-	conn, err := c.open(0)
+	conn, err := c.Open(0)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 	}
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err = c.open(0) // the one the timeout cut may be unusable
+	conn, err = c.Open(0) // the one the timeout cut may be unusable
 	if err != nil {
 		return err
 	}
@@ -214,8 +214,9 @@ func lastTask(ctx context.Context, conn ch.Conn, query string) (string, map[stri
 	return task, finished, rows.Err()
 }
 
-// open connects to node i (0-based) in its default database, without dialling yet.
-func (c *Cluster) open(i int) (ch.Conn, error) {
+// Open connects to node i (0-based) in its default database, without dialling yet:
+// Conn for code that returns errors.
+func (c *Cluster) Open(i int) (ch.Conn, error) {
 	u := *c.Nodes[i]
 	u.Path = "/default"
 	q := u.Query()
@@ -229,7 +230,7 @@ func (c *Cluster) open(i int) (ch.Conn, error) {
 }
 
 func (c *Cluster) ping(ctx context.Context, i int) error {
-	conn, err := c.open(i)
+	conn, err := c.Open(i)
 	if err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func (c *Cluster) ping(ctx context.Context, i int) error {
 // runningDDL describes the ON CLUSTER DDL node i runs now ("" when none, or it
 // cannot tell).
 func (c *Cluster) runningDDL(ctx context.Context, i int) string {
-	conn, err := c.open(i)
+	conn, err := c.Open(i)
 	if err != nil {
 		return ""
 	}
@@ -302,7 +303,7 @@ func (c *Cluster) DatabaseDSN(db string, nodes ...int) string {
 // Conn opens a plain connection to one node (0-based), in its default database.
 func (c *Cluster) Conn(t testing.TB, node int) ch.Conn {
 	t.Helper()
-	conn, err := c.open(node)
+	conn, err := c.Open(node)
 	if err != nil {
 		t.Fatal(err)
 	}
