@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -31,49 +30,24 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	if base == "" {
 		b.Skip("set GPUPRICE_CLICKHOUSE_DSN to run the ClickHouse benchmark")
 	}
-	rows := 200_000
-	if s := os.Getenv("GPUPRICE_BENCH_ROWS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			b.Fatalf("GPUPRICE_BENCH_ROWS=%q: a row count of at least 1000", s)
-		}
-		rows = n
-	}
+	rows := storetest.BenchRows(b, "GPUPRICE_BENCH_ROWS", 200_000)
 	const series = 1000
 	steps := rows / series
 	u, _ := url.Parse(base)
 	u.Path = fmt.Sprintf("/gpuprice_bench_%d", rows)
 	ctx := context.Background()
-	st, err := clickhouse.Open(ctx, u.String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	end := start.Add(time.Duration(steps) * 5 * time.Minute)
 	admin := adminConn(&testing.T{}, u)
 	defer admin.Close()
-	var have uint64
-	if err := admin.QueryRow(ctx, "SELECT count() FROM "+u.Path[1:]+".observations").Scan(&have); err != nil {
-		b.Fatal(err)
-	}
-	if have < uint64(steps*series) {
-		t0 := time.Now()
-		err := storetest.Generate(storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: 5 * time.Minute, Seed: 1},
-			200_000, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("loaded %d rows in %v", steps*series, time.Since(t0).Round(time.Second))
-		t0 = time.Now()
-		if err := st.(store.Rollups).Rollup(ctx, time.Time{}, time.Time{}); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("backfilled bars in %v", time.Since(t0).Round(time.Second))
-	}
+	st := storetest.BenchStore(b, ctx, u.String(), storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: 5 * time.Minute, Seed: 1},
+		200_000, func(store.Store) bool {
+			var have uint64
+			if err := admin.QueryRow(ctx, "SELECT count() FROM "+u.Path[1:]+".observations").Scan(&have); err != nil {
+				b.Fatal(err)
+			}
+			return have >= uint64(steps*series)
+		})
 	r := st.(store.Rollups)
 	since := end.Add(-30 * 24 * time.Hour)
 	gpu := "H100-SXM-80GB"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -25,14 +24,7 @@ import (
 //
 //	GPUPRICE_BENCH_DUCKDB_ROWS=2000000 go test ./store/duckdb -run '^$' -bench DuckDBAnalytics -benchtime 5x
 func BenchmarkDuckDBAnalytics(b *testing.B) {
-	rows := 100_000
-	if s := os.Getenv("GPUPRICE_BENCH_DUCKDB_ROWS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			b.Fatalf("GPUPRICE_BENCH_DUCKDB_ROWS=%q: a row count of at least 1000", s)
-		}
-		rows = n
-	}
+	rows := storetest.BenchRows(b, "GPUPRICE_BENCH_DUCKDB_ROWS", 100_000)
 	const series = 1000
 	steps := rows / series
 	dir := os.Getenv("GPUPRICE_BENCH_DIR")
@@ -42,28 +34,11 @@ func BenchmarkDuckDBAnalytics(b *testing.B) {
 	path := filepath.Join(dir, fmt.Sprintf("gpuprice_bench_%d.duckdb", rows))
 	_, statErr := os.Stat(path)
 	ctx := context.Background()
-	st, err := Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	end := start.Add(time.Duration(steps) * time.Hour)
+	st := storetest.BenchStore(b, ctx, "duckdb://"+path, storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: time.Hour, Seed: 1},
+		100_000, func(store.Store) bool { return statErr == nil })
 	r := st.(store.Rollups)
-	if statErr != nil {
-		t0 := time.Now()
-		if err := storetest.Generate(storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: time.Hour, Seed: 1},
-			100_000, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) }); err != nil {
-			b.Fatal(err)
-		}
-		if err := r.Rollup(ctx, time.Time{}, time.Time{}); err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("loaded %d rows and built the bars in %v", steps*series, time.Since(t0).Round(time.Second))
-	}
 	since := end.Add(-30 * 24 * time.Hour)
 	window := store.Filter{Since: since, Until: end}
 	spot := store.BarQuery{Filter: store.Filter{Pricing: schemas.Spot, Since: since, Until: end}, Width: store.Hourly}
