@@ -1,7 +1,6 @@
 package analytics
 
 import (
-	"sort"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -81,24 +80,32 @@ func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 			newest[p] = seen[i]
 		}
 	}
-	var out []DayPrice
+	// Day by day, the series in their order (what a stable sort by day of each
+	// series' prices in turn gives, without moving the large DayPrice values).
+	ends := make([]time.Time, len(series))
+	at := make([]int, len(series)) // per series, its bar in force; −1 before its first
+	keys := make([]string, len(series))
 	for n, s := range series {
-		end := PriceEnd(s[len(s)-1], seen[n], newest[s[0].Provider])
-		i := -1
-		for d := from; d.Before(to); d = d.Add(store.Daily) {
-			if !end.IsZero() && !d.Before(end) {
-				break
+		ends[n] = PriceEnd(s[len(s)-1], seen[n], newest[s[0].Provider])
+		at[n], keys[n] = -1, s[0].SeriesKey()
+	}
+	var out []DayPrice
+	for d := from; d.Before(to); d = d.Add(store.Daily) {
+		for n, s := range series {
+			if !ends[n].IsZero() && !d.Before(ends[n]) {
+				continue
 			}
+			i := at[n]
 			for i+1 < len(s) && !s[i+1].Start.After(d) {
 				i++
 			}
 			if i < 0 {
 				continue
 			}
-			out = append(out, DayPrice{Day: d, Series: s[i].SeriesKey(), Bar: s[i], Price: s[i].Close, LastSeen: seen[n]})
+			at[n] = i
+			out = append(out, DayPrice{Day: d, Series: keys[n], Bar: s[i], Price: s[i].Close, LastSeen: seen[n]})
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Day.Before(out[b].Day) })
 	return out
 }
 

@@ -23,6 +23,8 @@ import (
 //   - CREATE VIEW v AS SELECT … becomes a view on every node whose FROM and JOIN name
 //     the database's tables and views explicitly.
 //   - DROP TABLE/VIEW IF EXISTS … drops on every node.
+//   - INSERT INTO t (…) SELECT … (a backfill) runs once, not ON CLUSTER, into the
+//     Distributed t from the database's Distributed tables and views.
 //
 // Every statement runs ON CLUSTER with names qualified by the database: ON CLUSTER
 // DDL runs on each node in its default database, not the client's. Anything else
@@ -44,6 +46,7 @@ var ShardingKeys = map[string]string{
 	"schema_migrations": "version",
 	"observations":      seriesShardKey,
 	"bars":              seriesShardKey,
+	"day_series":        seriesShardKey,
 	"runs":              "cityHash64(source, run_id)",
 	"quarantine":        "cityHash64(source, run_id)",
 	"fx_rates":          "cityHash64(currency)",
@@ -73,6 +76,7 @@ var (
 	createViewRe  = regexp.MustCompile(`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`)
 	dropRe        = regexp.MustCompile(`(?is)^DROP\s+(TABLE|VIEW)\s+IF\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 	alterAddRe    = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+(ADD\s+COLUMN\s+.*)$`)
+	insertRe      = regexp.MustCompile(`(?is)^INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))\s*(SELECT\s.*)$`)
 	fromJoinRe    = regexp.MustCompile(`(?i)\b(FROM|JOIN)(\s+)([A-Za-z_][A-Za-z0-9_]*)\b(\s*[.(])?`)
 )
 
@@ -212,11 +216,17 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		}
 		return out, nil
 	}
+	if g := insertRe.FindStringSubmatch(s); g != nil {
+		if _, err := t.distributed(g[1]); err != nil {
+			return nil, err
+		}
+		return []ClusterStatement{{SQL: "INSERT INTO " + t.q(g[1]) + " " + g[2] + " " + t.qualify(g[3])}}, nil
+	}
 	first := s
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	return nil, fmt.Errorf("no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS)", first)
+	return nil, fmt.Errorf("no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS, INSERT INTO … (…) SELECT)", first)
 }
 
 // qualify names the database in every FROM and JOIN of a known table or view.

@@ -92,10 +92,11 @@ func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 		GROUP BY provider, sku, region, zone, pricing, effective_at)
 	ARRAY JOIN [toUInt32(` + strings.Join(widths, "), toUInt32(") + `)] AS b_width
 	GROUP BY b_width, provider, sku, region, zone, pricing, b_start`
-	if err := s.conn.Exec(ctx, q, s.versions(1), clampTime(since), clampTime(until)); err != nil {
+	v := s.versions(1)
+	if err := s.conn.Exec(ctx, q, v, clampTime(since), clampTime(until)); err != nil {
 		return s.wrap("rollup bars", err)
 	}
-	return nil
+	return s.rollupDaySeries(ctx, v, since, until)
 }
 
 // unixOrZero is the time of sec Unix seconds in UTC, or the zero time for 0: the
@@ -126,11 +127,30 @@ func clampTime(t time.Time) time.Time {
 const seriesKey = `cityHash64(provider, sku, region, zone, pricing), sipHash64(provider, sku, region, zone, pricing)`
 
 // Bars returns the bars q selects, by series then bar start, each its last write.
+// Daily bars are read as numbers named from day_series, with the bar carried in
+// from there (dailyBars); hourly bars, and daily ones when day_series cannot name
+// them, as TableBars reads them.
+func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
+	if err := store.CheckWidth(q.Width); err != nil {
+		return nil, fmt.Errorf("clickhouse: %w", err)
+	}
+	if q.Width == store.Daily {
+		bars, ok, err := s.dailyBars(ctx, q)
+		if err != nil || ok {
+			return bars, err
+		}
+	}
+	return s.TableBars(ctx, q)
+}
+
+// TableBars is Bars from the bars table alone: every bar carried in is looked
+// for in all history before the window (what Bars did before day_series; kept as
+// its fallback and for the benchmark).
 //
 // The server groups nothing on strings and sends no string per bar (see
 // barSeries): the window's rows travel as numbers and the versions of a bar are
 // resolved here, the last one winning, as argMax(…, version) would on the server.
-func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
+func (s *Store) TableBars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
@@ -141,7 +161,7 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	if !q.CarryIn || q.Since.IsZero() {
 		return flatten(window, nil), nil
 	}
-	carry, err := s.carryBars(ctx, q)
+	carry, err := s.carryBars(ctx, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -336,9 +356,14 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 
 // carryBars returns, per series of q, its last bar before q.Since: the last write
 // of the series' latest bar_start, or with a tier filter, of the latest bar_start
-// whose last write has that tier.
-func (s *Store) carryBars(ctx context.Context, q store.BarQuery) (map[[5]string]store.Bar, error) {
+// whose last write has that tier. Non-nil ids keep the series whose series_id
+// they hold.
+func (s *Store) carryBars(ctx context.Context, q store.BarQuery, ids []uint64) (map[[5]string]store.Bar, error) {
 	where, args := barConds(q, time.Time{}, q.Since)
+	if ids != nil {
+		where += " AND has(?, series_id)"
+		args = append(args, ids)
+	}
 	const cols = `(bar_start, gpu, tier, interconnect, open, high, low, close, mean, count, last_observed_at,
 		price_scope, price_basis)`
 	var inner string
