@@ -96,26 +96,24 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			analytics.Group(analytics.Volatilities(bars, store.Hourly, end, 0), analytics.ByOffering)
 		}
 	})
+	// Spreads and history as the commands compute them (analytics.SpreadsOf and
+	// HistoryFor: daily bars through day_series, day prices in Go), against the same
+	// from the bars table alone (TableBars: every carried-in bar looked for in all
+	// history before the window), what they did before day_series.
+	cs := st.(*clickhouse.Store)
 	window := store.Filter{Since: since, Until: end}
-	sd, err := clickhouse.ServerDayPrices(st)
-	if err != nil {
-		b.Fatal(err)
-	}
-	server := sd.(store.Rollups)
-	// Spreads and history computed on the server (ServerDayPrices), against what
-	// the commands do on ClickHouse: read the daily bars, compute in Go.
-	b.Run("Spreads30dOnServer", func(b *testing.B) {
+	b.Run("Spreads30d", func(b *testing.B) {
 		for b.Loop() {
-			days, err := analytics.SpreadsOf(ctx, server, window)
+			days, err := analytics.SpreadsOf(ctx, r, window)
 			if err != nil {
 				b.Fatal(err)
 			}
 			analytics.SummariseSpreads(days)
 		}
 	})
-	b.Run("Spreads30d", func(b *testing.B) {
+	b.Run("Spreads30dFromTable", func(b *testing.B) {
 		for b.Loop() {
-			bars, err := r.Bars(ctx, store.BarQuery{Filter: window, Width: store.Daily, CarryIn: true})
+			bars, err := cs.TableBars(ctx, store.BarQuery{Filter: window, Width: store.Daily, CarryIn: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -124,16 +122,16 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	})
 	one := window
 	one.GPU = gpu
-	b.Run("History30dOnServer", func(b *testing.B) {
+	b.Run("History30d", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := analytics.HistoryFor(ctx, server, one, gpu, schemas.OnDemand, 5); err != nil {
+			if _, err := analytics.HistoryFor(ctx, r, one, gpu, schemas.OnDemand, 5); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("History30d", func(b *testing.B) {
+	b.Run("History30dFromTable", func(b *testing.B) {
 		for b.Loop() {
-			bars, err := r.Bars(ctx, store.BarQuery{Filter: one, Width: store.Daily, CarryIn: true})
+			bars, err := cs.TableBars(ctx, store.BarQuery{Filter: one, Width: store.Daily, CarryIn: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -36,23 +36,6 @@ func TestIntegrationClickHouse(t *testing.T) {
 	})
 }
 
-// TestIntegrationClickHouseServerDayPrices checks the spreads and history
-// computed on the server (ServerDayPrices) against the Go definitions.
-func TestIntegrationClickHouseServerDayPrices(t *testing.T) {
-	serverDSN(t)
-	storetest.DayPriceStats(t, func(t *testing.T) store.Store {
-		st, err := clickhouse.Open(t.Context(), freshDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sd, err := clickhouse.ServerDayPrices(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sd
-	})
-}
-
 // TestIntegrationClickHouseDuplicatesBeforeMerge proves the reads, not a lucky
 // merge, make a twice-written batch count once: with merges stopped the table holds
 // every copy, and the reads still return each identity once, with its last write.
