@@ -162,32 +162,10 @@ func BenchmarkCollectMemory(b *testing.B) {
 		}
 	}
 	tmpl := loadOfferTemplate(b)
-	read := func(p string) []byte {
-		body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", p))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return body
-	}
-	azure1, azure2 := read("azure/testdata/page1/input.json"), read("azure/testdata/page2/input.json")
-	vast, lambda := read("vast/testdata/mixed_gpus/input.json"), read("lambda/testdata/full_page/input.html")
-	ecb := read("fx/testdata/hist_90d/input.xml")
-	regionIndex, spotJS := read("aws/testdata/region_index/region_index.json"), read("aws/testdata/spotfeed/input.js")
+	regionIndex, spotJS := readFixture(b, "aws/testdata/region_index/region_index.json"), readFixture(b, "aws/testdata/spotfeed/input.js")
 	var offerBytes atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(replayHandler(b, func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.URL.Path == "/api/retail/prices" && r.URL.Query().Get("$skip") != "":
-			w.Write(azure2)
-		case r.URL.Path == "/api/retail/prices":
-			w.Write(azure1)
-		case r.URL.Path == "/api/v0/bundles/":
-			w.Write(vast)
-		case r.URL.Path == "/stats/eurofxref/eurofxref-hist-90d.xml":
-			w.Header().Set("Content-Type", "text/xml")
-			w.Write(ecb)
-		case r.URL.Path == "/service/gpu-cloud":
-			w.Header().Set("Content-Type", "text/html")
-			w.Write(lambda)
 		case r.URL.Path == "/offers/v1.0/aws/AmazonEC2/current/region_index.json":
 			w.Write(regionIndex)
 		case r.URL.Path == "/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json":

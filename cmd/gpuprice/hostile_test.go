@@ -154,15 +154,8 @@ func TestIntegrationClickHouseHostileFilters(t *testing.T) {
 // One hanging source is cut at its timeout and delays no other; a 429 with
 // Retry-After is waited out before the next try.
 func TestHangingSourceAndRetryAfter(t *testing.T) {
-	read := func(p string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	azure1, azure2 := read("azure/testdata/page1/input.json"), read("azure/testdata/page2/input.json")
-	vast := read("vast/testdata/mixed_gpus/input.json")
+	azure1, azure2 := readFixture(t, "azure/testdata/page1/input.json"), readFixture(t, "azure/testdata/page2/input.json")
+	vast := readFixture(t, "vast/testdata/mixed_gpus/input.json")
 	var mu sync.Mutex
 	var vastAt []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

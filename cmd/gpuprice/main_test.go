@@ -20,21 +20,29 @@ import (
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
-// replay serves recorded provider responses from the sources' testdata: two Azure
-// pages linked by NextPageLink, a Vast offer search and the Lambda pricing page.
-func replay(t *testing.T) *httptest.Server {
-	t.Helper()
-	read := func(p string) []byte {
-		b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+// readFixture reads a recorded provider response from the sources' testdata
+// (scrapers/<p>).
+func readFixture(tb testing.TB, p string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", p))
+	if err != nil {
+		tb.Fatal(err)
 	}
-	azure1, azure2 := read("azure/testdata/page1/input.json"), read("azure/testdata/page2/input.json")
-	vast, lambda := read("vast/testdata/mixed_gpus/input.json"), read("lambda/testdata/full_page/input.html")
-	ecb := read("fx/testdata/hist_90d/input.xml")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return b
+}
+
+// replayHandler answers with recorded provider responses from the sources'
+// testdata: two Azure pages linked by NextPageLink, a Vast offer search, the Lambda
+// pricing page and the ECB rates; other (nil: 404) answers every other path.
+func replayHandler(tb testing.TB, other http.HandlerFunc) http.HandlerFunc {
+	tb.Helper()
+	azure1, azure2 := readFixture(tb, "azure/testdata/page1/input.json"), readFixture(tb, "azure/testdata/page2/input.json")
+	vast, lambda := readFixture(tb, "vast/testdata/mixed_gpus/input.json"), readFixture(tb, "lambda/testdata/full_page/input.html")
+	ecb := readFixture(tb, "fx/testdata/hist_90d/input.xml")
+	if other == nil {
+		other = http.NotFound
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path == "/api/retail/prices" && r.URL.Query().Get("$skip") != "":
 			w.Write(azure2)
@@ -49,9 +57,15 @@ func replay(t *testing.T) *httptest.Server {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write(lambda)
 		default:
-			http.NotFound(w, r)
+			other(w, r)
 		}
-	}))
+	}
+}
+
+// replay serves the recorded provider responses of replayHandler.
+func replay(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(replayHandler(t, nil))
 	t.Cleanup(srv.Close)
 	return srv
 }
