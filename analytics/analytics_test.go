@@ -105,6 +105,8 @@ func TestMFUFor(t *testing.T) {
 	for _, c := range []struct{ gpu, class string }{
 		{"RTX4090-PCIE-24GB", MFUConsumer}, {"RTX5090-PCIE-32GB", MFUConsumer},
 		{"L40S-PCIE-48GB", MFUPCIe}, {"H100-PCIE-80GB", MFUPCIe}, {"RTXA6000-PCIE-48GB", MFUPCIe},
+		// a form factor the provider does not state leaves the limit unknown: no band
+		{"A100-UNSTATED-80GB", MFUUnstated},
 	} {
 		if cl := MFUClassOf(gpu(c.gpu), schemas.InterconnectEthernet); cl != c.class {
 			t.Errorf("%s: class %s, want %s", c.gpu, cl, c.class)

@@ -25,6 +25,9 @@ const (
 	// MFUConsumer: GeForce cards as marketplaces rent them (FP32 accumulate at half
 	// rate, PCIe, consumer hosts).
 	MFUConsumer = "marketplace-consumer"
+	// MFUUnstated: the provider does not state the form factor (schemas.FormUnstated),
+	// so what limits MFU is unknown: no band, the user passes --mfu.
+	MFUUnstated = "form-factor-unstated"
 )
 
 // MFUSource is one public measurement behind a band.
@@ -108,6 +111,8 @@ var ErrNoMFUBand = errors.New("analytics: no published MFU band")
 // (GeForce RTX 30/40/50) or PCIe.
 func MFUClassOf(g schemas.GPU, interconnect string) string {
 	switch g.FormFactor {
+	case schemas.FormUnstated:
+		return MFUUnstated
 	case schemas.FormSXM, schemas.FormOAM, schemas.FormSuperchip, schemas.FormNVL:
 		switch interconnect {
 		case schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA:

@@ -22,6 +22,11 @@ const (
 	FormNVL       = "NVL"       // NVIDIA's PCIe cards sold in NVLink-bridged pairs/quads (H100 NVL, H200 NVL)
 	FormOAM       = "OAM"       // OCP Accelerator Module (AMD Instinct)
 	FormSuperchip = "Superchip" // Grace + GPU on one module (GH200, GB200)
+	// FormUnstated names a GPU whose provider states model and memory but not the form
+	// factor, where every form factor of that model and memory has the same dense
+	// figure (A100 80GB: SXM4 and PCIe both 312 BF16): the entry carries that figure
+	// and no bandwidth or TDP, which differ. Only a provider rule places a row on it.
+	FormUnstated = "Unstated"
 )
 
 // ErrCatalog prefixes every catalog validation error.
@@ -37,7 +42,7 @@ type GPU struct {
 	ID               string   `json:"id"` // canonical, e.g. "H100-SXM-80GB"
 	Vendor           string   `json:"vendor"`
 	Model            string   `json:"model"`       // e.g. "H100", "RTX A6000", "MI300X"
-	FormFactor       string   `json:"form_factor"` // FormSXM, FormPCIe, FormNVL, FormOAM, FormSuperchip
+	FormFactor       string   `json:"form_factor"` // FormSXM, FormPCIe, FormNVL, FormOAM, FormSuperchip, FormUnstated
 	Aliases          []string `json:"aliases,omitempty"`
 	MemoryGB         float64  `json:"memory_gb"`
 	MemoryType       string   `json:"memory_type"`
@@ -168,7 +173,7 @@ func (c *Catalog) validate() error {
 			return bad("vendor, model, memory_type and interconnect are required")
 		}
 		switch g.FormFactor {
-		case FormSXM, FormPCIe, FormNVL, FormOAM, FormSuperchip:
+		case FormSXM, FormPCIe, FormNVL, FormOAM, FormSuperchip, FormUnstated:
 		default:
 			return bad("unknown form factor %q", g.FormFactor)
 		}
@@ -181,9 +186,11 @@ func (c *Catalog) validate() error {
 		if n, _ := strconv.Atoi(m[1]); float64(n) != math.Round(g.MemoryGB) {
 			return bad("id says %s GB, memory_gb is %g", m[1], g.MemoryGB)
 		}
-		// A GPU named only so its prices join filters (no_dense_figure) may leave the
-		// figures no source read for it at 0 ("not recorded"); every other entry has them.
-		if (!(g.BandwidthTBs > 0) || !(g.TDPWatts > 0)) && !(g.NoDenseFigure != "" && g.BandwidthTBs == 0 && g.TDPWatts == 0) {
+		// A GPU named only so its prices join filters (no_dense_figure), or one whose form
+		// factor is unstated, may leave at 0 the figures no source gives it as one value
+		// ("not recorded"); every other entry has them.
+		namedOnly := g.NoDenseFigure != "" || g.FormFactor == FormUnstated
+		if (!(g.BandwidthTBs > 0) || !(g.TDPWatts > 0)) && !(namedOnly && g.BandwidthTBs == 0 && g.TDPWatts == 0) {
 			return bad("bandwidth_tbs and tdp_watts must be positive")
 		}
 		for _, v := range []float64{g.DenseBF16TFLOPS, g.DenseFP8TFLOPS, g.DenseFP16TFLOPS, g.SparseBF16TFLOPS, g.SparseFP8TFLOPS} {

@@ -22,7 +22,8 @@ func TestResolveGPU(t *testing.T) {
 		{"h100", "family", family("H100")},
 		{"H100", "family", family("H100")},
 		{"H100 SXM", "variant", []string{"H100-SXM-80GB"}},
-		{"a100-80gb", "variant", []string{"A100-SXM-80GB", "A100-PCIE-80GB"}},
+		// every A100 80GB, with the rows whose provider leaves the form factor unstated
+		{"a100-80gb", "variant", []string{"A100-SXM-80GB", "A100-PCIE-80GB", "A100-UNSTATED-80GB"}},
 		{"A100 PCIe 40GB", "case", []string{"A100-PCIE-40GB"}},
 		{"a6000", "alias", []string{"RTXA6000-PCIE-48GB"}},
 		{"L40S", "family", family("L40S")},

@@ -9,11 +9,17 @@ import (
 // what collection stores; a GPU without a dense figure says so.
 func TestGPUsExplainProvider(t *testing.T) {
 	cfg := writeConfig(t, "http://127.0.0.1:1")
-	// OVHcloud names the form factor of its H100 flavours (SXM) but not of its A100:
-	// the explanation cites the provider's statement or says why it stays unknown.
-	out, code := run(t, "--config", cfg, "gpus", "--explain", "A100", "--provider", "ovhcloud", "--sku", "a100-180", "--memory", "80")
-	if code != 0 || !strings.Contains(out, "A100 → unknown") || !strings.Contains(out, `stored as gpu "unknown"`) ||
-		!strings.Contains(out, "tier specialist") || !strings.Contains(out, "public-cloud-roadmap/issues/475") {
+	// OVHcloud names the form factor of its H100 flavours (SXM) but not of its H200 or
+	// A100: the explanation cites the provider's statement or says why it stays unknown;
+	// the A100 80GB, whose figure is the same in either form, is named without one.
+	out, code := run(t, "--config", cfg, "gpus", "--explain", "H200", "--provider", "ovhcloud", "--sku", "h200-1920", "--memory", "141")
+	if code != 0 || !strings.Contains(out, "H200 → unknown") || !strings.Contains(out, `stored as gpu "unknown"`) ||
+		!strings.Contains(out, "tier specialist") || !strings.Contains(out, "public-cloud-roadmap/issues/749") {
+		t.Errorf("ovhcloud H200:\n%s", out)
+	}
+	out, code = run(t, "--config", cfg, "gpus", "--explain", "A100", "--provider", "ovhcloud", "--sku", "a100-180", "--memory", "80")
+	if code != 0 || !strings.Contains(out, "A100 → A100-UNSTATED-80GB") || !strings.Contains(out, "public-cloud-roadmap/issues/475") ||
+		!strings.Contains(out, "dense 312 TFLOPS") {
 		t.Errorf("ovhcloud A100:\n%s", out)
 	}
 	out, code = run(t, "--config", cfg, "gpus", "--explain", "H100", "--provider", "ovhcloud", "--sku", "h100-380", "--memory", "80")
