@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
@@ -425,13 +427,36 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		if dec, err := io.ReadAll(zr); err != nil || !bytes.Equal(dec, plain) {
 			t.Errorf("%s: gzip answer decodes to %d bytes (%v), not the identity answer's %d", p, len(dec), err, len(plain))
 		}
+		// zstd when the client names it (browsers do), preferred on a tie.
+		for _, ae := range []string{"gzip, deflate, br, zstd", "zstd", "zstd;q=1, gzip;q=0.5"} {
+			code, sh, swire := rawGet(t, base+p, map[string]string{"Accept-Encoding": ae})
+			if code != 200 || sh.Get("Content-Encoding") != "zstd" || !strings.Contains(sh.Get("Vary"), "Accept-Encoding") ||
+				sh.Get("Content-Length") != strconv.Itoa(len(swire)) || len(swire) >= len(plain)/2 {
+				t.Fatalf("%s, Accept-Encoding %q: %d, Content-Encoding %q, Vary %q, Content-Length %q of %d bytes (identity %d)",
+					p, ae, code, sh.Get("Content-Encoding"), sh.Get("Vary"), sh.Get("Content-Length"), len(swire), len(plain))
+			}
+			zd, err := zstd.NewReader(bytes.NewReader(swire), zstd.WithDecoderMaxWindow(8<<20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dec, err := io.ReadAll(zd); err != nil || !bytes.Equal(dec, plain) {
+				t.Errorf("%s: zstd answer decodes to %d bytes (%v), not the identity answer's %d", p, len(dec), err, len(plain))
+			}
+			zd.Close()
+			if strong := hdr.Get("ETag"); strong != "" && sh.Get("ETag") != "W/"+strong {
+				t.Errorf("zstd ETag %q, identity %q", sh.Get("ETag"), strong)
+			}
+		}
+		if code, h, _ := rawGet(t, base+p, map[string]string{"Accept-Encoding": "zstd;q=0.5, gzip"}); code != 200 || h.Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s, gzip preferred: Content-Encoding %q", p, h.Get("Content-Encoding"))
+		}
 		if strings.HasPrefix(p, "/api/v1/volatility") {
 			strong := hdr.Get("ETag")
 			if zh.Get("ETag") != "W/"+strong {
 				t.Errorf("gzip ETag %q, identity %q", zh.Get("ETag"), strong)
 			}
 			for _, tag := range []string{strong, zh.Get("ETag")} {
-				for _, ae := range []string{"", "gzip"} {
+				for _, ae := range []string{"", "gzip", "zstd"} {
 					if code, _, b := rawGet(t, base+p, map[string]string{"If-None-Match": tag, "Accept-Encoding": ae}); code != 304 || len(b) != 0 {
 						t.Errorf("If-None-Match %s, Accept-Encoding %q: %d", tag, ae, code)
 					}

@@ -27,7 +27,9 @@ import (
 // observed hourly for 14 days, rolled up, in a DuckDB file of its own; or in the
 // store GPUPRICE_BENCH_STORE names (a DSN, e.g.
 // clickhouse://localhost:9000/gpuprice_servebench), which is filled once and kept
-// for later runs. GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load.
+// for later runs. GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load,
+// GPUPRICE_BENCH_ACCEPT the requests' Accept-Encoding (default "zstd, gzip"; "gzip"
+// as older clients ask, "" for none).
 //
 //	go test ./cmd/gpuprice -run '^$' -bench ServeUnderLoad -benchtime 1x
 func BenchmarkServeUnderLoad(b *testing.B) {
@@ -38,6 +40,10 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		return def
 	}
 	series, clients, secs := env("GPUPRICE_BENCH_SERIES", 600), env("GPUPRICE_BENCH_CLIENTS", 200), env("GPUPRICE_BENCH_SECONDS", 30)
+	accept := loadgen.DefaultAcceptEncoding
+	if v, ok := os.LookupEnv("GPUPRICE_BENCH_ACCEPT"); ok {
+		accept = v
+	}
 	dir := b.TempDir()
 	dsn := os.Getenv("GPUPRICE_BENCH_STORE")
 	if dsn == "" {
@@ -103,7 +109,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		{"volatility", "/api/v1/volatility?window=7d"},
 		{"page", "/"},
 	} {
-		r := loadgen.Run(ctx, base+p.path, clients, time.Duration(secs)*time.Second)
+		r := loadgen.RunAccepting(ctx, base+p.path, clients, time.Duration(secs)*time.Second, accept)
 		b.Logf("%s (%d observations of %d synthetic series); serve: %s", r, series*spec.Steps, series, memOf(addr.PID))
 		b.ReportMetric(r.RPS, p.name+"_req/s")
 		b.ReportMetric(float64(r.P99.Microseconds())/1000, p.name+"_p99_ms")

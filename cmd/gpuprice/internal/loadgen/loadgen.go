@@ -4,6 +4,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 // Result is what one run measured against one URL.
@@ -20,19 +22,23 @@ type Result struct {
 	URL      string        `json:"url"`
 	Clients  int           `json:"clients"`
 	Duration time.Duration `json:"duration"`
-	Requests int           `json:"requests"`
-	Errors   int           `json:"errors"` // transport errors and non-200 answers
-	RPS      float64       `json:"requests_per_second"`
-	P50      time.Duration `json:"p50"`
-	P90      time.Duration `json:"p90"`
-	P99      time.Duration `json:"p99"`
-	Max      time.Duration `json:"max"`
+	// AcceptEncoding is what the requests said in Accept-Encoding.
+	AcceptEncoding string        `json:"accept_encoding"`
+	Requests       int           `json:"requests"`
+	Errors         int           `json:"errors"` // transport errors, non-200 answers and bodies that do not decode
+	RPS            float64       `json:"requests_per_second"`
+	P50            time.Duration `json:"p50"`
+	P90            time.Duration `json:"p90"`
+	P99            time.Duration `json:"p99"`
+	Max            time.Duration `json:"max"`
 	// Bytes is what came over the wire (compressed, when the server compressed);
 	// Decoded, the bodies once decompressed.
 	Bytes   int64 `json:"bytes"`
 	Decoded int64 `json:"decoded_bytes"`
-	// Gzipped is how many answers came gzip-compressed.
+	// Gzipped and Zstd are how many answers came gzip- and zstd-compressed (and
+	// decoded).
 	Gzipped int `json:"gzipped"`
+	Zstd    int `json:"zstd"`
 	// FirstError describes the first error seen, if any.
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -44,19 +50,30 @@ func (r Result) String() string {
 		}
 		return n / int64(r.Requests)
 	}
-	return fmt.Sprintf("%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; %d gzip answers, %d bytes per answer on the wire, %d decoded",
+	return fmt.Sprintf("%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; Accept-Encoding %q: %d zstd and %d gzip answers, %d bytes per answer on the wire, %d decoded",
 		r.URL, r.Clients, r.Duration, r.Requests, r.Errors, r.RPS, r.P50.Round(time.Microsecond), r.P90.Round(time.Microsecond),
-		r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond), r.Gzipped, per(r.Bytes), per(r.Decoded))
+		r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond), r.AcceptEncoding, r.Zstd, r.Gzipped, per(r.Bytes), per(r.Decoded))
 }
 
+// DefaultAcceptEncoding is what Run's requests say in Accept-Encoding: the codings
+// it decodes, as browsers name zstd and gzip ("gzip, deflate, br, zstd").
+const DefaultAcceptEncoding = "zstd, gzip"
+
 // Run sends GET url from clients goroutines, each waiting for its answer (read to
-// the end) before the next request, for d. Requests say Accept-Encoding: gzip, as
-// browsers and Go's default client do; gzip answers are decompressed to the end, and
-// one that does not decompress, or whose Content-Length is not what came, is an
-// error.
+// the end) before the next request, for d, with DefaultAcceptEncoding.
 func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
+	return RunAccepting(ctx, url, clients, d, DefaultAcceptEncoding)
+}
+
+// RunAccepting is Run with the requests' Accept-Encoding ("" sends none). Every
+// answer is read to its end and decoded to its end (zstd or gzip: checksums and
+// lengths checked); one that does not decode, has bytes after its compressed
+// stream, comes in a coding not asked for, or whose Content-Length is not what
+// came, is an error.
+func RunAccepting(ctx context.Context, url string, clients int, d time.Duration, acceptEncoding string) Result {
 	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, IdleConnTimeout: time.Minute,
-		DisableCompression: true} // asked and decoded here, to count both sizes
+		DisableCompression: true, // asked and decoded here, to count both sizes
+		ReadBufferSize:     readBuffer}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: time.Minute}
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -64,10 +81,7 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 	var (
 		mu       sync.Mutex
 		lat      []time.Duration
-		errs     int
-		bytes    int64
-		decoded  int64
-		gzipped  int
+		total    Result
 		firstErr string
 		wg       sync.WaitGroup
 	)
@@ -77,31 +91,26 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
-			var e int
-			var n, dec int64
-			var gz int
+			var r Result // this client's counts
 			var first string
+			var wire bytes.Buffer // this client's, reused for every answer
 			for ctx.Err() == nil {
 				t0 := time.Now()
 				req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, url, nil)
-				req.Header.Set("Accept-Encoding", "gzip")
+				if acceptEncoding != "" {
+					req.Header.Set("Accept-Encoding", acceptEncoding)
+				}
 				resp, err := hc.Do(req)
 				if err == nil {
-					var wire, plain int64
-					wire, plain, err = readBody(resp)
+					err = readBody(resp, &wire, &r)
 					resp.Body.Close()
-					n += wire
-					dec += plain
 					if err == nil && resp.StatusCode != http.StatusOK {
 						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-					if err == nil && resp.Header.Get("Content-Encoding") == "gzip" {
-						gz++
 					}
 				}
 				mine = append(mine, time.Since(t0))
 				if err != nil {
-					e++
+					r.Errors++
 					if first == "" {
 						first = err.Error()
 					}
@@ -109,10 +118,11 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
-			errs += e
-			bytes += n
-			decoded += dec
-			gzipped += gz
+			total.Errors += r.Errors
+			total.Bytes += r.Bytes
+			total.Decoded += r.Decoded
+			total.Gzipped += r.Gzipped
+			total.Zstd += r.Zstd
 			if firstErr == "" {
 				firstErr = first
 			}
@@ -128,48 +138,109 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 		}
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
 	}
-	r := Result{URL: url, Clients: clients, Duration: d, Requests: len(lat), Errors: errs, RPS: float64(len(lat)) / el.Seconds(),
-		P50: pct(.50), P90: pct(.90), P99: pct(.99), Bytes: bytes, Decoded: decoded, Gzipped: gzipped, FirstError: firstErr}
+	r := total
+	r.URL, r.Clients, r.Duration, r.AcceptEncoding = url, clients, d, acceptEncoding
+	r.Requests, r.RPS = len(lat), float64(len(lat))/el.Seconds()
+	r.P50, r.P90, r.P99, r.FirstError = pct(.50), pct(.90), pct(.99), firstErr
 	if len(lat) > 0 {
 		r.Max = lat[len(lat)-1]
 	}
 	return r
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
+// readBuffer is the size of the connection's read buffer: a 64 KB answer takes a
+// few reads, not sixteen.
+const readBuffer = 64 << 10
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
+// Decoders are kept and reused (reset, not allocated again), as a browser keeps
+// its inflater: the load generator shares the server's cores, and what it
+// allocates per answer is time the server does not get. A compressed answer is
+// read whole (tens of KB), then decoded from memory, so a decoder is held only
+// while it decodes and the pools stay about as large as the number of cores.
+var (
+	gzipReaders  sync.Pool // *gzip.Reader
+	zstdDecoders = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(8<<20))
+		if err != nil {
+			panic(err) // only from bad options
+		}
+		return d
+	}}
+)
 
-// readBody reads resp's body to the end, decompressing a gzip one, and returns the
-// bytes that came over the wire and the decoded bytes.
-func readBody(resp *http.Response) (wire, plain int64, err error) {
-	cr := &countingReader{r: resp.Body}
-	switch enc := resp.Header.Get("Content-Encoding"); enc {
+// readBody reads resp's body to the end into wire (compressed answers) or through
+// it (identity ones), decodes it to the end, and adds what came and what it decoded
+// to r's counts.
+func readBody(resp *http.Response, wire *bytes.Buffer, r *Result) error {
+	enc := resp.Header.Get("Content-Encoding")
+	wire.Reset()
+	var n, plain int64
+	var err error
+	switch enc {
 	case "", "identity":
-		plain, err = io.Copy(io.Discard, cr)
-	case "gzip":
-		var zr *gzip.Reader
-		if zr, err = gzip.NewReader(cr); err == nil {
-			if plain, err = io.Copy(io.Discard, zr); err == nil {
-				err = zr.Close()
-			}
+		n, err = io.CopyBuffer(io.Discard, resp.Body, nil)
+		plain = n
+	case "gzip", "zstd":
+		if n, err = wire.ReadFrom(resp.Body); err != nil {
+			break
+		}
+		src := bytes.NewReader(wire.Bytes())
+		if enc == "gzip" {
+			plain, err = gunzip(src)
+		} else {
+			plain, err = unzstd(src)
+		}
+		if err == nil && src.Len() > 0 {
+			err = fmt.Errorf("%d bytes after the compressed stream", src.Len())
 		}
 		if err != nil {
-			err = fmt.Errorf("gzip answer: %w", err)
+			err = fmt.Errorf("%s answer: %w", enc, err)
 		}
 	default:
 		err = fmt.Errorf("unasked Content-Encoding %q", enc)
 	}
-	if err == nil && resp.ContentLength >= 0 && cr.n != resp.ContentLength {
-		err = fmt.Errorf("Content-Length %d, %d bytes came", resp.ContentLength, cr.n)
+	r.Bytes += n
+	r.Decoded += plain
+	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+		err = fmt.Errorf("Content-Length %d, %d bytes came", resp.ContentLength, n)
 	}
-	return cr.n, plain, err
+	if err == nil && enc == "gzip" {
+		r.Gzipped++
+	} else if err == nil && enc == "zstd" {
+		r.Zstd++
+	}
+	return err
+}
+
+// gunzip decodes one gzip stream from src to its end (CRC-32 and length checked
+// against its trailer) and returns the decoded length.
+func gunzip(src *bytes.Reader) (int64, error) {
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer gzipReaders.Put(zr)
+	zr.Multistream(false)
+	n, err := io.Copy(io.Discard, zr)
+	if err == nil {
+		err = zr.Close()
+	}
+	return n, err
+}
+
+// unzstd decodes the zstd frames of src to their end (checksums and content sizes
+// checked) and returns the decoded length.
+func unzstd(src *bytes.Reader) (int64, error) {
+	d := zstdDecoders.Get().(*zstd.Decoder)
+	defer zstdDecoders.Put(d)
+	if err := d.Reset(src); err != nil {
+		return 0, err
+	}
+	return io.Copy(io.Discard, d)
 }

@@ -193,7 +193,10 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 				sum := sha256.Sum256(a.body)
 				a.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 			}
-			return a, err
+			if err != nil || ttl <= 0 {
+				return a, err
+			}
+			return withCoding(r, a), nil
 		})
 		if err != nil {
 			s.fail(w, r, err)
@@ -206,8 +209,7 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 			writeTagged(w, r, ans, fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
 			return
 		}
-		h.Set("Cache-Control", "no-cache")
-		writeAnswer(w, r, ans)
+		writeUntagged(w, r, ans)
 	}
 }
 

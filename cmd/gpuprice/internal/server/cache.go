@@ -14,8 +14,9 @@ type answer struct {
 	etag  string
 	at    time.Time
 	gen   uint64
-	// gz is the body gzip-compressed, made once when a client first accepts it.
-	gz *gzipped
+	// z holds the body compressed, made with the answer in the coding the client
+	// that asked for it accepts (withCoding), else once when a client first asks.
+	z *compressed
 }
 
 // answerCache keeps computed answers for a short while and computes each one once
@@ -42,7 +43,7 @@ func newAnswerCache(max int) *answerCache {
 func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer, error)) (answer, error) {
 	if ttl <= 0 {
 		a, err := compute()
-		a.gz = &gzipped{}
+		a.z = &compressed{fast: true} // sent once: compressed, if at all, fast
 		return a, err
 	}
 	c.mu.Lock()
@@ -68,7 +69,10 @@ func (c *answerCache) compute(key string, gen uint64, compute func() (answer, er
 	if err != nil {
 		return a, err
 	}
-	a.at, a.gen, a.gz = time.Now(), gen, &gzipped{}
+	a.at, a.gen = time.Now(), gen
+	if a.z == nil {
+		a.z = &compressed{}
+	}
 	c.mu.Lock()
 	if c.gen == gen {
 		if len(c.entries) >= c.max {

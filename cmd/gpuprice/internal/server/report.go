@@ -54,7 +54,10 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		}
 		a.body = body.Bytes()
 		a.etag = `"` + rep.Citation.DataSHA256[:24] + `"`
-		return a, err
+		if err != nil || s.cfg.BarsCacheTTL <= 0 {
+			return a, err
+		}
+		return withCoding(r, a), nil
 	})
 	if err != nil {
 		s.fail(w, r, err)
