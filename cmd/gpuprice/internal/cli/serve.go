@@ -90,7 +90,9 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	runner.FX.MaxAge = fxRefreshEvery
 	runner.MigrateFirst = deferred
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
-	cfg := server.Config{Web: web.FS}
+	sv := a.cfg.Serve
+	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout, ReadTimeout: sv.ReadTimeout,
+		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes}}
 	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
 		cfg.StoreName = buyer.CiteStore(dsn)
 	}

@@ -139,6 +139,17 @@ type Serve struct {
 	// behind a proxy): alert notifications link to a series' view under it. Empty:
 	// no links.
 	PublicURL string `yaml:"public_url"`
+	// ReadHeaderTimeout bounds how long a client may take to send a request's header (0: 10s).
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds how long a client may take to send a whole request (0: 30s).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds how long an answer may take to be read: a client reading
+	// slower is cut (0: 2m; POST /api/v1/collect waits for its collection).
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection idle for so long (0: 2m).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes caps a request's header; larger ones are answered 431 (0: 64 KiB).
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
 }
 
 // HTTP configures the shared fetch client.
@@ -340,6 +351,15 @@ func (c Config) Validate() error {
 				bad("sources.%s.schedule: %v", name, err)
 			}
 		}
+	}
+	for name, d := range map[string]time.Duration{"read_header_timeout": c.Serve.ReadHeaderTimeout, "read_timeout": c.Serve.ReadTimeout,
+		"write_timeout": c.Serve.WriteTimeout, "idle_timeout": c.Serve.IdleTimeout} {
+		if d < 0 {
+			bad("serve.%s: %s is negative", name, d)
+		}
+	}
+	if c.Serve.MaxHeaderBytes < 0 || c.Serve.MaxHeaderBytes > 16<<20 {
+		bad("serve.max_header_bytes: %d: from 0 (the default, 64 KiB) to 16 MiB", c.Serve.MaxHeaderBytes)
 	}
 	if u := c.Serve.PublicURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {

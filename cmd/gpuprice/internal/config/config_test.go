@@ -147,12 +147,19 @@ func TestServePublicURL(t *testing.T) {
 	if err != nil || c.Serve.PublicURL != "https://gpuprice.example.com/app" {
 		t.Fatalf("%+v %v", c.Serve, err)
 	}
+	c, err = Load(write(t, "serve: {idle_timeout: 300ms, write_timeout: 5s, read_timeout: 1m, read_header_timeout: 2s, max_header_bytes: 8192}\n"))
+	if err != nil || c.Serve.IdleTimeout != 300*time.Millisecond || c.Serve.WriteTimeout != 5*time.Second || c.Serve.ReadTimeout != time.Minute ||
+		c.Serve.ReadHeaderTimeout != 2*time.Second || c.Serve.MaxHeaderBytes != 8192 {
+		t.Fatalf("%+v %v", c.Serve, err)
+	}
 	for body, want := range map[string]string{
 		"serve: {public_url: gpuprice.example.com}\n":                   "not an http(s) URL",
 		"serve: {public_url: \"ftp://gpuprice.example.com\"}\n":         "not an http(s) URL",
 		"serve: {public_url: \"https://u:hunter2@gpuprice.example\"}\n": "no credentials",
 		"serve: {public_url: \"https://gpuprice.example/?a=1\"}\n":      "no credentials, query or fragment",
 		"serve: {listen: \":8080\"}\n":                                  "listen",
+		"serve: {idle_timeout: -1s}\n":                                  "serve.idle_timeout: -1s is negative",
+		"serve: {max_header_bytes: 100000000}\n":                        "serve.max_header_bytes",
 	} {
 		_, err := Load(write(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {

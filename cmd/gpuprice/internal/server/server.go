@@ -67,6 +67,9 @@ type Config struct {
 	// StoreName is how /api/v1/report cites the store (buyer.CiteStore: no path,
 	// no password).
 	StoreName string
+	// HTTP are the HTTP server's timeouts and header limit (zero fields: the
+	// defaults).
+	HTTP HTTPLimits
 }
 
 // RunFunc runs the named sources now, through the whole pipeline, and returns their
@@ -229,7 +232,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
 	go s.snap.watch(ctx, CheckEvery, s.changed)
-	srv := NewHTTPServer(s.handler)
+	srv := NewHTTPServer(s.handler, s.cfg.HTTP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln)) }()
 	sched.Start()
@@ -299,17 +302,66 @@ func (s *Server) waitRuns(ctx context.Context) {
 	}
 }
 
-// NewHTTPServer is the http.Server the service listens with: bounded header, body
-// and idle times and header size, so a slow or hostile client cannot hold a
-// connection open.
-func NewHTTPServer(h http.Handler) *http.Server {
+// HTTPLimits bound what one client may hold of the server: how long it may take to
+// send its request's header and body, how long the server keeps writing to a
+// client that does not read, how long an idle keep-alive connection stays open,
+// and how large a request's header may be (larger: 431). A zero field takes
+// DefaultHTTPLimits' value.
+type HTTPLimits struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	// WriteTimeout bounds the writing of one answer, from the end of its request's
+	// header: a client reading too slowly is cut there. POST /api/v1/collect
+	// extends it to the collection's own timeout.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no new request for so
+	// long.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps a request's header (Go's server allows 4 KB more before
+	// answering 431 Request Header Fields Too Large).
+	MaxHeaderBytes int
+}
+
+// DefaultHTTPLimits are the limits of a server configured with none.
+var DefaultHTTPLimits = HTTPLimits{
+	ReadHeaderTimeout: 10 * time.Second,
+	ReadTimeout:       30 * time.Second,
+	WriteTimeout:      2 * time.Minute,
+	IdleTimeout:       2 * time.Minute,
+	MaxHeaderBytes:    64 << 10,
+}
+
+// orDefaults returns l with its zero fields set from DefaultHTTPLimits.
+func (l HTTPLimits) orDefaults() HTTPLimits {
+	d := DefaultHTTPLimits
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	l.ReadHeaderTimeout = pick(l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	l.ReadTimeout = pick(l.ReadTimeout, d.ReadTimeout)
+	l.WriteTimeout = pick(l.WriteTimeout, d.WriteTimeout)
+	l.IdleTimeout = pick(l.IdleTimeout, d.IdleTimeout)
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	return l
+}
+
+// NewHTTPServer is the http.Server the service listens with: bounded header, body,
+// write and idle times and header size (HTTPLimits; zero fields are the defaults),
+// so a slow or hostile client cannot hold a connection open.
+func NewHTTPServer(h http.Handler, l HTTPLimits) *http.Server {
+	l = l.orDefaults()
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
 	}
 }
 
