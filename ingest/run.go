@@ -361,7 +361,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	if !r.minEff.IsZero() {
 		res.Since, res.Until = r.minEff, r.maxEff.Add(time.Second)
 	}
-	if err := r.Sink.WriteRun(ctx, run); err != nil {
+	if err := r.Sink.WriteRun(ctx, storableRun(run)); err != nil {
 		return res, fmt.Errorf("ingest: writing run record: %w", err)
 	}
 	return res, nil

@@ -124,6 +124,10 @@ func (s *DirSpool) write(seg segment, what string) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("ingest: spool: %w", err)
 	}
+	seg, err := canonical(seg)
+	if err != nil {
+		return fmt.Errorf("ingest: spool: %w", err)
+	}
 	sum, err := seg.checksum()
 	if err != nil {
 		return fmt.Errorf("ingest: spool: %w", err)
@@ -171,6 +175,20 @@ func (s *DirSpool) write(seg segment, what string) error {
 		d.Close()
 	}
 	return nil
+}
+
+// canonical returns seg as it reads back from its JSON: text that is not valid
+// UTF-8 is written as U+FFFD, so a segment holding some (a provider's answer quoted
+// in an error, a row spooled without checks) is checksummed as it will be read, not
+// as it was given, and replays instead of reading as corrupt.
+func canonical(seg segment) (segment, error) {
+	data, err := json.Marshal(seg)
+	if err != nil || !bytes.Contains(data, []byte(`\ufffd`)) {
+		return seg, err
+	}
+	var out segment
+	err = json.Unmarshal(data, &out)
+	return out, err
 }
 
 func (s *DirSpool) segments() ([]string, error) {
@@ -319,7 +337,8 @@ type RecordWriter interface {
 // with the store's error (the others are written), and a segment whose content
 // cannot be stored at all (no quarantine writer, a record refused) is moved aside to
 // <dir>/corrupt/ with a <name>.reason file, as unreadable segments are: never
-// deleted. Replaying twice is harmless for observations and run records: the store
+// deleted. Run records' text is made storable (ingest.storableRun) on the way.
+// Replaying twice is harmless for observations and run records: the store
 // keeps one of each identity. It returns the observations written.
 func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err error) {
 	s.mu.Lock()
@@ -385,7 +404,7 @@ func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err er
 		}
 		refused := false
 		for _, r := range seg.Runs {
-			if werr := rw.WriteRun(ctx, r); werr != nil {
+			if werr := rw.WriteRun(ctx, storableRun(r)); werr != nil {
 				if unavailable(werr) {
 					return fail(werr)
 				}

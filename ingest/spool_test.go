@@ -129,3 +129,32 @@ func TestSpoolRowsCountsFromNames(t *testing.T) {
 		t.Fatalf("Rows after = %d", n)
 	}
 }
+
+// A segment holding text that is not valid UTF-8 (JSON carries it as U+FFFD) reads
+// back whole, not as corrupt: its checksum is of what is written.
+func TestSpoolSegmentWithInvalidUTF8Replays(t *testing.T) {
+	ctx := context.Background()
+	sp := &DirSpool{Dir: t.TempDir()}
+	o := raw(func(o *schemas.Observation) { o.SKU = "bad-\xff\xfe"; o.EffectiveAt = t0 })
+	if err := sp.Spool(ctx, []schemas.Observation{o}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.SpoolRun(ctx, schemas.Run{RunID: "r", Source: "x", Error: "said \xff"}); err != nil {
+		t.Fatal(err)
+	}
+	sink := newMemSink()
+	n, err := sp.Replay(ctx, sink)
+	var skus []string
+	for _, r := range sink.rows {
+		skus = append(skus, r.SKU)
+	}
+	if err != nil || n != 1 || len(skus) != 1 || skus[0] != "bad-\uFFFD\uFFFD" {
+		t.Fatalf("replayed %d (%v): %q", n, err, skus)
+	}
+	if len(sink.runs) != 1 || sink.runs[0].Error != "said \uFFFD" {
+		t.Errorf("runs %+v", sink.runs)
+	}
+	if st, _ := sp.Status(); st.Segments != 0 || len(st.Corrupt) != 0 {
+		t.Errorf("status %+v", st)
+	}
+}

@@ -99,6 +99,17 @@ func storableQuarantine(q schemas.Quarantined) schemas.Quarantined {
 	return q
 }
 
+// storableRun makes r's text storable by every backend (an error message quoting a
+// provider's answer may hold invalid UTF-8, which DuckDB refuses): valid UTF-8, no
+// NUL, cut at MaxRawBytes (error) and MaxFieldBytes (the rest).
+func storableRun(r schemas.Run) schemas.Run {
+	r.Error = clipText(r.Error, MaxRawBytes)
+	r.RunID = clipText(r.RunID, MaxFieldBytes)
+	r.Source = clipText(r.Source, MaxFieldBytes)
+	r.Status = clipText(r.Status, MaxFieldBytes)
+	return r
+}
+
 func clipText(s string, max int) string {
 	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 	if len(s) <= max {
