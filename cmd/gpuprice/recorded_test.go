@@ -54,11 +54,8 @@ var recordedFixtures = map[string][]fixture{
 		{file: "azure/testdata/page2/input.json", when: func(q string) bool { return strings.Contains(q, "skip=") }, contentType: "application/json"},
 		{file: "azure/testdata/page1/input.json", contentType: "application/json"},
 	},
-	"cloud.google.com/compute/gpus-pricing": {{file: "gcp/testdata/pricing_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"apexapps.oracle.com/pls/apex/cetools/api/v1/products/": {
-		{file: "oci/testdata/page2/input.json", when: func(q string) bool { return strings.Contains(q, "offset=5") }, contentType: "application/json"},
-		{file: "oci/testdata/page1/input.json", contentType: "application/json"},
-	},
+	"cloud.google.com/compute/gpus-pricing":                    {{file: "gcp/testdata/pricing_page/input.html", contentType: "text/html; charset=utf-8"}},
+	"apexapps.oracle.com/pls/apex/cetools/api/v1/products/":    {{file: "oci/testdata/full/input.json", contentType: "application/json"}},
 	"api.ovh.com/1.0/order/catalog/public/cloud":               {{file: "ovhcloud/testdata/catalog_fr/input.json", contentType: "application/json"}},
 	"www.runpod.io/pricing":                                    {{file: "runpod/testdata/page_legacy/input.html", contentType: "text/html; charset=utf-8"}},
 	"www.coreweave.com/pricing":                                {{file: "coreweave/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
