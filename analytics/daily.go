@@ -66,6 +66,15 @@ func ScopedDailyPrices(bars []store.Bar, from, to time.Time, scope string) []Day
 // price in force, derived prices, floors and GPU-only prices included (for `index
 // --explain`, which says why those are left out).
 func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
+	var out []DayPrice
+	eachDayPrice(bars, from, to, func(n int) { out = make([]DayPrice, 0, n) }, func(p *DayPrice) { out = append(out, *p) })
+	return out
+}
+
+// eachDayPrice calls yield with each day price AllDailyPrices returns, in its
+// order (by day, then the series in the order of bars), after size with an upper
+// bound of their number. p (with its Bar) is valid only during the call.
+func eachDayPrice(bars []store.Bar, from, to time.Time, size func(int), yield func(p *DayPrice)) {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
 	series := SplitSeries(bars)
 	seen := make([]time.Time, len(series))
@@ -89,7 +98,12 @@ func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 		ends[n] = PriceEnd(s[len(s)-1], seen[n], newest[s[0].Provider])
 		at[n], keys[n] = -1, s[0].SeriesKey()
 	}
-	var out []DayPrice
+	days := 0
+	for d := from; d.Before(to); d = d.Add(store.Daily) {
+		days++
+	}
+	size(days * len(series))
+	var p DayPrice
 	for d := from; d.Before(to); d = d.Add(store.Daily) {
 		for n, s := range series {
 			if !ends[n].IsZero() && !d.Before(ends[n]) {
@@ -103,10 +117,10 @@ func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 				continue
 			}
 			at[n] = i
-			out = append(out, DayPrice{Day: d, Series: keys[n], Bar: s[i], Price: s[i].Close, LastSeen: seen[n]})
+			p = DayPrice{Day: d, Series: keys[n], Bar: s[i], Price: s[i].Close, LastSeen: seen[n]}
+			yield(&p)
 		}
 	}
-	return out
 }
 
 // PriceEnd is the first UTC day on which a series whose last bar is last, last

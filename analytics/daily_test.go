@@ -2,9 +2,11 @@ package analytics
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -148,5 +150,51 @@ func TestDailyPricesComparableOnly(t *testing.T) {
 	}
 	if len(got) != 2 || !got["a-old"] || !got["b-listed"] {
 		t.Errorf("day prices from %v, want a-old and b-listed only", got)
+	}
+}
+
+// TestSpreadsOfBars checks that the spreads counted as the day prices are laid
+// (SpreadsOfBars) are those of the day prices DailyPrices returns: tiers, GPUs and
+// pricing kinds mixed, a withdrawn series, a price carried in from before the
+// window, derived and GPU-only bars left out.
+func TestSpreadsOfBars(t *testing.T) {
+	tiers := []string{schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace}
+	var bars []store.Bar
+	for i := range 12 {
+		for d := -2; d < 8; d++ {
+			if i == 4 && d > 3 { // withdrawn: no longer seen after day 3
+				continue
+			}
+			if i == 7 && d%3 != 0 { // priced every third day: carried between
+				continue
+			}
+			b := seenBar([]string{"aws", "lambda", "vast"}[i%3], fmt.Sprintf("s%d", i), day(d), 2+float64(i)/10+float64(d)/100, day(d).Add(12*time.Hour))
+			b.Tier, b.GPU = tiers[i%3], []string{"H100-SXM-80GB", "A100-SXM-80GB"}[i%2]
+			if i == 9 {
+				b.Pricing = schemas.OnDemand
+			}
+			if i == 5 && d == 2 {
+				b.PriceBasis = schemas.BasisDerived
+			}
+			if i == 10 {
+				b.PriceScope = schemas.ScopeGPUOnly
+			}
+			bars = append(bars, b)
+		}
+	}
+	sortBars(bars)
+	want := Spreads(DailyPrices(bars, day(0).Add(5*time.Hour), day(7)))
+	got := SpreadsOfBars(bars, day(0).Add(5*time.Hour), day(7))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("SpreadsOfBars:\n got %+v\nwant %+v", got, want)
+	}
+	ratios := 0
+	for _, d := range got {
+		if d.Ratio != nil {
+			ratios++
+		}
+	}
+	if len(got) < 14 || ratios < 7 {
+		t.Fatalf("%d spread days, %d with a ratio: the test reaches too little", len(got), ratios)
 	}
 }

@@ -23,7 +23,7 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 	if err != nil {
 		return nil, err
 	}
-	return Spreads(DailyPrices(bars, f.Since, f.Until)), nil
+	return SpreadsOfBars(bars, f.Since, f.Until), nil
 }
 
 // HistoryFor returns the negotiation report of one GPU and pricing kind over the

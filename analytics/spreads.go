@@ -36,28 +36,50 @@ type SpreadSummary struct {
 
 // Spreads computes the daily tier spreads of the day prices, by GPU, pricing, day.
 func Spreads(prices []DayPrice) []SpreadDay {
-	type key struct {
+	acc := spreadAcc{}
+	for i := range prices {
+		acc.add(&prices[i])
+	}
+	return acc.days()
+}
+
+// SpreadsOfBars is Spreads(DailyPrices(bars, from, to)) without holding the day
+// prices: each is counted as DailyPrices lays it.
+func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
+	acc := spreadAcc{}
+	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, acc.add)
+	return acc.days()
+}
+
+// spreadKey and spreadTiers accumulate Spreads: each tier's day prices per GPU,
+// pricing kind and day.
+type (
+	spreadKey struct {
 		gpu, pricing string
 		day          int64
 	}
-	type tiers struct{ h, s, m []float64 }
-	acc := map[key]*tiers{}
-	for _, p := range prices {
-		k := key{p.Bar.GPU, p.Bar.Pricing, p.Day.Unix()}
-		t := acc[k]
-		if t == nil {
-			t = &tiers{}
-			acc[k] = t
-		}
-		switch p.Bar.Tier {
-		case schemas.TierHyperscaler:
-			t.h = append(t.h, p.Price)
-		case schemas.TierSpecialist:
-			t.s = append(t.s, p.Price)
-		case schemas.TierMarketplace:
-			t.m = append(t.m, p.Price)
-		}
+	spreadTiers struct{ h, s, m []float64 }
+	spreadAcc   map[spreadKey]*spreadTiers
+)
+
+func (acc spreadAcc) add(p *DayPrice) {
+	k := spreadKey{p.Bar.GPU, p.Bar.Pricing, p.Day.Unix()}
+	t := acc[k]
+	if t == nil {
+		t = &spreadTiers{}
+		acc[k] = t
 	}
+	switch p.Bar.Tier {
+	case schemas.TierHyperscaler:
+		t.h = append(t.h, p.Price)
+	case schemas.TierSpecialist:
+		t.s = append(t.s, p.Price)
+	case schemas.TierMarketplace:
+		t.m = append(t.m, p.Price)
+	}
+}
+
+func (acc spreadAcc) days() []SpreadDay {
 	out := make([]SpreadDay, 0, len(acc))
 	for k, t := range acc {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
