@@ -123,10 +123,17 @@ func (s *Store) daySeriesOf(ctx context.Context, q store.BarQuery) (map[uint64]*
 // day_series cannot name every bar read (a bar written after the states read, or
 // a series_id collision): then TableBars answers.
 func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, bool, error) {
-	states, ok, err := s.daySeriesOf(ctx, q)
-	if err != nil || !ok {
-		return nil, false, err
+	// The states and the bars are read at once (two round trips in the time of one).
+	type stateRead struct {
+		states map[uint64]*daySeries
+		ok     bool
+		err    error
 	}
+	stateCh := make(chan stateRead, 1)
+	go func() {
+		states, ok, err := s.daySeriesOf(ctx, q)
+		stateCh <- stateRead{states, ok, err}
+	}()
 	carry := q.CarryIn && !q.Since.IsZero()
 	lo := q.Since
 	if carry {
@@ -137,6 +144,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		count, toUInt32(last_observed_at)
 	FROM bars WHERE `+where, args...)
 	if err != nil {
+		<-stateCh
 		return nil, false, s.wrap("bars", err)
 	}
 	type row struct {
@@ -156,14 +164,20 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		if err := rows.Scan(&id, &r.attrs, &r.start, &r.version, &r.open, &r.high, &r.low, &r.close, &r.mean,
 			&r.count, &r.seen); err != nil {
 			rows.Close()
+			<-stateCh
 			return nil, false, s.wrap("bars", err)
 		}
 		byID[id] = append(byID[id], r)
 	}
 	rows.Close()
+	got := <-stateCh
 	if err := rows.Err(); err != nil {
 		return nil, false, s.wrap("bars", err)
 	}
+	if got.err != nil || !got.ok {
+		return nil, false, got.err
+	}
+	states := got.states
 	since := uint32(clampTime(q.Since).Unix())
 	window := make([]series, 0, len(byID))
 	carried := map[[5]string]store.Bar{}
