@@ -16,7 +16,11 @@ import (
 //     '{replica}', args) on every node, and a Distributed table t over it, sharded by
 //     ShardingKeys[t]. Readers and writers keep using t: every query of the
 //     single-node store runs unchanged through the Distributed tables.
-//   - ALTER TABLE t ADD COLUMN … alters t_local (replicated ALTER); after a run of
+//   - ALTER TABLE t ADD COLUMN … alters t_local (replicated ALTER), a MATERIALIZED
+//     column becoming DEFAULT (ClickHouse 18.16 refuses an insert into a
+//     Distributed table with a MATERIALIZED column: "Cannot insert column"; a
+//     DEFAULT one is computed where the insert starts and sent to the shards, and
+//     writers name their columns, so both hold the same values); after a run of
 //     ALTERs the Distributed t is dropped and created again (ClickHouse 18.16 refuses ALTER ON CLUSTER on a Distributed table
 //     of a cluster with replicated shards; a Distributed table holds no data when
 //     inserts are synchronous, as the store's are).
@@ -71,13 +75,14 @@ type ClusterMigration struct {
 }
 
 var (
-	identRe       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	createTableRe = regexp.MustCompile(`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`)
-	createViewRe  = regexp.MustCompile(`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`)
-	dropRe        = regexp.MustCompile(`(?is)^DROP\s+(TABLE|VIEW)\s+IF\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
-	alterAddRe    = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+(ADD\s+COLUMN\s+.*)$`)
-	insertRe      = regexp.MustCompile(`(?is)^INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))\s*(SELECT\s.*)$`)
-	fromJoinRe    = regexp.MustCompile(`(?i)\b(FROM|JOIN)(\s+)([A-Za-z_][A-Za-z0-9_]*)\b(\s*[.(])?`)
+	identRe        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	createTableRe  = regexp.MustCompile(`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`)
+	createViewRe   = regexp.MustCompile(`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`)
+	dropRe         = regexp.MustCompile(`(?is)^DROP\s+(TABLE|VIEW)\s+IF\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
+	alterAddRe     = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+(ADD\s+COLUMN\s+.*)$`)
+	materializedRe = regexp.MustCompile(`(?i)(\s)MATERIALIZED(\s)`)
+	insertRe       = regexp.MustCompile(`(?is)^INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\([^)]*\))\s*(SELECT\s.*)$`)
+	fromJoinRe     = regexp.MustCompile(`(?i)\b(FROM|JOIN)(\s+)([A-Za-z_][A-Za-z0-9_]*)\b(\s*[.(])?`)
 )
 
 // ClusterMigrations returns the ClickHouse migrations translated for the cluster
@@ -200,6 +205,7 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		if _, err := t.distributed(name); err != nil {
 			return nil, err
 		}
+		clause = materializedRe.ReplaceAllString(clause, "${1}DEFAULT${2}")
 		// The migration recreates the Distributed table once, after its last ALTER.
 		return []ClusterStatement{
 			{SQL: "ALTER TABLE " + t.q(name+LocalSuffix) + t.on() + " " + clause, Table: table + LocalSuffix, Column: column},

@@ -76,6 +76,9 @@ func TestClusterTranslation(t *testing.T) {
 		{"INSERT INTO t (a, b)\nSELECT a, max(b) FROM t JOIN v USING a WHERE a IN (SELECT a FROM other.t) GROUP BY a", []ClusterStatement{
 			{SQL: "INSERT INTO db.t (a, b) SELECT a, max(b) FROM db.t JOIN db.v USING a WHERE a IN (SELECT a FROM other.t) GROUP BY a"},
 		}},
+		{"ALTER TABLE t ADD COLUMN h UInt64 MATERIALIZED cityHash64(a)", []ClusterStatement{
+			{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN h UInt64 DEFAULT cityHash64(a)", Table: "t_local", Column: "h"},
+		}},
 		{"ALTER TABLE t ADD COLUMN b DateTime('UTC') AFTER a", []ClusterStatement{
 			{SQL: "ALTER TABLE db.t_local ON CLUSTER c1 ADD COLUMN b DateTime('UTC') AFTER a", Table: "t_local", Column: "b"},
 		}},
