@@ -72,15 +72,16 @@ func replay(t *testing.T) *httptest.Server {
 
 func writeConfig(t *testing.T, base string) string {
 	t.Helper()
+	never := neverSchedule
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`data_dir: %s
 http: {timeout: 5s, retries: 2}
 sources:
-  azure: {endpoint: %s/api/retail/prices}
-  vast: {endpoint: %s/api/v0/bundles/}
-  lambda: {endpoint: %s/service/gpu-cloud}
-  fx: {endpoint: %s/stats/eurofxref/eurofxref-hist-90d.xml}
-`, dir, base, base, base, base)
+  azure: {endpoint: %s/api/retail/prices, schedule: '%s'}
+  vast: {endpoint: %s/api/v0/bundles/, schedule: '%s'}
+  lambda: {endpoint: %s/service/gpu-cloud, schedule: '%s'}
+  fx: {endpoint: %s/stats/eurofxref/eurofxref-hist-90d.xml, schedule: '%s'}
+`, dir, base, never, base, never, base, never, base, never)
 	for _, extra := range disabledOthers() {
 		cfg += "  " + extra + ": {enabled: false}\n"
 	}
@@ -90,6 +91,12 @@ sources:
 	}
 	return p
 }
+
+// neverSchedule is the test configs' schedule for every source: midnight on 1
+// January, so that a `serve` under test never starts a scheduled collection of its
+// own (the sources' defaults, every 10 minutes or hourly, would fire in the middle of
+// a test that crosses the boundary). Tests of scheduling set their own.
+const neverSchedule = "0 0 1 1 *"
 
 // disabledOthers lists registered sources other than the three replayed here.
 func disabledOthers() []string {

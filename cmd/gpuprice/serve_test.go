@@ -183,10 +183,10 @@ func TestServeScheduledRunRebuildsBars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(body), "lambda: {endpoint: "+srv.URL+"/service/gpu-cloud}",
+	text := strings.Replace(string(body), "lambda: {endpoint: "+srv.URL+"/service/gpu-cloud, schedule: '"+neverSchedule+"'}",
 		"lambda: {endpoint: "+srv.URL+"/service/gpu-cloud, schedule: '@every 1s'}", 1)
-	text = strings.Replace(text, "azure: {endpoint: "+srv.URL+"/api/retail/prices}", "azure: {enabled: false}", 1)
-	text = strings.Replace(text, "vast: {endpoint: "+srv.URL+"/api/v0/bundles/}", "vast: {enabled: false}", 1)
+	text = strings.Replace(text, "azure: {endpoint: "+srv.URL+"/api/retail/prices, schedule: '"+neverSchedule+"'}", "azure: {enabled: false}", 1)
+	text = strings.Replace(text, "vast: {endpoint: "+srv.URL+"/api/v0/bundles/, schedule: '"+neverSchedule+"'}", "vast: {enabled: false}", 1)
 	if !strings.Contains(text, "@every 1s") || strings.Count(text, "enabled: false") < 2 {
 		t.Fatalf("config not rewritten:\n%s", text)
 	}

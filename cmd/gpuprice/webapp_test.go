@@ -166,7 +166,7 @@ func webStore(t *testing.T, dsn string) (cfg string) {
 	// Crusoe's page at a long missing address: its run fails with an error that
 	// the sources view must wrap.
 	broken := srv.URL + "/missing/" + strings.Repeat("a-very-long-path-segment-", 12) + "end"
-	conf := strings.Replace(string(b), "  crusoe: {enabled: false}\n", "  crusoe: {endpoint: "+broken+"}\n", 1)
+	conf := strings.Replace(string(b), "  crusoe: {enabled: false}\n", "  crusoe: {endpoint: "+broken+", schedule: '"+neverSchedule+"'}\n", 1)
 	if conf == string(b) {
 		t.Fatal("crusoe is not among the disabled sources")
 	}
