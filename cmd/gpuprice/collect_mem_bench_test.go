@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // offerTemplate is the real bulk offer excerpt (scrapers/aws/testdata/offer_us-east-2,
@@ -142,15 +144,16 @@ func TestCollectChild(t *testing.T) {
 }
 
 // BenchmarkCollectMemory runs a full `gpuprice collect` into an embedded DuckDB
-// store, in a child process, against recorded responses: the AWS source in public
-// mode reading the region index, an offer file of GPUPRICE_BENCH_OFFER_MB megabytes
-// (default 16; deploy/bench.sh: 1024) generated as it is sent from the real excerpt's
-// shape (writeOffer), and the spot feed; Azure's two price pages, a Vast offer search,
-// Lambda's pricing page and the ECB rates from their fixtures. It reports the child's
+// store, in a child process, every registered source and the ECB rates replayed from
+// recorded responses (the recorded example's fixtures, recordedFixtures, answered at
+// "/host/path" of each real URL, benchSources), except that AWS's us-east-2 offer file
+// is GPUPRICE_BENCH_OFFER_MB megabytes (default 16; deploy/bench.sh: 1024) generated
+// as it is sent from the real excerpt's shape (writeOffer). It reports the child's
 // peak RSS (rusage Maxrss, peak-rss-MB; issue 12's target is 150 MB at a 1 GB file),
 // its CPU seconds (user + system, the least over the iterations) and the offer file's
-// size. The figures are reported, not asserted: CI runs it at the small default size
-// through this test binary, whose baseline is higher than gpuprice's own.
+// size, and fails when a source stored no row. The figures are reported, not
+// asserted: CI runs it at the small default size through this test binary, whose
+// baseline is higher than gpuprice's own.
 //
 //	GPUPRICE_BENCH_OFFER_MB=1024 go test ./cmd/gpuprice -run '^$' -bench CollectMemory -benchtime 1x
 func BenchmarkCollectMemory(b *testing.B) {
@@ -162,45 +165,59 @@ func BenchmarkCollectMemory(b *testing.B) {
 		}
 	}
 	tmpl := loadOfferTemplate(b)
-	regionIndex, spotJS := readFixture(b, "aws/testdata/region_index/region_index.json"), readFixture(b, "aws/testdata/spotfeed/input.js")
+	fixtures := loadRecordedFixtures(b)
+	byPath := map[string]string{} // "/path" → "host/path", where the path is one host's only
+	for key := range fixtures {
+		_, path, _ := strings.Cut(key, "/")
+		if _, dup := byPath["/"+path]; dup {
+			byPath["/"+path] = ""
+		} else {
+			byPath["/"+path] = key
+		}
+	}
+	// The ECB fixture's days are moved forward by whole weeks to end within the last
+	// week: collect converts today's EUR prices (OVHcloud) with rates at most a week old.
+	ecb := "www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml"
+	fixtures[ecb][0].body = recentECB(b, fixtures[ecb][0].body, time.Now())
 	var offerBytes atomic.Int64
-	srv := httptest.NewServer(replayHandler(b, func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/offers/v1.0/aws/AmazonEC2/current/region_index.json":
-			w.Write(regionIndex)
-		case r.URL.Path == "/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json":
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == offerPath {
 			w.Header().Set("Content-Type", "application/json")
 			cw := &countingWriter{w: w}
 			if err := tmpl.writeOffer(cw, int64(sizeMB)<<20); err == nil {
 				offerBytes.Store(cw.n)
 			}
-		case r.URL.Path == "/spot.js":
-			w.Write(spotJS)
-		default:
-			http.NotFound(w, r)
+			return
 		}
+		// Every other request is "/host/path" of a real URL (benchSources points each
+		// source there), answered as TestRecordedExample answers it; a next page's
+		// link, made on the endpoint's host, comes as "/path".
+		key := strings.TrimPrefix(r.URL.Path, "/")
+		if _, ok := fixtures[key]; !ok {
+			key = byPath[r.URL.Path]
+		}
+		for _, f := range fixtures[key] {
+			if f.when != nil && !f.when(r.URL.RawQuery) {
+				continue
+			}
+			w.Header().Set("Content-Type", f.contentType)
+			w.Write(f.body)
+			return
+		}
+		http.NotFound(w, r)
 	}))
 	defer srv.Close()
 	dir := b.TempDir()
-	base := srv.URL
-	cfg := fmt.Sprintf(`data_dir: %s
-http: {timeout: 30s, retries: 1, min_interval: 1ms}
-sources:
-  azure: {endpoint: %s/api/retail/prices}
-  vast: {endpoint: %s/api/v0/bundles/}
-  lambda: {endpoint: %s/service/gpu-cloud}
-  fx: {endpoint: %s/stats/eurofxref/eurofxref-hist-90d.xml}
-  aws:
-    endpoint: %s/offers/v1.0/aws/AmazonEC2/current/region_index.json
-    options: {mode: public, regions: [us-east-2], spot_feed: %s/spot.js, bulk_timeout: 1h}
-`, dir, base, base, base, base, base, base)
-	for _, extra := range disabledOthers() {
-		if extra != "aws" && extra != "fx" {
-			cfg += "  " + extra + ": {enabled: false}\n"
+	cfg := fmt.Sprintf("data_dir: %s\nhttp: {timeout: 30s, retries: 1, min_interval: 1ms}\nsources:\n", dir)
+	for _, name := range append(scrapers.Names(), "fx") {
+		c, ok := benchSources[name]
+		if !ok {
+			b.Fatalf("source %s has no recorded responses in this benchmark: add it to benchSources (and its fixtures to recordedFixtures)", name)
 		}
+		cfg += "  " + name + ": " + strings.ReplaceAll(c, "BASE", srv.URL) + "\n"
 	}
 	// GPUPRICE_BENCH_BATCH sets ingest.batch_size (rows per store write; default the
-	// store's own, 100,000 for DuckDB).
+	// store's own).
 	if n := os.Getenv("GPUPRICE_BENCH_BATCH"); n != "" {
 		if _, err := strconv.Atoi(n); err != nil {
 			b.Fatalf("GPUPRICE_BENCH_BATCH=%q: a row count", n)
@@ -236,8 +253,8 @@ sources:
 		} else if err != nil {
 			b.Fatal(err)
 		}
-		if !collected(code) || !awsRowsStored(out.String()) {
-			b.Fatalf("collect: exit %d\n%s", code, out.String())
+		if missing := sourcesWithoutRows(out.String(), scrapers.Names()); !collected(code) || len(missing) > 0 {
+			b.Fatalf("collect: exit %d, no rows from %v\n%s", code, missing, out.String())
 		}
 		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		if !ok {
@@ -272,14 +289,101 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// awsRowsStored reports whether collect's table has an aws line with rows stored.
-func awsRowsStored(out string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 3 && f[0] == "aws" && f[1] != "failed" {
-			n, err := strconv.Atoi(f[2])
-			return err == nil && n > 0
+// offerPath is the us-east-2 offer file the recorded region index names (a path on
+// the price list host, so on the benchmark's server): generated, not a fixture.
+const offerPath = "/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json"
+
+// benchSources is each source's configuration in BenchmarkCollectMemory (BASE is the
+// replay server): every source requests "BASE/host/path" for the real URL
+// "https://host/path" it requests in production, and the server answers it from
+// recordedFixtures, as in the recorded example (examples/recorded). Vast.ai's search
+// is replayed as the example has it (its unusable offer dropped); GCP and RunPod
+// read their public pages (no key), as the example does.
+var benchSources = map[string]string{
+	"aws": "{endpoint: BASE/pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json, " +
+		"options: {mode: public, regions: [us-east-2], spot_feed: BASE/website.spot.ec2.aws.a2z.com/spot.js, bulk_timeout: 1h}}",
+	"azure":     "{endpoint: BASE/prices.azure.com/api/retail/prices}",
+	"gcp":       "{options: {mode: page, pricing_page: BASE/cloud.google.com/compute/gpus-pricing}}",
+	"oci":       "{endpoint: BASE/apexapps.oracle.com/pls/apex/cetools/api/v1/products/}",
+	"ovhcloud":  "{endpoint: BASE/api.ovh.com/1.0/order/catalog/public/cloud}",
+	"runpod":    "{options: {mode: page, page_url: BASE/www.runpod.io/pricing}}",
+	"coreweave": "{endpoint: BASE/www.coreweave.com/pricing}",
+	"crusoe":    "{endpoint: BASE/crusoe.ai/cloud/pricing}",
+	"gmi":       "{endpoint: BASE/www.gmicloud.ai/pricing}",
+	"together":  "{endpoint: BASE/www.together.ai/pricing}",
+	"lambda":    "{endpoint: BASE/lambda.ai/service/gpu-cloud}",
+	"vast":      "{endpoint: BASE/console.vast.ai/api/v0/bundles/}",
+	"fx":        "{endpoint: BASE/www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml}",
+}
+
+// loadedFixture is a recordedFixtures entry with its body read (and edited).
+type loadedFixture struct {
+	when        func(string) bool
+	contentType string
+	body        []byte
+}
+
+// loadRecordedFixtures reads every fixture of recordedFixtures once, by "host/path".
+func loadRecordedFixtures(tb testing.TB) map[string][]loadedFixture {
+	tb.Helper()
+	out := map[string][]loadedFixture{}
+	for key, fs := range recordedFixtures {
+		for _, f := range fs {
+			body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", f.file))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if f.drop != nil {
+				body = f.drop(body)
+			}
+			out[key] = append(out[key], loadedFixture{when: f.when, contentType: f.contentType, body: body})
 		}
 	}
-	return false
+	return out
+}
+
+// recentECB moves every day of an ECB history (time='YYYY-MM-DD') forward by the
+// whole weeks that bring its latest day within the week before now.
+func recentECB(tb testing.TB, body []byte, now time.Time) []byte {
+	tb.Helper()
+	re := regexp.MustCompile(`time='(\d{4}-\d{2}-\d{2})'`)
+	var latest time.Time
+	for _, m := range re.FindAllSubmatch(body, -1) {
+		d, err := time.Parse(time.DateOnly, string(m[1]))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if latest.IsZero() {
+		tb.Fatal("the ECB fixture has no days")
+	}
+	weeks := int(now.Sub(latest).Hours()/24) / 7
+	return re.ReplaceAllFunc(body, func(m []byte) []byte {
+		d, _ := time.Parse(time.DateOnly, string(re.FindSubmatch(m)[1]))
+		return []byte("time='" + d.AddDate(0, 0, 7*weeks).Format(time.DateOnly) + "'")
+	})
+}
+
+// sourcesWithoutRows returns the sources (of names) that collect's table shows
+// failed or with no rows accepted.
+func sourcesWithoutRows(out string, names []string) []string {
+	stored := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[1] != "failed" {
+			if n, err := strconv.Atoi(f[2]); err == nil && n > 0 {
+				stored[f[0]] = true
+			}
+		}
+	}
+	var missing []string
+	for _, n := range names {
+		if !stored[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing
 }
