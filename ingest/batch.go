@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -21,18 +22,46 @@ type BatchConfig struct {
 	// Size is how many rows make a batch. 0 means the store's own size
 	// (store.WriteBatchSize: ClickHouse and DuckDB each say theirs), else
 	// DefaultBatchSize.
-	Size          int
+	Size int
+	// Bytes bounds a batch by the memory its rows hold (RowBytes, an estimate): a
+	// batch is written when it has Size rows or Bytes bytes, whichever comes first.
+	// 0 means the store's own bound (store.WriteBatchBytes), else DefaultBatchBytes;
+	// negative means none.
+	Bytes         int
 	FlushInterval time.Duration // and at least this often (default 2s)
 }
+
+// DefaultBatchBytes bounds the batches of a writer that does not say its own
+// (store.BatchByteSizer).
+const DefaultBatchBytes = 16 << 20
 
 func (c BatchConfig) withDefaults(w store.Writer) BatchConfig {
 	if c.Size <= 0 {
 		c.Size = store.WriteBatchSize(w, DefaultBatchSize)
 	}
+	if c.Bytes == 0 {
+		c.Bytes = store.WriteBatchBytes(w, DefaultBatchBytes)
+	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 2 * time.Second
 	}
 	return c
+}
+
+// attrBytes is what one attrs entry holds in a Go map besides its key's and
+// value's bytes: the two string headers and the map's slot overhead.
+const attrBytes = 48
+
+// RowBytes estimates the memory an observation holds while it waits in a batch: the
+// struct and its attrs map, whose keys and values are counted at a typical length.
+// Strings shared between rows (provider, URL, GPU…) are not counted; it is meant to
+// bound batches, not to account for the heap.
+func RowBytes(o *schemas.Observation) int {
+	n := int(unsafe.Sizeof(*o))
+	if len(o.Attrs) > 0 {
+		n += 64 + len(o.Attrs)*(attrBytes+24)
+	}
+	return n
 }
 
 // Batcher groups observations into batches for a store.Writer. It is fed from one
@@ -130,25 +159,26 @@ func (b *Batcher) loop() {
 	// source of a collection has its own batcher, most of them with a few hundred rows.
 	newBuf := func() []schemas.Observation { return make([]schemas.Observation, 0, min(b.cfg.Size, 4*addRun)) }
 	buf := newBuf()
+	bufBytes := 0 // RowBytes of buf's rows
 	tick := time.NewTicker(b.cfg.FlushInterval)
 	defer tick.Stop()
-	add := func(run []schemas.Observation) {
-		for len(run) > 0 {
-			n := min(len(run), b.cfg.Size-len(buf))
-			buf = append(buf, run[:n]...)
-			run = run[n:]
-			if len(buf) >= b.cfg.Size {
-				b.out <- buf
-				buf = newBuf()
-			}
-		}
-	}
 	flush := func() {
 		if len(buf) == 0 {
 			return
 		}
 		b.out <- buf
-		buf = newBuf()
+		buf, bufBytes = newBuf(), 0
+	}
+	add := func(run []schemas.Observation) {
+		for i := range run {
+			buf = append(buf, run[i])
+			if b.cfg.Bytes > 0 {
+				bufBytes += RowBytes(&run[i])
+			}
+			if len(buf) >= b.cfg.Size || (b.cfg.Bytes > 0 && bufBytes >= b.cfg.Bytes) {
+				flush()
+			}
+		}
 	}
 	for {
 		select {

@@ -17,17 +17,32 @@ type identity struct {
 // LastPerIdentity keeps the last row of each observation identity in a batch, in the
 // order of first appearance: what every backend writes, so that a batch holding the
 // same identity twice stores its last write, as two batches would.
+//
+// A batch without a repeated identity (the usual one) is returned as it is, not
+// copied: a copy of a large batch is as large again, held while it is written.
 func LastPerIdentity(obs []schemas.Observation) []schemas.Observation {
 	pos := make(map[identity]int, len(obs))
-	out := make([]schemas.Observation, 0, len(obs))
-	for _, o := range obs {
+	var out []schemas.Observation // nil until an identity repeats
+	for j := range obs {
+		o := &obs[j]
 		k := identity{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.EffectiveAt.Unix()}
-		if i, ok := pos[k]; ok {
-			out[i] = o
-			continue
+		i, seen := pos[k]
+		if seen && out == nil {
+			out = make([]schemas.Observation, j, len(obs))
+			copy(out, obs[:j])
 		}
-		pos[k] = len(out)
-		out = append(out, o)
+		switch {
+		case seen:
+			out[i] = *o
+		case out != nil:
+			pos[k] = len(out)
+			out = append(out, *o)
+		default:
+			pos[k] = j
+		}
+	}
+	if out == nil {
+		return obs
 	}
 	return out
 }

@@ -49,6 +49,14 @@ type BatchSizer interface {
 	WriteBatchSize() int
 }
 
+// BatchByteSizer is the optional ability of a Writer to bound its batches by the
+// memory their rows hold (ingest estimates it per row): a collection holds a batch
+// filling and one being written per source, so rows with large attrs (AWS's) would
+// otherwise make a batch of WriteBatchSize rows tens of megabytes.
+type BatchByteSizer interface {
+	WriteBatchBytes() int
+}
+
 // Unwrapper is a Writer that wraps another (a sink masking secrets, spooling…):
 // WriteBatchSize looks through it.
 type Unwrapper interface {
@@ -61,6 +69,25 @@ func WriteBatchSize(w Writer, def int) int {
 	for w != nil {
 		if b, ok := w.(BatchSizer); ok {
 			if n := b.WriteBatchSize(); n > 0 {
+				return n
+			}
+			return def
+		}
+		u, ok := w.(Unwrapper)
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	return def
+}
+
+// WriteBatchBytes returns the batch bound in bytes w (or a Writer it wraps) asks
+// for, or def when none says.
+func WriteBatchBytes(w Writer, def int) int {
+	for w != nil {
+		if b, ok := w.(BatchByteSizer); ok {
+			if n := b.WriteBatchBytes(); n > 0 {
 				return n
 			}
 			return def

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -57,6 +58,34 @@ func TestLastPerIdentity(t *testing.T) {
 	got := LastPerIdentity([]schemas.Observation{a, b, a2, later})
 	if len(got) != 3 || got[0].SKU != "a" || got[0].PriceNative != 3 || got[1].SKU != "b" || !got[2].EffectiveAt.Equal(later.EffectiveAt) {
 		t.Errorf("got %+v", got)
+	}
+}
+
+// TestLastPerIdentityKeepsABatchWithoutRepeats: a batch with no identity twice is
+// returned as it is (not copied); one with a repeat after many rows keeps the others
+// in order and the repeat's last row.
+func TestLastPerIdentityKeepsABatchWithoutRepeats(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	var obs []schemas.Observation
+	for i := range 5 {
+		obs = append(obs, schemas.Observation{Provider: "aws", SKU: fmt.Sprint(i), Pricing: "on_demand", EffectiveAt: t0, PriceNative: float64(i)})
+	}
+	if got := LastPerIdentity(obs); len(got) != 5 || &got[0] != &obs[0] {
+		t.Errorf("a batch without repeats was copied or changed: %d rows", len(got))
+	}
+	again := obs[3]
+	again.PriceNative = 30
+	in := append(append([]schemas.Observation(nil), obs...), again, obs[0])
+	got := LastPerIdentity(in)
+	var skus []string
+	for _, o := range got {
+		skus = append(skus, fmt.Sprintf("%s=%g", o.SKU, o.PriceNative))
+	}
+	if fmt.Sprint(skus) != "[0=0 1=1 2=2 3=30 4=4]" {
+		t.Errorf("got %v", skus)
+	}
+	if in[3].PriceNative != 3 {
+		t.Errorf("the caller's batch was changed: %+v", in[3])
 	}
 }
 

@@ -235,8 +235,21 @@ func BenchmarkCollectMemory(b *testing.B) {
 	var peakKB int64
 	var cpu time.Duration
 	for i := 0; b.Loop(); i++ {
-		args := []string{"--config", cfgPath, "--store", "duckdb://" + filepath.Join(dir, fmt.Sprintf("c%d.duckdb", i)),
+		// GPUPRICE_BENCH_DUCKDB sets DuckDB options in the store's DSN (e.g.
+		// "threads=1&memory_limit=64MB"), to compare them with the defaults.
+		dsn := "duckdb://" + filepath.Join(dir, fmt.Sprintf("c%d.duckdb", i))
+		if q := os.Getenv("GPUPRICE_BENCH_DUCKDB"); q != "" {
+			dsn += "?" + q
+		}
+		args := []string{"--config", cfgPath, "--store", dsn,
 			"--log-level", "warn", "collect"}
+		// GPUPRICE_BENCH_PROFILE=DIR keeps the child's CPU profile and its heap
+		// profile at the Go heap's peak there (cpu-N.pprof, mem-N.pprof); profiling
+		// costs CPU, so the figures of such a run are not the benchmark's.
+		if pd := os.Getenv("GPUPRICE_BENCH_PROFILE"); pd != "" {
+			args = append([]string{"--cpu-profile", filepath.Join(pd, fmt.Sprintf("cpu-%d.pprof", i)),
+				"--mem-profile", filepath.Join(pd, fmt.Sprintf("mem-%d.pprof", i))}, args...)
+		}
 		argv, _ := json.Marshal(args)
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestCollectChild$", "-test.count", "1")
 		if bin != "" {
@@ -244,6 +257,15 @@ func BenchmarkCollectMemory(b *testing.B) {
 		}
 		cmd.Env = append(os.Environ(), "GPUPRICE_BENCH_CHILD_ARGS="+string(argv),
 			"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY=", "AWS_EC2_METADATA_DISABLED=true")
+		// The binary starts from a cold page cache each time (see
+		// evictFromPageCache): its resident file pages are then those an exec from
+		// disk maps, the same on every run. GPUPRICE_BENCH_WARM=1 leaves the cache as
+		// it is (after `go build`, up to ~25 MB more of the binary's pages).
+		if os.Getenv("GPUPRICE_BENCH_WARM") == "" {
+			if err := evictFromPageCache(cmd.Path); err != nil {
+				b.Fatal(err)
+			}
+		}
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -267,6 +289,13 @@ func BenchmarkCollectMemory(b *testing.B) {
 		}
 		if i == 0 {
 			b.Logf("collect output:\n%s", out.String())
+		}
+		// GPUPRICE_BENCH_OUTPUT=FILE keeps the child's whole output (with
+		// GODEBUG=gctrace=1, the Go heap at each collection).
+		if f := os.Getenv("GPUPRICE_BENCH_OUTPUT"); f != "" {
+			if err := os.WriteFile(f, out.Bytes(), 0o644); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	if got := offerBytes.Load(); got < int64(sizeMB)<<20 {

@@ -388,6 +388,11 @@ var obsColumns = store.ObservationColumnNames()
 // merged later; thousands of small inserts a second are its classic misuse).
 func (s *Store) WriteBatchSize() int { return 50_000 }
 
+// WriteBatchBytes bounds a collection's batches by memory (store.BatchByteSizer):
+// 64 MiB, so that 50,000 rows of any usual width make a batch (ClickHouse wants few
+// large inserts) and rows with large attrs do not make it larger.
+func (s *Store) WriteBatchBytes() int { return 64 << 20 }
+
 // WriteObservations inserts obs as one batch, built column by column from
 // store.ObservationColumns (clickhouse-go appends a whole column slice without
 // converting each value through an interface, as row by row Append does). Within

@@ -210,6 +210,12 @@ const rowsPerInsert = 200
 // each write is one transaction that appends its rows and upserts them from there.
 func (s *Store) WriteBatchSize() int { return 100_000 }
 
+// WriteBatchBytes bounds a collection's batches by memory (store.BatchByteSizer):
+// 8 MiB of rows (about 6,000 AWS rows with their attrs), so that a collection of a
+// large source holds a few megabytes of rows, not the hundred megabytes of 100,000
+// of them. Imports batch by WriteBatchSize alone.
+func (s *Store) WriteBatchBytes() int { return 8 << 20 }
+
 // obsUpsert is the query that moves the rows a query appender batched (its
 // temporary table appended_data, with the columns of cols in that order) into
 // observations, replacing the stored row of an identity written before.

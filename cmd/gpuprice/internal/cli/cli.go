@@ -42,6 +42,8 @@ type app struct {
 	cfg            config.Config
 	log            *slog.Logger
 	red            *config.Redactor // the configuration's, set once it is loaded
+	prof           profiles         // --cpu-profile, --mem-profile
+	command        string           // the command run (its name)
 }
 
 // Main runs the command line and returns the process exit code.
@@ -53,7 +55,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	markUsage(root)
 	plainValueNames(root)
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	if perr := a.prof.finish(); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "gpuprice:", a.redactErr(err))
 		return exitCode(err)
 	}
@@ -98,13 +104,19 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 				h = quietUnreachable{h} // explainUnreachable says it in one paragraph
 			}
 			a.log = a.redactLogger(slog.New(h))
-			return nil
+			a.command = cmd.Name()
+			if _, err := a.applyMemoryLimit(a.command); err != nil {
+				return err
+			}
+			return a.prof.start()
 		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "YAML config file (see deploy/gpuprice.example.yaml)")
 	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
+	pf.StringVar(&a.prof.cpuPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
+	pf.StringVar(&a.prof.memPath, "mem-profile", "", "write the heap profile of the Go heap's peak to this file (go tool pprof)")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -145,7 +157,7 @@ func (a *app) openExistingStore(ctx context.Context) (store.Store, error) {
 }
 
 func (a *app) openStore(ctx context.Context) (store.Store, error) {
-	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	dsn, err := a.writeDSN()
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +177,7 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 // with deferred set, so that the run collects into the spool and the runner
 // migrates the store when it answers (ingest.Runner.MigrateFirst).
 func (a *app) openStoreToWrite(ctx context.Context) (st store.Store, deferred bool, err error) {
-	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	dsn, err := a.writeDSN()
 	if err != nil {
 		return nil, false, err
 	}
@@ -183,6 +195,16 @@ func (a *app) openStoreToWrite(ctx context.Context) (st store.Store, deferred bo
 		return nil, false, fmt.Errorf("migrating %s: %w", store.Redact(dsn), err)
 	}
 	return st, false, nil
+}
+
+// writeDSN is the store's DSN, with a one-shot collection's DuckDB settings
+// (collectDuckDB) where an embedded store's DSN does not set them.
+func (a *app) writeDSN() (string, error) {
+	dsn, err := a.cfg.StoreDSN(a.storeDSN)
+	if err != nil || !oneShotCollection(a.command) {
+		return dsn, err
+	}
+	return withDuckDBDefaults(dsn, collectDuckDB), nil
 }
 
 func (a *app) migrateCmd() *cobra.Command {

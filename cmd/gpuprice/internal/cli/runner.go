@@ -33,7 +33,7 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 		Suspect: ingest.SuspectConfig{Below: a.cfg.Ingest.Suspect.Below, Above: a.cfg.Ingest.Suspect.Above,
 			MinPeers: a.cfg.Ingest.Suspect.MinPeers, Disabled: a.cfg.Ingest.Suspect.Disabled},
 		FX:            fxc,
-		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, FlushInterval: a.cfg.Ingest.FlushInterval},
+		Batch:         ingest.BatchConfig{Size: a.cfg.Ingest.BatchSize, Bytes: a.cfg.Ingest.BatchBytes, FlushInterval: a.cfg.Ingest.FlushInterval},
 		SourceTimeout: a.cfg.Ingest.SourceTimeout,
 		Redact:        a.redactor().Redact,
 		Logger:        a.redactLogger(a.log),

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,11 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 	// LogLevel is debug, info, warn or error (--log-level wins).
 	LogLevel string `yaml:"log_level"`
+	// MemoryLimit is the Go runtime's soft memory limit, as GOMEMLIMIT writes it
+	// (64MiB, 1GiB) or off; $GOMEMLIMIT wins over it. Default: 64MiB for collect and
+	// reparse, none for the other commands. It bounds Go's memory, not DuckDB's
+	// (docs/operator-guide.md, "Memory").
+	MemoryLimit string `yaml:"memory_limit"`
 	// HTTP configures the one HTTP client every source uses.
 	HTTP HTTP `yaml:"http"`
 	// Ingest configures normalisation, the plausibility and suspect gates and batching.
@@ -170,6 +176,11 @@ type HTTP struct {
 type Ingest struct {
 	BatchSize     int           `yaml:"batch_size"`       // rows per store write; 0: the store's own
 	FlushInterval time.Duration `yaml:"flush_interval"`   // rows are written at least this often
+	// BatchBytes bounds a collection's batches by the memory their rows hold, as
+	// estimated per row: a batch is written at batch_size rows or batch_bytes bytes,
+	// whichever comes first. 0: the store's own (DuckDB 8 MiB, ClickHouse 64 MiB);
+	// -1: no bound.
+	BatchBytes int `yaml:"batch_bytes"`
 	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"` // plausibility gate: a price under this per GPU-hour is quarantined
 	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"` // plausibility gate: a price over this per GPU-hour is quarantined
 	SourceTimeout time.Duration `yaml:"source_timeout"`   // a source still running after this is cut off (0: never)
@@ -283,6 +294,11 @@ func (c Config) Validate() error {
 	default:
 		bad("log_level: %q is not one of debug, info, warn, error", c.LogLevel)
 	}
+	if c.MemoryLimit != "" {
+		if _, err := ParseMemoryLimit(c.MemoryLimit); err != nil {
+			bad("memory_limit: %v", err)
+		}
+	}
 	if c.HTTP.Timeout <= 0 {
 		bad("http.timeout must be positive")
 	}
@@ -297,6 +313,9 @@ func (c Config) Validate() error {
 	}
 	if c.Ingest.BatchSize < 0 {
 		bad("ingest.batch_size must not be negative (0: the store's own size)")
+	}
+	if c.Ingest.BatchBytes < -1 {
+		bad("ingest.batch_bytes must be -1 (no bound), 0 (the store's own) or positive")
 	}
 	if c.Ingest.FlushInterval <= 0 {
 		bad("ingest.flush_interval must be positive")
@@ -499,4 +518,28 @@ func (c Config) Redacted() string {
 		return fmt.Sprintf("config: %v", err)
 	}
 	return c.Redactor().Redact(string(out))
+}
+
+// ParseMemoryLimit reads a memory limit as GOMEMLIMIT writes it: a number of bytes
+// with an optional unit (B, KiB, MiB, GiB, TiB), or "off" (0: no limit).
+func ParseMemoryLimit(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "off" {
+		return 0, nil
+	}
+	num, mult := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			num, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size such as 64MiB, 1GiB or off", s)
+	}
+	return n * mult, nil
 }

@@ -253,3 +253,23 @@ func TestErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMemoryLimit(t *testing.T) {
+	for s, want := range map[string]int64{"64MiB": 64 << 20, "1GiB": 1 << 30, "1048576": 1 << 20, "512KiB": 512 << 10, " 2 GiB ": 2 << 30, "off": 0, "100B": 100} {
+		if got, err := ParseMemoryLimit(s); err != nil || got != want {
+			t.Errorf("%q: %d (%v), want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"64MB", "lots", "-1MiB", "0", ""} {
+		if _, err := ParseMemoryLimit(s); err == nil {
+			t.Errorf("%q: no error", s)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte("memory_limit: 64MB\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "memory_limit") {
+		t.Errorf("memory_limit: 64MB loaded: %v", err)
+	}
+}
