@@ -15,8 +15,8 @@ import (
 type sizedSink struct {
 	*memSink
 	maxRows, maxBytes int
-	mu          sync.Mutex
-	sizes       []int
+	mu                sync.Mutex
+	sizes             []int
 }
 
 func (s *sizedSink) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
@@ -52,10 +52,10 @@ func TestBatchesBoundedByBytes(t *testing.T) {
 		t.Fatalf("RowBytes: %d with 12 attrs, %d without: the attrs are not counted", per, bare)
 	}
 	for _, c := range []struct {
-		name        string
+		name              string
 		maxRows, maxBytes int // the store's bounds
-		cfg         BatchConfig
-		want        []int
+		cfg               BatchConfig
+		want              []int
 	}{
 		{"the store's byte bound comes first", 1000, 10 * per, BatchConfig{}, []int{10, 10, 10, 5}},
 		{"the store's row count comes first", 8, 10 * per, BatchConfig{}, []int{8, 8, 8, 8, 3}},

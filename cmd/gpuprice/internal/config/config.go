@@ -174,13 +174,13 @@ type HTTP struct {
 
 // Ingest configures normalisation, gates and batching.
 type Ingest struct {
-	BatchSize     int           `yaml:"batch_size"`       // rows per store write; 0: the store's own
-	FlushInterval time.Duration `yaml:"flush_interval"`   // rows are written at least this often
+	BatchSize     int           `yaml:"batch_size"`     // rows per store write; 0: the store's own
+	FlushInterval time.Duration `yaml:"flush_interval"` // rows are written at least this often
 	// BatchBytes bounds a collection's batches by the memory their rows hold, as
 	// estimated per row: a batch is written at batch_size rows or batch_bytes bytes,
 	// whichever comes first. 0: the store's own (DuckDB 8 MiB, ClickHouse 64 MiB);
 	// -1: no bound.
-	BatchBytes int `yaml:"batch_bytes"`
+	BatchBytes    int           `yaml:"batch_bytes"`
 	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"` // plausibility gate: a price under this per GPU-hour is quarantined
 	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"` // plausibility gate: a price over this per GPU-hour is quarantined
 	SourceTimeout time.Duration `yaml:"source_timeout"`   // a source still running after this is cut off (0: never)
