@@ -14,7 +14,7 @@ import (
 // collection's live Go heap is a few batches of rows and what a source parses at a
 // time (tens of megabytes at most), and without a limit the runtime lets its heap
 // grow to twice that, and keeps freed pages for minutes, before giving memory back.
-const collectMemoryLimit = 64 << 20
+const collectMemoryLimit = 48 << 20
 
 // collectDuckDB are the DuckDB settings a one-shot collection opens the embedded store
 // with, unless its DSN sets them: one DuckDB thread (a collection's writes are appends

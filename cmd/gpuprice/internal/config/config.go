@@ -110,7 +110,7 @@ type Config struct {
 	// LogLevel is debug, info, warn or error (--log-level wins).
 	LogLevel string `yaml:"log_level"`
 	// MemoryLimit is the Go runtime's soft memory limit, as GOMEMLIMIT writes it
-	// (64MiB, 1GiB) or off; $GOMEMLIMIT wins over it. Default: 64MiB for collect and
+	// (64MiB, 1GiB) or off; $GOMEMLIMIT wins over it. Default: 48MiB for collect and
 	// reparse, none for the other commands. It bounds Go's memory, not DuckDB's
 	// (docs/operator-guide.md, "Memory").
 	MemoryLimit string `yaml:"memory_limit"`
