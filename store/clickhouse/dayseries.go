@@ -47,7 +47,7 @@ type daySeries struct {
 type barAttrs struct{ gpu, tier, interconnect, scope, basis string }
 
 // daySeriesOf reads day_series for the series q's provider, pricing and region
-// select, by series_id. ok is false when two series share a series_id (then only
+// select and some bar of which had q's GPU, by series_id. ok is false when two series share a series_id (then only
 // the bars table tells their bars apart).
 func (s *Store) daySeriesOf(ctx context.Context, q store.BarQuery) (map[uint64]*daySeries, bool, error) {
 	conds := []string{"1"}
@@ -62,13 +62,21 @@ func (s *Store) daySeriesOf(ctx context.Context, q store.BarQuery) (map[uint64]*
 	for _, c := range conds[1:] {
 		where += " AND " + c
 	}
+	// A series none of whose bars ever had q's GPU has no bar to read (the bars
+	// read are those of the GPU; the tier is filtered after their versions).
+	having := "1"
+	if q.GPU != "" {
+		having = "arrayExists(x -> x.2 = ?, as)"
+		args = append(args, q.GPU)
+	}
 	rows, err := s.conn.Query(ctx, `SELECT id, provider, sku, region, zone, pricing, toUInt32(f),
 		toUInt32(l.1), l.2, l.3, l.4, l.5, l.6, l.7, l.8, l.9, l.10, toUInt32(l.11), l.12, l.13,
 		a.1, a.2, a.3, a.4, a.5, a.6
 	FROM (SELECT cityHash64(provider, sku, region, zone, pricing) AS id, provider, sku, region, zone, pricing,
 			minMerge(first_start) AS f, argMaxMerge(last_bar) AS l, groupUniqArrayMerge(attrs) AS as
 		FROM day_series WHERE `+where+`
-		GROUP BY provider, sku, region, zone, pricing)
+		GROUP BY provider, sku, region, zone, pricing
+		HAVING `+having+`)
 	ARRAY JOIN as AS a`, args...)
 	if err != nil {
 		return nil, false, s.wrap("bars: day_series", err)
