@@ -164,11 +164,12 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		seen                         uint32
 	}
 	byID := map[uint64][]row{}
+	var (
+		id uint64 // one pair for every row: Scan's pointers would move a pair per row to the heap
+		r  row
+		n  int
+	)
 	for rows.Next() {
-		var (
-			id uint64
-			r  row
-		)
 		if err := rows.Scan(&id, &r.attrs, &r.start, &r.version, &r.open, &r.high, &r.low, &r.close, &r.mean,
 			&r.count, &r.seen); err != nil {
 			rows.Close()
@@ -176,6 +177,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 			return nil, false, s.wrap("bars", err)
 		}
 		byID[id] = append(byID[id], r)
+		n++
 	}
 	rows.Close()
 	got := <-stateCh
@@ -188,6 +190,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 	states := got.states
 	since := uint32(clampTime(q.Since).Unix())
 	window := make([]series, 0, len(byID))
+	backing := make([]store.Bar, 0, n) // every series' bars, one allocation
 	carried := map[[5]string]store.Bar{}
 	for id, rs := range byID {
 		st := states[id]
@@ -203,7 +206,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		if !sort.SliceIsSorted(rs, func(i, j int) bool { return less(rs[i], rs[j]) }) {
 			sort.Slice(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
 		}
-		sr := series{key: st.key, bars: make([]store.Bar, 0, len(rs))}
+		sr := series{key: st.key, bars: backing[len(backing):len(backing):len(backing)+len(rs)]}
 		var pre store.Bar
 		for i, r := range rs {
 			if i+1 < len(rs) && rs[i+1].start == r.start {
@@ -228,6 +231,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		}
 		if len(sr.bars) > 0 {
 			window = append(window, sr)
+			backing = backing[:len(backing)+len(sr.bars)]
 		}
 		if !pre.Start.IsZero() {
 			carried[st.key] = pre
