@@ -206,7 +206,7 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 		if !sort.SliceIsSorted(rs, func(i, j int) bool { return less(rs[i], rs[j]) }) {
 			sort.Slice(rs, func(i, j int) bool { return less(rs[i], rs[j]) })
 		}
-		sr := series{key: st.key, bars: backing[len(backing):len(backing):len(backing)+len(rs)]}
+		sr := series{key: st.key, bars: backing[len(backing) : len(backing) : len(backing)+len(rs)]}
 		var pre store.Bar
 		for i, r := range rs {
 			if i+1 < len(rs) && rs[i+1].start == r.start {
