@@ -1,9 +1,11 @@
 // Package duckdb is the embedded store backend: one DuckDB file, no server. It
 // registers the DSN scheme "duckdb" (duckdb:///abs/path/file.duckdb).
 //
-// Observations have their identity (provider, sku, region, zone, pricing,
-// effective_at) as primary key and are upserted: writing an identity again replaces
-// the stored row, so the last write wins, as in the ClickHouse backend. Runs are
+// Observations are upserted on their identity (provider, sku, region, zone, pricing,
+// effective_at): writing an identity again replaces the stored row, so the last
+// write wins, as in the ClickHouse backend. The table has no primary key (an index
+// on five strings and a time cost most of a bulk write): each write stages its rows
+// and replaces those identities' stored rows in one transaction, one write at a time. Runs are
 // upserted on (run_id, source); quarantine is an append-only log. Times are kept as
 // TIMESTAMP in UTC, truncated to whole seconds.
 //
@@ -21,7 +23,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -189,19 +190,6 @@ func (s *Store) versions(n int) uint64 {
 // in store.ObservationColumns' order.
 var obsColumns = store.ObservationColumnNames()
 
-// obsUpdate sets every non-identity column from the row being inserted.
-var obsUpdate = func() string {
-	var set []string
-	for _, c := range append(slices.Clone(store.ObservationColumns), store.Column{Name: "version"}) {
-		switch c.Name {
-		case "provider", "sku", "region", "zone", "pricing", "effective_at":
-			continue // the identity
-		}
-		set = append(set, c.Name+" = excluded."+c.Name)
-	}
-	return strings.Join(set, ", ")
-}()
-
 // rowsPerInsert bounds one multi-row INSERT of the small tables (fx_rates,
 // quarantine).
 const rowsPerInsert = 200
@@ -216,13 +204,25 @@ func (s *Store) WriteBatchSize() int { return 100_000 }
 // of them. Imports batch by WriteBatchSize alone.
 func (s *Store) WriteBatchBytes() int { return 8 << 20 }
 
-// obsUpsert is the query that moves the rows a query appender batched (its
-// temporary table appended_data, with the columns of cols in that order) into
-// observations, replacing the stored row of an identity written before.
-func obsUpsert(cols []string) string {
-	return `INSERT INTO observations (` + strings.Join(cols, ", ") + `)
-	SELECT * FROM appended_data
-	ON CONFLICT (provider, sku, region, zone, pricing, effective_at) DO UPDATE SET ` + obsUpdate
+// obsStaged is the temporary table a write appends its rows to before they replace
+// the stored rows of their identities (see WriteObservations).
+const obsStaged = "obs_staged"
+
+// obsMerge are the statements that move the rows staged in obsStaged (the columns
+// of cols) into observations: the stored rows of the staged identities are deleted
+// (a hash join; DuckDB prunes the scan of observations by the staged rows' range of
+// effective_at) and the staged rows inserted. observations has no primary key
+// (migration 13): one row per identity holds because every write goes through here,
+// one at a time (s.mu; DuckDB lets one process write a file).
+func obsMerge(cols []string) []string {
+	list := strings.Join(cols, ", ")
+	return []string{
+		`DELETE FROM observations AS o USING temp.main.` + obsStaged + ` AS s
+		WHERE o.effective_at = s.effective_at AND o.provider = s.provider AND o.sku = s.sku
+			AND o.region = s.region AND o.zone = s.zone AND o.pricing = s.pricing`,
+		`INSERT INTO observations (` + list + `) SELECT ` + list + ` FROM temp.main.` + obsStaged,
+		`DROP TABLE temp.main.` + obsStaged,
+	}
 }
 
 // tableColumns returns the columns of observations among names (obsColumns and
@@ -267,10 +267,9 @@ var obsColumnNames = func() []string {
 }()
 
 // WriteObservations upserts obs in one transaction through DuckDB's appender: the
-// rows are appended column-wise into a temporary table, chunk by chunk, and each
-// chunk is upserted from there by one INSERT … SELECT … ON CONFLICT (a query
-// appender), never bound row by row as parameters. Within obs, the last row of an
-// identity wins.
+// rows are appended into a temporary table (never bound row by row as parameters),
+// then replace the stored rows of their identities by one DELETE … USING and one
+// INSERT … SELECT (obsMerge). Within obs, the last row of an identity wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
 	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
@@ -313,10 +312,11 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-// appendObservations upserts obs through a query appender on c, inside the
-// caller's transaction, taking each row's values from store.ObservationColumns.
+// appendObservations upserts obs through a staging table on c, inside the caller's
+// transaction, taking each row's values from store.ObservationColumns.
 func appendObservations(ctx context.Context, c interface {
 	driver.Conn
+	driver.ExecerContext
 	driver.QueryerContext
 }, obs []schemas.Observation, version uint64) error {
 	cols, err := tableColumns(ctx, c, obsColumnNames)
@@ -327,7 +327,25 @@ func appendObservations(ctx context.Context, c interface {
 	for i, n := range cols {
 		pos[n] = i
 	}
-	a, err := duckdb.NewTableAppender(c, obsUpsert(cols), "", "", "observations", cols)
+	// The staging table takes the columns' types from observations, in cols' order.
+	if _, err := c.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+obsStaged+` AS SELECT `+
+		strings.Join(cols, ", ")+` FROM observations LIMIT 0`, nil); err != nil {
+		return fmt.Errorf("staging table: %w", err)
+	}
+	if err := stage(c, obs, version, cols, pos); err != nil {
+		return err
+	}
+	for _, q := range obsMerge(cols) {
+		if _, err := c.ExecContext(ctx, q, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stage appends obs to the staging table through DuckDB's appender.
+func stage(c driver.Conn, obs []schemas.Observation, version uint64, cols []string, pos map[string]int) error {
+	a, err := duckdb.NewAppender(c, "temp", "main", obsStaged)
 	if err != nil {
 		return err
 	}
