@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -356,6 +357,11 @@ func stage(c driver.Conn, obs []schemas.Observation, version uint64, cols []stri
 		at[j] = pos[col.Name]
 	}
 	versionAt := pos["version"]
+	// A text or number column's value is boxed into the row's interface once per
+	// change: most columns repeat from row to row (provider, tier, currency,
+	// gpu_count, …), and boxing allocates.
+	last := make([]string, len(store.ObservationColumns))
+	lastNum := make([]uint64, len(store.ObservationColumns)) // bits, so that -0 is not 0
 	for i := range obs {
 		o := &obs[i]
 		for j, col := range store.ObservationColumns {
@@ -363,9 +369,13 @@ func stage(c driver.Conn, obs []schemas.Observation, version uint64, cols []stri
 			case col.Time != nil:
 				row[at[j]] = utc(col.Time(o))
 			case col.Text != nil:
-				row[at[j]] = col.Text(o)
+				if v := col.Text(o); i == 0 || v != last[j] {
+					last[j], row[at[j]] = v, v
+				}
 			case col.Number != nil:
-				row[at[j]] = col.Number(o)
+				if v := col.Number(o); i == 0 || math.Float64bits(v) != lastNum[j] {
+					lastNum[j], row[at[j]] = math.Float64bits(v), v
+				}
 			default: // attrs
 				attrs, err := enc.Encode(o.Attrs)
 				if err != nil {
