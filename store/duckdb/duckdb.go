@@ -213,7 +213,7 @@ const obsStaged = "obs_staged"
 // of cols) into observations: the stored rows of the staged identities are deleted
 // (a hash join; DuckDB prunes the scan of observations by the staged rows' range of
 // effective_at) and the staged rows inserted. observations has no primary key
-// (migration 13): one row per identity holds because every write goes through here,
+// (migration 14): one row per identity holds because every write goes through here,
 // one at a time (s.mu; DuckDB lets one process write a file).
 func obsMerge(cols []string) []string {
 	list := strings.Join(cols, ", ")

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,11 +16,12 @@ import (
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
-// TestMigration13KeepsRowsAndDropsKey builds a file at schema version 12 (observations
-// with its six-column primary key) holding rows written by plain SQL, migrates it,
+// TestMigrationUnkeyedKeepsRowsAndDropsKey builds a file at the schema version before
+// observations_unkeyed (observations with its six-column primary key) holding rows
+// written by plain SQL, migrates it,
 // and checks that every row is kept, the key is gone, the views still read the table,
 // and writes still replace an identity's stored row instead of adding one.
-func TestMigration13KeepsRowsAndDropsKey(t *testing.T) {
+func TestMigrationUnkeyedKeepsRowsAndDropsKey(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "v12.duckdb")
 	ms, err := schemas.Migrations(schemas.BackendDuckDB)
@@ -30,7 +32,15 @@ func TestMigration13KeepsRowsAndDropsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ms[:12] {
+	k := slices.IndexFunc(ms, func(m schemas.Migration) bool { return m.Name == "observations_unkeyed" })
+	if k < 0 {
+		t.Fatal("no migration observations_unkeyed")
+	}
+	var want []int
+	for _, m := range ms[k:] {
+		want = append(want, m.Version)
+	}
+	for _, m := range ms[:k] {
 		for _, stmt := range m.Statements {
 			if _, err := db.ExecContext(ctx, stmt); err != nil {
 				t.Fatalf("migration %d: %v", m.Version, err)
@@ -71,7 +81,7 @@ func TestMigration13KeepsRowsAndDropsKey(t *testing.T) {
 	var keys int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM duckdb_constraints()
 		WHERE table_name = 'observations' AND constraint_type = 'PRIMARY KEY'`).Scan(&keys); err != nil || keys != 1 {
-		t.Fatalf("version 12 file: %d primary keys on observations, %v", keys, err)
+		t.Fatalf("version %d file: %d primary keys on observations, %v", k, keys, err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -86,8 +96,8 @@ func TestMigration13KeepsRowsAndDropsKey(t *testing.T) {
 		t.Fatalf("before migrating: %d rows, %v; want %d", len(before), err, len(obs))
 	}
 	applied, err := st.Migrate(ctx)
-	if err != nil || !reflect.DeepEqual(applied, []int{13}) {
-		t.Fatalf("Migrate = %v, %v; want [13]", applied, err)
+	if err != nil || !reflect.DeepEqual(applied, want) {
+		t.Fatalf("Migrate = %v, %v; want %v", applied, err, want)
 	}
 	after, err := st.Observations(ctx, store.Filter{})
 	if err != nil {

@@ -1,4 +1,4 @@
--- gpuprice DuckDB schema, version 13: observations without a primary key. The
+-- gpuprice DuckDB schema, version 14: observations without a primary key. The
 -- six-column key (five strings) made DuckDB maintain an ART index on every write
 -- and at every commit, most of the time of a bulk import (BENCHMARKS.md, issue 12).
 -- The store keeps one row per identity itself: each write appends its rows to a

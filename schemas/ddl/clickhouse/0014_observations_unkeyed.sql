@@ -1,4 +1,4 @@
--- gpuprice ClickHouse schema, version 13: nothing changes on ClickHouse. The DuckDB
+-- gpuprice ClickHouse schema, version 14: nothing changes on ClickHouse. The DuckDB
 -- migration of this number drops the embedded store's primary key on observations;
 -- ReplacingMergeTree has no unique key to maintain. The statement drops a table that
 -- no version created (a no-op) so that both backends keep the same versions.
