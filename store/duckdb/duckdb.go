@@ -211,15 +211,17 @@ const obsStaged = "obs_staged"
 
 // obsMerge are the statements that move the rows staged in obsStaged (the columns
 // of cols) into observations: the stored rows of the staged identities are deleted
-// (a hash join; DuckDB prunes the scan of observations by the staged rows' range of
-// effective_at) and the staged rows inserted. observations has no primary key
+// (a hash join, the scan of observations bounded by the staged rows' span of
+// effective_at, [?, ?], so that DuckDB skips the row groups outside it by their
+// zone maps) and the staged rows inserted. observations has no primary key
 // (migration 14): one row per identity holds because every write goes through here,
 // one at a time (s.mu; DuckDB lets one process write a file).
 func obsMerge(cols []string) []string {
 	list := strings.Join(cols, ", ")
 	return []string{
 		`DELETE FROM observations AS o USING temp.main.` + obsStaged + ` AS s
-		WHERE o.effective_at = s.effective_at AND o.provider = s.provider AND o.sku = s.sku
+		WHERE o.effective_at BETWEEN ? AND ?
+			AND o.effective_at = s.effective_at AND o.provider = s.provider AND o.sku = s.sku
 			AND o.region = s.region AND o.zone = s.zone AND o.pricing = s.pricing`,
 		`INSERT INTO observations (` + list + `) SELECT ` + list + ` FROM temp.main.` + obsStaged,
 		`DROP TABLE temp.main.` + obsStaged,
@@ -336,8 +338,23 @@ func appendObservations(ctx context.Context, c interface {
 	if err := stage(c, obs, version, cols, pos); err != nil {
 		return err
 	}
-	for _, q := range obsMerge(cols) {
-		if _, err := c.ExecContext(ctx, q, nil); err != nil {
+	lo, hi := utc(obs[0].EffectiveAt), utc(obs[0].EffectiveAt)
+	for i := range obs {
+		t := utc(obs[i].EffectiveAt)
+		if t.Before(lo) {
+			lo = t
+		}
+		if t.After(hi) {
+			hi = t
+		}
+	}
+	span := []driver.NamedValue{{Ordinal: 1, Value: lo}, {Ordinal: 2, Value: hi}}
+	for i, q := range obsMerge(cols) {
+		var args []driver.NamedValue
+		if i == 0 {
+			args = span
+		}
+		if _, err := c.ExecContext(ctx, q, args); err != nil {
 			return err
 		}
 	}
