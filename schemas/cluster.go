@@ -51,6 +51,7 @@ var ShardingKeys = map[string]string{
 	"observations":      seriesShardKey,
 	"bars":              seriesShardKey,
 	"day_series":        seriesShardKey,
+	"volatility_days":   seriesShardKey,
 	"runs":              "cityHash64(source, run_id)",
 	"quarantine":        "cityHash64(source, run_id)",
 	"fx_rates":          "cityHash64(currency)",

@@ -141,6 +141,11 @@ func (s *Store) migrateCluster(ctx context.Context) ([]int, error) {
 				return done, s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err)
 			}
 		}
+		if f := afterMigration[m.Name]; f != nil {
+			if err := f(s, ctx); err != nil {
+				return done, fmt.Errorf("%s: %w", op, err)
+			}
+		}
 		if err := s.record(ctx, schemas.Migration{Version: m.Version, Name: m.Name}); err != nil {
 			return done, s.wrap(op+": record", err)
 		}

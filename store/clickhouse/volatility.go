@@ -12,7 +12,20 @@ import (
 var _ store.VolatilityStats = (*Store)(nil)
 
 // Volatilities computes every series' volatility figures on the server and reads
-// only them (one row per series): the bars of the window are deduplicated by
+// only them (one row per series): hourly bars from the per-day summaries of
+// volatility_days (dayVolatilities), daily bars with BarVolatilities.
+func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+	if err := store.CheckWidth(q.Width); err != nil {
+		return nil, fmt.Errorf("clickhouse: %w", err)
+	}
+	if q.Width == store.Hourly {
+		return s.dayVolatilities(ctx, q, end, below)
+	}
+	return s.BarVolatilities(ctx, q, end, below)
+}
+
+// BarVolatilities computes every series' volatility figures on the server from
+// the bars of the window, and reads only them (one row per series): the bars of the window are deduplicated by
 // version, gathered per series in an array sorted by start, and the figures are
 // array arithmetic (arrayMap, arrayFilter, arrayDifference, arrayCumSumNonNegative;
 // all on ClickHouse 18.16). The definitions are analytics.SeriesVolatilityOf's; the
@@ -23,7 +36,11 @@ var _ store.VolatilityStats = (*Store)(nil)
 // g_i = max(0, g_{i−1} − (ln c_i − ln c_{i−1})), a running sum clamped at zero
 // (arrayCumSumNonNegative); the close where it peaks and the highest close before
 // it then give 1 − close/peak exactly as the definition does.
-func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+//
+// Volatilities of hourly bars combine the per-day summaries of volatility_days
+// instead (dayVolatilities); this is what daily bars use, and what hourly bars used
+// before (kept for the benchmark).
+func (s *Store) BarVolatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
