@@ -86,6 +86,17 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			analytics.Group(vs, analytics.ByOffering)
 		}
 	})
+	// What Volatility30d did before volatility_days: the figures computed on the
+	// server from the window's hourly bars (deduplicated, arrays per series).
+	b.Run("Volatility30dBarsOnServer", func(b *testing.B) {
+		for b.Loop() {
+			vs, err := st.(*clickhouse.Store).BarVolatilities(ctx, store.BarQuery{Filter: store.Filter{Pricing: schemas.Spot, Since: since, Until: end}, Width: store.Hourly}, end, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.Group(vs, analytics.ByOffering)
+		}
+	})
 	// What Volatility30d did before the store computed it: read every bar, compute in Go.
 	b.Run("Volatility30dFromBars", func(b *testing.B) {
 		for b.Loop() {

@@ -67,13 +67,14 @@ const dayReturns = `arrayMap((a, b) -> log(b / a),
 // highest version among its bars. A day's row carries its bars' version, so that a
 // rebuild racing another one leaves the summary of the bars that win.
 func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time, version uint64) error {
-	src := `SELECT provider, sku, region, zone, pricing, bar_start, close, high, low, gpu, tier, version
+	src := `SELECT provider, sku, region, zone, pricing, bar_start, close AS bc, high AS bh, low AS bl, gpu AS bg,
+			tier AS bt, version AS bv
 		FROM bars WHERE width = 3600 AND bar_start >= ? AND bar_start < ? AND version = ?`
 	args := []any{clampTime(since), clampTime(until), version}
 	if version == 0 {
-		src = `SELECT provider, sku, region, zone, pricing, bar_start, argMax(close, version) AS close,
-			argMax(high, version) AS high, argMax(low, version) AS low, argMax(gpu, version) AS gpu,
-			argMax(tier, version) AS tier, max(version) AS version
+		src = `SELECT provider, sku, region, zone, pricing, bar_start, argMax(close, version) AS bc,
+			argMax(high, version) AS bh, argMax(low, version) AS bl, argMax(gpu, version) AS bg,
+			argMax(tier, version) AS bt, max(version) AS bv
 		FROM bars WHERE width = 3600 AND bar_start >= ? AND bar_start < ?
 		GROUP BY provider, sku, region, zone, pricing, bar_start`
 		args = args[:2]
@@ -87,8 +88,8 @@ func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time,
 			arrayMap(x -> x.6, s) AS T
 		FROM (
 			SELECT toStartOfDay(bar_start) AS d, provider AS p, sku AS k, region AS r, zone AS z, pricing AS pr,
-				arraySort(x -> x.1, groupArray((toUInt32(bar_start), close, high, low, gpu, tier))) AS s,
-				max(version) AS v
+				arraySort(x -> x.1, groupArray((toUInt32(bar_start), bc, bh, bl, bg, bt))) AS s,
+				max(bv) AS v
 			FROM (` + src + `)
 			GROUP BY p, k, r, z, pr, d))`
 	if err := s.conn.Exec(ctx, q, args...); err != nil {

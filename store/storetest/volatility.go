@@ -90,3 +90,8 @@ func volatilityDiff(got, want []store.SeriesVolatility) string {
 	}
 	return ""
 }
+
+// VolatilityDiff describes the first difference between two lists of series
+// volatilities as the conformance suite compares them (counts exactly, figures to
+// within 1e-9 relative), or returns "".
+func VolatilityDiff(got, want []store.SeriesVolatility) string { return volatilityDiff(got, want) }
