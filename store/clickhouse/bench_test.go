@@ -107,6 +107,29 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			analytics.Group(analytics.Volatilities(bars, store.Hourly, end, 0), analytics.ByOffering)
 		}
 	})
+	// What the bars rebuild of a week costs (Rollup: the bars, then their per-day
+	// summaries), and the summaries' part of it alone (from the bars the last
+	// Rollup wrote, as Rollup writes them).
+	week := end.Add(-7 * 24 * time.Hour)
+	b.Run("RollupWeek", func(b *testing.B) {
+		for b.Loop() {
+			if err := r.Rollup(ctx, week, end); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("RollupWeekVolatilityDays", func(b *testing.B) {
+		from, to := store.RollupSpan(week, end)
+		var v uint64
+		if err := admin.QueryRow(ctx, "SELECT max(version) FROM "+u.Path[1:]+".bars WHERE width = 3600 AND bar_start >= ? AND bar_start < ?", from, to).Scan(&v); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := clickhouse.WriteVolatilityDays(st, ctx, from, to, v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// Spreads and history as the commands compute them (analytics.SpreadsOf and
 	// HistoryFor: daily bars through day_series, day prices in Go), against the same
 	// from the bars table alone (TableBars: every carried-in bar looked for in all
