@@ -96,11 +96,11 @@ func (s *Store) rollupSpan(ctx context.Context, since, until time.Time) error {
 	if err := s.conn.Exec(ctx, q, v, clampTime(since), clampTime(until)); err != nil {
 		return s.wrap("rollup bars", err)
 	}
-	if err := s.rollupDaySeries(ctx, v, since, until); err != nil {
+	// The summaries volatility reads, from the hourly bars just written.
+	if err := s.writeVolatilityDays(ctx, since, until, v); err != nil {
 		return err
 	}
-	// The summaries volatility reads, from the hourly bars just written.
-	return s.writeVolatilityDays(ctx, since, until, v)
+	return s.rollupDaySeries(ctx, v, since, until)
 }
 
 // unixOrZero is the time of sec Unix seconds in UTC, or the zero time for 0: the
