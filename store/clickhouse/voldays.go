@@ -10,7 +10,7 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// volatility_days (migration 14) holds, per series and UTC day, a summary of the
+// volatility_days (migration 15) holds, per series and UTC day, a summary of the
 // day's hourly bars from which the volatility of a window of whole days combines
 // exactly (see combineDays in Volatilities), and the day's bars themselves for the
 // days a window cuts or a tier/GPU filter splits.
@@ -99,7 +99,7 @@ func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time,
 }
 
 // backfillVolatilityDays fills volatility_days from the hourly bars already built,
-// a week of days per query (run when migration 14 is applied; again, it writes the
+// a week of days per query (run when migration 15 is applied; again, it writes the
 // same rows).
 func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 	var lo, hi time.Time

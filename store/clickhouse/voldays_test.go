@@ -21,7 +21,7 @@ import (
 // splits that day; the day is rebuilt by a later rollup), windows that cut days at
 // both ends or fall within one day, a threshold with the window's end before,
 // inside and after the data, a GPU filter; then the same after volatility_days is
-// dropped and rebuilt from the bars by Migrate (the backfill of migration 14).
+// dropped and rebuilt from the bars by Migrate (the backfill of migration 15).
 func TestIntegrationClickHouseVolatilityDays(t *testing.T) {
 	dsn := freshDSN(t)
 	ctx := t.Context()
@@ -128,7 +128,7 @@ func TestIntegrationClickHouseVolatilityDays(t *testing.T) {
 	}
 	check("rolled up")
 
-	// Migration 14's backfill: volatility_days rebuilt from the (unmerged) bars.
+	// Migration 15's backfill: volatility_days rebuilt from the (unmerged) bars.
 	for _, stmt := range []string{"DROP TABLE `" + db + "`.volatility_days", "DROP TABLE `" + db + "`.schema_migrations"} {
 		if err := admin.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)

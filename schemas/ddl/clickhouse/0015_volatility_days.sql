@@ -1,4 +1,4 @@
--- gpuprice ClickHouse schema, version 14: volatility_days, per series and UTC day, a
+-- gpuprice ClickHouse schema, version 15: volatility_days, per series and UTC day, a
 -- summary of the day's hourly bars from which a window's volatility figures combine
 -- exactly (docs/analytics.md, "Volatility on ClickHouse"), so that 30-day volatility
 -- reads about 30 rows per series instead of 720 bars. Written by the store's Rollup

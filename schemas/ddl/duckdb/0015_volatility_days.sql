@@ -1,4 +1,4 @@
--- gpuprice DuckDB schema, version 14: nothing to change. ClickHouse's version 14 keeps
+-- gpuprice DuckDB schema, version 15: nothing to change. ClickHouse's version 15 keeps
 -- a per-series, per-day summary of the hourly bars (volatility_days) so that
 -- volatility reads about 30 rows per series; DuckDB computes volatility with window
 -- functions over its bars and needs no such table. The statement only records the
