@@ -82,6 +82,8 @@ type Batcher struct {
 	cfg    BatchConfig
 	in     chan []schemas.Observation // small runs of rows, to spare a channel send per row
 	out    chan []schemas.Observation // full batches, to the writer
+	free   chan []schemas.Observation // batches written, cleared, to be filled again
+	runs   chan []schemas.Observation // runs copied into a batch, cleared, for Add again
 	done   chan struct{}
 
 	mu      sync.Mutex
@@ -109,12 +111,21 @@ const addRun = 256
 // refused on their own; nil counts them as lost.
 func NewBatcher(ctx context.Context, w store.Writer, spool Spooler, cfg BatchConfig, reject func(schemas.Observation, string)) *Batcher {
 	b := &Batcher{w: w, spool: spool, reject: reject, cfg: cfg.withDefaults(w), in: make(chan []schemas.Observation, 4),
-		out: make(chan []schemas.Observation), done: make(chan struct{})}
+		out: make(chan []schemas.Observation), free: make(chan []schemas.Observation, 1),
+		runs: make(chan []schemas.Observation, 8), done: make(chan struct{})}
 	go b.loop()
 	go func() {
 		defer close(b.done)
 		for batch := range b.out {
 			b.flush(ctx, batch)
+			// The batch is filled again rather than a new one grown (a store's batch is
+			// tens of megabytes of Observations); cleared first, so that it keeps no
+			// row's strings alive meanwhile.
+			clear(batch)
+			select {
+			case b.free <- batch[:0]:
+			default:
+			}
 		}
 	}()
 	return b
@@ -127,7 +138,12 @@ func (b *Batcher) Add(o schemas.Observation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.pending == nil {
-		b.pending = make([]schemas.Observation, 0, addRun)
+		select {
+		case run := <-b.runs:
+			b.pending = run
+		default:
+			b.pending = make([]schemas.Observation, 0, addRun)
+		}
 	}
 	b.pending = append(b.pending, o)
 	if len(b.pending) == addRun {
@@ -151,23 +167,47 @@ func (b *Batcher) Close() (BatchStats, error) {
 }
 
 // loop groups the runs Add sends into batches of cfg.Size rows (or what came within
-// FlushInterval) and hands them to the writer.
+// FlushInterval, once the writer is free) and hands them to the writer.
 func (b *Batcher) loop() {
 	defer close(b.out)
 	// A batch grows as rows come rather than being made whole up front: a store's
 	// batch (100,000 rows for DuckDB) is tens of megabytes of Observations, and each
 	// source of a collection has its own batcher, most of them with a few hundred rows.
-	newBuf := func() []schemas.Observation { return make([]schemas.Observation, 0, min(b.cfg.Size, 4*addRun)) }
+	// A batch the writer is done with is filled again.
+	newBuf := func() []schemas.Observation {
+		select {
+		case buf := <-b.free:
+			return buf
+		default:
+			return make([]schemas.Observation, 0, min(b.cfg.Size, 4*addRun))
+		}
+	}
 	buf := newBuf()
 	bufBytes := 0 // RowBytes of buf's rows
 	tick := time.NewTicker(b.cfg.FlushInterval)
 	defer tick.Stop()
+	// due is set when FlushInterval passed while the writer was busy: the rows
+	// gathered go to it as soon as it is free (with the rows that came meanwhile)
+	// rather than as a small batch queued behind the one it is writing.
+	due := false
 	flush := func() {
 		if len(buf) == 0 {
 			return
 		}
 		b.out <- buf
-		buf, bufBytes = newBuf(), 0
+		buf, bufBytes, due = newBuf(), 0, false
+	}
+	tryFlush := func() {
+		if len(buf) == 0 {
+			due = false
+			return
+		}
+		select {
+		case b.out <- buf:
+			buf, bufBytes, due = newBuf(), 0, false
+		default:
+			due = true
+		}
 	}
 	add := func(run []schemas.Observation) {
 		for i := range run {
@@ -179,6 +219,9 @@ func (b *Batcher) loop() {
 				flush()
 			}
 		}
+		if due {
+			tryFlush()
+		}
 	}
 	for {
 		select {
@@ -188,6 +231,13 @@ func (b *Batcher) loop() {
 				return
 			}
 			add(run)
+			// Its rows are in the batch now: the run is handed back to Add, cleared so
+			// that it keeps no row's strings alive meanwhile.
+			clear(run)
+			select {
+			case b.runs <- run[:0]:
+			default:
+			}
 		case <-tick.C:
 			// Rows Add holds are taken only when it is not sending a run (then
 			// more rows are coming anyway), after every run sent before them.
@@ -208,7 +258,7 @@ func (b *Batcher) loop() {
 				b.pending = nil
 				b.mu.Unlock()
 			}
-			flush()
+			tryFlush()
 		}
 	}
 }

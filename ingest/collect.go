@@ -94,7 +94,8 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		sctx, cancel = context.WithTimeout(ctx, c.SourceTimeout)
 		defer cancel()
 	}
-	run := newStreamingRun(ctx, c.Sink, c.Spool, c.Batch, c.Normalizer, j.Name, runID, c.SourceKind, c.now)
+	_, expects := j.Source.(scrapers.Expecter)
+	run := newStreamingRun(ctx, c.Sink, c.Spool, c.Batch, c.Normalizer, j.Name, runID, c.SourceKind, c.now, expects)
 	srcErr := safeCollect(sctx, j.Source, run)
 	var ex *scrapers.Expectation
 	if x, ok := j.Source.(scrapers.Expecter); ok {

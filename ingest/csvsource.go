@@ -134,6 +134,7 @@ type csvRow struct {
 		t    time.Time
 	} // the last observed_at and effective_at
 	attrs    map[string]string // the last attrs made, shared by rows with the same
+	known    map[string]bool   // CSVSource.Known's answer per gpu id seen
 	kind     string
 	srcURL   string
 	recorded bool
@@ -247,7 +248,7 @@ func (s *CSVSource) row(r *csvRow) (schemas.Observation, error) {
 		}
 	}
 	o.GPUName = r.get(cGPUName)
-	if g := r.get(cGPU); g != "" && g != schemas.UnknownGPU && s.Known != nil && s.Known(g) {
+	if g := r.get(cGPU); g != "" && g != schemas.UnknownGPU && s.known(r, g) {
 		o.GPU = g
 	} else if o.GPUName == "" {
 		o.GPUName = g
@@ -291,6 +292,27 @@ func (s *CSVSource) row(r *csvRow) (schemas.Observation, error) {
 	o.Attrs = r.attrsFor(r.get(cSourceKind), r.get(cSourceURL), r.get(cOrigin))
 	return o, nil
 }
+
+// known is s.Known(g), asked once per distinct id (a file holds a few dozen GPUs
+// over millions of rows; at most maxKnownCache ids are kept).
+func (s *CSVSource) known(r *csvRow, g string) bool {
+	if s.Known == nil {
+		return false
+	}
+	if k, ok := r.known[g]; ok {
+		return k
+	}
+	k := s.Known(g)
+	if r.known == nil {
+		r.known = map[string]bool{}
+	}
+	if len(r.known) < maxKnownCache {
+		r.known[strings.Clone(g)] = k // g is a slice of the line: keep only the id
+	}
+	return k
+}
+
+const maxKnownCache = 10_000
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"}
 

@@ -97,14 +97,22 @@ func (p *Peers) learn(o schemas.Observation) {
 	m[o.SeriesKey()] = o.PriceUSDGPUHour
 }
 
-// Learn adds an accepted row to the peers.
+// Learn adds an accepted row to the peers. A row outside the window (history
+// replayed by an import or a backfill) is not a current price: it is judged by
+// no one and judges no one.
 func (p *Peers) Learn(o schemas.Observation) {
-	if p == nil || p.cfg.Disabled {
+	if p == nil || p.cfg.Disabled || !p.current(&o) {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.learn(o)
+}
+
+// current reports whether o was observed within the window of now (every row
+// when there is no window).
+func (p *Peers) current(o *schemas.Observation) bool {
+	return p.window <= 0 || !(o.ObservedAt.Before(p.now.Add(-p.window)) || o.ObservedAt.After(p.now.Add(p.window)))
 }
 
 // Judge returns the reason a normalised row is suspect, or "" when it is not (or
@@ -117,7 +125,7 @@ func (p *Peers) Judge(o schemas.Observation) string {
 	if !ok {
 		return ""
 	}
-	if p.window > 0 && (o.ObservedAt.Before(p.now.Add(-p.window)) || o.ObservedAt.After(p.now.Add(p.window))) {
+	if !p.current(&o) {
 		return ""
 	}
 	p.mu.Lock()

@@ -54,7 +54,7 @@ type Run struct {
 	quarCount  int                   // quarantined rows written (or, streaming, handed to the sink)
 	suspect    int                   // of the quarantined rows, those the relative gate held as suspect
 	unknownGPU int
-	skus       map[string]bool
+	skus       map[string]bool // accepted SKUs, for a source's expectation (nil: not noted)
 	reasons    map[string]int
 	notes      []string
 	minEff     time.Time // span of the accepted rows' effective_at
@@ -62,11 +62,16 @@ type Run struct {
 }
 
 // newStreamingRun returns a Run whose accepted rows go to a batcher into sink.
+// expects says whether the source has an expectation (scrapers.Expecter) to check
+// the accepted SKUs against; without one they are not noted.
 func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
-	source, runID, kind string, now func() time.Time) *Run {
+	source, runID, kind string, now func() time.Time, expects bool) *Run {
 	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
 	r.batcher = NewBatcher(ctx, sink, spool, batch, r.refused)
 	r.init()
+	if !expects {
+		r.skus = nil
+	}
 	return r
 }
 
@@ -144,7 +149,9 @@ func (r *Run) refused(o schemas.Observation, reason string) {
 // countLocked counts n as accepted.
 func (r *Run) countLocked(n schemas.Observation) {
 	r.accepted++
-	r.skus[n.SKU] = true
+	if r.skus != nil {
+		r.skus[n.SKU] = true
+	}
 	if r.minEff.IsZero() || n.EffectiveAt.Before(r.minEff) {
 		r.minEff = n.EffectiveAt
 	}

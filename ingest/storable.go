@@ -81,6 +81,14 @@ func storableText(name, v string, max int) error {
 	if len(v) > max {
 		return fmt.Errorf("%s is %d bytes long, more than %d", name, len(v), max)
 	}
+	// Most text is short ASCII: one pass finds neither a NUL nor a byte past ASCII.
+	plain := true
+	for i := 0; i < len(v) && plain; i++ {
+		plain = v[i] != 0 && v[i] < utf8.RuneSelf
+	}
+	if plain {
+		return nil
+	}
 	if !utf8.ValidString(v) {
 		return fmt.Errorf("%s is not valid UTF-8", name)
 	}

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -398,23 +399,46 @@ func (s *Store) WriteBatchSize() int { return 50_000 }
 // large inserts) and rows with large attrs do not make it larger.
 func (s *Store) WriteBatchBytes() int { return 64 << 20 }
 
-// WriteObservations inserts obs as one batch, built column by column from
-// store.ObservationColumns (clickhouse-go appends a whole column slice without
-// converting each value through an interface, as row by row Append does). Within
-// obs, the last row of an identity wins: rows get increasing versions in their
-// order, and every read takes the last version of an identity; across writes, the
-// later write wins.
-func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
-	if len(obs) == 0 {
-		return nil
-	}
+// writeBlock is how many rows WriteObservations sends per block of its INSERT.
+// The server gathers the blocks of one INSERT into one part (min_insert_block_size_rows,
+// about a million rows), so the block size does not change what is stored; small
+// blocks let the column buffers be filled again rather than grown to the batch.
+const writeBlock = 8192
+
+// obsBlock holds one block's column values, reused from block to block and from
+// write to write (blockPool).
+type obsBlock struct {
+	times    [][]time.Time
+	texts    [][]string
+	numbers  [][]float64
+	attrs    []string
+	versions []uint64
+	cols     []any // the slices above in column order, for Append
+}
+
+var blockPool sync.Pool // *obsBlock
+
+// fill sets b to the rows of obs, versions from version on.
+func (b *obsBlock) fill(obs []schemas.Observation, version uint64, enc *store.AttrsEncoder) error {
 	n := len(obs)
-	version := s.versions(n)
-	cols := make([]any, 0, len(store.ObservationColumns)+1)
+	if b.cols == nil {
+		for _, c := range store.ObservationColumns {
+			switch {
+			case c.Time != nil:
+				b.times = append(b.times, nil)
+			case c.Text != nil:
+				b.texts = append(b.texts, nil)
+			case c.Number != nil:
+				b.numbers = append(b.numbers, nil)
+			}
+		}
+	}
+	b.cols = b.cols[:0]
+	var ti, si, ni int
 	for _, c := range store.ObservationColumns {
 		switch {
 		case c.Time != nil:
-			v := make([]time.Time, n)
+			v := slices.Grow(b.times[ti][:0], n)[:n]
 			for i := range obs {
 				t, err := toCH(c.Time(&obs[i]))
 				if err != nil {
@@ -422,22 +446,27 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 				}
 				v[i] = t
 			}
-			cols = append(cols, v)
+			b.times[ti] = v
+			ti++
+			b.cols = append(b.cols, v)
 		case c.Text != nil:
-			v := make([]string, n)
+			v := slices.Grow(b.texts[si][:0], n)[:n]
 			for i := range obs {
 				v[i] = c.Text(&obs[i])
 			}
-			cols = append(cols, v)
+			b.texts[si] = v
+			si++
+			b.cols = append(b.cols, v)
 		case c.Number != nil:
-			v := make([]float64, n)
+			v := slices.Grow(b.numbers[ni][:0], n)[:n]
 			for i := range obs {
 				v[i] = c.Number(&obs[i])
 			}
-			cols = append(cols, v)
+			b.numbers[ni] = v
+			ni++
+			b.cols = append(b.cols, v)
 		default: // attrs
-			var enc store.AttrsEncoder
-			v := make([]string, n)
+			v := slices.Grow(b.attrs[:0], n)[:n]
 			for i := range obs {
 				a, err := enc.Encode(obs[i].Attrs)
 				if err != nil {
@@ -445,24 +474,81 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 				}
 				v[i] = a
 			}
-			cols = append(cols, v)
+			b.attrs = v
+			b.cols = append(b.cols, v)
 		}
 	}
-	versions := make([]uint64, n)
-	for i := range versions {
-		versions[i] = version + uint64(i)
+	b.versions = slices.Grow(b.versions[:0], n)[:n]
+	for i := range b.versions {
+		b.versions[i] = version + uint64(i)
 	}
-	cols = append(cols, versions)
+	b.cols = append(b.cols, b.versions)
+	return nil
+}
+
+// clear drops the block's references to the rows' strings before it is pooled.
+func (b *obsBlock) clear() {
+	for i := range b.texts {
+		clear(b.texts[i][:cap(b.texts[i])])
+	}
+	clear(b.attrs[:cap(b.attrs)])
+}
+
+// WriteObservations inserts obs in one INSERT, sent in blocks of writeBlock rows
+// built column by column from store.ObservationColumns (clickhouse-go appends a
+// whole column slice without converting each value through an interface, as row
+// by row Append does). The INSERT is one part on the server, written whole or not
+// at all: a row that cannot be sent aborts it (the connection is dropped, the
+// server keeps nothing of it). Within obs, the last row of an identity wins: rows
+// get increasing versions in their order, and every read takes the last version
+// of an identity; across writes, the later write wins.
+func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	if len(obs) == 0 {
+		return nil
+	}
+	n := len(obs)
+	version := s.versions(n)
+	blk, _ := blockPool.Get().(*obsBlock)
+	if blk == nil {
+		blk = &obsBlock{}
+	}
+	defer func() {
+		blk.clear()
+		blockPool.Put(blk)
+	}()
+	var enc store.AttrsEncoder
+	// The first block is built before the INSERT starts, so that a row that cannot
+	// be stored in a batch of one block fails with nothing sent.
+	if err := blk.fill(obs[:min(n, writeBlock)], version, &enc); err != nil {
+		return err
+	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO observations (`+obsColumns+`, version)`)
 	if err != nil {
 		return s.wrap("write observations", err)
 	}
-	defer batch.Close()
-	for i, c := range cols {
-		if err := batch.Column(i).Append(c); err != nil {
-			return s.wrap("write observations: append", err)
+	sent := false
+	defer func() {
+		if !sent {
+			// Ends the INSERT without its end-of-data block: the server discards it.
+			batch.Abort()
+		}
+	}()
+	for off := 0; off < n; off += writeBlock {
+		if off > 0 {
+			if err := batch.Flush(); err != nil {
+				return s.wrap("write observations", err)
+			}
+			if err := blk.fill(obs[off:min(off+writeBlock, n)], version+uint64(off), &enc); err != nil {
+				return err
+			}
+		}
+		for i, c := range blk.cols {
+			if err := batch.Column(i).Append(c); err != nil {
+				return s.wrap("write observations: append", err)
+			}
 		}
 	}
+	sent = true
 	if err := batch.Send(); err != nil {
 		return s.wrap("write observations", err)
 	}
