@@ -102,7 +102,10 @@ const neverSchedule = "0 0 1 1 *"
 func disabledOthers() []string {
 	var out []string
 	var buf bytes.Buffer
-	cli.Main(context.Background(), []string{"sources", "--store", "duckdb://" + filepath.Join(os.TempDir(), "gpuprice-sources-"+randHex()+".duckdb")}, &buf, &buf)
+	file := filepath.Join(os.TempDir(), "gpuprice-sources-"+randHex()+".duckdb")
+	defer os.Remove(file + ".wal")
+	defer os.Remove(file)
+	cli.Main(context.Background(), []string{"sources", "--store", "duckdb://" + file}, &buf, &buf)
 	for _, line := range strings.Split(buf.String(), "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) == 0 || f[0] == "azure" || f[0] == "vast" || f[0] == "lambda" || strings.HasPrefix(line, "time=") {
