@@ -373,6 +373,7 @@ func (c *Catalog) resolve(provider string, f features, hintMem float64) (string,
 func (c *Catalog) bySKURules(provider string, h Hint) (id, why string, ok bool) {
 	var found []string
 	var whys []string
+	sourced := false // the first matching rule gives its own reason
 	for _, r := range registeredProviders() {
 		if provider != "" && provider != r.provider.Name {
 			continue
@@ -386,6 +387,7 @@ func (c *Catalog) bySKURules(provider string, h Hint) (id, why string, ok bool) 
 				if rule.Pattern.MatchString(n) {
 					found = append(found, rule.ID)
 					if rule.Why != "" {
+						sourced = sourced || len(whys) == 0
 						whys = append(whys, rule.Why)
 					} else {
 						whys = append(whys, fmt.Sprintf("%s rule %s", r.provider.Name, rule.Pattern))
@@ -404,6 +406,12 @@ func (c *Catalog) bySKURules(provider string, h Hint) (id, why string, ok bool) 
 		}
 	}
 	if found[0] == UnknownGPU {
+		if sourced {
+			// A rule with its own reason says why the SKU stays unknown (which
+			// statement is missing, what was searched); the generic tail would
+			// contradict it.
+			return UnknownGPU, whys[0], true
+		}
 		return UnknownGPU, whys[0] + ": GPU not in the catalog or not determined by the SKU", true
 	}
 	return found[0], whys[0], true

@@ -35,8 +35,8 @@ var knownShortfalls = map[string]struct {
 	unknown int
 	why     string
 }{
-	"oci":      {6, "BM.GPU2.2 and VM.GPU2.1 (Tesla P100 16GB: SXM2 21.2 and PCIe 18.7 dense FP16 differ) and BM.GPU3.8 (Tesla V100 16GB: SXM2 125 and PCIe 112 differ): OCI's Compute Shapes page (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm, updated 2025-02-13, read in a crawled copy) states the form factor of no GPU; see docs/gpu-catalog.md"},
-	"ovhcloud": {3, "h200-1920 (H200 141GB HBM3e: SXM 989.5 and NVL 835.5 differ) and t1-45/t1-le-45 (V100 16GB HBM2: SXM2 125 and PCIe 112 differ): OVHcloud's catalog and its public roadmap (github.com/ovh/public-cloud-roadmap issue 749) state no form factor for them (for H100 it states SXM, issue 500; a100-* rows are placed on A100-UNSTATED-80GB, whose figure holds for either form); see docs/gpu-catalog.md"},
+	"oci":      {6, "BM.GPU2.2 and VM.GPU2.1 (Tesla P100 16GB: SXM2 21.2 and PCIe 18.7 dense FP16 differ) and BM.GPU3.8 (Tesla V100 16GB: SXM2 125 and PCIe 112 differ): OCI's Compute Shapes page (docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm, updated 2025-02-13, read in a crawled copy) states the form factor of no GPU, and a second search (Oracle's repositories, runbooks and tutorials) found no statement either; see docs/gpu-catalog.md"},
+	"ovhcloud": {3, "h200-1920 (H200 141GB HBM3e: SXM 989.5 and NVL 835.5 differ) and t1-45/t1-le-45 (V100 16GB HBM2: SXM2 125 and PCIe 112 differ): OVHcloud's catalog and its public roadmap (github.com/ovh/public-cloud-roadmap issue 749) state no form factor for them (for H100 it states SXM, issue 500; a100-* rows are placed on A100-UNSTATED-80GB, whose figure holds for either form), and a second search (roadmap, blog, price surveys) found no statement either; see docs/gpu-catalog.md"},
 }
 
 // TestRecordedFixturesNameTheirGPUs canonicalises every row of the recorded
@@ -93,6 +93,13 @@ func TestRecordedFixturesNameTheirGPUs(t *testing.T) {
 				if gpu == UnknownGPU {
 					unknown++
 					names[name+" | "+o.SKU]++
+					// A row left unknown says why to `gpus --explain`: the provider's
+					// rule names what it states and what was searched.
+					h := Hint{Provider: o.Provider, Name: name, SKU: o.SKU, MemoryGB: o.GPUMemoryGB,
+						MemoryType: o.Attrs["gpu_memory_interface"]}
+					if _, why := c.Explain(h); !strings.Contains(why, "stays unknown") || !strings.Contains(why, "docs/gpu-catalog.md") {
+						t.Errorf("%s: %s (%s) is unknown without a provider rule saying why: %s", src, name, o.SKU, why)
+					}
 				}
 			}
 		}

@@ -55,6 +55,14 @@ type SKURule struct {
 // declarations).
 func Rule(expr, id string) SKURule { return SKURule{Pattern: regexp.MustCompile(expr), ID: id} }
 
+// SourcedRule is a Rule whose reason, given by Explain, names the provider's statement
+// it rests on (or, for UnknownGPU, what the provider leaves unsaid and what was searched).
+func SourcedRule(expr, id, why string) SKURule {
+	r := Rule(expr, id)
+	r.Why = why
+	return r
+}
+
 // Assumption is what a provider's GPU names leave unsaid because the provider sells
 // only one variant: a form factor, a memory size (GB), and the reason, with its source.
 type Assumption struct {

@@ -30,6 +30,20 @@ func TestGPUsExplainProvider(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "→ unknown") || !strings.Contains(out, "computeshapes.htm") || !strings.Contains(out, "no form factor") {
 		t.Errorf("oci P100:\n%s", out)
 	}
+	// The SKUs no provider statement places (docs/gpu-catalog.md, "Second search") say
+	// that they stay unknown, what the provider does state, and where the search is listed.
+	for _, c := range []struct{ name, provider, sku, cites string }{
+		{"NVIDIA Tesla V100", "lambda", "gpu_8x_v100_16gb", "lambda.ai/service/gpu-cloud"},
+		{"Tesla V100", "ovhcloud", "t1-le-45", "Tesla V100"},
+		{"H200", "ovhcloud", "h200-1920", "2x4H200"},
+		{"NVIDIA Tesla V100", "oci", "BM.GPU3.8", "computeshapes.htm"},
+	} {
+		out, code = run(t, "--config", cfg, "gpus", "--explain", c.name, "--provider", c.provider, "--sku", c.sku, "--memory", "16")
+		if code != 0 || !strings.Contains(out, "→ unknown") || !strings.Contains(out, "stays unknown") ||
+			!strings.Contains(out, c.cites) || !strings.Contains(out, "docs/gpu-catalog.md") || strings.Contains(out, "not determined by the SKU") {
+			t.Errorf("%s %s:\n%s", c.provider, c.sku, out)
+		}
+	}
 	out, code = run(t, "--config", cfg, "gpus", "--explain", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "--provider", "coreweave")
 	if code != 0 || !strings.Contains(out, "→ RTXPRO6000SERVER-PCIE-96GB") || !strings.Contains(out, "no dense figure is known") {
 		t.Errorf("RTX PRO 6000:\n%s", out)
