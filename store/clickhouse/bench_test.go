@@ -172,4 +172,23 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			analytics.HistoryOf(gpu, schemas.OnDemand, analytics.DailyPrices(bars, since, end), since, end, 5)
 		}
 	})
+	// What a spot-move alert reads at each evaluation (analytics/alert: one GPU's
+	// spot series, the last day of hourly bars with the bar in force carried in),
+	// against the same with the carried-in bar looked for in all history.
+	spot := store.BarQuery{Filter: store.Filter{GPU: gpu, Pricing: schemas.Spot, Since: end.Add(-24 * time.Hour), Until: end},
+		Width: store.Hourly, CarryIn: true}
+	b.Run("SpotMoveHourly24h", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.Bars(ctx, spot); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SpotMoveHourly24hFromTable", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := cs.TableBars(ctx, spot); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

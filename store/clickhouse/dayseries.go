@@ -243,16 +243,8 @@ func (s *Store) dailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, b
 	// Series without a bar in the days before the window read.
 	var deep []uint64
 	for id, st := range states {
-		if _, ok := carried[st.key]; ok || !st.first.Before(q.Since) {
+		if _, ok := carried[st.key]; ok || !st.mayCarry(q) {
 			continue
-		}
-		gpu, tier := q.GPU == "", q.Tier == ""
-		for _, a := range st.attrs {
-			gpu = gpu || a.gpu == q.GPU
-			tier = tier || a.tier == q.Tier
-		}
-		if !gpu || !tier {
-			continue // no bar of the series ever matched
 		}
 		l := st.last
 		if !l.Start.IsZero() && l.Start.Before(lo) && (q.GPU == "" || l.GPU == q.GPU) && (q.Tier == "" || l.Tier == q.Tier) {

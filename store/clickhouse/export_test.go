@@ -10,3 +10,15 @@ import (
 func (s *Store) DailyBars(ctx context.Context, q store.BarQuery) ([]store.Bar, bool, error) {
 	return s.dailyBars(ctx, q)
 }
+
+// HourlyCarry exposes hourlyCarry to the tests: the hourly bars Bars answers, and
+// how many series were carried in from the days before the window, from the days
+// of their last daily bar and from their whole history, and whether all history
+// was read for every series.
+func (s *Store) HourlyCarry(ctx context.Context, q store.BarQuery) (bars []store.Bar, recent, stopped, deep int, whole bool, err error) {
+	window, carry, p, err := s.hourlyCarry(ctx, q, func() ([]series, error) { return s.barSeries(ctx, q, q.Since, q.Until) })
+	if err != nil {
+		return nil, 0, 0, 0, false, err
+	}
+	return flatten(window, carry), p.recent, p.stopped, p.deep, p.whole, nil
+}

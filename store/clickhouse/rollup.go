@@ -138,8 +138,9 @@ const seriesKey = `cityHash64(provider, sku, region, zone, pricing), sipHash64(p
 
 // Bars returns the bars q selects, by series then bar start, each its last write.
 // Daily bars are read as numbers named from day_series, with the bar carried in
-// from there (dailyBars); hourly bars, and daily ones when day_series cannot name
-// them, as TableBars reads them.
+// from there (dailyBars), or as TableBars reads them when day_series cannot name
+// them; hourly bars as TableBars reads them, the bar carried in looked for in the
+// days before the window first (hourlyCarry).
 func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
@@ -149,8 +150,16 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 		if err != nil || ok {
 			return bars, err
 		}
+		return s.TableBars(ctx, q)
 	}
-	return s.TableBars(ctx, q)
+	if !q.CarryIn || q.Since.IsZero() {
+		return s.TableBars(ctx, q)
+	}
+	window, carry, _, err := s.hourlyCarry(ctx, q, func() ([]series, error) { return s.barSeries(ctx, q, q.Since, q.Until) })
+	if err != nil {
+		return nil, err
+	}
+	return flatten(window, carry), nil
 }
 
 // TableBars is Bars from the bars table alone: every bar carried in is looked
@@ -369,7 +378,14 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 // whose last write has that tier. Non-nil ids keep the series whose series_id
 // they hold.
 func (s *Store) carryBars(ctx context.Context, q store.BarQuery, ids []uint64) (map[[5]string]store.Bar, error) {
-	where, args := barConds(q, time.Time{}, q.Since)
+	return s.carryBarsFrom(ctx, q, time.Time{}, ids)
+}
+
+// carryBarsFrom is carryBars over the bars from from (zero: all history): a
+// series with a bar there that matches q has the same answer as from all
+// history, as its latest such bar is there too.
+func (s *Store) carryBarsFrom(ctx context.Context, q store.BarQuery, from time.Time, ids []uint64) (map[[5]string]store.Bar, error) {
+	where, args := barConds(q, from, q.Since)
 	if ids != nil {
 		where += " AND has(?, series_id)"
 		args = append(args, ids)
