@@ -176,8 +176,9 @@ type Observation struct {
 
 // AttrOrigin is the attribute that says where a row came from when it was not
 // collected from its provider by this deployment; OriginRecorded marks rows loaded
-// from a recorded example archive (`gpuprice reparse examples/recorded`): real-shaped
-// responses of the sources' test fixtures, kept with the time they were recorded at.
+// from a recorded example archive (`gpuprice reparse examples/recorded`): the sources'
+// test fixtures in each provider's format, mostly constructed (AttrProvenance says
+// which), kept with the time they were recorded at.
 // They are never today's prices: every output marks them (the origin column, the
 // attribute in JSON, a note on stderr, a badge in the web app).
 const (
@@ -185,6 +186,13 @@ const (
 	OriginRecorded = "recorded"
 	OriginLive     = "live" // what outputs write for a row without AttrOrigin
 )
+
+// AttrProvenance is set on a recorded example's rows (AttrOrigin OriginRecorded) to
+// the provenance of the response each was parsed from: "verbatim" (a real response,
+// as a public recording kept it), "retyped" (copied by hand from a page the provider
+// published) or "constructed" (built in the provider's format from a real excerpt,
+// its values partly illustrative); see examples/recorded/README.md.
+const AttrProvenance = "provenance"
 
 // Origin is the row's origin: OriginRecorded, or OriginLive for a row collected
 // from its provider (or imported).

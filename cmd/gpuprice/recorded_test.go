@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,30 +42,88 @@ type fixture struct {
 	when        func(string) bool // on the raw query; nil: always
 	contentType string
 	drop        func([]byte) []byte // edits the fixture (nil: verbatim)
+	// provenance (archive.Provenance*) and its note are written on the response's
+	// manifest entry: what in the fixture is a real response and what is not (the
+	// fixture folder's README.md says more).
+	provenance, note string
 }
+
+const (
+	verbatim    = archive.ProvenanceVerbatim
+	retyped     = archive.ProvenanceRetyped
+	constructed = archive.ProvenanceConstructed
+)
 
 // recordedFixtures are the sources' test fixtures (scrapers/*/testdata) by the URL
 // ("host/path") each source requests in production: the example archive holds real
 // URLs answered with real-shaped responses.
 var recordedFixtures = map[string][]fixture{
-	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json":           {{file: "aws/testdata/region_index/region_index.json", contentType: "application/json"}},
-	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json": {{file: "aws/testdata/offer_us-east-2/input.json", contentType: "application/json"}},
-	"website.spot.ec2.aws.a2z.com/spot.js":                                                          {{file: "aws/testdata/spotfeed/input.js", contentType: "application/javascript"}},
+	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json": {{file: "aws/testdata/region_index/region_index.json", contentType: "application/json",
+		provenance: constructed, note: "the region index layout (formatVersion, the disclaimer of opencost's offer-file excerpt); its regions written for the fixture"}},
+	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json": {{file: "aws/testdata/offer_us-east-2/input.json", contentType: "application/json",
+		provenance: constructed, note: "opencost's bulk offer excerpt (m5.large, a Windows BYOL p3.8xlarge, gp3: real) plus four Linux GPU products in the same layout, their on-demand prices from a re-typed copy of the public EC2 pricing JSON, and a Reserved section derived by fixed discounts (illustrative)"}},
+	"website.spot.ec2.aws.a2z.com/spot.js": {{file: "aws/testdata/spotfeed/input.js", contentType: "application/javascript",
+		provenance: constructed, note: "spot.js in its documented layout; prices illustrative"}},
 	"prices.azure.com/api/retail/prices": {
-		{file: "azure/testdata/page2/input.json", when: func(q string) bool { return strings.Contains(q, "skip=") }, contentType: "application/json"},
-		{file: "azure/testdata/page1/input.json", contentType: "application/json"},
+		{file: "azure/testdata/page2/input.json", when: func(q string) bool { return strings.Contains(q, "skip=") }, contentType: "application/json",
+			provenance: constructed, note: azureNote},
+		{file: "azure/testdata/page1/input.json", contentType: "application/json", provenance: constructed, note: azureNote},
 	},
-	"cloud.google.com/compute/gpus-pricing":                    {{file: "gcp/testdata/pricing_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"apexapps.oracle.com/pls/apex/cetools/api/v1/products/":    {{file: "oci/testdata/full/input.json", contentType: "application/json"}},
-	"api.ovh.com/1.0/order/catalog/public/cloud":               {{file: "ovhcloud/testdata/catalog_fr/input.json", contentType: "application/json"}},
-	"www.runpod.io/pricing":                                    {{file: "runpod/testdata/page_legacy/input.html", contentType: "text/html; charset=utf-8"}},
-	"www.coreweave.com/pricing":                                {{file: "coreweave/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"crusoe.ai/cloud/pricing":                                  {{file: "crusoe/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"www.gmicloud.ai/pricing":                                  {{file: "gmi/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"www.together.ai/pricing":                                  {{file: "together/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"lambda.ai/service/gpu-cloud":                              {{file: "lambda/testdata/full_page/input.html", contentType: "text/html; charset=utf-8"}},
-	"console.vast.ai/api/v0/bundles/":                          {{file: "vast/testdata/mixed_gpus/input.json", contentType: "application/json", drop: dropVastUnusable}},
-	"www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml": {{file: "fx/testdata/hist_90d/input.xml", contentType: "text/xml"}},
+	"cloud.google.com/compute/gpus-pricing": {{file: "gcp/testdata/pricing_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: constructed, note: "the GPU pricing page in the shape this source reads, written for the fixture (no recording of the page was available); prices illustrative"}},
+	"apexapps.oracle.com/pls/apex/cetools/api/v1/products/": {{file: "oci/testdata/full/input.json", contentType: "application/json",
+		provenance: verbatim, note: "the public price list API's answer as opencost's tests recorded it (pkg/cloud/oracle/test/prices_usd.json), cut to its seven GPU items"}},
+	"api.ovh.com/1.0/order/catalog/public/cloud": {{file: "ovhcloud/testdata/catalog_fr/input.json", contentType: "application/json",
+		provenance: constructed, note: "re-typed in the catalog's documented shape: plan codes, GPU models and counts, and the prices public tests of live captures pin (h100-380, h200-1920, t1-45, t1-le-45, a10-45) follow those captures; every other number is illustrative"}},
+	"www.runpod.io/pricing": {{file: "runpod/testdata/page_legacy/input.html", contentType: "text/html; charset=utf-8",
+		provenance: constructed, note: "the markup public scrapers of the page select, in a minimal page; names, tags and prices illustrative"}},
+	"www.coreweave.com/pricing": {{file: "coreweave/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: retyped, note: "five rows of a re-typed public copy of the on-demand table, and five rows re-typed in the same markup with the specs and prices CoreWeave published in 2025, in a page skeleton written for the fixture"}},
+	"crusoe.ai/cloud/pricing": {{file: "crusoe/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: constructed, note: "four cards of a re-typed public copy of the page; five more cards and a reserved table constructed in the same markup, their prices illustrative"}},
+	"www.gmicloud.ai/pricing": {{file: "gmi/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: constructed, note: "five cards of a re-typed public copy of the page; the 1-year reserved section constructed, its prices illustrative"}},
+	"www.together.ai/pricing": {{file: "together/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: constructed, note: "the tables of a re-typed public copy of the page; three Dedicated Inference rows and a Reserved table constructed in the same markup, their prices illustrative"}},
+	"lambda.ai/service/gpu-cloud": {{file: "lambda/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
+		provenance: retyped, note: "the instances pricing table (four tabs, 22 rows) as a re-typed public copy of the page has it, in a page skeleton written for the fixture"}},
+	"console.vast.ai/api/v0/bundles/": {{file: "vast/testdata/mixed_gpus/input.json", contentType: "application/json", drop: dropVastUnusable,
+		provenance: constructed, note: "two real offers (a re-typed public copy) and eleven offers built on the same layout, their ids, hosts and prices illustrative"}},
+	"www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml": {{file: "fx/testdata/hist_90d/input.xml", contentType: "text/xml",
+		provenance: constructed, note: "the ECB file's layout, re-typed; the rates are illustrative, not a recording (the example's EUR prices are converted with them)"}},
+}
+
+// azureNote is the provenance note of both Azure pages.
+const azureNote = "the 42 GPU meters of a public recording of the Retail Prices API (SKU, region, price, unit, meter and product name as recorded there, re-typed), with placeholder meterId/productId/skuId, skuName, location and effectiveStartDate filled in, and savingsPlan arrays and four Reservation items written for the fixture"
+
+// robotsNote is the provenance of the robots.txt the generator answers.
+const robotsNote = "written by the example's generator (allows everything)"
+
+// provenanceOf is the provenance of the fixture answering method and rawURL (the
+// recorder's SetProvenance).
+func provenanceOf(_, rawURL string) (string, string) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", ""
+	}
+	if u.Path == "/robots.txt" {
+		return constructed, robotsNote
+	}
+	if fx := fixtureFor(u); fx != nil {
+		return fx.provenance, fx.note
+	}
+	return "", ""
+}
+
+// fixtureFor is the fixture answering the request to u, or nil.
+func fixtureFor(u *url.URL) *fixture {
+	fs := recordedFixtures[u.Host+u.Path]
+	for i := range fs {
+		if fs[i].when == nil || fs[i].when(u.RawQuery) {
+			return &fs[i]
+		}
+	}
+	return nil
 }
 
 // recordedOptions are the sources' options for the example: AWS reads one region's
@@ -111,10 +170,7 @@ func (f *fixtureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	status, ctype, body := http.StatusOK, "text/plain", []byte("User-agent: *\nAllow: /\n")
 	if r.URL.Path != "/robots.txt" {
 		status, body = http.StatusNotFound, []byte("not found\n")
-		for _, fx := range recordedFixtures[r.URL.Host+r.URL.Path] {
-			if fx.when != nil && !fx.when(r.URL.RawQuery) {
-				continue
-			}
+		if fx := fixtureFor(r.URL); fx != nil {
 			b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", fx.file))
 			if err != nil {
 				f.t.Fatal(err)
@@ -123,7 +179,6 @@ func (f *fixtureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 				b = fx.drop(b)
 			}
 			status, ctype, body = http.StatusOK, fx.contentType, b
-			break
 		}
 		if status == http.StatusNotFound {
 			f.mu.Lock()
@@ -162,6 +217,7 @@ func TestRecordedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.SetOrigin(archive.OriginRecorded)
+	rec.SetProvenance(provenanceOf)
 	tr := &fixtureTransport{t: t}
 	client := func(name string, opts map[string]any) *fetch.Client {
 		c := fetch.New(fetch.Options{Timeout: 10 * time.Second, Backoff: fetch.Backoff{MaxTries: 1}})
@@ -205,6 +261,11 @@ func TestRecordedExample(t *testing.T) {
 	}
 	if len(tr.misses) > 0 {
 		t.Errorf("requests no fixture answers (add them to recordedFixtures):\n%s", strings.Join(tr.misses, "\n"))
+	}
+	for _, e := range rec.Manifest().Entries {
+		if e.Provenance == "" || e.ProvenanceNote == "" {
+			t.Errorf("response %d (%s) has no provenance: give its fixture one", e.Seq, e.URL)
+		}
 	}
 }
 
@@ -274,7 +335,7 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 		stderr[c[0]] += errb
 	}
 	want := map[string][]string{
-		"reparse":    {"a recorded example", "not today's prices"},
+		"reparse":    {"a recorded example", "not today's prices", "14 from verbatim captures", "39 from pages re-typed", "175 from responses constructed"},
 		"prices":     {"ORIGIN", "recorded", "H100-SXM-80GB"},
 		"volatility": {"STD_LOG_RETURN", "H100-SXM-80GB"},
 		"spreads":    {"HYPERSCALER", "H100-SXM-80GB"},
@@ -311,7 +372,8 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 			t.Errorf("prices: a row not marked recorded: %q", line)
 		}
 	}
-	if !strings.Contains(stderr["prices"], "recorded examples") || !strings.Contains(stderr["prices"], "not today's prices") {
+	if !strings.Contains(stderr["prices"], "recorded examples") || !strings.Contains(stderr["prices"], "not today's prices") ||
+		!strings.Contains(stderr["prices"], "from responses constructed") {
 		t.Errorf("prices: stderr does not say the rows are recorded:\n%s", stderr["prices"])
 	}
 	for _, cmd := range []string{"volatility", "spreads", "tokens", "history", "report"} {
@@ -360,8 +422,8 @@ func checkServeOffline(t *testing.T) {
 		t.Fatalf("/api/v1/prices: no rows:\n%.300s", body)
 	}
 	for _, o := range prices.Data {
-		if !o.Recorded() {
-			t.Errorf("/api/v1/prices: %s not marked recorded (attrs %v)", o.SeriesKey(), o.Attrs)
+		if !o.Recorded() || o.Attrs[schemas.AttrProvenance] == "" {
+			t.Errorf("/api/v1/prices: %s not marked recorded with its provenance (attrs %v)", o.SeriesKey(), o.Attrs)
 			break
 		}
 	}

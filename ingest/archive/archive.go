@@ -67,7 +67,30 @@ type Entry struct {
 	// Key identifies the request for replay: a SHA-256 of the method, the redacted URL
 	// and the request body as sent.
 	Key string `json:"key"`
+	// Provenance says what the body is when it is not a provider's answer to this
+	// deployment ("" for a collection's archive): a recorded example's responses
+	// are ProvenanceVerbatim, ProvenanceRetyped or ProvenanceConstructed, with a
+	// note saying which parts are real and where they come from.
+	Provenance     string `json:"provenance,omitempty"`
+	ProvenanceNote string `json:"provenance_note,omitempty"`
 }
+
+// The provenance of a recorded example's response (Entry.Provenance), from the most
+// to the least faithful. A response is given the least faithful kind any of its
+// priced content has.
+const (
+	// ProvenanceVerbatim: a real response of the provider, as a public recording
+	// kept it (possibly cut to its GPU items), byte for byte.
+	ProvenanceVerbatim = "verbatim"
+	// ProvenanceRetyped: copied by hand from a page or response the provider
+	// published (its markup and values as published, possibly with slips), inside a
+	// page skeleton written for the fixture.
+	ProvenanceRetyped = "retyped"
+	// ProvenanceConstructed: built in the provider's real format from a real
+	// excerpt, with values that are partly or wholly illustrative: not the
+	// provider's prices.
+	ProvenanceConstructed = "constructed"
+)
 
 // SourceInfo is what a source ran with.
 type SourceInfo struct {
@@ -116,8 +139,9 @@ func RequestKey(method, rawURL string, body []byte) string {
 
 // Recorder writes an archive. It is safe for concurrent use.
 type Recorder struct {
-	dir     string
-	secrets []string
+	dir        string
+	secrets    []string
+	provenance func(method, rawURL string) (kind, note string)
 
 	mu       sync.Mutex
 	seq      int // the last entry number given out
@@ -210,6 +234,12 @@ func (r *Recorder) entry(source, method, rawURL string, reqBody []byte, status i
 	if len(reqBody) > 0 {
 		e.RequestBody = r.scrub(bytes.Clone(reqBody))
 	}
+	r.mu.Lock()
+	prov := r.provenance
+	r.mu.Unlock()
+	if prov != nil {
+		e.Provenance, e.ProvenanceNote = prov(e.Method, e.URL)
+	}
 	return e
 }
 
@@ -278,6 +308,16 @@ func (r *Recorder) SetOrigin(origin string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.manifest.Origin = origin
+}
+
+// SetProvenance gives every response recorded from now on the provenance f returns
+// for its method and redacted URL (Entry.Provenance): a recorded example built from
+// test fixtures says, response by response, which are verbatim captures and which
+// were re-typed or constructed.
+func (r *Recorder) SetProvenance(f func(method, rawURL string) (kind, note string)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.provenance = f
 }
 
 // SetExpectRows sets a recorded source's SourceInfo.ExpectRows.

@@ -58,6 +58,7 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 		o.Getenv = func(string) string { return "" }
 	}
 	client := a.client(o)
+	prov := a.provenanceByURL()
 	var jobs []ingest.Job
 	var errs []error
 	for _, n := range names {
@@ -78,7 +79,7 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 			continue
 		}
 		if info.ExpectRows > 0 || a.Manifest.Origin != "" {
-			src = recordedSource{Source: src, expect: info.ExpectRows, origin: a.Manifest.Origin}
+			src = recordedSource{Source: src, expect: info.ExpectRows, origin: a.Manifest.Origin, prov: prov, count: a.countProvenance}
 		}
 		jobs = append(jobs, ingest.Job{Name: n, Source: src})
 	}
@@ -109,13 +110,54 @@ func (a *Archive) FXRates(o JobOptions) func(context.Context) ([]schemas.FXRate,
 	return ingest.ECBRates(a.client(o), info.Endpoint)
 }
 
+// provenanceByURL maps the redacted URL of every response that carries a provenance
+// to it; a URL answered by responses of different provenance gets the least faithful.
+func (a *Archive) provenanceByURL() map[string]string {
+	rank := map[string]int{ProvenanceVerbatim: 1, ProvenanceRetyped: 2, ProvenanceConstructed: 3}
+	m := map[string]string{}
+	for _, e := range a.Manifest.Entries {
+		if e.Provenance != "" && rank[e.Provenance] >= rank[m[e.URL]] {
+			m[e.URL] = e.Provenance
+		}
+	}
+	return m
+}
+
+// countProvenance counts one row of a recorded example under the provenance of its
+// response.
+func (a *Archive) countProvenance(kind string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.provRows == nil {
+		a.provRows = map[string]int{}
+	}
+	a.provRows[kind]++
+}
+
+// ProvenanceRows counts the priced rows the sources of a recorded example gave, by
+// the provenance of the response each was parsed from (the one its source_url
+// names): ProvenanceVerbatim, ProvenanceRetyped, ProvenanceConstructed, or "" for a
+// row whose response states none. Empty for a collection's archive.
+func (a *Archive) ProvenanceRows() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]int, len(a.provRows))
+	for k, v := range a.provRows {
+		out[k] = v
+	}
+	return out
+}
+
 // recordedSource is an archived source reparsed from a recorded example: its rows
-// are marked with the archive's origin (offers without a price left out), and its
-// coverage guard is the row count recorded with the example (when there is one).
+// are marked with the archive's origin and the provenance of their response
+// (offers without a price left out), and its coverage guard is the row count
+// recorded with the example (when there is one).
 type recordedSource struct {
 	scrapers.Source
 	expect int
 	origin string
+	prov   map[string]string // redacted response URL → provenance
+	count  func(kind string)
 }
 
 // Collect runs the source, marking every row.
@@ -123,7 +165,7 @@ func (s recordedSource) Collect(ctx context.Context, e scrapers.Emitter) error {
 	if s.origin == "" {
 		return s.Source.Collect(ctx, e)
 	}
-	return s.Source.Collect(ctx, originEmitter{e: e, origin: s.origin})
+	return s.Source.Collect(ctx, originEmitter{e: e, origin: s.origin, prov: s.prov, count: s.count})
 }
 
 // Expect is the recorded coverage guard, else the source's own.
@@ -142,22 +184,32 @@ func (s recordedSource) Expect() scrapers.Expectation {
 // out, as its coverage guard does (every row of an example is a price).
 func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 && o.Attrs["price_text"] != "" }
 
-// originEmitter sets schemas.AttrOrigin on every priced row (Unpriced rows are left out)
-// and passes rejects on.
+// originEmitter sets schemas.AttrOrigin on every priced row (Unpriced rows are left
+// out), and schemas.AttrProvenance to the provenance of the response the row's
+// source_url names, counting it; rejects are passed on.
 type originEmitter struct {
 	e      scrapers.Emitter
 	origin string
+	prov   map[string]string
+	count  func(kind string)
 }
 
 func (m originEmitter) Emit(o schemas.Observation) {
 	if Unpriced(o) {
 		return
 	}
-	attrs := make(map[string]string, len(o.Attrs)+1)
+	attrs := make(map[string]string, len(o.Attrs)+2)
 	for k, v := range o.Attrs {
 		attrs[k] = v
 	}
 	attrs[schemas.AttrOrigin] = m.origin
+	kind := m.prov[fetch.RedactURL(o.SourceURL)]
+	if kind != "" {
+		attrs[schemas.AttrProvenance] = kind
+	}
+	if m.count != nil {
+		m.count(kind)
+	}
 	o.Attrs = attrs
 	m.e.Emit(o)
 }

@@ -29,6 +29,9 @@ type Archive struct {
 	byKey  map[string][]Entry
 	served map[string]int
 	misses []string
+	// provRows counts a recorded example's rows by the provenance of their
+	// response (ProvenanceRows).
+	provRows map[string]int
 }
 
 // Open reads the archive in dir. Entries come from the per-response files, so an

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,10 @@ A recorded example (examples/recorded: responses built from the sources' test
 fixtures, its manifest's origin "recorded") loads offline: every row is stored marked
 recorded (attribute origin=recorded, shown by prices, the API and the web app) with
 the time it was recorded at, and each source is held to the row count recorded with
-it instead of its live coverage guard.`,
+it instead of its live coverage guard. Each of its responses says its provenance
+(verbatim capture, re-typed from a published page, or constructed in the provider's
+format with partly illustrative values); every row carries it as attribute
+provenance, and reparse prints how many rows came from each kind.`,
 		Example: `  gpuprice reparse examples/recorded
   gpuprice reparse /var/lib/gpuprice/archive/20260301T120000Z
   gpuprice reparse --source azure ./archive --store clickhouse://localhost:9000/gpuprice`,
@@ -83,6 +87,9 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXLazy, RunID: runID})
 	a.printResults(results)
+	if arc.Manifest.Origin == archive.OriginRecorded {
+		a.printProvenance(arc.ProvenanceRows())
+	}
 	if ms := arc.Misses(); len(ms) > 0 {
 		fmt.Fprintf(a.stdout, "%d requests were not in the archive:\n", len(ms))
 		for i, m := range ms {
@@ -97,4 +104,25 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		return err
 	}
 	return resultsVerdict(results)
+}
+
+// printProvenance says how many of a recorded example's rows come from verbatim
+// captures, from re-typed pages and from constructed responses, so that nobody takes
+// the example's numbers for a provider's.
+func (a *app) printProvenance(rows map[string]int) {
+	if len(rows) == 0 {
+		return
+	}
+	var parts []string
+	for _, p := range []struct{ kind, what string }{
+		{archive.ProvenanceVerbatim, "from verbatim captures of real responses"},
+		{archive.ProvenanceRetyped, "from pages re-typed by hand from the providers' published ones"},
+		{archive.ProvenanceConstructed, "from responses constructed in the providers' formats (values partly illustrative, not the providers' prices)"},
+		{"", "from responses whose provenance is not recorded"},
+	} {
+		if n := rows[p.kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, p.what))
+		}
+	}
+	fmt.Fprintf(a.stdout, "rows by the provenance of their response (attrs provenance; examples/recorded/README.md): %s\n", strings.Join(parts, "; "))
 }

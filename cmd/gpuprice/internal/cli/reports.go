@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -115,7 +116,19 @@ func (a *app) noteMatches(ms []schemas.Match) {
 // their time is when they were recorded; they are not today's prices.
 func (a *app) noteRecorded(rows []schemas.Observation) {
 	if n := report.CountRecorded(rows); n > 0 {
+		// A recorded example's rows say which response they were parsed from: most
+		// are constructed around real excerpts, and the note says how many.
+		constructed := 0
+		for _, o := range rows {
+			if o.Attrs[schemas.AttrProvenance] == archive.ProvenanceConstructed {
+				constructed++
+			}
+		}
+		of := ""
+		if constructed > 0 {
+			of = fmt.Sprintf("; %d of them from responses constructed with partly illustrative values (attrs provenance)", constructed)
+		}
 		fmt.Fprintf(a.stderr, "gpuprice: %d of %d rows are recorded examples (origin \"recorded\": loaded from a recorded archive, "+
-			"observed at the time they were recorded), not today's prices\n", n, len(rows))
+			"observed at the time they were recorded%s), not today's prices\n", n, len(rows), of)
 	}
 }
