@@ -10,14 +10,15 @@ import (
 // published figure with its currency and unit, the FX conversion, the unit
 // conversion to $/hour and the division by the GPU count, with the scope and basis.
 type PriceSteps struct {
-	Published    string   `json:"published"`      // "19.92 USD per instance-hour"
-	FX           string   `json:"fx"`             // "USD: no conversion" or "× 1.0812 USD/EUR (rate in force on 2026-11-30)"
-	USDPerHour   string   `json:"usd_per_hour"`   // "$19.92/h"
-	USDGPUHour   string   `json:"usd_gpu_hour"`   // "$19.92/h ÷ 8 GPUs = $2.49/GPU-h"
-	Scope        string   `json:"scope"`          // "instance: the whole machine"
-	Basis        string   `json:"basis"`          // "listed: the provider's published price"
-	Steps        []string `json:"steps"`          // the lines above, in order
-	PriceUSDHour float64  `json:"price_usd_hour"` // as stored
+	Published    string   `json:"published"`        // "19.92 USD per instance-hour"
+	FX           string   `json:"fx"`               // "USD: no conversion" or "× 1.0812 USD/EUR (rate in force on 2026-11-30)"
+	USDPerHour   string   `json:"usd_per_hour"`     // "$19.92/h"
+	USDGPUHour   string   `json:"usd_gpu_hour"`     // "$19.92/h ÷ 8 GPUs = $2.49/GPU-h"
+	Scope        string   `json:"scope"`            // "instance: the whole machine"
+	Basis        string   `json:"basis"`            // "listed: the provider's published price"
+	Origin       string   `json:"origin,omitempty"` // a recorded example's row: what it was parsed from
+	Steps        []string `json:"steps"`            // the lines above, in order
+	PriceUSDHour float64  `json:"price_usd_hour"`   // as stored
 	PriceGPUHour float64  `json:"price_usd_gpu_hour"`
 }
 
@@ -94,6 +95,17 @@ func ExplainPrice(o Observation) PriceSteps {
 	p.PriceUSDHour, p.PriceGPUHour = o.PriceUSDHour, o.PriceUSDGPUHour
 	p.Steps = []string{"published  " + p.Published, "currency   " + p.FX, "per hour   " + p.USDPerHour,
 		"per GPU    " + p.USDGPUHour, "scope      " + p.Scope, "basis      " + p.Basis}
+	if o.Recorded() {
+		// "listed: the provider's published price" holds for the response's format;
+		// whether the figure is the provider's depends on what the response is.
+		p.Origin = "recorded example (examples/recorded/README.md), not today's price: " + map[string]string{
+			ProvenanceVerbatim:    "parsed from a verbatim capture of the provider's response",
+			ProvenanceRetyped:     "parsed from a page re-typed by hand from the provider's published one",
+			ProvenanceConstructed: "parsed from a response constructed in the provider's format; the figure may be illustrative, not the provider's",
+		}[o.Attrs[AttrProvenance]]
+		p.Origin = strings.TrimSuffix(p.Origin, ": ")
+		p.Steps = append(p.Steps, "origin     "+p.Origin)
+	}
 	return p
 }
 

@@ -34,4 +34,21 @@ func TestExplainPrice(t *testing.T) {
 	if s := strings.Join(ExplainPrice(gcp).Steps, "\n"); !strings.Contains(s, "gpu_only: the GPU alone") {
 		t.Errorf("gcp:\n%s", s)
 	}
+	if p := ExplainPrice(gcp); p.Origin != "" || strings.Contains(strings.Join(p.Steps, "\n"), "origin") {
+		t.Errorf("a live row explained with an origin: %+v", p)
+	}
+	// A recorded example's row says what its figure was parsed from: "listed" alone
+	// would present an illustrative figure as the provider's.
+	for kind, want := range map[string]string{
+		ProvenanceVerbatim:    "verbatim capture of the provider's response",
+		ProvenanceConstructed: "the figure may be illustrative, not the provider's",
+		"":                    "not today's price",
+	} {
+		rec := gcp
+		rec.Attrs = map[string]string{AttrOrigin: OriginRecorded, AttrProvenance: kind}
+		if p := ExplainPrice(rec); !strings.Contains(p.Origin, want) || !strings.HasPrefix(p.Steps[len(p.Steps)-1], "origin     recorded example") ||
+			strings.HasSuffix(p.Origin, ": ") {
+			t.Errorf("recorded %q: %+v", kind, p)
+		}
+	}
 }

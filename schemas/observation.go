@@ -194,6 +194,14 @@ const (
 // its values partly illustrative); see examples/recorded/README.md.
 const AttrProvenance = "provenance"
 
+// The values of AttrProvenance (archive.Entry.Provenance), from the most to the least
+// faithful.
+const (
+	ProvenanceVerbatim    = "verbatim"
+	ProvenanceRetyped     = "retyped"
+	ProvenanceConstructed = "constructed"
+)
+
 // Origin is the row's origin: OriginRecorded, or OriginLive for a row collected
 // from its provider (or imported).
 func (o Observation) Origin() string {

@@ -81,15 +81,15 @@ type Entry struct {
 const (
 	// ProvenanceVerbatim: a real response of the provider, as a public recording
 	// kept it (possibly cut to its GPU items), byte for byte.
-	ProvenanceVerbatim = "verbatim"
+	ProvenanceVerbatim = schemas.ProvenanceVerbatim
 	// ProvenanceRetyped: copied by hand from a page or response the provider
 	// published (its markup and values as published, possibly with slips), inside a
 	// page skeleton written for the fixture.
-	ProvenanceRetyped = "retyped"
+	ProvenanceRetyped = schemas.ProvenanceRetyped
 	// ProvenanceConstructed: built in the provider's real format from a real
 	// excerpt, with values that are partly or wholly illustrative: not the
 	// provider's prices.
-	ProvenanceConstructed = "constructed"
+	ProvenanceConstructed = schemas.ProvenanceConstructed
 )
 
 // SourceInfo is what a source ran with.
