@@ -342,7 +342,7 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 		"tokens":     {"USD_PER_1B_TOKENS", "H100-SXM-80GB"},
 		"history":    {"H100-SXM-80GB", "P50"},
 		"alerts":     {"cheap-h100", "started"},
-		"report":     {"H100-SXM-80GB on_demand: market price report", "Cheapest offer now", "Built from a recorded example, not from today's prices"},
+		"report":     {"H100-SXM-80GB on_demand: market price report", "Cheapest offer now", "Built from a recorded example, not from today's prices", "no figure here is a provider's price"},
 		"serve":      {"checked"},
 	}
 	for cmd, ws := range want {

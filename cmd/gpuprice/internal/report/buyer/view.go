@@ -130,7 +130,9 @@ func (r *Report) summary(s *Section) {
 	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
 		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the last runs of %s "+
-			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at.",
+			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
+			"Most of its responses are constructed in the providers' formats around real excerpts, with partly illustrative values "+
+			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
 	}
 	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, %d series-days.",
