@@ -171,7 +171,7 @@ func (b *Batcher) Close() (BatchStats, error) {
 func (b *Batcher) loop() {
 	defer close(b.out)
 	// A batch grows as rows come rather than being made whole up front: a store's
-	// batch (100,000 rows for DuckDB) is tens of megabytes of Observations, and each
+	// batch (a 122,880-row group for DuckDB) is tens of megabytes of Observations, and each
 	// source of a collection has its own batcher, most of them with a few hundred rows.
 	// A batch the writer is done with is filled again.
 	newBuf := func() []schemas.Observation {

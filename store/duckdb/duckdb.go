@@ -197,12 +197,21 @@ const rowsPerInsert = 200
 
 // WriteBatchSize is how many rows ingest should hand WriteObservations at once:
 // each write is one transaction that appends its rows and upserts them from there.
-func (s *Store) WriteBatchSize() int { return 100_000 }
+// It is one DuckDB row group (122,880 rows): a transaction that appends at least a
+// row group has its rows written to the file compressed, in row groups, and merged
+// into the table at commit; one that appends fewer has every row serialised into
+// the write-ahead log at commit and written again, compressed, by the checkpoint
+// that follows every 16 MB of log, which was most of an import of 15,000-row
+// batches (BENCHMARKS.md).
+func (s *Store) WriteBatchSize() int { return rowGroupSize }
+
+// rowGroupSize is DuckDB's default row group size (rows).
+const rowGroupSize = 122_880
 
 // WriteBatchBytes bounds a collection's batches by memory (store.BatchByteSizer):
 // 8 MiB of rows (about 6,000 AWS rows with their attrs), so that a collection of a
-// large source holds a few megabytes of rows, not the hundred megabytes of 100,000
-// of them. Imports batch by WriteBatchSize alone.
+// large source holds a few megabytes of rows, not the hundred megabytes of a row
+// group of them. Imports batch by WriteBatchSize alone.
 func (s *Store) WriteBatchBytes() int { return 8 << 20 }
 
 // obsStaged is the temporary table a write appends its rows to before they replace

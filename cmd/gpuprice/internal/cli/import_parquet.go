@@ -60,6 +60,14 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 		return err
 	}
 	runner.MigrateFirst = deferred
+	if a.cfg.Ingest.BatchBytes == 0 {
+		// An import's batches are bounded by rows alone (the store's WriteBatchSize):
+		// the byte bound is for collections, where many sources batch at once. DuckDB's
+		// 8 MiB would cut an import into 15,000-row writes, each logged row by row in
+		// its WAL and checkpointed every few writes, where its 122,880-row batch is
+		// written to the file as a compressed row group (BENCHMARKS.md).
+		runner.Batch.Bytes = -1
+	}
 	src := &ingest.CSVSource{
 		Open:   func() (io.ReadCloser, error) { return parquetio.OpenCSV(path) },
 		Origin: "file://" + filepath.ToSlash(path),
