@@ -11,9 +11,9 @@ import (
 
 var _ store.VolatilityStats = (*Store)(nil)
 
-// Volatilities computes every series' volatility figures on the server and reads
-// only them (one row per series): hourly bars from the per-day summaries of
-// volatility_days (dayVolatilities), daily bars with BarVolatilities.
+// Volatilities computes every series' volatility figures without reading its bars:
+// hourly bars from the per-day summaries of volatility_days (dayVolatilities),
+// daily bars on the server with BarVolatilities (one row per series).
 func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
@@ -95,7 +95,7 @@ func (s *Store) BarVolatilities(ctx context.Context, q store.BarQuery, end time.
 	var out []store.SeriesVolatility
 	for rows.Next() {
 		var (
-			v                    store.SeriesVolatility
+			v                    seriesVolatility
 			n, nr, changes       uint64
 			mr                   float64
 			stdRet, stdClose, dd float64
@@ -110,21 +110,30 @@ func (s *Store) BarVolatilities(ctx context.Context, q store.BarQuery, end time.
 		v.StdLogReturn = store.Finite(stdRet)
 		v.Annualised = v.StdLogReturn * store.AnnualFactor(q.Width)
 		v.CV = store.Finite(stdClose / v.Mean)
-		if v.Min > 0 {
-			v.Range = v.Max/v.Min - 1
-		}
-		v.MaxDrawdown = math.Max(dd, 0)
-		if below > 0 {
-			share := 0.0
-			if total > 0 {
-				share = float64(under) / float64(total)
-			}
-			v.ShareBelow = &share
-		}
-		out = append(out, v)
+		v.setRest(dd, below, under, total)
+		out = append(out, v.SeriesVolatility)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("volatility", err)
 	}
 	return out, nil
+}
+
+// seriesVolatility is a store.SeriesVolatility being filled in.
+type seriesVolatility struct{ store.SeriesVolatility }
+
+// setRest sets the range (from Max and Min), the drawdown (dd, at least 0) and,
+// with a threshold (below > 0), the share of the total hours under it.
+func (v *seriesVolatility) setRest(dd, below float64, under, total uint64) {
+	if v.Min > 0 {
+		v.Range = v.Max/v.Min - 1
+	}
+	v.MaxDrawdown = math.Max(dd, 0)
+	if below > 0 {
+		share := 0.0
+		if total > 0 {
+			share = float64(under) / float64(total)
+		}
+		v.ShareBelow = &share
+	}
 }
