@@ -453,8 +453,14 @@ func TestWebAppMarksRecorded(t *testing.T) {
 	if rows == 0 || badges != rows {
 		t.Errorf("board: %d of %d offers marked recorded", badges, rows)
 	}
-	if note := eval[string](t, ctx, `document.getElementById('recorded-note').textContent`); !strings.Contains(note, "not today's prices") {
+	// The example's constructed responses are counted apart (examples/recorded/manifest.json
+	// says which): their values are illustrative, and a constructed offer's time says so.
+	if note := eval[string](t, ctx, `document.getElementById('recorded-note').textContent`); !strings.Contains(note, "not today's prices") ||
+		!regexp.MustCompile(`\b[1-9][0-9]* of them come from responses constructed in the providers' formats`).MatchString(note) {
 		t.Errorf("board note: %q", note)
+	}
+	if n := eval[int](t, ctx, `[...document.querySelectorAll('#offers tbody tr td[title]')].filter((td) => td.title.includes('constructed response')).length`); n == 0 || n == rows {
+		t.Errorf("board: %d of %d offers titled as from a constructed response (the example has verbatim and re-typed ones too)", n, rows)
 	}
 	do(t, ctx, "open the spreads", chromedp.Navigate(base+"/spreads?gpu=H100-SXM-80GB&pricing=on_demand"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)), chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))

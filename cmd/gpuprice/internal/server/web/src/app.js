@@ -58,7 +58,7 @@ async function main() {
   }
   if (await recorded) {
     const note = el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' },
-      'This store holds a recorded example (loaded by gpuprice reparse): its prices keep the time they were recorded at and are not today\'s prices, nor is what is computed from them.');
+      'This store holds a recorded example (loaded by gpuprice reparse): its prices keep the time they were recorded at and are not today\'s prices, nor is what is computed from them; a recorded archive may hold responses constructed in the providers\' formats, whose values are partly illustrative (the price board counts them).');
     const h1 = root.querySelector('h1');
     if (h1) h1.after(note); else root.prepend(note);
   }

@@ -20,6 +20,8 @@ const PAGE = 500;
 
 /** recorded: a row loaded from a recorded example archive (gpuprice reparse examples/recorded), never a current price. */
 const recorded = (o) => (o.attrs && o.attrs.origin) === 'recorded';
+/** constructed: a recorded row parsed from a response built in the provider's format (examples/recorded/README.md): its value is partly illustrative, not the provider's price. */
+const constructed = (o) => recorded(o) && o.attrs.provenance === 'constructed';
 
 const key = {
   gpu: (o) => o.gpu,
@@ -76,10 +78,12 @@ export async function board(main) {
   const count = el('p', { class: 'count', role: 'status', 'aria-live': 'polite' });
   const tableBox = el('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Offers' });
   const nRecorded = all.filter(recorded).length;
+  const nConstructed = all.filter(constructed).length;
   status.replaceWith(
     el('p', { class: 'lead' }, 'The cheapest price of every offer still listed, in US dollars per GPU-hour. Pick a cell or a filter to narrow the table; the address bar keeps the view.'),
     nRecorded ? el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' },
-      `${nRecorded} of ${all.length} offers are recorded examples (loaded from a recorded archive, marked “recorded”, shown at the time they were recorded): they are not today's prices.`) : '',
+      `${nRecorded} of ${all.length} offers are recorded examples (loaded from a recorded archive, marked “recorded”, shown at the time they were recorded): they are not today's prices.` +
+      (nConstructed ? ` ${nConstructed} of them come from responses constructed in the providers' formats, whose values are partly illustrative: not any provider's price.` : '')) : '',
     el('section', { 'aria-labelledby': 'm-h' }, el('h2', { id: 'm-h' }, 'Cheapest by GPU and provider'), matrixKind, matrixBox),
     el('section', { 'aria-labelledby': 't-h' }, el('h2', { id: 't-h' }, 'Offers'), form, count, tableBox),
   );
@@ -184,7 +188,7 @@ export async function board(main) {
       el('td', {}, o.region, o.zone && o.zone !== o.region ? el('span', { class: 'muted' }, ' ' + o.zone) : ''),
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
-      el('td', { class: 'n', title: when(o.observed_at) + (recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
+      el('td', { class: 'n', title: when(o.observed_at) + (constructed(o) ? ' (recorded example from a constructed response: an illustrative value, not a provider\'s price)' : recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
         recorded(o) ? el('span', { class: 'badge recorded' }, ' recorded') : ''),
     )));
     const table = el('table', { id: 'offers', class: 'offers' }, el('caption', { class: 'sr-only' }, 'Offers matching the filters'), el('thead', {}, head), body);
