@@ -75,50 +75,74 @@ func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 // order (by day, then the series in the order of bars), after size with an upper
 // bound of their number. p (with its Bar) is valid only during the call.
 func eachDayPrice(bars []store.Bar, from, to time.Time, size func(int), yield func(p *DayPrice)) {
-	from, to = from.UTC().Truncate(store.Daily), to.UTC()
 	series := SplitSeries(bars)
+	keys := make([]string, len(series))
+	for n, s := range series {
+		keys[n] = s[0].SeriesKey()
+	}
+	var p DayPrice
+	layDays(series, func(n int) string { return series[n][0].Provider },
+		func(b *store.Bar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to, size,
+		func(d time.Time, n, i int, seen time.Time) {
+			b := &series[n][i]
+			p = DayPrice{Day: d, Series: keys[n], Bar: *b, Price: b.Close, LastSeen: seen}
+			yield(&p)
+		})
+}
+
+// layDays lays series of daily bars (each by start; store.Bar or the compact
+// store.CloseBar, read by times: a bar's start and last sighting) on the days
+// [from, to): it calls yield(d, n, i, seen) for each day d and each series n with
+// a price that day, i its bar in force and seen the series' last sighting, by day
+// then series, after size with an upper bound of their number. provider is the
+// provider of series n. Every day-price figure is laid out here, whatever the form
+// of its bars.
+func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time),
+	from, to time.Time, size func(int), yield func(d time.Time, n, i int, seen time.Time)) {
+	from, to = from.UTC().Truncate(store.Daily), to.UTC()
 	seen := make([]time.Time, len(series))
 	newest := map[string]time.Time{}
-	for i, s := range series {
-		for _, b := range s {
-			if b.LastObservedAt.After(seen[i]) {
-				seen[i] = b.LastObservedAt
+	for n, s := range series {
+		for i := range s {
+			if _, t := times(&s[i]); t.After(seen[n]) {
+				seen[n] = t
 			}
 		}
-		if p := s[0].Provider; seen[i].After(newest[p]) {
-			newest[p] = seen[i]
+		if p := provider(n); seen[n].After(newest[p]) {
+			newest[p] = seen[n]
 		}
 	}
 	// Day by day, the series in their order (what a stable sort by day of each
 	// series' prices in turn gives, without moving the large DayPrice values).
 	ends := make([]time.Time, len(series))
 	at := make([]int, len(series)) // per series, its bar in force; −1 before its first
-	keys := make([]string, len(series))
 	for n, s := range series {
-		ends[n] = PriceEnd(s[len(s)-1], seen[n], newest[s[0].Provider])
-		at[n], keys[n] = -1, s[0].SeriesKey()
+		last, _ := times(&s[len(s)-1])
+		ends[n] = PriceEnd(store.Bar{Start: last}, seen[n], newest[provider(n)])
+		at[n] = -1
 	}
 	days := 0
 	for d := from; d.Before(to); d = d.Add(store.Daily) {
 		days++
 	}
 	size(days * len(series))
-	var p DayPrice
 	for d := from; d.Before(to); d = d.Add(store.Daily) {
 		for n, s := range series {
 			if !ends[n].IsZero() && !d.Before(ends[n]) {
 				continue
 			}
 			i := at[n]
-			for i+1 < len(s) && !s[i+1].Start.After(d) {
+			for i+1 < len(s) {
+				if next, _ := times(&s[i+1]); next.After(d) {
+					break
+				}
 				i++
 			}
 			if i < 0 {
 				continue
 			}
 			at[n] = i
-			p = DayPrice{Day: d, Series: keys[n], Bar: s[i], Price: s[i].Close, LastSeen: seen[n]}
-			yield(&p)
+			yield(d, n, i, seen[n])
 		}
 	}
 }
@@ -151,21 +175,30 @@ func PriceEnd(last store.Bar, seen, newest time.Time) time.Time {
 // GPU priced apart from its VM). Bars rolled up before schema version 5 carry ""
 // for both and count as listed instance prices.
 func Comparable(b store.Bar) bool {
-	return schemas.BasisOf(b.PriceBasis) == schemas.BasisListed && schemas.ScopeOf(b.PriceScope) == schemas.ScopeInstance
+	return listedInstance(b.PriceScope, b.PriceBasis)
+}
+
+func listedInstance(scope, basis string) bool {
+	return schemas.BasisOf(basis) == schemas.BasisListed && schemas.ScopeOf(scope) == schemas.ScopeInstance
 }
 
 // ComparableBars keeps the bars Comparable accepts, in order.
 func ComparableBars(bars []store.Bar) []store.Bar {
-	for i, b := range bars {
-		if !Comparable(b) {
-			out := append(make([]store.Bar, 0, len(bars)), bars[:i]...)
-			for _, b := range bars[i+1:] {
-				if Comparable(b) {
-					out = append(out, b)
+	return keep(bars, func(b *store.Bar) bool { return listedInstance(b.PriceScope, b.PriceBasis) })
+}
+
+// keep returns the elements ok accepts, in order: xs itself when it accepts all.
+func keep[T any](xs []T, ok func(*T) bool) []T {
+	for i := range xs {
+		if !ok(&xs[i]) {
+			out := append(make([]T, 0, len(xs)), xs[:i]...)
+			for j := i + 1; j < len(xs); j++ {
+				if ok(&xs[j]) {
+					out = append(out, xs[j])
 				}
 			}
 			return out
 		}
 	}
-	return bars
+	return xs
 }

@@ -154,9 +154,10 @@ func TestDailyPricesComparableOnly(t *testing.T) {
 }
 
 // TestSpreadsOfBars checks that the spreads counted as the day prices are laid
-// (SpreadsOfBars) are those of the day prices DailyPrices returns: tiers, GPUs and
-// pricing kinds mixed, a withdrawn series, a price carried in from before the
-// window, derived and GPU-only bars left out.
+// (SpreadsOfBars, and SpreadsOfCloses from the same bars in their compact form)
+// are those of the day prices DailyPrices returns: tiers, GPUs and pricing kinds
+// mixed, a withdrawn series, a price carried in from before the window, derived
+// and GPU-only bars left out.
 func TestSpreadsOfBars(t *testing.T) {
 	tiers := []string{schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace}
 	var bars []store.Bar
@@ -187,6 +188,9 @@ func TestSpreadsOfBars(t *testing.T) {
 	got := SpreadsOfBars(bars, day(0).Add(5*time.Hour), day(7))
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("SpreadsOfBars:\n got %+v\nwant %+v", got, want)
+	}
+	if got := SpreadsOfCloses(store.ClosesOfBars(bars), day(0).Add(5*time.Hour), day(7)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("SpreadsOfCloses:\n got %+v\nwant %+v", got, want)
 	}
 	ratios := 0
 	for _, d := range got {

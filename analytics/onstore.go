@@ -14,10 +14,19 @@ func dayBars(ctx context.Context, r store.Rollups, f store.Filter) ([]store.Bar,
 // SpreadsOf returns the daily tier spreads of the series f selects over the days
 // [f.Since, f.Until), as Spreads(DailyPrices(bars, f.Since, f.Until)) computes
 // them from the daily bars with carry-in: on the store when it can
-// (store.DayPriceStats: only the spreads are read), else from the bars read.
+// (store.DayPriceStats: only the spreads are read), else from the bars read, in
+// their compact form when the store has one (store.DayCloses: what day prices
+// need of each bar, not every figure).
 func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDay, error) {
 	if s, ok := r.(store.DayPriceStats); ok && !f.Since.IsZero() && !f.Until.IsZero() {
 		return s.Spreads(ctx, f)
+	}
+	if c, ok := r.(store.DayCloses); ok {
+		series, err := c.DayCloses(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		return SpreadsOfCloses(series, f.Since, f.Until), nil
 	}
 	bars, err := dayBars(ctx, r, f)
 	if err != nil {

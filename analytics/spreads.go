@@ -38,7 +38,8 @@ type SpreadSummary struct {
 func Spreads(prices []DayPrice) []SpreadDay {
 	acc := spreadAcc{}
 	for i := range prices {
-		acc.add(&prices[i])
+		p := &prices[i]
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price)
 	}
 	return acc.days()
 }
@@ -47,7 +48,33 @@ func Spreads(prices []DayPrice) []SpreadDay {
 // prices: each is counted as DailyPrices lays it.
 func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
 	acc := spreadAcc{}
-	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, acc.add)
+	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, func(p *DayPrice) {
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price)
+	})
+	return acc.days()
+}
+
+// SpreadsOfCloses is SpreadsOfBars over daily bars in the compact form a store
+// returns them (store.DayCloses; the same bars give the same spreads): each series'
+// comparable bars laid on the days as DailyPrices lays them.
+func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDay {
+	runs := make([][]store.CloseBar, 0, len(series))
+	of := make([]*store.SeriesCloses, 0, len(series))
+	for i := range series {
+		s := &series[i]
+		if bars := keep(s.Bars, func(b *store.CloseBar) bool {
+			return listedInstance(b.Attrs.PriceScope, b.Attrs.PriceBasis)
+		}); len(bars) > 0 {
+			runs, of = append(runs, bars), append(of, s)
+		}
+	}
+	acc := spreadAcc{}
+	layDays(runs, func(n int) string { return of[n].Provider },
+		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to, func(int) {},
+		func(d time.Time, n, i int, _ time.Time) {
+			b := &runs[n][i]
+			acc.add(b.Attrs.GPU, of[n].Pricing, b.Attrs.Tier, d, b.Close)
+		})
 	return acc.days()
 }
 
@@ -62,20 +89,21 @@ type (
 	spreadAcc   map[spreadKey]*spreadTiers
 )
 
-func (acc spreadAcc) add(p *DayPrice) {
-	k := spreadKey{p.Bar.GPU, p.Bar.Pricing, p.Day.Unix()}
+// add counts the day price of a series of gpu, pricing kind and tier on day.
+func (acc spreadAcc) add(gpu, pricing, tier string, day time.Time, price float64) {
+	k := spreadKey{gpu, pricing, day.Unix()}
 	t := acc[k]
 	if t == nil {
 		t = &spreadTiers{}
 		acc[k] = t
 	}
-	switch p.Bar.Tier {
+	switch tier {
 	case schemas.TierHyperscaler:
-		t.h = append(t.h, p.Price)
+		t.h = append(t.h, price)
 	case schemas.TierSpecialist:
-		t.s = append(t.s, p.Price)
+		t.s = append(t.s, price)
 	case schemas.TierMarketplace:
-		t.m = append(t.m, p.Price)
+		t.m = append(t.m, price)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -111,4 +112,57 @@ type HistoryDay struct {
 type DayPriceStats interface {
 	Spreads(ctx context.Context, f Filter) ([]SpreadDay, error)
 	History(ctx context.Context, f Filter, gpu, pricing string, cheapest int) (History, error)
+}
+
+// DayCloses is the optional ability of a store to return daily bars in the compact
+// form day prices read (analytics.SpreadsOf): of each bar only its start, close,
+// last sighting and attributes, the series' names once. It returns the bars Bars
+// returns for BarQuery{Filter: f, Width: Daily, CarryIn: true}, by series in
+// Bars' order, each series' bars by start (the carried-in bar first).
+type DayCloses interface {
+	DayCloses(ctx context.Context, f Filter) ([]SeriesCloses, error)
+}
+
+// SeriesCloses is the daily bars of one series as DayCloses returns them.
+type SeriesCloses struct {
+	Provider, SKU, Region, Zone, Pricing string
+	Bars                                 []CloseBar
+}
+
+// CloseBar is a daily bar as day prices read it: the fields of Bar of the same
+// names, its attributes shared with the other bars that have them.
+type CloseBar struct {
+	Start          time.Time
+	Close          float64
+	LastObservedAt time.Time
+	Attrs          *BarAttrs
+}
+
+// BarAttrs are a bar's attributes beside its series (Bar's fields of the same names).
+type BarAttrs struct {
+	GPU, Tier, Interconnect, PriceScope, PriceBasis string
+}
+
+// ClosesOfBars is bars (by series then start, as Bars returns them) in the form
+// DayCloses returns.
+func ClosesOfBars(bars []Bar) []SeriesCloses {
+	var out []SeriesCloses
+	closes := make([]CloseBar, len(bars)) // every series' bars, one allocation
+	for i, b := range bars {
+		n := len(out)
+		if n == 0 || out[n-1].Provider != b.Provider || out[n-1].SKU != b.SKU || out[n-1].Region != b.Region ||
+			out[n-1].Zone != b.Zone || out[n-1].Pricing != b.Pricing {
+			out = append(out, SeriesCloses{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
+				Pricing: b.Pricing, Bars: closes[i:i:len(closes)]})
+			n++
+		}
+		s := &out[n-1]
+		s.Bars = append(s.Bars, CloseBar{Start: b.Start, Close: b.Close, LastObservedAt: b.LastObservedAt,
+			Attrs: &BarAttrs{GPU: b.GPU, Tier: b.Tier, Interconnect: b.Interconnect, PriceScope: b.PriceScope,
+				PriceBasis: b.PriceBasis}})
+	}
+	for i := range out {
+		out[i].Bars = slices.Clip(out[i].Bars) // an append must not reach the next series'
+	}
+	return out
 }

@@ -131,7 +131,8 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 		}
 	})
 	// Spreads and history as the commands compute them (analytics.SpreadsOf and
-	// HistoryFor: daily bars through day_series, day prices in Go), against the same
+	// HistoryFor: daily bars through day_series, in their compact form for spreads,
+	// day prices in Go), against the same
 	// from the bars table alone (TableBars: every carried-in bar looked for in all
 	// history before the window), what they did before day_series.
 	cs := st.(*clickhouse.Store)
@@ -143,6 +144,17 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 				b.Fatal(err)
 			}
 			analytics.SummariseSpreads(days)
+		}
+	})
+	// What Spreads30d did before the compact daily bars (store.DayCloses): every
+	// figure of every daily bar read and laid out as store.Bar values.
+	b.Run("Spreads30dBars", func(b *testing.B) {
+		for b.Loop() {
+			bars, err := r.Bars(ctx, store.BarQuery{Filter: window, Width: store.Daily, CarryIn: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			analytics.SummariseSpreads(analytics.SpreadsOfBars(bars, since, end))
 		}
 	})
 	b.Run("Spreads30dFromTable", func(b *testing.B) {

@@ -70,13 +70,17 @@ func (s *Store) hourlyCarry(ctx context.Context, q store.BarQuery, window func()
 		carried, err := s.carryBars(ctx, q, nil)
 		return win, carried, paths, err
 	}
+	need, err := s.carryCandidates(ctx, q, states, func(_ uint64, st *daySeries) bool {
+		_, ok := carried[st.key]
+		return ok
+	})
+	if err != nil {
+		return nil, nil, paths, err
+	}
 	var stopped, deep []uint64
 	var from time.Time
-	for id, st := range states {
-		if _, ok := carried[st.key]; ok || !st.mayCarry(q) {
-			continue
-		}
-		if l := st.last.Start; !l.IsZero() && l.Before(lo) {
+	for _, id := range need {
+		if l := states[id].last.Start; !l.IsZero() && l.Before(lo) {
 			stopped = append(stopped, id)
 			if from.IsZero() || l.Before(from) {
 				from = l
@@ -118,18 +122,4 @@ func (s *Store) hourlyCarry(ctx context.Context, q store.BarQuery, window func()
 type carryPaths struct {
 	recent, stopped, deep int
 	whole                 bool
-}
-
-// mayCarry reports whether the series can have a bar to carry into q's window:
-// its first bar is before the window and some bar of it had q's GPU and tier.
-func (st *daySeries) mayCarry(q store.BarQuery) bool {
-	if !st.first.Before(q.Since) {
-		return false
-	}
-	gpu, tier := q.GPU == "", q.Tier == ""
-	for _, a := range st.attrs {
-		gpu = gpu || a.gpu == q.GPU
-		tier = tier || a.tier == q.Tier
-	}
-	return gpu && tier
 }

@@ -193,10 +193,13 @@ type series struct {
 	bars []store.Bar
 }
 
-func (sr *series) less(o *series) bool {
-	for i := range sr.key {
-		if sr.key[i] != o.key[i] {
-			return sr.key[i] < o.key[i]
+func (sr *series) less(o *series) bool { return keyLess(&sr.key, &o.key) }
+
+// keyLess orders series keys column by column.
+func keyLess(a, b *[5]string) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
 		}
 	}
 	return false

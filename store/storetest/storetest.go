@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("RollupLastObserved", s.rollupLastObserved)
 	t.Run("Volatility", s.volatility)
 	t.Run("DayPriceStats", s.dayPriceStats)
+	t.Run("DayCloses", s.dayCloses)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)

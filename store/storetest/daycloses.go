@@ -1,0 +1,99 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// dayCloses checks a store's compact daily bars (store.DayCloses) against the
+// daily bars the same store returns (Bars with carry-in, in the compact form:
+// store.ClosesOfBars), bar for bar, and the spreads analytics.SpreadsOf computes
+// from them against analytics.Spreads(analytics.DailyPrices(bars)), exactly, on the
+// day-price data plus a series with bars on both sides of a long gap, for windows
+// whose carried-in bar comes from the days just before, from long before (the
+// gap), from a withdrawn series' last bar, or does not exist. Stores without
+// DayCloses are skipped.
+func (s *suite) dayCloses(t *testing.T) {
+	st := s.fresh(t)
+	dc, ok := st.(store.DayCloses)
+	if !ok {
+		t.Skipf("%T returns no compact daily bars", st)
+	}
+	DayPriceData(t, st)
+	day := func(d int) time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
+	// A series priced on 2025-02-03 and again from 2025-03-04 on: a window opening
+	// between carries the first bar in from long before it (neither from the days
+	// read before the window nor from its last bar, which is later).
+	var gap []schemas.Observation
+	for _, d := range []int{2, 31, 34, 41} {
+		at := day(d).Add(5 * time.Hour)
+		gap = append(gap, h100("lambda", schemas.TierSpecialist, "gap-2", at, at, 2+float64(d)/100))
+	}
+	write(t, st, gap)
+	rollup(t, st, day(2), day(42))
+	windows := [][2]time.Time{
+		{day(20), day(50)},                    // carried in from the days before; the gap
+		{day(30).Add(7 * time.Hour), day(33)}, // mid-day; the rewritten day
+		{day(45), day(50)},                    // withdrawn series: their last bar
+		{day(60), day(90)},                    // after every bar
+		{day(-200), day(-190)},                // nothing
+	}
+	filters := []store.Filter{{}, {GPU: "H100-SXM-80GB"}, {Pricing: schemas.OnDemand}, {Tier: schemas.TierSpecialist},
+		{Tier: schemas.TierHyperscaler}, {GPU: "A100-SXM-80GB", Region: "region-1"}, {Provider: "lambda"},
+		{GPU: "H100-SXM-80GB", Tier: schemas.TierSpecialist}}
+	spreads := 0
+	for _, w := range windows {
+		for _, f := range filters {
+			f.Since, f.Until = w[0], w[1]
+			bars := bars(t, st, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
+			got, err := dc.DayCloses(ctx(t), f)
+			if err != nil {
+				t.Fatalf("DayCloses %+v: %v", f, err)
+			}
+			if d := closesDiff(got, store.ClosesOfBars(bars)); d != "" {
+				t.Fatalf("DayCloses %+v: %s", f, d)
+			}
+			days, err := analytics.SpreadsOf(ctx(t), st.(store.Rollups), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := analytics.Spreads(analytics.DailyPrices(bars, f.Since, f.Until)); !reflect.DeepEqual(days, want) {
+				t.Fatalf("SpreadsOf %+v: %s", f, spreadsDiff(days, want))
+			}
+			spreads += len(days)
+		}
+	}
+	if spreads < 100 {
+		t.Fatalf("%d spread days: the data reaches too little", spreads)
+	}
+}
+
+// closesDiff describes the first difference between two compact bar lists ("" when
+// equal: the same series, bars and attributes, times in UTC).
+func closesDiff(got, want []store.SeriesCloses) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d series, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		gk := [5]string{g.Provider, g.SKU, g.Region, g.Zone, g.Pricing}
+		if wk := [5]string{w.Provider, w.SKU, w.Region, w.Zone, w.Pricing}; gk != wk || len(g.Bars) != len(w.Bars) {
+			return fmt.Sprintf("series %d: %v with %d bars, want %v with %d", i, gk, len(g.Bars), wk, len(w.Bars))
+		}
+		for j := range g.Bars {
+			gb, wb := g.Bars[j], w.Bars[j]
+			if !gb.Start.Equal(wb.Start) || gb.Start.Location() != time.UTC || gb.Close != wb.Close ||
+				!gb.LastObservedAt.Equal(wb.LastObservedAt) || gb.LastObservedAt.Location() != time.UTC ||
+				*gb.Attrs != *wb.Attrs {
+				return fmt.Sprintf("%v bar %d:\n got  %+v %+v\n want %+v %+v", gk, j, gb, *gb.Attrs, wb, *wb.Attrs)
+			}
+		}
+	}
+	return ""
+}
