@@ -82,8 +82,9 @@ func eachDayPrice(bars []store.Bar, from, to time.Time, size func(int), yield fu
 	}
 	var p DayPrice
 	layDays(series, func(n int) string { return series[n][0].Provider },
-		func(b *store.Bar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to, size,
-		func(d time.Time, n, i int, seen time.Time) {
+		func(b *store.Bar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to,
+		func(days int) { size(days * len(series)) },
+		func(d time.Time, _, n, i int, seen time.Time) {
 			b := &series[n][i]
 			p = DayPrice{Day: d, Series: keys[n], Bar: *b, Price: b.Close, LastSeen: seen}
 			yield(&p)
@@ -92,13 +93,13 @@ func eachDayPrice(bars []store.Bar, from, to time.Time, size func(int), yield fu
 
 // layDays lays series of daily bars (each by start; store.Bar or the compact
 // store.CloseBar, read by times: a bar's start and last sighting) on the days
-// [from, to): it calls yield(d, n, i, seen) for each day d and each series n with
-// a price that day, i its bar in force and seen the series' last sighting, by day
-// then series, after size with an upper bound of their number. provider is the
-// provider of series n. Every day-price figure is laid out here, whatever the form
-// of its bars.
+// [from, to): it calls yield(d, day, n, i, seen) for each day d (the day-th of
+// the window, from 0) and each series n with a price that day, i its bar in force
+// and seen the series' last sighting, by day then series, after size with the
+// number of days. provider is the provider of series n. Every day-price figure is
+// laid out here, whatever the form of its bars.
 func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time),
-	from, to time.Time, size func(int), yield func(d time.Time, n, i int, seen time.Time)) {
+	from, to time.Time, size func(days int), yield func(d time.Time, day, n, i int, seen time.Time)) {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
 	seen := make([]time.Time, len(series))
 	newest := map[string]time.Time{}
@@ -125,8 +126,8 @@ func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (s
 	for d := from; d.Before(to); d = d.Add(store.Daily) {
 		days++
 	}
-	size(days * len(series))
-	for d := from; d.Before(to); d = d.Add(store.Daily) {
+	size(days)
+	for day, d := 0, from; d.Before(to); day, d = day+1, d.Add(store.Daily) {
 		for n, s := range series {
 			if !ends[n].IsZero() && !d.Before(ends[n]) {
 				continue
@@ -142,7 +143,7 @@ func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (s
 				continue
 			}
 			at[n] = i
-			yield(d, n, i, seen[n])
+			yield(d, day, n, i, seen[n])
 		}
 	}
 }

@@ -68,12 +68,35 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 			runs, of = append(runs, bars), append(of, s)
 		}
 	}
+	// Each series' group (GPU and pricing kind) is looked up when its bars'
+	// attributes change, and each group's tiers kept per day: no hashing of strings
+	// per day price.
+	type group struct{ gpu, pricing string }
+	groups := map[group]int{}
+	var byDay [][]*spreadTiers // per group, per day of the window
+	attrs, groupOf := make([]*store.BarAttrs, len(runs)), make([]int, len(runs))
+	days := 0
 	acc := spreadAcc{}
 	layDays(runs, func(n int) string { return of[n].Provider },
-		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to, func(int) {},
-		func(d time.Time, n, i int, _ time.Time) {
+		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to,
+		func(n int) { days = n },
+		func(d time.Time, day, n, i int, _ time.Time) {
 			b := &runs[n][i]
-			acc.add(b.Attrs.GPU, of[n].Pricing, b.Attrs.Tier, d, b.Close)
+			if b.Attrs != attrs[n] {
+				k := group{b.Attrs.GPU, of[n].Pricing}
+				g, ok := groups[k]
+				if !ok {
+					g = len(byDay)
+					groups[k], byDay = g, append(byDay, make([]*spreadTiers, days))
+				}
+				attrs[n], groupOf[n] = b.Attrs, g
+			}
+			t := byDay[groupOf[n]][day]
+			if t == nil {
+				t = acc.tiers(b.Attrs.GPU, of[n].Pricing, d)
+				byDay[groupOf[n]][day] = t
+			}
+			t.add(b.Attrs.Tier, b.Close)
 		})
 	return acc.days()
 }
@@ -91,12 +114,22 @@ type (
 
 // add counts the day price of a series of gpu, pricing kind and tier on day.
 func (acc spreadAcc) add(gpu, pricing, tier string, day time.Time, price float64) {
+	acc.tiers(gpu, pricing, day).add(tier, price)
+}
+
+// tiers returns the day prices of gpu and pricing kind on day, by tier.
+func (acc spreadAcc) tiers(gpu, pricing string, day time.Time) *spreadTiers {
 	k := spreadKey{gpu, pricing, day.Unix()}
 	t := acc[k]
 	if t == nil {
 		t = &spreadTiers{}
 		acc[k] = t
 	}
+	return t
+}
+
+// add counts a day price of a series of tier.
+func (t *spreadTiers) add(tier string, price float64) {
 	switch tier {
 	case schemas.TierHyperscaler:
 		t.h = append(t.h, price)
@@ -111,7 +144,8 @@ func (acc spreadAcc) days() []SpreadDay {
 	out := make([]SpreadDay, 0, len(acc))
 	for k, t := range acc {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
-			Hyperscaler: Opt(Round(Median(t.h), 9)), Specialist: Opt(Round(Median(t.s), 9)), Marketplace: Opt(Round(Median(t.m), 9)),
+			Hyperscaler: Opt(Round(medianInPlace(t.h), 9)), Specialist: Opt(Round(medianInPlace(t.s), 9)),
+			Marketplace:  Opt(Round(medianInPlace(t.m), 9)),
 			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m)}
 		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
 			r := *d.Hyperscaler / *d.Specialist

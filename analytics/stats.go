@@ -8,7 +8,7 @@ package analytics
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // Percentile returns the p-th quantile (0 ≤ p ≤ 1) of xs by linear interpolation
@@ -20,8 +20,14 @@ func Percentile(xs []float64, p float64) float64 {
 		return math.NaN()
 	}
 	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
+	slices.Sort(s)
 	return percentileSorted(s, p)
+}
+
+// medianInPlace is Median(xs), sorting xs.
+func medianInPlace(xs []float64) float64 {
+	slices.Sort(xs)
+	return percentileSorted(xs, 0.5)
 }
 
 func percentileSorted(s []float64, p float64) float64 {

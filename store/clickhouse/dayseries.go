@@ -192,12 +192,34 @@ func (s *Store) carryCandidates(ctx context.Context, q store.BarQuery, states ma
 // dailyRow is one stored daily bar as readDays reads it: numbers only, open, high,
 // low, mean and count only when every figure is read.
 type dailyRow struct {
-	attrs                        uint64
-	start                        uint32
-	version                      uint64
+	a                            *store.BarAttrs // attrs' names, once looked up
+	attrs, version               uint64
 	open, high, low, close, mean float64
 	count                        uint64
-	seen                         uint32
+	start, seen                  uint32
+}
+
+// sortRows orders rows by start then version. A series' rows come in a few runs,
+// each in order (one per part the server read; parts are read in parallel), so an
+// insertion sort moves few of them; a long series is sorted as any slice.
+func sortRows(rs []dailyRow) {
+	less := func(a, b *dailyRow) bool { return a.start < b.start || a.start == b.start && a.version < b.version }
+	if len(rs) > 64 {
+		slices.SortFunc(rs, func(a, b dailyRow) int {
+			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.version, b.version))
+		})
+		return
+	}
+	for i := 1; i < len(rs); i++ {
+		if !less(&rs[i], &rs[i-1]) {
+			continue
+		}
+		r, j := rs[i], i
+		for ; j > 0 && less(&r, &rs[j-1]); j-- {
+			rs[j] = rs[j-1]
+		}
+		rs[j] = r
+	}
 }
 
 // dayRead is the daily bars of one series read for a window: the window's bars
@@ -213,7 +235,7 @@ type dayRead struct {
 
 // bar is row of the series as a Bar.
 func (r *dayRead) bar(row *dailyRow) store.Bar {
-	a, k := r.st.attrs[row.attrs], &r.st.key
+	a, k := row.a, &r.st.key
 	return store.Bar{Provider: k[0], SKU: k[1], Region: k[2], Zone: k[3], Pricing: k[4],
 		Start: time.Unix(int64(row.start), 0).UTC(), GPU: a.GPU, Tier: a.Tier, Interconnect: a.Interconnect,
 		PriceScope: a.PriceScope, PriceBasis: a.PriceBasis, Open: row.open, High: row.high, Low: row.low,
@@ -280,14 +302,14 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 		sc := store.SeriesCloses{Provider: k[0], SKU: k[1], Region: k[2], Zone: k[3], Pricing: k[4],
 			Bars: backing[len(backing):len(backing)]}
 		if r.pre.start != 0 {
-			sc.Bars = append(sc.Bars, closeOf(&r.pre, r.st))
+			sc.Bars = append(sc.Bars, r.pre.closeBar())
 		} else if b := r.carry; b != nil {
 			sc.Bars = append(sc.Bars, store.CloseBar{Start: b.Start, Close: b.Close, LastObservedAt: b.LastObservedAt,
 				Attrs: &store.BarAttrs{GPU: b.GPU, Tier: b.Tier, Interconnect: b.Interconnect, PriceScope: b.PriceScope,
 					PriceBasis: b.PriceBasis}})
 		}
 		for j := range r.rows {
-			sc.Bars = append(sc.Bars, closeOf(&r.rows[j], r.st))
+			sc.Bars = append(sc.Bars, r.rows[j].closeBar())
 		}
 		if len(sc.Bars) > 0 {
 			backing = backing[:len(backing)+len(sc.Bars)]
@@ -298,10 +320,10 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 	return out, nil
 }
 
-// closeOf is row of series st as a CloseBar.
-func closeOf(row *dailyRow, st *daySeries) store.CloseBar {
+// closeBar is the row as a CloseBar.
+func (row *dailyRow) closeBar() store.CloseBar {
 	return store.CloseBar{Start: time.Unix(int64(row.start), 0).UTC(), Close: row.close,
-		LastObservedAt: unixOrZero(int64(row.seen)), Attrs: st.attrs[row.attrs]}
+		LastObservedAt: unixOrZero(int64(row.seen)), Attrs: row.a}
 }
 
 // readDays reads the daily bars q selects per series, reading no string per bar
@@ -336,14 +358,18 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 		lo = q.Since.Add(-carryLookback)
 	}
 	where, args := barConds(q, lo, q.Until)
+	// Each series' rows in a slice of their own, sized for a bar a day: one
+	// allocation per series, none of the large moves of one growing slice.
+	perSeries := 8
+	if !lo.IsZero() && !q.Until.IsZero() && q.Until.After(lo) {
+		perSeries = int(min(q.Until.Sub(lo)/store.Daily+2, 400))
+	}
 	var (
 		id     uint64 // one pair for every row: Scan's pointers would move a pair per row to the heap
 		r      dailyRow
-		slot   = map[uint64]int{} // series_id → its index in sids
+		slot   = map[uint64]int{} // series_id → its index in sids and bySeries
 		sids   []uint64
-		counts []int
-		of     []int // per row, its series' index
-		all    []dailyRow
+		series [][]dailyRow
 	)
 	cols := "close, toUInt32(last_observed_at)"
 	dest := []any{&id, &r.attrs, &r.start, &r.version, &r.close, &r.seen}
@@ -367,10 +393,9 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 		k, ok := slot[id]
 		if !ok {
 			k = len(sids)
-			slot[id], sids, counts = k, append(sids, id), append(counts, 0)
+			slot[id], sids, series = k, append(sids, id), append(series, make([]dailyRow, 0, perSeries))
 		}
-		counts[k]++
-		all, of = append(all, r), append(of, k)
+		series[k] = append(series[k], r)
 	}
 	rows.Close()
 	got := <-stateCh
@@ -380,20 +405,6 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 	if got.err != nil || !got.ok {
 		return nil, 0, false, got.err
 	}
-	// The rows by series (counted, then placed), each series' by start and version.
-	bounds := make([]int, len(sids)+1)
-	for k, c := range counts {
-		bounds[k+1] = bounds[k] + c
-	}
-	next := slices.Clone(bounds[:len(sids)])
-	grouped := make([]dailyRow, len(all))
-	for i, k := range of {
-		grouped[next[k]] = all[i]
-		next[k]++
-	}
-	byStart := func(a, b dailyRow) int {
-		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.version, b.version))
-	}
 	states := got.states
 	since := uint32(clampTime(q.Since).Unix())
 	at := make(map[uint64]int, len(sids)) // series_id → its read
@@ -402,10 +413,8 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 		if st == nil {
 			return nil, 0, false, nil // written after the states were read
 		}
-		rs, d := grouped[bounds[k]:bounds[k+1]], dayRead{st: st}
-		if !slices.IsSortedFunc(rs, byStart) {
-			slices.SortFunc(rs, byStart)
-		}
+		rs, d := series[k], dayRead{st: st}
+		sortRows(rs)
 		// The last version of each start, of the tier asked, kept in place.
 		w := rs[:0]
 		for j := range rs {
@@ -416,6 +425,7 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 			if !ok {
 				return nil, 0, false, nil
 			}
+			rs[j].a = a
 			if q.Tier != "" && a.Tier != q.Tier {
 				continue
 			}
