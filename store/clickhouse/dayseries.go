@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/gpuprice/gpuprice/store"
@@ -293,11 +292,14 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 		return store.ClosesOfBars(bars), nil
 	}
 	// By series, as flatten orders Bars.
-	sort.Slice(reads, func(i, j int) bool { return keyLess(&reads[i].st.key, &reads[j].st.key) })
+	order := make([]*dayRead, len(reads))
+	for i := range reads {
+		order[i] = &reads[i]
+	}
+	slices.SortFunc(order, func(a, b *dayRead) int { return keyCompare(&a.st.key, &b.st.key) })
 	out := make([]store.SeriesCloses, 0, len(reads))
 	backing := make([]store.CloseBar, 0, n)
-	for i := range reads {
-		r := &reads[i]
+	for _, r := range order {
 		k := &r.st.key
 		sc := store.SeriesCloses{Provider: k[0], SKU: k[1], Region: k[2], Zone: k[3], Pricing: k[4],
 			Bars: backing[len(backing):len(backing)]}
@@ -367,9 +369,11 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 	var (
 		id     uint64 // one pair for every row: Scan's pointers would move a pair per row to the heap
 		r      dailyRow
-		slot   = map[uint64]int{} // series_id → its index in sids and bySeries
+		slot   = map[uint64]int{} // series_id → its index in sids and series
 		sids   []uint64
 		series [][]dailyRow
+		last   uint64 // the series of the previous row, at its index cur
+		cur    int
 	)
 	cols := "close, toUInt32(last_observed_at)"
 	dest := []any{&id, &r.attrs, &r.start, &r.version, &r.close, &r.seen}
@@ -390,12 +394,15 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 			<-stateCh
 			return nil, 0, false, s.wrap("bars", err)
 		}
-		k, ok := slot[id]
-		if !ok {
-			k = len(sids)
-			slot[id], sids, series = k, append(sids, id), append(series, make([]dailyRow, 0, perSeries))
+		if id != last || len(sids) == 0 { // a part's rows of a series come together
+			k, ok := slot[id]
+			if !ok {
+				k = len(sids)
+				slot[id], sids, series = k, append(sids, id), append(series, make([]dailyRow, 0, perSeries))
+			}
+			last, cur = id, k
 		}
-		series[k] = append(series[k], r)
+		series[cur] = append(series[cur], r)
 	}
 	rows.Close()
 	got := <-stateCh

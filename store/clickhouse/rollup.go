@@ -193,16 +193,16 @@ type series struct {
 	bars []store.Bar
 }
 
-func (sr *series) less(o *series) bool { return keyLess(&sr.key, &o.key) }
+func (sr *series) less(o *series) bool { return keyCompare(&sr.key, &o.key) < 0 }
 
-// keyLess orders series keys column by column.
-func keyLess(a, b *[5]string) bool {
+// keyCompare orders series keys column by column.
+func keyCompare(a, b *[5]string) int {
 	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
+		if c := strings.Compare(a[i], b[i]); c != 0 {
+			return c
 		}
 	}
-	return false
+	return 0
 }
 
 // flatten returns the bars of every series, by series then start, each series'
