@@ -126,5 +126,21 @@ func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 // by migration name; the migration is recorded only after it succeeded, so an
 // interrupted one is done again by the next Migrate.
 var afterMigration = map[string]func(*Store, context.Context) error{
-	"volatility_days": (*Store).backfillVolatilityDays,
+	"volatility_days":           (*Store).backfillVolatilityDays,
+	"volatility_days_series_id": (*Store).optimizeVolatilityDays,
+}
+
+// optimizeVolatilityDays merges volatility_days into one part per partition
+// (migration 16), so that the rows already written store their series_id instead
+// of hashing five strings whenever they are read. On a cluster it leaves the
+// merges to the replicas (OPTIMIZE on every replica of a shard at once would
+// schedule the same merge twice): the column is right either way.
+func (s *Store) optimizeVolatilityDays(ctx context.Context) error {
+	if s.cluster != "" {
+		return nil
+	}
+	if err := s.conn.Exec(ctx, "OPTIMIZE TABLE volatility_days FINAL"); err != nil {
+		return s.wrap("optimize volatility days", err)
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ type volDay struct {
 	dy, fs                     uint32 // the day's start and its first bar's, Unix seconds
 	version                    uint64
 	u                          uint8 // uniform: every bar has the GPU and tier g, t
+	summary                    bool  // read as volatility_days' summary, not computed from bars
 	g, t                       string
 	n, rn, ch                  uint32
 	fc, lc, hi, lo, cx, cn     float64
@@ -30,32 +31,57 @@ type volDay struct {
 }
 
 // dayRow is a volatility_days row read as its bars: its series, day, version,
-// and bars (start, close, high, low, GPU, tier).
+// and bars (start, close, high, low); their GPU and tier g, t when they all have
+// the same (u = 1), else each bar's (G, T).
 type dayRow struct {
 	dy      uint32
 	version uint64
 	u       uint8
+	g, t    string
 	S       []uint32
 	C, H, L []float64
 	G, T    []string
 }
 
+// attrs returns the GPU and tier of bar i.
+func (r *dayRow) attrs(i int) (gpu, tier string) {
+	if r.u != 0 {
+		return r.g, r.t
+	}
+	return r.G[i], r.T[i]
+}
+
 // volSeries is a series and its rows as read: day summaries and days as bars,
 // every version.
 type volSeries struct {
-	key  [5]string
 	days []volDay
 	bars []*dayRow
 }
 
-// volRead gathers the rows of one read by series.
-type volRead map[[5]string]*volSeries
+// seriesID identifies a series in a read: volatility_days.series_id, the
+// cityHash64 of its provider, sku, region, zone and pricing, so that the rows carry
+// one number instead of five strings (clickhouse-go allocates every string it
+// scans); seriesName names them. Series are told apart by it as bars.series_id
+// and day_series tell them apart for spreads (migration 13).
+type seriesID = uint64
 
-func (m volRead) series(key [5]string) *volSeries {
-	v := m[key]
+// seriesName is a series' identity, and the GPU and tier of the latest version of
+// its row of day dy (whole: of its last whole day of the window).
+type seriesName struct {
+	key     [5]string
+	gpu, tr string
+	dy      uint32
+	whole   bool
+}
+
+// volRead gathers the rows of one read by series.
+type volRead map[seriesID]*volSeries
+
+func (m volRead) series(id seriesID) *volSeries {
+	v := m[id]
 	if v == nil {
-		v = &volSeries{key: key}
-		m[key] = v
+		v = &volSeries{}
+		m[id] = v
 	}
 	return v
 }
@@ -149,28 +175,69 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		}
 		cut.add("uniform = 0 AND (").addQ(&whole).add(")")
 	}
-	// Both reads at once: the server reads one while the other's rows are scanned.
+	// The reads at once: the server reads one while another's rows are scanned.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	read, bars := make(volRead, 1024), make(volRead, 1024)
-	barsDone := make(chan error, 1)
-	if cut.b.Len() > 0 {
-		go func() { barsDone <- s.readDayBars(ctx, &cut, &series, since, until, bars) }()
-	} else {
-		barsDone <- nil
+	names := make(map[seriesID]seriesName, 1024)
+	var all sqlText // every day read
+	errs := make(chan error, 3)
+	reads := 0
+	run := func(f func() error) {
+		reads++
+		go func() { errs <- f() }()
 	}
+	// The names (and the last day's GPU and tier) from one day's rows, the window's
+	// last whole day or else its last cut day: every series of the window but those
+	// it lacks, for which all days are read after.
+	var namesDay time.Time
 	if wholeDays {
-		if err := s.readDaySummaries(ctx, &whole, &series, endSec, below, read); err != nil {
+		all.add("(").addQ(&whole).add(")")
+		days := 0 // whole days in the window, when it is bounded: the rows of a series
+		if !wholeFrom.IsZero() && !wholeTo.IsZero() {
+			days = min(int(wholeTo.Sub(wholeFrom)/day), 1000)
+		}
+		if !wholeTo.IsZero() {
+			namesDay = wholeTo.Add(-day)
+		}
+		run(func() error { return s.readDaySummaries(ctx, &whole, &series, attrs, endSec, below, days, read) })
+	}
+	if cut.b.Len() > 0 {
+		if all.b.Len() > 0 {
+			all.add(" OR ")
+		}
+		all.add("(").addQ(&cut).add(")")
+		if !wholeDays && len(edges) > 0 {
+			namesDay = edges[len(edges)-1]
+		}
+		run(func() error { return s.readDayBars(ctx, &cut, &series, since, until, bars) })
+	}
+	if reads == 0 {
+		return nil, nil
+	}
+	if namesDay.IsZero() {
+		run(func() error { return s.readSeriesNames(ctx, &all, &whole, &series, names) })
+	} else {
+		run(func() error { return s.readDayNames(ctx, namesDay, &series, names) })
+	}
+	var err error
+	for range reads {
+		if e := <-errs; e != nil && err == nil {
+			err = e
 			cancel()
-			<-barsDone
-			return nil, err
 		}
 	}
-	if err := <-barsDone; err != nil {
+	if err != nil {
 		return nil, err
 	}
-	for k, b := range bars {
-		read.series(k).bars = b.bars
+	n := 0
+	for id, b := range bars {
+		v := read.series(id)
+		v.bars = b.bars
+		n += len(v.bars)
+	}
+	for _, v := range read {
+		n += len(v.days)
 	}
 
 	var sinceSec, untilSec uint32
@@ -182,20 +249,61 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 	}
 	keep := func(r *dayRow, i int) bool {
 		x := r.S[i]
-		return (since.IsZero() || x >= sinceSec) && (until.IsZero() || x < untilSec) &&
-			(q.GPU == "" || r.G[i] == q.GPU) && (q.Tier == "" || r.T[i] == q.Tier)
+		if (!since.IsZero() && x < sinceSec) || (!until.IsZero() && x >= untilSec) {
+			return false
+		}
+		if !attrs {
+			return true
+		}
+		g, t := r.attrs(i)
+		return (q.GPU == "" || g == q.GPU) && (q.Tier == "" || t == q.Tier)
 	}
-	out := make([]store.SeriesVolatility, 0, len(read))
+	// Each series' days of the window, in one slab.
+	type windowDays struct {
+		id   seriesID
+		days []volDay
+	}
+	wins := make([]windowDays, 0, len(read))
+	slab := make([]volDay, 0, n)
 	var refs []dayRef
 	var days []volDay
-	for _, v := range read {
-		var err error
-		if refs, days, err = v.window(attrs, q.GPU, q.Tier, keep, endSec, below, refs, days); err != nil {
+	named := !namesDay.IsZero()
+	for id, v := range read {
+		if refs, days, err = v.window(attrs, q.GPU, q.Tier, keep, endSec, below, refs, slab[len(slab):len(slab)]); err != nil {
 			return nil, err
 		}
-		if len(days) > 0 {
-			out = append(out, fold(v.key, days, q.Width, endSec, below))
+		if len(days) == 0 {
+			continue
 		}
+		slab = slab[:len(slab)+len(days)]
+		wins = append(wins, windowDays{id, days})
+		if named {
+			name, ok := names[id]
+			last := days[len(days)-1]
+			named = ok && (attrs || !last.summary || name.dy == last.dy)
+		}
+	}
+	if !named && !namesDay.IsZero() {
+		// A series the day's rows do not name, or whose last whole day is earlier.
+		clear(names)
+		if err := s.readSeriesNames(ctx, &all, &whole, &series, names); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.SeriesVolatility, 0, len(wins))
+	for _, w := range wins {
+		name, ok := names[w.id]
+		if !ok {
+			return nil, errVolDaysMoved
+		}
+		if last := &w.days[len(w.days)-1]; !attrs && last.summary {
+			// A whole day: its GPU and tier were read with the names.
+			if !name.whole && name.dy != last.dy {
+				return nil, errVolDaysMoved
+			}
+			last.g, last.t = name.gpu, name.tr
+		}
+		out = append(out, fold(name.key, w.days, q.Width, endSec, below))
 	}
 	slices.SortFunc(out, func(a, b store.SeriesVolatility) int {
 		for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone}, {a.Pricing, b.Pricing}} {
@@ -209,19 +317,30 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 }
 
 // readDaySummaries reads the summaries of the days dayCond selects, of the series
-// conds selects, every version, into m; with a threshold (below > 0), the hours of
-// each day below it.
-func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, end uint32, below float64, m volRead) error {
-	q := (&sqlText{}).add(`SELECT provider, sku, region, zone, pricing, toUInt32(day) AS dy, version, uniform, gpu, tier,
-		bars, toUInt32(first_start), first_close, last_close, high, low, close_max, close_min, close_s1, close_s2,
-		returns, ret_first, ret_s1, ret_s2, ret_min, ret_max, changes, drawdown`)
+// conds selects, every version, into m (days: the rows a series likely has): with
+// attrs (a GPU or tier filter), each day's GPU and tier; with a threshold (below >
+// 0), the hours of each day below it.
+func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, attrs bool, end uint32, below float64, days int, m volRead) error {
+	// Every column is a call per row to scan: only those the figures need.
+	var id seriesID
+	d := volDay{summary: true}
+	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day) AS dy, version, bars, first_close, last_close, high, low,
+		close_max, close_min, close_s1, close_s2, returns, ret_first, ret_s1, ret_s2, ret_min, ret_max, changes, drawdown`)
+	dst := []any{&id, &d.dy, &d.version, &d.n, &d.fc, &d.lc, &d.hi, &d.lo, &d.cx, &d.cn, &d.c1, &d.c2, &d.rn, &d.rf,
+		&d.r1, &d.r2, &d.rl, &d.rh, &d.ch, &d.dd}
+	if attrs {
+		q.add(`, uniform, gpu, tier`)
+		dst = append(dst, &d.u, &d.g, &d.t)
+	}
 	if below > 0 {
-		// The hours each bar covers (up to the next, the day's end or end), and those
-		// below the threshold: as hoursBelow.
+		// The first bar's start (for the hours after the day), the hours each bar
+		// covers (up to the next, the day's end or end) and those below the
+		// threshold: as dayOfBars.
 		ks := `arrayMap((xa, xb) -> toUInt64(greatest(0, intDiv(toInt64(least(xb, ?)) - toInt64(xa) + 3599, 3600))),
 			starts, arrayPushBack(arrayPopFront(starts), toUInt32(dy + 86400)))`
-		q.add(`, toUInt64(arraySum(arrayMap((xk, xc) -> if(xc < ?, xk, toUInt64(0)), `+ks+`, closes))),
+		q.add(`, toUInt32(first_start), toUInt64(arraySum(arrayMap((xk, xc) -> if(xc < ?, xk, toUInt64(0)), `+ks+`, closes))),
 			toUInt64(arraySum(`+ks+`))`, below, end, end)
+		dst = append(dst, &d.fs, &d.un, &d.tt)
 	}
 	q.add(` FROM volatility_days WHERE (`).addQ(dayCond).add(`)`).addQ(conds)
 	rows, err := s.conn.Query(ctx, q.b.String(), q.args...)
@@ -229,19 +348,14 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, e
 		return s.wrap("volatility", err)
 	}
 	defer rows.Close()
-	var key [5]string
-	var d volDay
-	dst := []any{&key[0], &key[1], &key[2], &key[3], &key[4], &d.dy, &d.version, &d.u, &d.g, &d.t,
-		&d.n, &d.fs, &d.fc, &d.lc, &d.hi, &d.lo, &d.cx, &d.cn, &d.c1, &d.c2, &d.rn, &d.rf, &d.r1, &d.r2,
-		&d.rl, &d.rh, &d.ch, &d.dd}
-	if below > 0 {
-		dst = append(dst, &d.un, &d.tt)
-	}
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
 			return s.wrap("volatility", err)
 		}
-		v := m.series(key)
+		v := m.series(id)
+		if v.days == nil {
+			v.days = make([]volDay, 0, days)
+		}
 		v.days = append(v.days, d)
 	}
 	if err := rows.Err(); err != nil {
@@ -260,10 +374,8 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, e
 // tiers are read (readDayAttrs) only for the rows whose bars differ in them, so
 // that few strings are read; the bars of a row arrive together, after its first.
 func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since, until time.Time, m volRead) error {
-	q := (&sqlText{}).add(`SELECT if(i = 1, provider, ''), if(i = 1, sku, ''), if(i = 1, region, ''), if(i = 1, zone, ''),
-			if(i = 1, pricing, ''), dy, version, uniform, if(i = 1, gpu, ''), if(i = 1, tier, ''), i, x, c, hb, lb
-		FROM (SELECT provider, sku, region, zone, pricing, toUInt32(day) AS dy, version, uniform, gpu, tier, starts,
-				closes, highs, lows
+	q := (&sqlText{}).add(`SELECT series_id, dy, version, uniform, if(i = 1, gpu, ''), if(i = 1, tier, ''), i, x, c, hb, lb
+		FROM (SELECT series_id, toUInt32(day) AS dy, version, uniform, gpu, tier, starts, closes, highs, lows
 			FROM volatility_days WHERE (`).addQ(dayCond).add(`)`).addQ(conds).add(`)
 		ARRAY JOIN arrayEnumerate(starts) AS i, starts AS x, closes AS c, highs AS hb, lows AS lb`)
 	var window []string
@@ -286,8 +398,8 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 	var (
 		cur     *dayRow
 		mixed   []*dayRow // rows whose bars differ in GPU or tier, and their series
-		mixedOf [][5]string
-		key     [5]string
+		mixedOf []seriesID
+		id      seriesID
 		g, t    string
 		dy, i   uint32
 		x       uint32
@@ -296,24 +408,23 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 		c, h, l float64
 	)
 	for rows.Next() {
-		if err := rows.Scan(&key[0], &key[1], &key[2], &key[3], &key[4], &dy, &v, &u, &g, &t, &i, &x, &c, &h, &l); err != nil {
+		if err := rows.Scan(&id, &dy, &v, &u, &g, &t, &i, &x, &c, &h, &l); err != nil {
 			return s.wrap("volatility", err)
 		}
 		switch {
 		case i == 1:
-			cur = &dayRow{dy: dy, version: v, u: u}
-			sr := m.series(key)
+			// A day has at most 24 hourly bars.
+			cur = &dayRow{dy: dy, version: v, u: u, g: g, t: t, S: make([]uint32, 0, 24), C: make([]float64, 0, 24),
+				H: make([]float64, 0, 24), L: make([]float64, 0, 24)}
+			sr := m.series(id)
 			sr.bars = append(sr.bars, cur)
 			if u == 0 {
-				mixed, mixedOf = append(mixed, cur), append(mixedOf, key)
+				mixed, mixedOf = append(mixed, cur), append(mixedOf, id)
 			}
 		case cur == nil || cur.dy != dy || cur.version != v:
 			return s.wrap("volatility", fmt.Errorf("bars of day %d version %d apart from their row's first", dy, v))
-		default:
-			g, t = cur.G[0], cur.T[0]
 		}
 		cur.S, cur.C, cur.H, cur.L = append(cur.S, x), append(cur.C, c), append(cur.H, h), append(cur.L, l)
-		cur.G, cur.T = append(cur.G, g), append(cur.T, t)
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap("volatility", err)
@@ -324,11 +435,65 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 	return nil
 }
 
+// readDayNames reads into m the names of the series with a row of day dy among
+// those conds selects, and the GPU and tier of their row's latest version.
+func (s *Store) readDayNames(ctx context.Context, dy time.Time, conds *sqlText, m map[seriesID]seriesName) error {
+	q := (&sqlText{}).add(`SELECT series_id, provider, sku, region, zone, pricing, gpu, tier, version
+		FROM volatility_days WHERE day = ?`, dy).addQ(conds)
+	rows, err := s.conn.Query(ctx, q.b.String(), q.args...)
+	if err != nil {
+		return s.wrap("volatility", err)
+	}
+	defer rows.Close()
+	versions := make(map[seriesID]uint64, 1024)
+	for rows.Next() {
+		var id seriesID
+		var v uint64
+		n := seriesName{dy: uint32(dy.Unix())}
+		if err := rows.Scan(&id, &n.key[0], &n.key[1], &n.key[2], &n.key[3], &n.key[4], &n.gpu, &n.tr, &v); err != nil {
+			return s.wrap("volatility", err)
+		}
+		if o, ok := versions[id]; !ok || v > o {
+			m[id], versions[id] = n, v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("volatility", err)
+	}
+	return nil
+}
+
+// readSeriesNames reads into m the names of the series of the rows dayCond and
+// conds select, and the GPU and tier of the latest version of each one's last day
+// that whole selects.
+func (s *Store) readSeriesNames(ctx context.Context, dayCond, whole, conds *sqlText, m map[seriesID]seriesName) error {
+	q := (&sqlText{}).add(`SELECT series_id, any(provider), any(sku), any(region), any(zone), any(pricing),
+		argMaxIf(gpu, (day, version), `).addQ(whole).add(`), argMaxIf(tier, (day, version), `).addQ(whole).add(`)
+		FROM volatility_days WHERE (`).addQ(dayCond).add(`)`).addQ(conds).add(` GROUP BY series_id`)
+	rows, err := s.conn.Query(ctx, q.b.String(), q.args...)
+	if err != nil {
+		return s.wrap("volatility", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id seriesID
+		n := seriesName{whole: true}
+		if err := rows.Scan(&id, &n.key[0], &n.key[1], &n.key[2], &n.key[3], &n.key[4], &n.gpu, &n.tr); err != nil {
+			return s.wrap("volatility", err)
+		}
+		m[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("volatility", err)
+	}
+	return nil
+}
+
 // readDayAttrs sets the GPU and tier of each bar of the rows whose bars differ in
 // them (rows, of the series keys), from the rows dayCond and conds select.
-func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows []*dayRow, keys [][5]string) error {
+func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows []*dayRow, keys []seriesID) error {
 	type rowKey struct {
-		series  [5]string
+		series  seriesID
 		dy      uint32
 		version uint64
 	}
@@ -336,7 +501,7 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 	for i, r := range rows {
 		want[rowKey{keys[i], r.dy, r.version}] = r
 	}
-	q := (&sqlText{}).add(`SELECT provider, sku, region, zone, pricing, toUInt32(day), version, starts, gpus, tiers
+	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day), version, starts, gpus, tiers
 		FROM volatility_days WHERE uniform = 0 AND (`).addQ(dayCond).add(`)`).addQ(conds)
 	res, err := s.conn.Query(ctx, q.b.String(), q.args...)
 	if err != nil {
@@ -347,7 +512,7 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 		var k rowKey
 		var S []uint32
 		var G, T []string
-		if err := res.Scan(&k.series[0], &k.series[1], &k.series[2], &k.series[3], &k.series[4], &k.dy, &k.version, &S, &G, &T); err != nil {
+		if err := res.Scan(&k.series, &k.dy, &k.version, &S, &G, &T); err != nil {
 			return s.wrap("volatility", err)
 		}
 		r := want[k]
@@ -355,6 +520,7 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 			continue
 		}
 		// The bars read are those of the window and the row's first: by start.
+		r.G, r.T = make([]string, len(r.S)), make([]string, len(r.S))
 		j := 0
 		for i, x := range S {
 			if j < len(r.S) && r.S[j] == x {
@@ -453,77 +619,65 @@ type dayRef struct {
 	v  uint64
 }
 
-// hoursBelow returns the hours a day's bars (starts S, closes C) cover up to the
-// next bar, the day's end or end, whichever is first, and those of them whose close
-// is below the threshold.
-func hoursBelow(S []uint32, C []float64, dy, end uint32, below float64) (under, total uint64) {
-	for i, x := range S {
-		next := dy + 86400
-		if i+1 < len(S) {
-			next = S[i+1]
-		}
-		k := (int64(min(next, end)) - int64(x) + 3599) / 3600
+// dayOfBars computes a day's figures (as dayFigures does when the day is written)
+// from the bars of r that keep selects, in one pass; false when it selects none.
+func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (volDay, bool) {
+	d := volDay{dy: r.dy}
+	var peak float64 // the running maximum close
+	var prev int     // the previous bar kept
+	hours := func(i int, next uint32) {
+		// The hours bar i covers up to next (or end), and those below the threshold.
+		k := (int64(min(next, end)) - int64(r.S[i]) + 3599) / 3600
 		if k < 0 {
 			k = 0
 		}
-		total += uint64(k)
-		if C[i] < below {
-			under += uint64(k)
+		d.tt += uint64(k)
+		if r.C[i] < below {
+			d.un += uint64(k)
 		}
 	}
-	return under, total
-}
-
-// dayOfBars computes a day's figures (as dayFigures does when the day is written)
-// from the bars of r that keep selects; false when it selects none.
-func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (volDay, bool) {
-	var S []uint32
-	var C, H, L []float64
-	var g, t string
-	for i := range r.S {
-		if keep(r, i) {
-			S, C, H, L = append(S, r.S[i]), append(C, r.C[i]), append(H, r.H[i]), append(L, r.L[i])
-			g, t = r.G[i], r.T[i]
-		}
-	}
-	if len(C) == 0 {
-		return volDay{}, false
-	}
-	n := len(C)
-	d := volDay{dy: r.dy, fs: S[0], g: g, t: t, n: uint32(n), fc: C[0], lc: C[n-1],
-		hi: slices.Max(H), lo: slices.Min(L), cx: slices.Max(C), cn: slices.Min(C)}
-	var rets []float64
-	for i, x := range C {
-		d.c1 += x - C[0]
-		d.c2 += (x - C[0]) * (x - C[0])
-		if i == 0 {
+	for i, x := range r.C {
+		if !keep(r, i) {
 			continue
 		}
-		if a := C[i-1]; a > 0 && x > 0 {
-			rets = append(rets, math.Log(x/a))
+		if d.n == 0 {
+			d.fs, d.fc, d.hi, d.lo, d.cx, d.cn, peak = r.S[i], x, r.H[i], r.L[i], x, x, x
+		} else {
+			d.hi, d.lo, d.cx, d.cn = max(d.hi, r.H[i]), min(d.lo, r.L[i]), max(d.cx, x), min(d.cn, x)
+			a := r.C[prev]
+			if a > 0 && x > 0 {
+				ret := math.Log(x / a)
+				if d.rn == 0 {
+					d.rf, d.rl, d.rh = ret, ret, ret
+				}
+				d.rn++
+				d.rl, d.rh = min(d.rl, ret), max(d.rh, ret)
+				d.r1 += ret - d.rf
+				d.r2 += (ret - d.rf) * (ret - d.rf)
+			}
+			if a != x {
+				d.ch++
+			}
+			if below > 0 {
+				hours(prev, r.S[i])
+			}
 		}
-		if C[i-1] != x {
-			d.ch++
-		}
-	}
-	d.rn = uint32(len(rets))
-	if len(rets) > 0 {
-		d.rf, d.rl, d.rh = rets[0], slices.Min(rets), slices.Max(rets)
-	}
-	for _, x := range rets {
-		d.r1 += x - d.rf
-		d.r2 += (x - d.rf) * (x - d.rf)
-	}
-	// The drawdown from the running peak, 1 − close/peak.
-	peak := math.Inf(-1)
-	for _, x := range C {
+		d.c1 += x - d.fc
+		d.c2 += (x - d.fc) * (x - d.fc)
+		// The drawdown from the running peak, 1 − close/peak.
 		peak = max(peak, x)
 		if peak > 0 {
 			d.dd = max(d.dd, 1-x/peak)
 		}
+		d.n++
+		d.lc, prev = x, i
 	}
+	if d.n == 0 {
+		return volDay{}, false
+	}
+	d.g, d.t = r.attrs(prev)
 	if below > 0 {
-		d.un, d.tt = hoursBelow(S, C, r.dy, end, below)
+		hours(prev, r.dy+86400)
 	}
 	return d, true
 }
