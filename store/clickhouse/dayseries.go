@@ -360,11 +360,13 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 		lo = q.Since.Add(-carryLookback)
 	}
 	where, args := barConds(q, lo, q.Until)
-	// Each series' rows in a slice of their own, sized for a bar a day: one
-	// allocation per series, none of the large moves of one growing slice.
-	perSeries := 8
+	// Each series' rows in a slice of their own (none of the large moves of one
+	// growing slice): room for a few, then at once for a bar a day (a list price
+	// has one bar in years, a collected price one a day).
+	const few = 4
+	perSeries := few
 	if !lo.IsZero() && !q.Until.IsZero() && q.Until.After(lo) {
-		perSeries = int(min(q.Until.Sub(lo)/store.Daily+2, 400))
+		perSeries = max(few, int(min(q.Until.Sub(lo)/store.Daily+2, 400)))
 	}
 	var (
 		id     uint64 // one pair for every row: Scan's pointers would move a pair per row to the heap
@@ -398,9 +400,12 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 			k, ok := slot[id]
 			if !ok {
 				k = len(sids)
-				slot[id], sids, series = k, append(sids, id), append(series, make([]dailyRow, 0, perSeries))
+				slot[id], sids, series = k, append(sids, id), append(series, make([]dailyRow, 0, few))
 			}
 			last, cur = id, k
+		}
+		if rs := series[cur]; len(rs) == few && cap(rs) == few {
+			series[cur] = slices.Grow(rs, perSeries-few)
 		}
 		series[cur] = append(series[cur], r)
 	}
