@@ -264,12 +264,12 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 	// Each series' days of the window, in one slab.
 	type windowDays struct {
 		id   seriesID
-		days []volDay
+		days []*volDay
 	}
 	wins := make([]windowDays, 0, len(read))
-	slab := make([]volDay, 0, n)
+	slab := make([]*volDay, 0, n)
 	var refs []dayRef
-	var days []volDay
+	var days []*volDay
 	named := !namesDay.IsZero()
 	for id, v := range read {
 		if refs, days, err = v.window(attrs, q.GPU, q.Tier, keep, endSec, below, refs, slab[len(slab):len(slab)]); err != nil {
@@ -299,7 +299,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		if !ok {
 			return nil, errVolDaysMoved
 		}
-		if last := &w.days[len(w.days)-1]; !attrs && last.summary {
+		if last := w.days[len(w.days)-1]; !attrs && last.summary {
 			// A whole day: its GPU and tier were read with the names.
 			if !name.whole && name.dy != last.dy {
 				return nil, errVolDaysMoved
@@ -546,9 +546,9 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 // highest version; its summary when the day is whole (with a tier or GPU filter,
 // when its bars all have one GPU and tier, and those match), else the figures of
 // its bars that keep selects. The days are appended to out[:0] (reused from one
-// series to the next, as refs is).
+// series to the next, as refs is), the summaries as pointers into v.days.
 func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int) bool, end uint32, below float64,
-	refs []dayRef, out []volDay) ([]dayRef, []volDay, error) {
+	refs []dayRef, out []*volDay) ([]dayRef, []*volDay, error) {
 	// The highest version of each day first, sorted through 16-byte references.
 	refs = refs[:0]
 	for i, d := range v.days {
@@ -576,7 +576,7 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 	out = out[:0]
 	addBars := func(r *dayRow) {
 		if d, ok := dayOfBars(r, keep, end, below); ok {
-			out = append(out, d)
+			out = append(out, &d)
 		}
 	}
 	b := 0
@@ -607,7 +607,7 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 				continue
 			}
 		}
-		out = append(out, *d)
+		out = append(out, d)
 	}
 	for ; b < len(bars); b++ {
 		addBars(bars[b])
@@ -705,7 +705,7 @@ func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float6
 // Sets of equal values (a flat series, equal returns) take the figures the
 // sequential sums of analytics.Mean and SampleStd give them (sampleStdOf), so that
 // a series that never moved reads exactly what it reads from bars.
-func fold(key [5]string, days []volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
+func fold(key [5]string, days []*volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
 	last := days[len(days)-1]
 	out := seriesVolatility{store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
 		Pricing: key[4], GPU: last.g, Tier: last.t, Close: last.lc, Max: math.Inf(-1), Min: math.Inf(1)}}
