@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -181,6 +183,9 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 	// The reads at once: the server reads one while another's rows are scanned.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Blocks of 4096 rows: the rows of the first are scanned while the server
+	// sends the next (of 65536, one block held most of a read).
+	ctx = ch.Context(ctx, ch.WithSettings(ch.Settings{"max_block_size": 4096}))
 	read, bars := make(volRead, 1024), make(volRead, 1024)
 	names := make(map[seriesID]seriesName, 1024)
 	var all sqlText // every day read
