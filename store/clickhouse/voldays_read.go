@@ -18,13 +18,13 @@ import (
 // volDay is one series' day as the fold combines it: volatility_days' summary of
 // the day's hourly bars (volDayCols), or the same figures computed from the bars
 // the day row keeps (dayOfBars), plus the hours below the threshold (un) of the tt
-// hours its bars cover.
+// hours its bars cover. It holds no pointer (its GPU and tier are in its
+// series' attrs), so that the garbage collector never scans the days read.
 type volDay struct {
 	dy, fs                     uint32 // the day's start and its first bar's, Unix seconds
 	version                    uint64
-	u                          uint8 // uniform: every bar has the GPU and tier g, t
-	summary                    bool  // read as volatility_days' summary, not computed from bars
-	g, t                       string
+	u                          uint8 // uniform: every bar has the GPU and tier attr names
+	attr                       int32 // its GPU and tier: volSeries.attrs[attr]; −1: not read
 	n, rn, ch                  uint32
 	fc, lc, hi, lo, cx, cn     float64
 	c1, c2, rf, r1, r2, rl, rh float64 // rl, rh: ret_min, ret_max
@@ -56,8 +56,9 @@ func (r *dayRow) attrs(i int) (gpu, tier string) {
 // volSeries is a series and its rows as read: day summaries and days as bars,
 // every version.
 type volSeries struct {
-	days []volDay
-	bars []*dayRow
+	days  []volDay
+	bars  []*dayRow
+	attrs [][2]string // the GPU and tier of days (volDay.attr)
 }
 
 // seriesID identifies a series in a read: volatility_days.series_id, the
@@ -269,6 +270,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 	// Each series' days of the window, in one slab.
 	type windowDays struct {
 		id   seriesID
+		v    *volSeries
 		days []*volDay
 	}
 	wins := make([]windowDays, 0, len(read))
@@ -284,11 +286,11 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 			continue
 		}
 		slab = slab[:len(slab)+len(days)]
-		wins = append(wins, windowDays{id, days})
+		wins = append(wins, windowDays{id, v, days})
 		if named {
 			name, ok := names[id]
 			last := days[len(days)-1]
-			named = ok && (attrs || !last.summary || name.dy == last.dy)
+			named = ok && (last.attr >= 0 || name.dy == last.dy)
 		}
 	}
 	if !named && !namesDay.IsZero() {
@@ -304,14 +306,14 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		if !ok {
 			return nil, errVolDaysMoved
 		}
-		if last := w.days[len(w.days)-1]; !attrs && last.summary {
+		gpu, tier := name.gpu, name.tr
+		if last := w.days[len(w.days)-1]; last.attr >= 0 {
+			gpu, tier = w.v.attrs[last.attr][0], w.v.attrs[last.attr][1]
+		} else if !name.whole && name.dy != last.dy {
 			// A whole day: its GPU and tier were read with the names.
-			if !name.whole && name.dy != last.dy {
-				return nil, errVolDaysMoved
-			}
-			last.g, last.t = name.gpu, name.tr
+			return nil, errVolDaysMoved
 		}
-		out = append(out, fold(name.key, w.days, q.Width, endSec, below))
+		out = append(out, fold(name.key, gpu, tier, w.days, q.Width, endSec, below))
 	}
 	slices.SortFunc(out, func(a, b store.SeriesVolatility) int {
 		for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone}, {a.Pricing, b.Pricing}} {
@@ -331,14 +333,15 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, attrs bool, end uint32, below float64, days int, m volRead) error {
 	// Every column is a call per row to scan: only those the figures need.
 	var id seriesID
-	d := volDay{summary: true}
+	var g, t string
+	d := volDay{attr: -1}
 	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day) AS dy, version, bars, first_close, last_close, high, low,
 		close_max, close_min, close_s1, close_s2, returns, ret_first, ret_s1, ret_s2, ret_min, ret_max, changes, drawdown`)
 	dst := []any{&id, &d.dy, &d.version, &d.n, &d.fc, &d.lc, &d.hi, &d.lo, &d.cx, &d.cn, &d.c1, &d.c2, &d.rn, &d.rf,
 		&d.r1, &d.r2, &d.rl, &d.rh, &d.ch, &d.dd}
 	if attrs {
 		q.add(`, uniform, gpu, tier`)
-		dst = append(dst, &d.u, &d.g, &d.t)
+		dst = append(dst, &d.u, &g, &t)
 	}
 	if below > 0 {
 		// The first bar's start (for the hours after the day), the hours each bar
@@ -363,6 +366,10 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, a
 		v := m.series(id)
 		if v.days == nil {
 			v.days = make([]volDay, 0, days)
+		}
+		if attrs {
+			d.attr = int32(len(v.attrs))
+			v.attrs = append(v.attrs, [2]string{g, t})
 		}
 		v.days = append(v.days, d)
 	}
@@ -580,7 +587,9 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 	}
 	out = out[:0]
 	addBars := func(r *dayRow) {
-		if d, ok := dayOfBars(r, keep, end, below); ok {
+		if d, g, t, ok := dayOfBars(r, keep, end, below); ok {
+			d.attr = int32(len(v.attrs))
+			v.attrs = append(v.attrs, [2]string{g, t})
 			out = append(out, &d)
 		}
 	}
@@ -608,7 +617,7 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 			if d.u == 0 {
 				return refs, out, errVolDaysMoved
 			}
-			if (gpu != "" && d.g != gpu) || (tier != "" && d.t != tier) {
+			if a := v.attrs[d.attr]; (gpu != "" && a[0] != gpu) || (tier != "" && a[1] != tier) {
 				continue
 			}
 		}
@@ -629,8 +638,8 @@ type dayRef struct {
 
 // dayOfBars computes a day's figures (as dayFigures does when the day is written)
 // from the bars of r that keep selects, in one pass; false when it selects none.
-func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (volDay, bool) {
-	d := volDay{dy: r.dy}
+func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (d volDay, gpu, tier string, ok bool) {
+	d.dy = r.dy
 	var peak float64 // the running maximum close
 	var prev int     // the previous bar kept
 	hours := func(i int, next uint32) {
@@ -681,17 +690,18 @@ func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float6
 		d.lc, prev = x, i
 	}
 	if d.n == 0 {
-		return volDay{}, false
+		return volDay{}, "", "", false
 	}
-	d.g, d.t = r.attrs(prev)
+	gpu, tier = r.attrs(prev)
 	if below > 0 {
 		hours(prev, r.dy+86400)
 	}
-	return d, true
+	return d, gpu, tier, true
 }
 
-// fold combines a series' days of the window, in order, into its figures, as
-// analytics.SeriesVolatilityOf defines them over the concatenated bars:
+// fold combines a series' days of the window, in order, into its figures (with
+// the GPU and tier of its last day), as analytics.SeriesVolatilityOf defines them
+// over the concatenated bars:
 //
 //   - returns: each day's, plus one across each pair of consecutive days (first close
 //     over the previous day's last, both positive); their mean M, then
@@ -710,10 +720,10 @@ func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float6
 // Sets of equal values (a flat series, equal returns) take the figures the
 // sequential sums of analytics.Mean and SampleStd give them (sampleStdOf), so that
 // a series that never moved reads exactly what it reads from bars.
-func fold(key [5]string, days []*volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
+func fold(key [5]string, gpu, tier string, days []*volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
 	last := days[len(days)-1]
 	out := seriesVolatility{store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
-		Pricing: key[4], GPU: last.g, Tier: last.t, Close: last.lc, Max: math.Inf(-1), Min: math.Inf(1)}}
+		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lc, Max: math.Inf(-1), Min: math.Inf(1)}}
 
 	// The returns across days.
 	var across []float64
