@@ -200,6 +200,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 	// last whole day or else its last cut day: every series of the window but those
 	// it lacks, for which all days are read after.
 	var namesDay time.Time
+	var summaries func() error
 	if wholeDays {
 		all.add("(").addQ(&whole).add(")")
 		days := 0 // whole days in the window, when it is bounded: the rows of a series
@@ -209,7 +210,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		if !wholeTo.IsZero() {
 			namesDay = wholeTo.Add(-day)
 		}
-		run(func() error { return s.readDaySummaries(ctx, &whole, &series, attrs, endSec, below, days, read) })
+		summaries = func() error { return s.readDaySummaries(ctx, &whole, &series, attrs, endSec, below, days, read) }
 	}
 	if cut.b.Len() > 0 {
 		if all.b.Len() > 0 {
@@ -219,7 +220,12 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		if !wholeDays && len(edges) > 0 {
 			namesDay = edges[len(edges)-1]
 		}
+		// First: its rows take the longest to come (the cut days' bar arrays are
+		// read for whole granules).
 		run(func() error { return s.readDayBars(ctx, &cut, &series, since, until, bars) })
+	}
+	if summaries != nil {
+		run(summaries)
 	}
 	if reads == 0 {
 		return nil, nil
