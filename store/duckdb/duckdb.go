@@ -4,8 +4,9 @@
 // Observations are upserted on their identity (provider, sku, region, zone, pricing,
 // effective_at): writing an identity again replaces the stored row, so the last
 // write wins, as in the ClickHouse backend. The table has no primary key (an index
-// on five strings and a time cost most of a bulk write): each write stages its rows
-// and replaces those identities' stored rows in one transaction, one write at a time. Runs are
+// on five strings and a time cost most of a bulk write): each write appends its rows
+// and deletes the stored rows of those identities in one transaction, one write at
+// a time. Runs are
 // upserted on (run_id, source); quarantine is an append-only log. Times are kept as
 // TIMESTAMP in UTC, truncated to whole seconds.
 //
@@ -48,8 +49,13 @@ type Store struct {
 	db   *sql.DB
 	path string
 
-	mu          sync.Mutex // serialises writes and guards lastVersion
+	mu          sync.Mutex // serialises writes and guards lastVersion and versionsAbove
 	lastVersion uint64
+	// versionsAbove is set once lastVersion is known to be at least every stored
+	// observation's version (read from the table at the first write), so that the
+	// rows a write appends are told from the stored ones by their version alone
+	// (see appendObservations).
+	versionsAbove bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -214,32 +220,24 @@ const rowGroupSize = 122_880
 // group of them. Imports batch by WriteBatchSize alone.
 func (s *Store) WriteBatchBytes() int { return 8 << 20 }
 
-// obsStaged is the temporary table a write appends its rows to before they replace
-// the stored rows of their identities (see WriteObservations).
-const obsStaged = "obs_staged"
-
-// obsMerge are the statements that move the rows staged in obsStaged (the columns
-// of cols) into observations: the stored rows of the staged identities are deleted
-// (a hash join, the scan of observations bounded by the staged rows' span of
-// effective_at, [?, ?], so that DuckDB skips the row groups outside it by their
-// zone maps) and the staged rows inserted. observations has no primary key
-// (migration 14): one row per identity holds because every write goes through here,
-// one at a time (s.mu; DuckDB lets one process write a file).
-func obsMerge(cols []string) []string {
-	list := strings.Join(cols, ", ")
-	return []string{
-		`DELETE FROM observations AS o USING temp.main.` + obsStaged + ` AS s
-		WHERE o.effective_at BETWEEN ? AND ?
-			AND o.effective_at = s.effective_at AND o.provider = s.provider AND o.sku = s.sku
-			AND o.region = s.region AND o.zone = s.zone AND o.pricing = s.pricing`,
-		`INSERT INTO observations (` + list + `) SELECT ` + list + ` FROM temp.main.` + obsStaged,
-		`DROP TABLE temp.main.` + obsStaged,
-	}
-}
+// obsReplace deletes the stored rows of the identities a write appended (see
+// appendObservations): the appended rows are those of version ≥ ?1, every stored
+// row's version is below it, and both sides are bounded by the appended rows' span
+// of effective_at, [?2, ?3], so that DuckDB skips the row groups outside it (and the
+// stored row groups, all of a lower version) by their zone maps. The appended rows
+// are the build side of a hash join. observations has no primary key (migration
+// 14): one row per identity holds because every write goes through here, one at a
+// time (s.mu; DuckDB lets one process write a file).
+const obsReplace = `DELETE FROM observations AS o USING (
+		SELECT effective_at, provider, sku, region, zone, pricing FROM observations
+		WHERE version >= $1 AND effective_at BETWEEN $2 AND $3) AS s
+	WHERE o.version < $1 AND o.effective_at BETWEEN $2 AND $3
+		AND o.effective_at = s.effective_at AND o.provider = s.provider AND o.sku = s.sku
+		AND o.region = s.region AND o.zone = s.zone AND o.pricing = s.pricing`
 
 // tableColumns returns the columns of observations among names (obsColumns and
-// version) in the table's order: a table appender's temporary table takes its
-// column types in that order, and migrations add columns at the end.
+// version) in the table's order, the order an appender takes them in (migrations
+// add columns at the end).
 func tableColumns(ctx context.Context, c driver.QueryerContext, names []string) ([]string, error) {
 	rows, err := c.QueryContext(ctx, `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = 'observations' ORDER BY ordinal_position`, nil)
@@ -279,9 +277,9 @@ var obsColumnNames = func() []string {
 }()
 
 // WriteObservations upserts obs in one transaction through DuckDB's appender: the
-// rows are appended into a temporary table (never bound row by row as parameters),
-// then replace the stored rows of their identities by one DELETE … USING and one
-// INSERT … SELECT (obsMerge). Within obs, the last row of an identity wins.
+// rows are appended to observations (never bound row by row as parameters), then
+// the stored rows of their identities are deleted by one DELETE … USING
+// (obsReplace). Within obs, the last row of an identity wins.
 func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
 	obs = store.LastPerIdentity(obs)
 	if len(obs) == 0 {
@@ -289,6 +287,16 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.versionsAbove {
+		// Versions are the clock: one of a write by another process (or this
+		// machine before its clock was set back) may be ahead of it.
+		var stored uint64
+		if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM observations`).Scan(&stored); err != nil {
+			return fmt.Errorf("duckdb: write observations: %w", err)
+		}
+		s.lastVersion = max(s.lastVersion, stored)
+		s.versionsAbove = true
+	}
 	version := s.versions(len(obs))
 
 	conn, err := s.db.Conn(ctx)
@@ -324,8 +332,13 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 	return nil
 }
 
-// appendObservations upserts obs through a staging table on c, inside the caller's
-// transaction, taking each row's values from store.ObservationColumns.
+// appendObservations upserts obs on c, inside the caller's transaction: it appends
+// them to observations, their versions from version on (above every stored row's),
+// taking each row's values from store.ObservationColumns, then deletes the stored
+// rows of the same identities (obsReplace). Appending to the table itself, rather
+// than to a staging table copied in by an INSERT … SELECT, stores each value once;
+// a write of a row group or more has its rows written to the file in compressed row
+// groups as they are appended (WriteBatchSize).
 func appendObservations(ctx context.Context, c interface {
 	driver.Conn
 	driver.ExecerContext
@@ -338,11 +351,6 @@ func appendObservations(ctx context.Context, c interface {
 	pos := map[string]int{}
 	for i, n := range cols {
 		pos[n] = i
-	}
-	// The staging table takes the columns' types from observations, in cols' order.
-	if _, err := c.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE `+obsStaged+` AS SELECT `+
-		strings.Join(cols, ", ")+` FROM observations LIMIT 0`, nil); err != nil {
-		return fmt.Errorf("staging table: %w", err)
 	}
 	if err := stage(c, obs, version, cols, pos); err != nil {
 		return err
@@ -357,22 +365,13 @@ func appendObservations(ctx context.Context, c interface {
 			hi = t
 		}
 	}
-	span := []driver.NamedValue{{Ordinal: 1, Value: lo}, {Ordinal: 2, Value: hi}}
-	for i, q := range obsMerge(cols) {
-		var args []driver.NamedValue
-		if i == 0 {
-			args = span
-		}
-		if _, err := c.ExecContext(ctx, q, args); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = c.ExecContext(ctx, obsReplace, []driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}})
+	return err
 }
 
-// stage appends obs to the staging table through DuckDB's appender.
+// stage appends obs to observations (the columns cols) through DuckDB's appender.
 func stage(c driver.Conn, obs []schemas.Observation, version uint64, cols []string, pos map[string]int) error {
-	a, err := duckdb.NewAppender(c, "temp", "main", obsStaged)
+	a, err := duckdb.NewAppenderWithColumns(c, "", "", "observations", cols)
 	if err != nil {
 		return err
 	}

@@ -2,14 +2,18 @@ package duckdb_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/duckdb"
@@ -96,5 +100,68 @@ func TestOpenLockedFileSaysWhy(t *testing.T) {
 	_, err := duckdb.Open(context.Background(), path)
 	if !errors.Is(err, duckdb.ErrLocked) || !strings.Contains(err.Error(), "gpuprice serve") {
 		t.Errorf("err = %v, want ErrLocked with a hint", err)
+	}
+}
+
+// A stored row whose version is ahead of this process's clock (written on a machine
+// whose clock was ahead) is still replaced by a later write of its identity: a
+// write tells its appended rows from the stored ones by their versions, so it must
+// hand out versions above every stored one.
+func TestWriteReplacesRowsOfVersionsAheadOfTheClock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ahead.duckdb")
+	st, err := duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	obs := storetest.Observations()
+	if err := st.WriteObservations(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// About 30 years ahead.
+	if _, err := db.Exec(`UPDATE observations SET version = version + 1000000000000000000`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	again := slices.Clone(obs)
+	for i := range again {
+		again[i].PriceUSDGPUHour += 1
+	}
+	if err := st.WriteObservations(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Observations(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(obs) {
+		t.Fatalf("%d rows after writing the %d identities again, want %d", len(got), len(obs), len(obs))
+	}
+	want := map[string]float64{}
+	for _, o := range again {
+		want[fmt.Sprint(o.SeriesKey(), o.EffectiveAt.Unix())] = o.PriceUSDGPUHour
+	}
+	for _, o := range got {
+		if p := want[fmt.Sprint(o.SeriesKey(), o.EffectiveAt.Unix())]; o.PriceUSDGPUHour != p {
+			t.Errorf("%s at %v: price %v, want the later write's %v", o.SeriesKey(), o.EffectiveAt, o.PriceUSDGPUHour, p)
+		}
 	}
 }
