@@ -110,13 +110,7 @@ func TestOpenLockedFileSaysWhy(t *testing.T) {
 func TestWriteReplacesRowsOfVersionsAheadOfTheClock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ahead.duckdb")
-	st, err := duckdb.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := openMigrated(t, path)
 	obs := storetest.Observations()
 	if err := st.WriteObservations(ctx, obs); err != nil {
 		t.Fatal(err)
@@ -164,4 +158,17 @@ func TestWriteReplacesRowsOfVersionsAheadOfTheClock(t *testing.T) {
 			t.Errorf("%s at %v: price %v, want the later write's %v", o.SeriesKey(), o.EffectiveAt, o.PriceUSDGPUHour, p)
 		}
 	}
+}
+
+// openMigrated opens the DuckDB file at path and migrates it.
+func openMigrated(t *testing.T, path string) store.Store {
+	t.Helper()
+	st, err := duckdb.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

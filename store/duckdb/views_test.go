@@ -23,13 +23,7 @@ import (
 func TestViews(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "views.duckdb")
 	ctx := t.Context()
-	st, err := duckdb.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := openMigrated(t, path)
 	all := storetest.RollupData()
 	for range 2 {
 		if err := st.WriteObservations(ctx, all); err != nil {
