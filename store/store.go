@@ -66,28 +66,21 @@ type Unwrapper interface {
 // WriteBatchSize returns the batch size w (or a Writer it wraps) asks for, or def
 // when none says.
 func WriteBatchSize(w Writer, def int) int {
-	for w != nil {
-		if b, ok := w.(BatchSizer); ok {
-			if n := b.WriteBatchSize(); n > 0 {
-				return n
-			}
-			return def
-		}
-		u, ok := w.(Unwrapper)
-		if !ok {
-			break
-		}
-		w = u.Unwrap()
-	}
-	return def
+	return askThrough(w, def, BatchSizer.WriteBatchSize)
 }
 
 // WriteBatchBytes returns the batch bound in bytes w (or a Writer it wraps) asks
 // for, or def when none says.
 func WriteBatchBytes(w Writer, def int) int {
+	return askThrough(w, def, BatchByteSizer.WriteBatchBytes)
+}
+
+// askThrough asks the first of w and the Writers it wraps (Unwrapper) that is a T,
+// returning its answer when positive, else def.
+func askThrough[T any](w Writer, def int, ask func(T) int) int {
 	for w != nil {
-		if b, ok := w.(BatchByteSizer); ok {
-			if n := b.WriteBatchBytes(); n > 0 {
+		if b, ok := w.(T); ok {
+			if n := ask(b); n > 0 {
 				return n
 			}
 			return def
