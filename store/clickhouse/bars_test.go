@@ -18,23 +18,8 @@ import (
 // carry their own strings), and a tier filter with carry-in, which must carry the
 // last bar whose latest version has the tier.
 func TestIntegrationClickHouseBarsUnmerged(t *testing.T) {
-	dsn := freshDSN(t)
 	ctx := t.Context()
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
-	admin := adminConn(t, u)
-	defer admin.Close()
-	if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`.bars"); err != nil {
-		t.Fatalf("stop merges: %v", err)
-	}
+	st, db, admin := openUnmerged(t, "bars")
 	r := st.(store.Rollups)
 	all := storetest.RollupData()
 	if err := st.WriteObservations(ctx, all); err != nil {

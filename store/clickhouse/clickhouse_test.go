@@ -23,6 +23,34 @@ func serverDSN(t *testing.T) *url.URL { return chtest.ServerDSN(t) }
 
 func freshDSN(t *testing.T) string { return chtest.FreshDSN(t, "test") }
 
+// openUnmerged opens a fresh migrated store with merges of tables stopped, so that
+// every write stays in a part of its own and the reads must resolve the versions;
+// db is its database and admin a connection to the server (both closed at the
+// test's end).
+func openUnmerged(t *testing.T, tables ...string) (store.Store, string, ch.Conn) {
+	t.Helper()
+	ctx := t.Context()
+	dsn := freshDSN(t)
+	st, err := clickhouse.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(dsn)
+	db := strings.TrimPrefix(u.Path, "/")
+	admin := adminConn(t, u)
+	t.Cleanup(func() { admin.Close() })
+	for _, table := range tables {
+		if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`."+table); err != nil {
+			t.Fatalf("stop merges: %v", err)
+		}
+	}
+	return st, db, admin
+}
+
 func adminConn(t *testing.T, u *url.URL) ch.Conn { return chtest.Admin(t, u) }
 
 func TestIntegrationClickHouse(t *testing.T) {
@@ -40,23 +68,8 @@ func TestIntegrationClickHouse(t *testing.T) {
 // merge, make a twice-written batch count once: with merges stopped the table holds
 // every copy, and the reads still return each identity once, with its last write.
 func TestIntegrationClickHouseDuplicatesBeforeMerge(t *testing.T) {
-	dsn := freshDSN(t)
 	ctx := t.Context()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
-	admin := adminConn(t, u)
-	defer admin.Close()
-	if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`.observations"); err != nil {
-		t.Fatalf("stop merges: %v", err)
-	}
+	st, db, admin := openUnmerged(t, "observations")
 
 	obs := storetest.Observations()
 	for range 3 {

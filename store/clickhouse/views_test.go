@@ -3,7 +3,6 @@ package clickhouse_test
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
-	"github.com/gpuprice/gpuprice/store/clickhouse"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -68,25 +66,8 @@ func viewData(t *testing.T) []schemas.Observation {
 // with the newest version, and the day prices, spreads and index must equal what
 // the analytics package computes from the store's bars.
 func TestIntegrationClickHouseViews(t *testing.T) {
-	dsn := freshDSN(t)
 	ctx := t.Context()
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
-	admin := adminConn(t, u)
-	defer admin.Close()
-	for _, tbl := range []string{"observations", "bars", "runs", "quarantine"} {
-		if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`."+tbl); err != nil {
-			t.Fatalf("stop merges: %v", err)
-		}
-	}
+	st, db, admin := openUnmerged(t, "observations", "bars", "runs", "quarantine")
 
 	all := viewData(t)
 	if err := st.WriteObservations(ctx, all); err != nil {

@@ -1,15 +1,12 @@
 package clickhouse_test
 
 import (
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
-	"github.com/gpuprice/gpuprice/store/clickhouse"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -23,25 +20,8 @@ import (
 // inside and after the data, a GPU filter; then the same after volatility_days is
 // dropped and rebuilt from the bars by Migrate (the backfill of migration 15).
 func TestIntegrationClickHouseVolatilityDays(t *testing.T) {
-	dsn := freshDSN(t)
 	ctx := t.Context()
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
-	admin := adminConn(t, u)
-	defer admin.Close()
-	for _, table := range []string{"bars", "volatility_days"} {
-		if err := admin.Exec(ctx, "SYSTEM STOP MERGES `"+db+"`."+table); err != nil {
-			t.Fatalf("stop merges: %v", err)
-		}
-	}
+	st, db, admin := openUnmerged(t, "bars", "volatility_days")
 	r := st.(store.Rollups)
 	all := storetest.RollupData()
 	if err := storetest.Generate(storetest.GenSpec{Series: 24, Steps: 500, Start: storetest.T0, Step: 10 * time.Minute, Seed: 3}, 10_000,
