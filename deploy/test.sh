@@ -62,7 +62,15 @@ if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; 
 go vet ./...
 
 echo "== go test"
-go test -count=1 -timeout 15m ./...
+status=0
+go test -count=1 -timeout 15m ./... || status=$?
+if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL:-}" ]; then
+  # What the local cluster went through (expired ZooKeeper sessions, nodes the tests
+  # restarted for them): the first thing to read when a cluster test failed.
+  echo "== the local ClickHouse cluster"
+  "$GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL" report || true
+fi
+[ "$status" = 0 ] || exit "$status"
 
 echo "== benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
 go test -run '^$' -bench 'ImportCSV|CollectMemory' -benchtime 1x ./cmd/gpuprice

@@ -17,8 +17,17 @@
 #                      finishes an ON CLUSTER DDL within $GPUPRICE_CLUSTER_DDL_TIMEOUT s
 #                      (default 60; each node runs the DDL queue in order, so the queue is
 #                      drained); else name each node that did not, and what it is stuck on
+#   local.sh heal      restart each broken node (below), noting it in heal.log; the
+#                      tests run it every 2 s
+#   local.sh broken N  exit 0, printing its log line, when node N has lost, since it
+#                      started, what ON CLUSTER DDL needs: ClickHouse 18.16 does not
+#                      recover from a ZooKeeper session that expired, or from its DDL
+#                      worker ending on an error (see broken() below)
 #   local.sh stale     exit 0 when the cluster runs but its owner (GPUPRICE_CLUSTER_OWNER
 #                      of up) has ended: left by a test run killed before it stopped it
+#   local.sh pause-zookeeper N  SIGSTOP ZooKeeper for N seconds (for failure tests)
+#   local.sh report    count each node's expired sessions and ended DDL workers, and
+#                      print heal.log (deploy/test.sh does after the tests)
 #   local.sh kill N    SIGKILL node N (1..4), as a crash would (for failure tests)
 #   local.sh start N   start node N again and wait until it answers
 #
@@ -26,7 +35,8 @@
 # 4 = shard 2 replica 2. Node N listens on 127.0.0.1: native TCP 1910N, HTTP 1810N,
 # interserver 1920N. ZooKeeper listens on 12181. Everything lives under
 # $GPUPRICE_CLUSTER_DIR (default ${TMPDIR:-/tmp}/gpuprice-clickhouse-cluster); logs are
-# there too (nodeN/error.log, zookeeper/zookeeper.out). Re-running up is safe.
+# there too (nodeN/error.log, nodeN/server.log at GPUPRICE_CLUSTER_LOG_LEVEL, default
+# warning; zookeeper/zookeeper.out). Re-running up is safe.
 set -euo pipefail
 
 DIR="${GPUPRICE_CLUSTER_DIR:-${TMPDIR:-/tmp}/gpuprice-clickhouse-cluster}"
@@ -94,6 +104,10 @@ clientPortAddress=127.0.0.1
 admin.enableServer=false
 4lw.commands.whitelist=ruok,srvr,mntr
 maxClientCnxns=200
+# A throwaway test cluster: no fsync per transaction. On a busy machine an fsync can
+# stall for seconds, and a stall past the nodes' session timeout expires their
+# sessions, which ClickHouse 18.16 does not fully recover from (see broken below).
+forceSync=no
 EOF
   log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
   rm -f "$DIR/owner"
@@ -101,7 +115,7 @@ EOF
     echo "${GPUPRICE_CLUSTER_OWNER} $(ps -o lstart= -p "$GPUPRICE_CLUSTER_OWNER" 2>/dev/null)" >"$DIR/owner"
   fi
   (cd "$d" && exec setsid nohup java -Xms64m -Xmx256m -XX:+UseSerialGC \
-    -Dzookeeper.log.dir="$d" -Dzookeeper.root.logger=INFO,CONSOLE \
+    -Dzookeeper.log.dir="$d" -Dzookeeper.root.logger=INFO,CONSOLE -Dzookeeper.forceSync=no \
     -cp "/usr/share/java/*:/etc/zookeeper/conf" \
     org.apache.zookeeper.server.quorum.QuorumPeerMain "$d/zoo.cfg" >"$d/zookeeper.out" 2>&1 </dev/null &
     echo $! >"$d/pid")
@@ -156,7 +170,7 @@ EOF
 <!-- node $n of the local gpuprice cluster: written by deploy/clickhouse-cluster/local.sh -->
 <yandex>
     <logger>
-        <level>warning</level>
+        <level>${GPUPRICE_CLUSTER_LOG_LEVEL:-warning}</level>
         <log>$d/server.log</log>
         <errorlog>$d/error.log</errorlog>
         <size>10M</size>
@@ -177,7 +191,10 @@ EOF
     <max_concurrent_queries>50</max_concurrent_queries>
     <zookeeper>
         <node><host>127.0.0.1</host><port>$ZK_PORT</port></node>
-        <session_timeout_ms>10000</session_timeout_ms>
+        <!-- 30 s (ZooKeeper allows up to 20 ticks, 40 s): a node starved of CPU for
+             a while on a busy machine keeps its session. A SIGKILLed node's replicas
+             come back active that long after its restart. -->
+        <session_timeout_ms>30000</session_timeout_ms>
     </zookeeper>
     <macros>
         <cluster>$CLUSTER</cluster>
@@ -202,6 +219,8 @@ start_node() {
     exit 1
   fi
   write_node_config "$n"
+  # Where this start's lines of error.log begin (broken reads from there).
+  wc -l <"$d/error.log" 2>/dev/null >"$d/log_start" || echo 0 >"$d/log_start"
   log "starting node $n (shard $(shard_of "$n"), replica $(replica_of "$n")) on 127.0.0.1:$(tcp_port "$n")"
   (cd "$d" && exec setsid nohup clickhouse-server --config-file="$d/config.xml" >"$d/stdout.log" 2>&1 </dev/null &
     echo $! >"$d/pid")
@@ -222,6 +241,44 @@ wait_node() {
   exit 1
 }
 
+# broken N: print the first line of node N's error.log, since its last start, that
+# shows the node lost for good what ON CLUSTER DDL needs, and exit 0; exit 1 when none
+# does. ClickHouse 18.16, once a ZooKeeper session of it expired ("ZooKeeper session
+# has expired. Switching to a new session."), keeps each replicated table's ALTER
+# thread on the dead session: the node never applies a replicated ALTER again, so each
+# one waits replication_alter_columns_timeout (60 s) for it, and the DDL fails on the
+# shard's other replica ("Cannot enqueue replicated DDL query"). And on an error it
+# does not expect mid-task, it ends its DDL worker thread ("DDLWorker: Unexpected
+# ... Terminating"): the node still answers queries but never runs an ON CLUSTER DDL
+# again, and every later one waits for it. A restart cures both.
+broken() {
+  local d="$DIR/node$1" from
+  [ -s "$d/error.log" ] || return 1
+  from=$(cat "$d/log_start" 2>/dev/null || echo 0)
+  awk -v from="$from" 'NR > from && /DDLWorker: Unexpected .*Terminating|ZooKeeper session has expired/ {
+    print substr($0, 1, 400); found = 1; exit } END { exit !found }' "$d/error.log"
+}
+
+# heal: restart each node broken (above), one heal at a time
+# (a lock in the state directory), and append what it did to $DIR/heal.log. Restarted,
+# the node runs the DDL queue from where it stopped. Exit 0 when every node's DDL
+# worker runs (again).
+heal() {
+  exec 9>"$DIR/heal.lock"
+  flock 9
+  local n line rc=0
+  for n in "${NODES[@]}"; do
+    alive "$DIR/node$n/pid" || continue
+    line=$(broken "$n") || continue
+    echo "$(date -u +%FT%TZ) node $n restarted: $line" >>"$DIR/heal.log"
+    log "node $n: restarting it, as its log says: $line"
+    stop_pid "$DIR/node$n/pid" "node $n"
+    start_node "$n"
+    wait_node "$n" || rc=1
+  done
+  return $rc
+}
+
 # check: see the usage above. A node that answers but does not finish the DDL is
 # usually stuck on an earlier task of the queue (a DROP waiting for a query, a lost
 # ZooKeeper session): its running DDL is shown.
@@ -238,7 +295,7 @@ check() {
     fi
   done
   [ "$bad" = 0 ] || return 1
-  local out task finished
+  local out task finished line
   if out=$(timeout $((DDL_TIMEOUT + 30)) clickhouse-client --host 127.0.0.1 --port "$(tcp_port 1)" \
     --distributed_ddl_task_timeout "$DDL_TIMEOUT" -q "CREATE DATABASE IF NOT EXISTS $CLUSTER ON CLUSTER $CLUSTER" 2>&1); then
     return 0
@@ -248,6 +305,11 @@ check() {
     finished=$(tquery 1 "SELECT name FROM system.zookeeper WHERE path = '$task/finished'" 2>/dev/null || true)
     for n in "${NODES[@]}"; do
       grep -qx "127%2E0%2E0%2E1:$(tcp_port "$n")" <<<"$finished" && continue
+      if line=$(broken "$n"); then
+        log "node $n (127.0.0.1:$(tcp_port "$n")) did not finish an ON CLUSTER DDL ($task); its log says: $line"
+        log "restart the node: $0 heal"
+        continue
+      fi
       log "node $n (127.0.0.1:$(tcp_port "$n")) did not finish an ON CLUSTER DDL ($task) within ${DDL_TIMEOUT}s; it is running:"
       tquery "$n" "SELECT concat('  ', toString(round(elapsed)), ' s: ', substring(replaceAll(query, '\n', ' '), 1, 200))
         FROM system.processes WHERE query LIKE '/* ddl_entry=%'" >&2 2>/dev/null || true
@@ -318,8 +380,34 @@ case "${1:-}" in
     for n in "${NODES[@]}"; do alive "$DIR/node$n/pid" || exit 1; done
     ;;
   check) check ;;
+  heal) heal ;;
+  broken)
+    node_arg "${2:-}"
+    broken "$2"
+    ;;
   stale)
     alive "$DIR/zookeeper/pid" && owner_gone
+    ;;
+  pause-zookeeper)
+    # Stop ZooKeeper (SIGSTOP) for N seconds, then let it go on: longer than the
+    # nodes' session timeout (30 s), it expires their sessions.
+    alive "$DIR/zookeeper/pid" || { log "ZooKeeper is not running"; exit 1; }
+    [[ "${2:-}" =~ ^[0-9]+$ ]] || { log "pause-zookeeper takes a number of seconds, got '${2:-}'"; exit 2; }
+    zpid=$(cat "$DIR/zookeeper/pid")
+    kill -STOP "$zpid"
+    trap 'kill -CONT "$zpid"' EXIT
+    sleep "$2"
+    ;;
+  report)
+    # What happened to the cluster: each node's expired ZooKeeper sessions and ended
+    # DDL workers (all its starts), and the heals.
+    for n in "${NODES[@]}"; do
+      e="$DIR/node$n/error.log"
+      [ -s "$e" ] || continue
+      echo "node $n: $(grep -ac 'ZooKeeper session has expired' "$e") log lines of an expired ZooKeeper session (one a replicated table), $(grep -ac 'DDLWorker: Unexpected .*Terminating' "$e") of an ended DDL worker"
+    done
+    [ -s "$DIR/heal.log" ] && cat "$DIR/heal.log"
+    true
     ;;
   kill)
     node_arg "${2:-}"
@@ -335,7 +423,7 @@ case "${1:-}" in
     wait_node "$2"
     ;;
   *)
-    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
@@ -138,7 +139,7 @@ func (s *Store) migrateCluster(ctx context.Context) ([]int, error) {
 				}
 			}
 			if err := s.conn.Exec(ctx, st.SQL); err != nil {
-				return done, s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err)
+				return done, clusterDDLHint(s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err))
 			}
 		}
 		if f := afterMigration[m.Name]; f != nil {
@@ -193,4 +194,24 @@ func (s *Store) ensureClusterDatabase(ctx context.Context, force bool) (bool, er
 		return false, s.wrap("create database "+s.database+" on cluster "+s.cluster, err)
 	}
 	return true, nil
+}
+
+// clusterDDLSigns are what ClickHouse says when an ON CLUSTER DDL did not finish on
+// every node: it waited distributed_ddl_task_timeout for one, a replicated ALTER
+// waited replication_alter_columns_timeout for a replica, or the shard's other
+// replica gave up waiting for the one running it.
+var clusterDDLSigns = []string{"distributed_ddl_task_timeout", "replication_alter_columns_timeout", "Cannot enqueue replicated DDL query"}
+
+// clusterDDLHint adds to the error of an ON CLUSTER statement that did not finish on
+// every node what the operator has to do (docs/clickhouse-cluster.md, "A ZooKeeper
+// session lost").
+func clusterDDLHint(err error) error {
+	for _, sign := range clusterDDLSigns {
+		if strings.Contains(err.Error(), sign) {
+			return fmt.Errorf("%w (a node did not run it: one that is down, or, on ClickHouse 18.16, one whose ZooKeeper "+
+				"session expired or whose DDL worker ended, which runs no ON CLUSTER DDL again until restarted; see \"A ZooKeeper "+
+				"session lost\" in docs/clickhouse-cluster.md, then run migrate again: it completes what this one began)", err)
+		}
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package clickhouse_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -283,5 +284,32 @@ func syncReplicas(t *testing.T, c *clustertest.Cluster, db string, tables ...str
 			}
 		}
 		conn.Close()
+	}
+}
+
+// TestClusterDDLHint: the errors ClickHouse 18.16 gave a migrate --cluster here, when
+// a node had lost its ZooKeeper session or was down (recorded in CI and in runs that
+// stopped ZooKeeper mid-migrate), get the operator's next step; other errors are
+// left alone, and what the error wraps stays reachable.
+func TestClusterDDLHint(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		hint bool
+	}{
+		{"code: 159, message: Watching task /clickhouse/task_queue/ddl/query-0000000085 is executing longer than distributed_ddl_task_timeout (=180) seconds. There are 1 unfinished hosts (1 of them are currently active), they are going to execute the query in background", true},
+		{"code: 48, message: There was an error on [127.0.0.1:19104]: Cannot enqueue replicated DDL query for a replicated shard", true},
+		{"code: 341, message: There was an error on [127.0.0.1:19103]: Alter is not finished because timeout when waiting for some replicas: node4 (replication_alter_columns_timeout = 60). Alter will be done asynchronously.", true},
+		{"code: 999, message: Connection loss, path: /clickhouse/task_queue/ddl/query-0000000282", false},
+		{"code: 44, message: Cannot add column price_scope: column with this name already exists", false},
+	} {
+		base := fmt.Errorf("clickhouse: migration 0005_price_scope_basis on cluster gpuprice statement 3: %w: %s", store.ErrUnavailable, tc.msg)
+		got := clickhouse.ClusterDDLHint(base)
+		hinted := strings.Contains(got.Error(), `"A ZooKeeper session lost" in docs/clickhouse-cluster.md`) && strings.Contains(got.Error(), "run migrate again")
+		if hinted != tc.hint {
+			t.Errorf("%s:\nhint %v, want %v: %v", tc.msg, hinted, tc.hint, got)
+		}
+		if !errors.Is(got, store.ErrUnavailable) || !strings.HasPrefix(got.Error(), base.Error()) {
+			t.Errorf("%s: the hinted error lost what it wraps: %v", tc.msg, got)
+		}
 	}
 }

@@ -22,3 +22,6 @@ func (s *Store) HourlyCarry(ctx context.Context, q store.BarQuery) (bars []store
 	}
 	return flatten(window, carry), p.recent, p.stopped, p.deep, p.whole, nil
 }
+
+// ClusterDDLHint is clusterDDLHint, for the tests.
+var ClusterDDLHint = clusterDDLHint

@@ -6,7 +6,9 @@
 // loudly; under CI (CI set) it fails, so CI never skips the cluster silently. Before
 // the first test of a binary uses it, the cluster is checked (Cluster.Check): a node
 // that does not answer, or does not finish an ON CLUSTER DDL within a minute, fails
-// the test with its name instead of a 180 s DDL timeout later.
+// the test with its name instead of a 180 s DDL timeout later. With the control, the
+// binary also restarts, every HealEvery, each node a lost ZooKeeper session broke
+// (Heal): ClickHouse 18.16 does not recover from one by itself.
 package clustertest
 
 import (
@@ -50,6 +52,7 @@ func Get(t testing.TB) *Cluster {
 	t.Helper()
 	c := get(t)
 	lock(t, syscall.LOCK_SH)
+	c.check(t)
 	return c
 }
 
@@ -59,6 +62,7 @@ func GetExclusive(t testing.TB) *Cluster {
 	t.Helper()
 	c := get(t)
 	lock(t, syscall.LOCK_EX)
+	c.check(t)
 	return c
 }
 
@@ -112,17 +116,64 @@ func get(t testing.TB) *Cluster {
 	if len(c.Nodes) < 2 {
 		t.Fatalf("%s: %d DSNs; local.sh up prints one per node (4)", EnvDSNs, len(c.Nodes))
 	}
-	checkOnce.Do(func() { checkErr = c.Check(context.Background(), DDLTimeout) })
+	return c
+}
+
+// check checks the cluster once per test binary, under the test's lock (a test
+// holding it exclusively may have stopped ZooKeeper meanwhile). Given the control
+// (local.sh), it heals the cluster first and then every HealEvery while the binary
+// runs.
+func (c *Cluster) check(t testing.TB) {
+	t.Helper()
+	checkOnce.Do(func() {
+		control := os.Getenv(EnvControl)
+		if control != "" {
+			if did := Heal(control); did != "" {
+				fmt.Fprintf(os.Stderr, "clustertest: %s\n", did)
+			}
+			go watch(control)
+		}
+		checkErr = c.Check(context.Background(), DDLTimeout)
+	})
 	if checkErr != nil {
 		t.Fatalf("the ClickHouse cluster is not healthy (checked once per test binary): %v", checkErr)
 	}
-	return c
 }
 
 var (
 	checkOnce sync.Once
 	checkErr  error
 )
+
+// HealEvery is how often a test binary using the cluster runs Heal, while it runs.
+const HealEvery = 2 * time.Second
+
+// watch runs Heal every HealEvery for as long as the test binary runs, and writes
+// what it did to standard error (go test shows it with the output of the package).
+func watch(control string) {
+	for {
+		time.Sleep(HealEvery)
+		if did := Heal(control); did != "" {
+			fmt.Fprintf(os.Stderr, "clustertest: %s\n", did)
+		}
+	}
+}
+
+// Heal restarts, through local.sh heal, each node of the cluster whose DDL worker has
+// stopped, and returns what local.sh said it did ("" when every DDL worker ran).
+// ClickHouse 18.16 ends a node's DDL worker thread for good on an error it does not
+// expect while running a task (a ZooKeeper session lost mid-task on a starved
+// machine); that node still answers queries but never runs another ON CLUSTER DDL,
+// so every later one, on any node, waits for it until distributed_ddl_task_timeout.
+// A restarted node runs the queue from where it stopped. Current ClickHouse restarts
+// its DDL worker itself; this is the test cluster's stand-in for that.
+func Heal(control string) string {
+	out, err := exec.Command(control, "heal").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("%s heal: %v: %s", control, err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // DDLTimeout bounds the ON CLUSTER DDL of the check Get makes (the server's
 // default, distributed_ddl_task_timeout, is 180 s).
@@ -172,6 +223,11 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 		s := fmt.Sprintf("node %d (%s)", i+1, n.Host)
 		if running := c.runningDDL(ctx, i); running != "" {
 			s += ", which is running " + running
+		}
+		if control := os.Getenv(EnvControl); control != "" {
+			if out, err := exec.Command(control, "broken", fmt.Sprint(i+1)).Output(); err == nil {
+				s += ", whose log says " + strings.TrimSpace(string(out))
+			}
 		}
 		stuck = append(stuck, s)
 	}

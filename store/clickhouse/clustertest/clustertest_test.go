@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,21 +19,8 @@ import (
 func TestIntegrationClusterCheckNamesStuckNode(t *testing.T) {
 	c := GetExclusive(t) // it holds up every ON CLUSTER DDL for a few seconds
 	ctx := context.Background()
-	u, err := url.Parse(c.DSN(t)) // dropped at cleanup
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := strings.TrimPrefix(u.Path, "/")
-	n1 := c.Conn(t, 0)
+	db, n1 := tableOnCluster(t, c, "slow", "MergeTree")
 	defer n1.Close()
-	for _, q := range []string{
-		"CREATE DATABASE " + db + " ON CLUSTER " + c.Name,
-		"CREATE TABLE " + db + ".slow ON CLUSTER " + c.Name + " (x UInt64) ENGINE = MergeTree ORDER BY x",
-	} {
-		if err := n1.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 	last := len(c.Nodes) - 1
 	nl := c.Conn(t, last)
 	defer nl.Close()
@@ -52,7 +40,7 @@ func TestIntegrationClusterCheckNamesStuckNode(t *testing.T) {
 	cancel()
 
 	t0 := time.Now()
-	err = c.Check(ctx, 3*time.Second)
+	err := c.Check(ctx, 3*time.Second)
 	t.Logf("Check with the last node stuck (%v): %v", time.Since(t0).Round(time.Millisecond), err)
 	if err == nil {
 		t.Fatal("Check passed with the last node stuck on a DROP")
@@ -70,4 +58,93 @@ func TestIntegrationClusterCheckNamesStuckNode(t *testing.T) {
 	if err := c.Check(ctx, DDLTimeout); err != nil {
 		t.Errorf("Check once the node is free: %v", err)
 	}
+}
+
+// TestIntegrationClusterHealsExpiredSessions: ZooKeeper stopped for longer than the
+// nodes' session timeout (30 s) expires their sessions, as a long stall of a busy
+// machine would. ClickHouse 18.16 then applies no replicated ALTER on such a node
+// until it restarts (each table's ALTER thread keeps the dead session: every ALTER
+// ON CLUSTER of a replicated table waits 60 s for it and fails on its shard's other
+// replica). Heal, which every test binary runs every HealEvery, restarts each such
+// node; then a replicated ALTER ON CLUSTER completes on every node.
+func TestIntegrationClusterHealsExpiredSessions(t *testing.T) {
+	c := GetExclusive(t) // it stops ZooKeeper: no other test on the cluster meanwhile
+	control := Control(t)
+	ctx := context.Background()
+	db, n1 := tableOnCluster(t, c, "r", "ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/r', '{replica}')")
+	defer n1.Close()
+
+	const pause = 40 // seconds: past the session timeout
+	if out, err := exec.Command(control, "pause-zookeeper", fmt.Sprint(pause)).CombinedOutput(); err != nil {
+		t.Fatalf("%s pause-zookeeper: %v\n%s", control, err, out)
+	}
+	resumed := time.Now()
+
+	// Every node's sessions expired: each is restarted (uptime since the pause).
+	var healed []string
+	for restarted := 0; restarted < len(c.Nodes); {
+		if time.Since(resumed) > 2*time.Minute {
+			t.Fatalf("2 minutes after ZooKeeper went on, %d of %d nodes were restarted (heals: %q)", restarted, len(c.Nodes), healed)
+		}
+		if did := Heal(control); did != "" {
+			healed = append(healed, did)
+		}
+		restarted = 0
+		for i := range c.Nodes {
+			conn := c.Conn(t, i)
+			var up uint32
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if conn.QueryRow(qctx, "SELECT uptime()").Scan(&up) == nil && time.Duration(up)*time.Second < time.Since(resumed) {
+				restarted++
+			}
+			cancel()
+			conn.Close()
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("every node restarted %v after ZooKeeper went on", time.Since(resumed).Round(time.Second))
+
+	// A replicated ALTER ON CLUSTER completes everywhere (ClickHouse 18.16 gives up
+	// waiting for a replica after 60 s; this allows it 50).
+	conn := c.Conn(t, 0)
+	defer conn.Close()
+	actx, cancel := context.WithTimeout(ctx, 50*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	if err := conn.Exec(actx, "ALTER TABLE "+db+".r ON CLUSTER "+c.Name+" ADD COLUMN y String"); err != nil {
+		t.Fatalf("replicated ALTER ON CLUSTER after the heal: %v", err)
+	}
+	for i := range c.Nodes {
+		ni := c.Conn(t, i)
+		var n uint64
+		if err := ni.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = 'r' AND name = 'y'", db).Scan(&n); err != nil || n != 1 {
+			t.Errorf("node %d: column y %d times (%v)", i+1, n, err)
+		}
+		ni.Close()
+	}
+	t.Logf("the replicated ALTER ON CLUSTER took %v", time.Since(t0).Round(time.Millisecond))
+}
+
+// tableOnCluster creates a fresh database (dropped at cleanup) and in it table (x
+// UInt64) of the engine ("{database}" in it is the database's name) on every node,
+// through node 1; it returns the database and a connection to node 1.
+func tableOnCluster(t *testing.T, c *Cluster, table, engine string) (string, ch.Conn) {
+	t.Helper()
+	u, err := url.Parse(c.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	n1 := c.Conn(t, 0)
+	for _, q := range []string{
+		"CREATE DATABASE " + db + " ON CLUSTER " + c.Name,
+		"CREATE TABLE " + db + "." + table + " ON CLUSTER " + c.Name + " (x UInt64) ENGINE = " +
+			strings.ReplaceAll(engine, "{database}", db) + " ORDER BY x",
+	} {
+		if err := n1.Exec(context.Background(), q); err != nil {
+			n1.Close()
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return db, n1
 }
