@@ -332,9 +332,10 @@ type RecordWriter interface {
 
 // Replay writes every segment to w in write order, removing each once stored. It stops
 // at the first write the store could not take because it is unavailable (the segment
-// stays for the next replay). A poison segment never jams the spool: rows the store
-// refuses on their own are found by splitting the segment's batch and quarantined
-// with the store's error (the others are written), and a segment whose content
+// stays for the next replay). A poison segment never jams the spool: rows no store
+// may hold (Storable) are quarantined without a write, rows the store refuses on
+// their own are found by splitting the segment's batch and quarantined with the
+// store's error (the others are written), and a segment whose content
 // cannot be stored at all (no quarantine writer, a record refused) is moved aside to
 // <dir>/corrupt/ with a <name>.reason file, as unreadable segments are: never
 // deleted. Run records' text is made storable (ingest.storableRun) on the way.
@@ -373,11 +374,16 @@ func (s *DirSpool) Replay(ctx context.Context, w store.Writer) (rows int, err er
 		written := 0
 		quarantine := seg.Quarantine
 		if len(seg.Rows) > 0 {
-			sp := writeSplit(ctx, w, seg.Rows)
+			// Rows no store may hold (Storable) are quarantined without a write, as
+			// at ingest: a spool written by an older release, or edited, gets the same
+			// treatment on every store, not only on the one that happens to refuse.
+			rows, screened := screenStorable(seg.Rows, time.Now())
+			sp := writeSplit(ctx, w, rows)
 			if sp.err != nil {
 				// Part of the segment may be stored: replaying it again is harmless.
 				return fail(sp.err)
 			}
+			sp.bad = append(screened, sp.bad...)
 			if len(sp.bad) > 0 && !records {
 				// Nowhere to quarantine them: the segment stays for a replay that can.
 				return fail(fmt.Errorf("%d rows refused and no quarantine to put them in: %w", len(sp.bad), sp.bad[0].Err))

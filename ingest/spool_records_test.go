@@ -56,7 +56,7 @@ func TestSpoolingSinkKeepsQuarantineAndRunsThroughAnOutage(t *testing.T) {
 	sp := &DirSpool{Dir: t.TempDir()}
 	fake := &recordSink{}
 	sink := SpoolingSink{Sink: fake, Spool: sp}
-	if err := sp.Spool(ctx, []schemas.Observation{raw(nil)}); err != nil {
+	if err := sp.Spool(ctx, []schemas.Observation{spooled(nil)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sink.WriteQuarantine(ctx, []schemas.Quarantined{{RunID: "r1", Source: "s", Reason: "absurd price", Raw: "{}"}}); err != nil {

@@ -14,8 +14,8 @@ import (
 func TestSpoolReplaysInOrderAndKeepsCorrupt(t *testing.T) {
 	sp := &DirSpool{Dir: t.TempDir()}
 	ctx := context.Background()
-	a := []schemas.Observation{raw(func(o *schemas.Observation) { o.SKU = "a" })}
-	b := []schemas.Observation{raw(func(o *schemas.Observation) { o.SKU = "b" }), raw(func(o *schemas.Observation) { o.SKU = "c" })}
+	a := []schemas.Observation{spooled(func(o *schemas.Observation) { o.SKU = "a" })}
+	b := []schemas.Observation{spooled(func(o *schemas.Observation) { o.SKU = "b" }), spooled(func(o *schemas.Observation) { o.SKU = "c" })}
 	for _, batch := range [][]schemas.Observation{a, b} {
 		if err := sp.Spool(ctx, batch); err != nil {
 			t.Fatal(err)
@@ -58,7 +58,7 @@ func TestSpoolReplaysInOrderAndKeepsCorrupt(t *testing.T) {
 func TestSpoolKeepsSegmentWhenReplayFails(t *testing.T) {
 	sp := &DirSpool{Dir: t.TempDir()}
 	ctx := context.Background()
-	if err := sp.Spool(ctx, []schemas.Observation{raw(nil)}); err != nil {
+	if err := sp.Spool(ctx, []schemas.Observation{spooled(nil)}); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("still down")
@@ -75,7 +75,7 @@ func TestSpoolBounded(t *testing.T) {
 	ctx := context.Background()
 	var err error
 	for i := 0; i < 20 && err == nil; i++ {
-		err = sp.Spool(ctx, []schemas.Observation{raw(nil)})
+		err = sp.Spool(ctx, []schemas.Observation{spooled(nil)})
 	}
 	if !errors.Is(err, ErrSpoolFull) {
 		t.Fatalf("err = %v, want ErrSpoolFull", err)
@@ -97,7 +97,7 @@ func TestSpoolRowsCountsFromNames(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		rows := make([]schemas.Observation, n)
 		for i := range rows {
-			rows[i] = raw(nil)
+			rows[i] = spooled(nil)
 		}
 		if err := sp.Spool(ctx, rows); err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func TestSpoolRowsCountsFromNames(t *testing.T) {
 	}
 	// A segment of an older version, named without its count, is read once.
 	old := &DirSpool{Dir: sp.Dir}
-	if err := old.Spool(ctx, []schemas.Observation{raw(nil), raw(nil)}); err != nil {
+	if err := old.Spool(ctx, []schemas.Observation{spooled(nil), spooled(nil)}); err != nil {
 		t.Fatal(err)
 	}
 	names, _ := filepath.Glob(filepath.Join(sp.Dir, "*-r2.seg.gz"))
@@ -135,7 +135,7 @@ func TestSpoolRowsCountsFromNames(t *testing.T) {
 func TestSpoolSegmentWithInvalidUTF8Replays(t *testing.T) {
 	ctx := context.Background()
 	sp := &DirSpool{Dir: t.TempDir()}
-	o := raw(func(o *schemas.Observation) { o.SKU = "bad-\xff\xfe"; o.EffectiveAt = t0 })
+	o := spooled(func(o *schemas.Observation) { o.SKU = "bad-\xff\xfe"; o.EffectiveAt = t0 })
 	if err := sp.Spool(ctx, []schemas.Observation{o}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,4 +157,14 @@ func TestSpoolSegmentWithInvalidUTF8Replays(t *testing.T) {
 	if st, _ := sp.Status(); st.Segments != 0 || len(st.Corrupt) != 0 {
 		t.Errorf("status %+v", st)
 	}
+}
+
+// spooled is a row as ingest spools it: normalised, so storable (Replay quarantines
+// what is not).
+func spooled(mod func(*schemas.Observation)) schemas.Observation {
+	o := raw(mod)
+	if o.EffectiveAt.IsZero() {
+		o.EffectiveAt = o.ObservedAt
+	}
+	return o
 }

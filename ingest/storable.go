@@ -168,6 +168,20 @@ func clipText(s string, max int) string {
 	return s[:cut] + fmt.Sprintf("… [%d bytes cut]", len(s)-cut)
 }
 
+// screenStorable splits rows into those Storable at now and the others, as bad rows
+// with the reason.
+func screenStorable(rows []schemas.Observation, now time.Time) (ok []schemas.Observation, bad []badRow) {
+	ok = make([]schemas.Observation, 0, len(rows))
+	for _, o := range rows {
+		if err := Storable(o, now); err != nil {
+			bad = append(bad, badRow{Row: o, Reason: "not storable: " + err.Error(), Err: err})
+			continue
+		}
+		ok = append(ok, o)
+	}
+	return ok, bad
+}
+
 // badRow is a row a store refused on its own (not the store being away), with why.
 type badRow struct {
 	Row    schemas.Observation

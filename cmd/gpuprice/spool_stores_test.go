@@ -29,6 +29,9 @@ type poisonStore struct {
 	// spoolMends: a spool segment is JSON, which carries invalid UTF-8 as U+FFFD,
 	// so DuckDB's poison rows read back from the spool storable (and are stored so).
 	spoolMends bool
+	// screened: ingest.Storable refuses the poison rows too, so spool replay
+	// quarantines them without a write ("not storable: …", not the store's error).
+	screened bool
 }
 
 func poisonStores() []poisonStore {
@@ -37,12 +40,12 @@ func poisonStores() []poisonStore {
 			[]func(o *schemas.Observation){
 				func(o *schemas.Observation) { o.Region = "bad-region-\xff\xfe" },
 				func(o *schemas.Observation) { o.Zone = "bad-zone-\xc3" },
-			}, "duckdb: write observations", true},
+			}, "duckdb: write observations", true, false},
 		{"ClickHouse", func(t *testing.T) string { return chtest.FreshDSN(t, "spoolpoison") },
 			[]func(o *schemas.Observation){
 				func(o *schemas.Observation) { o.EffectiveAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC) },
 				func(o *schemas.Observation) { o.ObservedAt = time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC) },
-			}, "outside ClickHouse DateTime's range", false},
+			}, "outside ClickHouse DateTime's range", false, true},
 	}
 }
 
@@ -92,6 +95,8 @@ func storedSKUs(t *testing.T, st store.Store, run string) []string {
 // to spool/corrupt/ with a reason file, the run record is stored, the spool is
 // left empty, and the count replay returns is what the store holds. (On DuckDB the
 // spool's JSON has already made the rows storable: they are all stored, mended.)
+// Rows no store may hold (ingest.Storable: here one dated 2200, which DuckDB would
+// take) are quarantined without a write on every store, as "not storable".
 func TestSpoolReplayPoisonSegmentIntoRealStores(t *testing.T) {
 	for _, ps := range poisonStores() {
 		t.Run(ps.name, func(t *testing.T) {
@@ -108,6 +113,10 @@ func TestSpoolReplayPoisonSegmentIntoRealStores(t *testing.T) {
 					o.SKU = fmt.Sprintf("poison-%02d", i)
 					ps.poison[k](&o)
 					bad = append(bad, o.SKU)
+				}
+				if i == 17 {
+					o.SKU = "future-17"
+					o.EffectiveAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 				}
 				first = append(first, o)
 			}
@@ -146,6 +155,8 @@ func TestSpoolReplayPoisonSegmentIntoRealStores(t *testing.T) {
 			if ps.spoolMends {
 				refused = nil
 			}
+			refused = append(slices.Clone(refused), "future-17")
+			slices.Sort(refused)
 			wantStored := len(first) - len(refused) + len(last)
 			if n != wantStored {
 				t.Errorf("replay says %d rows written, want %d", n, wantStored)
@@ -181,10 +192,14 @@ func TestSpoolReplayPoisonSegmentIntoRealStores(t *testing.T) {
 			}
 			var quarantined []string
 			for _, x := range q {
-				if !strings.Contains(x.Reason, "spool replay") || !strings.Contains(x.Reason, ps.reason) || x.RunID != run {
-					t.Errorf("quarantined with reason %q (run %q), want the store's refusal (%q)", x.Reason, x.RunID, ps.reason)
+				reason := ps.reason
+				if ps.screened || strings.Contains(x.Raw, "future-17") {
+					reason = "spool replay: not storable: "
 				}
-				for _, s := range bad {
+				if !strings.Contains(x.Reason, "spool replay") || !strings.Contains(x.Reason, reason) || x.RunID != run {
+					t.Errorf("quarantined with reason %q (run %q), want %q", x.Reason, x.RunID, reason)
+				}
+				for _, s := range append(slices.Clone(bad), "future-17") {
 					if strings.Contains(x.Raw, s) {
 						quarantined = append(quarantined, s)
 					}
