@@ -266,7 +266,10 @@ broken() {
 heal() {
   exec 9>"$DIR/heal.lock"
   flock 9
-  local n line rc=0
+  # Not while ZooKeeper does not answer: a node stops slowly then, and would come
+  # back as broken.
+  zk_ok || return 0
+  local n line
   for n in "${NODES[@]}"; do
     alive "$DIR/node$n/pid" || continue
     line=$(broken "$n") || continue
@@ -274,9 +277,21 @@ heal() {
     log "node $n: restarting it, as its log says: $line"
     stop_pid "$DIR/node$n/pid" "node $n"
     start_node "$n"
-    wait_node "$n" || rc=1
+    wait_node "$n"
+    wait_writable "$n"
   done
-  return $rc
+}
+
+# wait_writable N: wait until none of node N's replicated tables is read-only (after
+# a restart each waits for ZooKeeper, and for the old session of a killed node to
+# expire), at most two minutes.
+wait_writable() {
+  for _ in $(seq 1 240); do
+    [ "$(query "$1" "SELECT count() FROM system.replicas WHERE is_readonly" 2>/dev/null)" = 0 ] && return
+    sleep 0.5
+  done
+  log "node $1: replicated tables still read-only two minutes after its start"
+  return 1
 }
 
 # check: see the usage above. A node that answers but does not finish the DDL is

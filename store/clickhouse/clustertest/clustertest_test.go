@@ -80,7 +80,8 @@ func TestIntegrationClusterHealsExpiredSessions(t *testing.T) {
 	}
 	resumed := time.Now()
 
-	// Every node's sessions expired: each is restarted (uptime since the pause).
+	// Every node's sessions expired: each is restarted (uptime since the pause), its
+	// replicated tables writable again.
 	var healed []string
 	for restarted := 0; restarted < len(c.Nodes); {
 		if time.Since(resumed) > 2*time.Minute {
@@ -93,8 +94,10 @@ func TestIntegrationClusterHealsExpiredSessions(t *testing.T) {
 		for i := range c.Nodes {
 			conn := c.Conn(t, i)
 			var up uint32
+			var readonly uint64
 			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if conn.QueryRow(qctx, "SELECT uptime()").Scan(&up) == nil && time.Duration(up)*time.Second < time.Since(resumed) {
+			if conn.QueryRow(qctx, "SELECT uptime(), (SELECT count() FROM system.replicas WHERE is_readonly)").Scan(&up, &readonly) == nil &&
+				time.Duration(up)*time.Second < time.Since(resumed) && readonly == 0 {
 				restarted++
 			}
 			cancel()
