@@ -259,11 +259,12 @@ broken() {
     print substr($0, 1, 400); found = 1; exit } END { exit !found }' "$d/error.log"
 }
 
-# heal: restart each node broken (above), one heal at a time
-# (a lock in the state directory), and append what it did to $DIR/heal.log. Restarted,
-# the node runs the DDL queue from where it stopped. Exit 0 when every node's DDL
-# worker runs (again).
+# heal: restart each node broken (above), one heal at a time (a lock in the state
+# directory), and append what it did to $DIR/heal.log. Restarted, the node runs the
+# DDL queue from where it stopped. Exit non-zero when a restarted node does not answer,
+# or its replicated tables stay read-only.
 heal() {
+  [ -d "$DIR" ] || return 0
   exec 9>"$DIR/heal.lock"
   flock 9
   # Not while ZooKeeper does not answer: a node stops slowly then, and would come

@@ -159,14 +159,14 @@ func watch(control string) {
 	}
 }
 
-// Heal restarts, through local.sh heal, each node of the cluster whose DDL worker has
-// stopped, and returns what local.sh said it did ("" when every DDL worker ran).
-// ClickHouse 18.16 ends a node's DDL worker thread for good on an error it does not
-// expect while running a task (a ZooKeeper session lost mid-task on a starved
-// machine); that node still answers queries but never runs another ON CLUSTER DDL,
-// so every later one, on any node, waits for it until distributed_ddl_task_timeout.
-// A restarted node runs the queue from where it stopped. Current ClickHouse restarts
-// its DDL worker itself; this is the test cluster's stand-in for that.
+// Heal restarts, through local.sh heal, each node of the cluster that a lost
+// ZooKeeper session broke, and returns what local.sh said it did ("" when none was).
+// On ClickHouse 18.16 such a node still answers queries, but a node whose session
+// expired applies no replicated ALTER again (each table's ALTER thread keeps the dead
+// session), and one whose DDL worker ended on an error mid-task runs no ON CLUSTER DDL
+// again: every later ALTER ON CLUSTER, or every DDL, waits for it and fails. A
+// restarted node runs the DDL queue from where it stopped. This is the test
+// cluster's stand-in for the operator's restart docs/clickhouse-cluster.md asks for.
 func Heal(control string) string {
 	out, err := exec.Command(control, "heal").CombinedOutput()
 	if err != nil {
