@@ -84,16 +84,16 @@ for pkg in $(go list ./...); do
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
     # A real finding writes "Failing input written to testdata/fuzz/…". Go's fuzzer can
     # also stop with a bare "context deadline exceeded" when -fuzztime ends while a
-    # worker is busy (no input at fault): that one is retried once.
-    for attempt in 1 2; do
+    # worker is busy (no input at fault): that one is retried, twice at most.
+    for attempt in 1 2 3; do
       if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-5s}" "$pkg" 2>&1); then
         echo "$out" | tail -1; break
       fi
       echo "$out"
-      if echo "$out" | grep -q 'Failing input written' || [ "$attempt" = 2 ] || ! echo "$out" | grep -q 'context deadline exceeded'; then
+      if echo "$out" | grep -q 'Failing input written' || [ "$attempt" = 3 ] || ! echo "$out" | grep -q 'context deadline exceeded'; then
         exit 1
       fi
-      echo "(fuzzer stopped on its own deadline, not on an input: retrying $target once)"
+      echo "(fuzzer stopped on its own deadline, not on an input: retrying $target)"
     done
   done
 done
