@@ -31,6 +31,8 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 )
 
+require github.com/go-zookeeper/zk v1.0.4
+
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/hhrutter/tiff v1.0.6 // indirect

@@ -26,6 +26,7 @@
 #   local.sh stale     exit 0 when the cluster runs but its owner (GPUPRICE_CLUSTER_OWNER
 #                      of up) has ended: left by a test run killed before it stopped it
 #   local.sh pause-zookeeper N  SIGSTOP ZooKeeper for N seconds (for failure tests)
+#   local.sh zookeeper print ZooKeeper's address (host:port)
 #   local.sh report    count each node's expired sessions and ended DDL workers, and
 #                      print heal.log (deploy/test.sh does after the tests)
 #   local.sh kill N    SIGKILL node N (1..4), as a crash would (for failure tests)
@@ -248,14 +249,15 @@ wait_node() {
 # thread on the dead session: the node never applies a replicated ALTER again, so each
 # one waits replication_alter_columns_timeout (60 s) for it, and the DDL fails on the
 # shard's other replica ("Cannot enqueue replicated DDL query"). And on an error it
-# does not expect mid-task, it ends its DDL worker thread ("DDLWorker: Unexpected
-# ... Terminating"): the node still answers queries but never runs an ON CLUSTER DDL
+# does not expect while it runs the DDL queue, it ends its DDL worker thread
+# ("DDLWorker: Unexpected error, will terminate: …"; the source's other variants end
+# in "Terminating"): the node still answers queries but never runs an ON CLUSTER DDL
 # again, and every later one waits for it. A restart cures both.
 broken() {
   local d="$DIR/node$1" from
   [ -s "$d/error.log" ] || return 1
   from=$(cat "$d/log_start" 2>/dev/null || echo 0)
-  awk -v from="$from" 'NR > from && /DDLWorker: Unexpected .*Terminating|ZooKeeper session has expired/ {
+  awk -v from="$from" 'NR > from && /DDLWorker: Unexpected.*([Ww]ill terminate|Terminating)|ZooKeeper session has expired/ {
     print substr($0, 1, 400); found = 1; exit } END { exit !found }' "$d/error.log"
 }
 
@@ -414,13 +416,14 @@ case "${1:-}" in
     trap 'kill -CONT "$zpid"' EXIT
     sleep "$2"
     ;;
+  zookeeper) echo "127.0.0.1:$ZK_PORT" ;;
   report)
     # What happened to the cluster: each node's expired ZooKeeper sessions and ended
     # DDL workers (all its starts), and the heals.
     for n in "${NODES[@]}"; do
       e="$DIR/node$n/error.log"
       [ -s "$e" ] || continue
-      echo "node $n: $(grep -ac 'ZooKeeper session has expired' "$e") log lines of an expired ZooKeeper session (one a replicated table), $(grep -ac 'DDLWorker: Unexpected .*Terminating' "$e") of an ended DDL worker"
+      echo "node $n: $(grep -ac 'ZooKeeper session has expired' "$e") log lines of an expired ZooKeeper session (one a replicated table), $(grep -acE 'DDLWorker: Unexpected.*([Ww]ill terminate|Terminating)' "$e") of an ended DDL worker"
     done
     [ -s "$DIR/heal.log" ] && cat "$DIR/heal.log"
     true
@@ -439,7 +442,7 @@ case "${1:-}" in
     wait_node "$2"
     ;;
   *)
-    sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/go-zookeeper/zk"
 )
 
 // TestIntegrationClusterCheckNamesStuckNode: a node that answers but is stuck on an
@@ -150,4 +152,79 @@ func tableOnCluster(t *testing.T, c *Cluster, table, engine string) (string, ch.
 		}
 	}
 	return db, n1
+}
+
+// TestIntegrationClusterHealsEndedDDLWorker: ClickHouse 18.16 ends a node's DDL worker
+// thread for good on an error it does not expect while running the DDL queue; the
+// node then runs no ON CLUSTER DDL again and every later one waits for it (the CI
+// failure of stop 19 looked so). The test provokes the one such error a client can: a
+// task written to the queue, for node 4 only, as already finished by it (18.16 throws
+// "Server expects that DDL task … should be processed, but it was already processed
+// according to ZK" and logs "DDLWorker: Unexpected error, will terminate"). Heal
+// finds the line, restarts node 4, and an ON CLUSTER DDL then finishes on every node.
+func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
+	c := GetExclusive(t) // it stops a node's DDL worker: no other test on the cluster meanwhile
+	control := Control(t)
+	ctx := context.Background()
+	last := len(c.Nodes) - 1
+	// The node has run a task since it started (a first pass over the queue at start
+	// takes such a task as done).
+	if err := c.Check(ctx, DDLTimeout); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := exec.Command(control, "zookeeper").Output()
+	if err != nil {
+		t.Fatalf("%s zookeeper: %v", control, err)
+	}
+	zc, _, err := zk.Connect([]string{strings.TrimSpace(string(addr))}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zc.Close()
+	// The task under the name the queue's next sequential node would take, with its
+	// finished mark, in one multi (the worker never sees it unmarked).
+	_, st, err := zc.Get(DDLQueue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := strings.ReplaceAll(c.Nodes[last].Host, ".", "%2E") // 127%2E0%2E0%2E1:19104, as 18.16 names hosts
+	task := fmt.Sprintf("%s/query-%010d", DDLQueue, st.Cversion)
+	entry := "version: 1\nquery: CREATE DATABASE IF NOT EXISTS default ON CLUSTER " + c.Name +
+		"\nhosts: ['" + host + "']\ninitiator: clustertest:0\n"
+	acl := zk.WorldACL(zk.PermAll)
+	planted := time.Now()
+	if _, err := zc.Multi(&zk.CreateRequest{Path: task, Data: []byte(entry), Acl: acl},
+		&zk.CreateRequest{Path: task + "/finished", Acl: acl},
+		&zk.CreateRequest{Path: task + "/finished/" + host, Acl: acl}); err != nil {
+		t.Fatalf("writing task %s: %v", task, err)
+	}
+
+	// Healed: node 4 restarted (by this test's Heal or a test binary's watch).
+	for {
+		if time.Since(planted) > time.Minute {
+			out, _ := exec.Command(control, "report").CombinedOutput()
+			t.Fatalf("node %d was not restarted a minute after task %s; local.sh report:\n%s", last+1, task, out)
+		}
+		if did := Heal(control); did != "" {
+			t.Logf("heal: %s", did)
+		}
+		conn := c.Conn(t, last)
+		var up uint32
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := conn.QueryRow(qctx, "SELECT uptime()").Scan(&up)
+		cancel()
+		conn.Close()
+		if err == nil && time.Duration(up)*time.Second < time.Since(planted) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	report, _ := exec.Command(control, "report").CombinedOutput()
+	if !regexp.MustCompile(fmt.Sprintf(`node %d restarted: .*DDLWorker: Unexpected error, will terminate`, last+1)).Match(report) {
+		t.Errorf("heal.log does not say node %d was restarted for its ended DDL worker:\n%s", last+1, report)
+	}
+	if err := c.Check(ctx, DDLTimeout); err != nil {
+		t.Fatalf("after the heal: %v", err)
+	}
+	t.Logf("node %d restarted %v after its DDL worker was made to end; ON CLUSTER DDL runs again", last+1, time.Since(planted).Round(time.Second))
 }
