@@ -30,15 +30,7 @@ func freshDSN(t *testing.T) string { return chtest.FreshDSN(t, "test") }
 func openUnmerged(t *testing.T, tables ...string) (store.Store, string, ch.Conn) {
 	t.Helper()
 	ctx := t.Context()
-	dsn := freshDSN(t)
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, dsn := openMigrated(t)
 	u, _ := url.Parse(dsn)
 	db := strings.TrimPrefix(u.Path, "/")
 	admin := adminConn(t, u)
@@ -52,6 +44,22 @@ func openUnmerged(t *testing.T, tables ...string) (store.Store, string, ch.Conn)
 }
 
 func adminConn(t *testing.T, u *url.URL) ch.Conn { return chtest.Admin(t, u) }
+
+// openMigrated opens a store on a fresh database (closed at the test's end) and
+// migrates it; dsn is the database's.
+func openMigrated(t *testing.T) (st *clickhouse.Store, dsn string) {
+	t.Helper()
+	dsn = freshDSN(t)
+	opened, err := clickhouse.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { opened.Close() })
+	if _, err := opened.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return opened.(*clickhouse.Store), dsn
+}
 
 func TestIntegrationClickHouse(t *testing.T) {
 	serverDSN(t)

@@ -129,15 +129,7 @@ func TestIntegrationClickHouseHourlyCarry(t *testing.T) {
 func gapData(t *testing.T, extra func(base schemas.Observation, day func(int) time.Time) []schemas.Observation) (*clickhouse.Store, string, func(int) time.Time) {
 	t.Helper()
 	ctx := t.Context()
-	dsn := freshDSN(t)
-	st, err := clickhouse.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st, dsn := openMigrated(t)
 	storetest.DayPriceData(t, st)
 	start := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	day := func(d int) time.Time { return start.AddDate(0, 0, d) }
@@ -154,10 +146,10 @@ func gapData(t *testing.T, extra func(base schemas.Observation, day func(int) ti
 	if err := st.WriteObservations(ctx, obs); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.(store.Rollups).Rollup(ctx, day(1), day(41)); err != nil {
+	if err := st.Rollup(ctx, day(1), day(41)); err != nil {
 		t.Fatal(err)
 	}
-	return st.(*clickhouse.Store), dsn, day
+	return st, dsn, day
 }
 
 // priced is o effective and observed at t at price per GPU-hour.
