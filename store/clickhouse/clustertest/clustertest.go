@@ -128,9 +128,7 @@ func (c *Cluster) check(t testing.TB) {
 	checkOnce.Do(func() {
 		control := os.Getenv(EnvControl)
 		if control != "" {
-			if did := Heal(control); did != "" {
-				fmt.Fprintf(os.Stderr, "clustertest: %s\n", did)
-			}
+			healAndSay(control)
 			go watch(control)
 		}
 		checkErr = c.Check(context.Background(), DDLTimeout)
@@ -153,9 +151,14 @@ const HealEvery = 2 * time.Second
 func watch(control string) {
 	for {
 		time.Sleep(HealEvery)
-		if did := Heal(control); did != "" {
-			fmt.Fprintf(os.Stderr, "clustertest: %s\n", did)
-		}
+		healAndSay(control)
+	}
+}
+
+// healAndSay runs Heal and writes what it did, if anything, to standard error.
+func healAndSay(control string) {
+	if did := Heal(control); did != "" {
+		fmt.Fprintf(os.Stderr, "clustertest: %s\n", did)
 	}
 }
 

@@ -82,31 +82,9 @@ func TestIntegrationClusterHealsExpiredSessions(t *testing.T) {
 	}
 	resumed := time.Now()
 
-	// Every node's sessions expired: each is restarted (uptime since the pause), its
-	// replicated tables writable again.
-	var healed []string
-	for restarted := 0; restarted < len(c.Nodes); {
-		if time.Since(resumed) > 2*time.Minute {
-			t.Fatalf("2 minutes after ZooKeeper went on, %d of %d nodes were restarted (heals: %q)", restarted, len(c.Nodes), healed)
-		}
-		if did := Heal(control); did != "" {
-			healed = append(healed, did)
-		}
-		restarted = 0
-		for i := range c.Nodes {
-			conn := c.Conn(t, i)
-			var up uint32
-			var readonly uint64
-			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if conn.QueryRow(qctx, "SELECT uptime(), (SELECT count() FROM system.replicas WHERE is_readonly)").Scan(&up, &readonly) == nil &&
-				time.Duration(up)*time.Second < time.Since(resumed) && readonly == 0 {
-				restarted++
-			}
-			cancel()
-			conn.Close()
-		}
-		time.Sleep(time.Second)
-	}
+	// Every node's sessions expired: each is restarted, its replicated tables writable
+	// again.
+	waitHealed(t, c, control, resumed, 2*time.Minute, 0, 1, 2, 3)
 	t.Logf("every node restarted %v after ZooKeeper went on", time.Since(resumed).Round(time.Second))
 
 	// A replicated ALTER ON CLUSTER completes everywhere (ClickHouse 18.16 gives up
@@ -200,25 +178,7 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 	}
 
 	// Healed: node 4 restarted (by this test's Heal or a test binary's watch).
-	for {
-		if time.Since(planted) > time.Minute {
-			out, _ := exec.Command(control, "report").CombinedOutput()
-			t.Fatalf("node %d was not restarted a minute after task %s; local.sh report:\n%s", last+1, task, out)
-		}
-		if did := Heal(control); did != "" {
-			t.Logf("heal: %s", did)
-		}
-		conn := c.Conn(t, last)
-		var up uint32
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := conn.QueryRow(qctx, "SELECT uptime()").Scan(&up)
-		cancel()
-		conn.Close()
-		if err == nil && time.Duration(up)*time.Second < time.Since(planted) {
-			break
-		}
-		time.Sleep(time.Second)
-	}
+	waitHealed(t, c, control, planted, time.Minute, last)
 	report, _ := exec.Command(control, "report").CombinedOutput()
 	if !regexp.MustCompile(fmt.Sprintf(`node %d restarted: .*DDLWorker: Unexpected error, will terminate`, last+1)).Match(report) {
 		t.Errorf("heal.log does not say node %d was restarted for its ended DDL worker:\n%s", last+1, report)
@@ -227,4 +187,40 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 		t.Fatalf("after the heal: %v", err)
 	}
 	t.Logf("node %d restarted %v after its DDL worker was made to end; ON CLUSTER DDL runs again", last+1, time.Since(planted).Round(time.Second))
+}
+
+// waitHealed runs Heal until each of the nodes (0-based) has been restarted since
+// since (its uptime is shorter) and has no read-only replicated table, and fails the
+// test, with local.sh's report, when that takes longer than within.
+func waitHealed(t *testing.T, c *Cluster, control string, since time.Time, within time.Duration, nodes ...int) {
+	t.Helper()
+	healed := func(i int) bool {
+		conn := c.Conn(t, i)
+		defer conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var up uint32
+		var readonly uint64
+		err := conn.QueryRow(ctx, "SELECT uptime(), (SELECT count() FROM system.replicas WHERE is_readonly)").Scan(&up, &readonly)
+		return err == nil && time.Duration(up)*time.Second < time.Since(since) && readonly == 0
+	}
+	for {
+		if did := Heal(control); did != "" {
+			t.Logf("heal: %s", did)
+		}
+		var waiting []int
+		for _, i := range nodes {
+			if !healed(i) {
+				waiting = append(waiting, i+1)
+			}
+		}
+		if len(waiting) == 0 {
+			return
+		}
+		if time.Since(since) > within {
+			report, _ := exec.Command(control, "report").CombinedOutput()
+			t.Fatalf("nodes %v were not restarted, with writable replicated tables, within %v; local.sh report:\n%s", waiting, within, report)
+		}
+		time.Sleep(time.Second)
+	}
 }
