@@ -269,13 +269,16 @@ heal() {
   [ -d "$DIR" ] || return 0
   exec 9>"$DIR/heal.lock"
   flock 9
+  local n line todo=()
+  for n in "${NODES[@]}"; do
+    alive "$DIR/node$n/pid" && broken "$n" >/dev/null && todo+=("$n")
+  done
+  [ ${#todo[@]} -gt 0 ] || return 0
   # Not while ZooKeeper does not answer: a node stops slowly then, and would come
   # back as broken.
   zk_ok || return 0
-  local n line
-  for n in "${NODES[@]}"; do
-    alive "$DIR/node$n/pid" || continue
-    line=$(broken "$n") || continue
+  for n in "${todo[@]}"; do
+    line=$(broken "$n")
     echo "$(date -u +%FT%TZ) node $n restarted: $line" >>"$DIR/heal.log"
     log "node $n: restarting it, as its log says: $line"
     stop_pid "$DIR/node$n/pid" "node $n"

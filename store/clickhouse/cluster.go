@@ -138,8 +138,8 @@ func (s *Store) migrateCluster(ctx context.Context) ([]int, error) {
 					continue
 				}
 			}
-			if err := s.conn.Exec(ctx, st.SQL); err != nil {
-				return done, clusterDDLHint(s.wrap(fmt.Sprintf("%s statement %d", op, i+1), err))
+			if err := s.clusterDDL(ctx, s.conn, fmt.Sprintf("%s statement %d", op, i+1), st.SQL); err != nil {
+				return done, err
 			}
 		}
 		if f := afterMigration[m.Name]; f != nil {
@@ -190,10 +190,20 @@ func (s *Store) ensureClusterDatabase(ctx context.Context, force bool) (bool, er
 		return false, nil
 	}
 	// Both names are identifiers checked by open.
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+s.database+" ON CLUSTER "+s.cluster); err != nil {
-		return false, s.wrap("create database "+s.database+" on cluster "+s.cluster, err)
+	if err := s.clusterDDL(ctx, conn, "create database "+s.database+" on cluster "+s.cluster,
+		"CREATE DATABASE IF NOT EXISTS "+s.database+" ON CLUSTER "+s.cluster); err != nil {
+		return false, err
 	}
 	return true, nil
+}
+
+// clusterDDL runs an ON CLUSTER statement on conn; its error says what op did and,
+// when the statement did not finish on every node, what to do (clusterDDLHint).
+func (s *Store) clusterDDL(ctx context.Context, conn ch.Conn, op, query string) error {
+	if err := conn.Exec(ctx, query); err != nil {
+		return clusterDDLHint(s.wrap(op, err))
+	}
+	return nil
 }
 
 // clusterDDLSigns are what ClickHouse says when an ON CLUSTER DDL did not finish on

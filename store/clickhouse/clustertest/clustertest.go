@@ -237,7 +237,7 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 	if len(stuck) == 0 {
 		return fmt.Errorf("ON CLUSTER DDL through node 1: %w", ddlErr)
 	}
-	return fmt.Errorf("an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the cluster: deploy/clickhouse-cluster/local.sh down && up",
+	return fmt.Errorf("an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the node (deploy/clickhouse-cluster/local.sh heal, for one a lost ZooKeeper session broke) or the cluster (local.sh down && up)",
 		task, ddlTimeout, strings.Join(stuck, "; by "), ddlErr)
 }
 
