@@ -220,7 +220,10 @@ func (a *app) migrateCmd() *cobra.Command {
 With --cluster NAME (ClickHouse only; the same as ?cluster=NAME in the DSN) every
 table is created ON CLUSTER NAME as a Replicated*MergeTree table (name_local) and a
 Distributed table over it, sharded by series; every later command needs the DSN with
-?cluster=NAME. See docs/clickhouse-cluster.md.`,
+?cluster=NAME. An ON CLUSTER statement that a node does not finish (a node down,
+or on ClickHouse 18.16 one that lost its ZooKeeper session: restart it) stops the
+migration; run migrate again once every node is back: it completes what was begun.
+See docs/clickhouse-cluster.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dsn, err := a.cfg.StoreDSN(a.storeDSN)
