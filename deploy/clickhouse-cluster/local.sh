@@ -19,6 +19,7 @@
 #                      drained); else name each node that did not, and what it is stuck on
 #   local.sh heal      restart each broken node (below), noting it in heal.log; the
 #                      tests run it every 2 s
+#   local.sh restart N [WHY]  restart node N as heal does (noted in heal.log)
 #   local.sh broken N  exit 0, printing its log line, when node N has lost, since it
 #                      started, what ON CLUSTER DDL needs: ClickHouse 18.16 does not
 #                      recover from a ZooKeeper session that expired, or from its DDL
@@ -278,14 +279,19 @@ heal() {
   # back as broken.
   zk_ok || return 0
   for n in "${todo[@]}"; do
-    line=$(broken "$n")
-    echo "$(date -u +%FT%TZ) node $n restarted: $line" >>"$DIR/heal.log"
-    log "node $n: restarting it, as its log says: $line"
-    stop_pid "$DIR/node$n/pid" "node $n"
-    start_node "$n"
-    wait_node "$n"
-    wait_writable "$n"
+    restart_node "$n" "$(broken "$n")"
   done
+}
+
+# restart_node N WHY: restart node N (stop, start, wait until it answers and its
+# replicated tables are writable), noting why in heal.log. Callers hold heal.lock.
+restart_node() {
+  echo "$(date -u +%FT%TZ) node $1 restarted: $2" >>"$DIR/heal.log"
+  log "node $1: restarting it: $2"
+  stop_pid "$DIR/node$1/pid" "node $1"
+  start_node "$1"
+  wait_node "$1"
+  wait_writable "$1"
 }
 
 # wait_writable N: wait until none of node N's replicated tables is read-only (after
@@ -444,8 +450,15 @@ case "${1:-}" in
     start_node "$2"
     wait_node "$2"
     ;;
+  restart)
+    node_arg "${2:-}"
+    alive "$DIR/node$2/pid" || { log "node $2 is not running"; exit 1; }
+    exec 9>"$DIR/heal.lock"
+    flock 9
+    restart_node "$2" "${3:-asked}"
+    ;;
   *)
-    sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -129,7 +129,7 @@ func (c *Cluster) check(t testing.TB) {
 		control := os.Getenv(EnvControl)
 		if control != "" {
 			healAndSay(control)
-			go watch(control)
+			go c.watch(control)
 		}
 		checkErr = c.Check(context.Background(), DDLTimeout)
 	})
@@ -146,13 +146,102 @@ var (
 // HealEvery is how often a test binary using the cluster runs Heal, while it runs.
 const HealEvery = 2 * time.Second
 
-// watch runs Heal every HealEvery for as long as the test binary runs, and writes
-// what it did to standard error (go test shows it with the output of the package).
-func watch(control string) {
+// StuckAfter is how long a node may hold an ON CLUSTER task active while running no
+// DDL query before the watch restarts it. (A node legitimately active without a
+// query waits for its shard's other replica to run a replicated ALTER: at most about
+// 20 s in 18.16; a DDL query that waits, on a lock or for replicas, is running.)
+const StuckAfter = 90 * time.Second
+
+// watch runs Heal every HealEvery for as long as the test binary runs, and restarts
+// each node StuckNodes finds stuck, writing what it did to standard error (go test
+// shows it with the output of the package). A node of ClickHouse 18.16 was seen, in
+// about one full test run of ten, to hold a replicated ALTER ON CLUSTER task active
+// for minutes while running no query, with nothing in its log: every later ON
+// CLUSTER DDL then waits for it. Restarted, it runs the queue from that task on.
+func (c *Cluster) watch(control string) {
+	seen := map[string]time.Time{}
 	for {
 		time.Sleep(HealEvery)
 		healAndSay(control)
+		for _, s := range c.StuckNodes(context.Background(), seen, StuckAfter) {
+			out, err := exec.Command(control, "restart", fmt.Sprint(s.Node+1), s.Why).CombinedOutput()
+			fmt.Fprintf(os.Stderr, "clustertest: %s (%v)\n", strings.TrimSpace(string(out)), err)
+		}
 	}
+}
+
+// Stuck is a node (0-based) StuckNodes found stuck, and why.
+type Stuck struct {
+	Node int
+	Why  string
+}
+
+// StuckNodes returns the nodes that have held one of the DDL queue's newest tasks
+// active for longer than after while running no DDL query, as seen by successive
+// calls sharing seen (task and node to when first seen active).
+func (c *Cluster) StuckNodes(ctx context.Context, seen map[string]time.Time, after time.Duration) []Stuck {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := c.Open(0)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	tasks, err := names(ctx, conn, `SELECT name FROM system.zookeeper WHERE path = ? ORDER BY name DESC LIMIT 10`, DDLQueue)
+	if err != nil {
+		return nil
+	}
+	now := time.Now()
+	active := map[string]bool{}
+	var stuck []Stuck
+	for _, task := range tasks {
+		hosts, err := names(ctx, conn, `SELECT name FROM system.zookeeper WHERE path = ?`, DDLQueue+"/"+task+"/active")
+		if err != nil {
+			continue // no active/ yet
+		}
+		for _, h := range hosts {
+			host, _ := url.PathUnescape(h) // 127%2E0%2E0%2E1:19104
+			for i, n := range c.Nodes {
+				if n.Host != host {
+					continue
+				}
+				key := task + " " + host
+				active[key] = true
+				first, ok := seen[key]
+				if !ok {
+					seen[key] = now
+				} else if now.Sub(first) > after && c.runningDDL(ctx, i) == "" {
+					stuck = append(stuck, Stuck{Node: i, Why: fmt.Sprintf("active on DDL task %s for %v, running no DDL query",
+						task, now.Sub(first).Round(time.Second))})
+					delete(seen, key)
+				}
+			}
+		}
+	}
+	for key := range seen {
+		if !active[key] {
+			delete(seen, key)
+		}
+	}
+	return stuck
+}
+
+// names runs a query of one string column and returns its rows.
+func names(ctx context.Context, conn ch.Conn, query string, args ...any) ([]string, error) {
+	rows, err := conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 // healAndSay runs Heal and writes what it did, if anything, to standard error.

@@ -150,15 +150,7 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 	if err := c.Check(ctx, DDLTimeout); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := exec.Command(control, "zookeeper").Output()
-	if err != nil {
-		t.Fatalf("%s zookeeper: %v", control, err)
-	}
-	zc, _, err := zk.Connect([]string{strings.TrimSpace(string(addr))}, 10*time.Second, zk.WithLogInfo(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zc.Close()
+	zc := zkConn(t, control)
 	// The task under the name the queue's next sequential node would take, with its
 	// finished mark, in one multi (the worker never sees it unmarked).
 	_, st, err := zc.Get(DDLQueue)
@@ -222,5 +214,68 @@ func waitHealed(t *testing.T, c *Cluster, control string, since time.Time, withi
 			t.Fatalf("nodes %v were not restarted, with writable replicated tables, within %v; local.sh report:\n%s", waiting, within, report)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// zkConn connects to the cluster's ZooKeeper (closed at the test's end).
+func zkConn(t *testing.T, control string) *zk.Conn {
+	t.Helper()
+	addr, err := exec.Command(control, "zookeeper").Output()
+	if err != nil {
+		t.Fatalf("%s zookeeper: %v", control, err)
+	}
+	zc, _, err := zk.Connect([]string{strings.TrimSpace(string(addr))}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(zc.Close)
+	return zc
+}
+
+// TestIntegrationClusterStuckNodes: a node that holds a DDL task active (here a mark
+// this test writes for node 4 on a task no node runs) while running no DDL query is
+// found stuck once it has been seen so for longer than the bound, and not before;
+// the watch restarts such a node.
+func TestIntegrationClusterStuckNodes(t *testing.T) {
+	c := Get(t)
+	control := Control(t)
+	ctx := context.Background()
+	zc := zkConn(t, control)
+	last := len(c.Nodes) - 1
+	host := strings.ReplaceAll(c.Nodes[last].Host, ".", "%2E")
+	entry := "version: 1\nquery: CREATE DATABASE IF NOT EXISTS default ON CLUSTER " + c.Name +
+		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n" // a host of no node: none runs it
+	acl := zk.WorldACL(zk.PermAll)
+	task, err := zc.Create(DDLQueue+"/query-", []byte(entry), zk.FlagSequence, acl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range []string{task + "/active/" + host, task + "/active", task} {
+			_ = zc.Delete(p, -1)
+		}
+	})
+	if _, err := zc.Create(task+"/active", nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zc.Create(task+"/active/"+host, nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]time.Time{}
+	if s := c.StuckNodes(ctx, seen, time.Second); len(s) != 0 {
+		t.Fatalf("stuck at first sight: %+v", s)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	s := c.StuckNodes(ctx, seen, time.Second)
+	if len(s) != 1 || s[0].Node != last || !strings.Contains(s[0].Why, task[strings.LastIndex(task, "/")+1:]) {
+		t.Fatalf("stuck %+v, want node %d on %s", s, last+1, task)
+	}
+	t.Logf("found: node %d, %s", s[0].Node+1, s[0].Why)
+	// Once the mark is gone, nothing is remembered of it.
+	if err := zc.Delete(task+"/active/"+host, -1); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.StuckNodes(ctx, seen, time.Second); len(s) != 0 || len(seen) != 0 {
+		t.Fatalf("after the mark went: stuck %+v, remembered %v", s, seen)
 	}
 }
