@@ -93,15 +93,19 @@ func ViewStatements(o ViewOptions) []string {
 	return out
 }
 
-// LatestViewMigration is the newest migration that (re)creates views: version 7
+// LatestViewMigration is the newest migration that (re)creates views. Version 7
 // replaced v_day_prices, whose first form carried each series' whole array of bars
 // along every day it expanded (series × bars² memory: 10 GB for 1000 series of a
-// year of daily bars).
+// year of daily bars). Version 17 recreates the two views that join subqueries, now
+// aliased: every ClickHouse since 20.x refuses a joined subquery without an alias
+// (joined_subquery_requires_alias), so a database whose views 18.16 made fails
+// there until they are made again. Migrations 6 and 7 were edited the same way (a
+// current server stopped at migration 6 before), so a new database passes them.
 var LatestViewMigration = struct {
 	Version int
 	Name    string
 	Views   []string
-}{7, "day_prices_view", []string{ViewDayPrices}}
+}{17, "views_aliased_joins", []string{ViewLatest, ViewDayPrices}}
 
 // ViewMigrationSQL is the text of LatestViewMigration's ClickHouse file: for each of
 // its views, DROP TABLE IF EXISTS (18.16 has no DROP VIEW; it drops a view in every
@@ -235,7 +239,7 @@ FROM (
         ` + lastWrite("effective_at", latest...) + `
     FROM ` + ViewObservations + `
     GROUP BY provider, sku, region, zone, pricing
-) ANY LEFT JOIN (
+) AS l ANY LEFT JOIN (
     SELECT provider, max(d_observed_at) AS p_last_seen
     FROM (
         SELECT provider, argMax(observed_at, effective_at) AS d_observed_at
@@ -243,7 +247,7 @@ FROM (
         GROUP BY provider, sku, region, zone, pricing
     )
     GROUP BY provider
-) USING provider`
+) AS r USING provider`
 		},
 	},
 	{
@@ -314,11 +318,11 @@ FROM (
                         max(d_last_observed_at) AS s_last_seen
                     FROM (` + dailyBars(o, "close", "gpu", "tier", "interconnect", "last_observed_at") + `)
                     GROUP BY provider, sku, region, zone, pricing
-                ) ANY LEFT JOIN (
+                ) AS l ANY LEFT JOIN (
                     SELECT provider, max(d_last_observed_at) AS p_last_seen
                     FROM (` + dailyBars(o, "last_observed_at") + `)
                     GROUP BY provider
-                ) USING provider
+                ) AS r USING provider
             )
         )
         ARRAY JOIN starts AS b_start, closes AS b_close, gpus AS b_gpu, tiers AS b_tier, ics AS b_interconnect,

@@ -38,6 +38,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/embedded"
 )
 
 func init() {
@@ -53,6 +54,7 @@ type Store struct {
 	database string
 	cluster  string // the cluster of the DSN's cluster parameter; "" on one server
 	redacted string // the DSN with its password replaced
+	engine   *embedded.Engine // the in-process engine of a chdb:// store, else nil
 
 	mu          sync.Mutex // guards lastVersion
 	lastVersion uint64
@@ -70,6 +72,9 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Open prepares a store for the DSN without dialling; see the package comment.
 func Open(ctx context.Context, dsn string) (store.Store, error) {
+	if strings.HasPrefix(dsn, "chdb://") {
+		return OpenEmbedded(ctx, dsn)
+	}
 	return open(dsn)
 }
 
@@ -130,7 +135,11 @@ func (s *Store) String() string { return s.redacted }
 
 // Close closes the connections.
 func (s *Store) Close() error {
-	if err := s.conn.Close(); err != nil {
+	err := s.conn.Close()
+	if s.engine != nil {
+		s.engine.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("clickhouse: close %s: %w", s.redacted, err)
 	}
 	return nil

@@ -61,7 +61,7 @@ FROM (
         argMax(price_basis, effective_at) AS d_price_basis
     FROM v_observations
     GROUP BY provider, sku, region, zone, pricing
-) ANY LEFT JOIN (
+) AS l ANY LEFT JOIN (
     SELECT provider, max(d_observed_at) AS p_last_seen
     FROM (
         SELECT provider, argMax(observed_at, effective_at) AS d_observed_at
@@ -69,7 +69,7 @@ FROM (
         GROUP BY provider, sku, region, zone, pricing
     )
     GROUP BY provider
-) USING provider;
+) AS r USING provider;
 
 CREATE VIEW IF NOT EXISTS v_bars AS
 SELECT width, bar_start, provider, sku, region, zone, pricing,
@@ -121,12 +121,12 @@ FROM (
                 FROM v_bars
                 WHERE width = 86400
                 GROUP BY provider, sku, region, zone, pricing
-            ) ANY LEFT JOIN (
+            ) AS l ANY LEFT JOIN (
                 SELECT provider, max(last_observed_at) AS p_last_seen
                 FROM v_bars
                 WHERE width = 86400
                 GROUP BY provider
-            ) USING provider
+            ) AS r USING provider
         )
     )
 );

@@ -50,7 +50,7 @@ FROM (
                         HAVING d_price_basis IN ('', 'listed') AND d_price_scope IN ('', 'instance')
                     )
                     GROUP BY provider, sku, region, zone, pricing
-                ) ANY LEFT JOIN (
+                ) AS l ANY LEFT JOIN (
                     SELECT provider, max(d_last_observed_at) AS p_last_seen
                     FROM (
                         SELECT provider, sku, region, zone, pricing, bar_start,
@@ -63,7 +63,7 @@ FROM (
                         HAVING d_price_basis IN ('', 'listed') AND d_price_scope IN ('', 'instance')
                     )
                     GROUP BY provider
-                ) USING provider
+                ) AS r USING provider
             )
         )
         ARRAY JOIN starts AS b_start, closes AS b_close, gpus AS b_gpu, tiers AS b_tier, ics AS b_interconnect,

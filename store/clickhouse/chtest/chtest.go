@@ -49,7 +49,11 @@ func FreshDSN(t testing.TB, prefix string) string {
 		t.Fatal(err)
 	}
 	db := "gpuprice_" + prefix + "_" + hex.EncodeToString(b)
-	u.Path = "/" + db
+	if u.Scheme == "chdb" {
+		u = embeddedDSN(t, u, db)
+	} else {
+		u.Path = "/" + db
+	}
 	t.Cleanup(func() {
 		admin := Admin(t, u)
 		defer admin.Close()
@@ -63,6 +67,9 @@ func FreshDSN(t testing.TB, prefix string) string {
 // Admin opens a connection to u's server in its default database; the caller closes it.
 func Admin(t testing.TB, u *url.URL) ch.Conn {
 	t.Helper()
+	if u.Scheme == "chdb" {
+		return embeddedAdmin(t, u)
+	}
 	v := *u
 	v.Path = "/default"
 	opts, err := ch.ParseDSN(v.String())
