@@ -52,8 +52,8 @@ type Store struct {
 	conn     driver.Conn
 	opts     *ch.Options // for the database-creating connection of Migrate
 	database string
-	cluster  string // the cluster of the DSN's cluster parameter; "" on one server
-	redacted string // the DSN with its password replaced
+	cluster  string           // the cluster of the DSN's cluster parameter; "" on one server
+	redacted string           // the DSN with its password replaced
 	engine   *embedded.Engine // the in-process engine of a chdb:// store, else nil
 
 	mu          sync.Mutex // guards lastVersion
