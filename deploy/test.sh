@@ -17,6 +17,17 @@ if [ ! -x /usr/bin/chromium ]; then
   echo "== installing Debian's chromium"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
+# Current ClickHouse (26.7) as a library, for the chdb:// store and the second
+# pass of every ClickHouse test below (deploy/chdb/install.sh: pinned npm package,
+# checksum verified, cached between runs on this machine).
+if ! command -v npm >/dev/null; then
+  echo "== installing Debian's npm"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q npm
+fi
+echo "== installing libchdb.so (chDB, current ClickHouse's engine)"
+CHDB_LIB_PATH="$(deploy/chdb/install.sh)" || { echo "deploy/chdb/install.sh failed"; [ -z "${CI:-}" ] || exit 1; CHDB_LIB_PATH=""; }
+export CHDB_LIB_PATH
+
 if ! clickhouse-client -q 'SELECT 1' >/dev/null 2>&1; then
   echo "== starting clickhouse-server"
   log="${TMPDIR:-/tmp}/gpuprice-clickhouse-server.log"
@@ -71,6 +82,19 @@ if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL:-}" ]; then
   "$GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL" report || true
 fi
 [ "$status" = 0 ] || exit "$status"
+
+if [ -n "$CHDB_LIB_PATH" ]; then
+  # The same ClickHouse tests again on current ClickHouse (26.7, embedded): the store
+  # conformance suite, the views, the Grafana panels' SQL, the analytics against their
+  # Go reference, and the CLI and API end-to-end tests. Tests that need a server of
+  # their own (the native protocol, a process to kill, the cluster) say so and skip.
+  echo "== go test on current ClickHouse (chDB $(basename "$(dirname "$CHDB_LIB_PATH")"))"
+  chdb_dir="$(mktemp -d)"
+  GPUPRICE_CLICKHOUSE_DSN="chdb://$chdb_dir" GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="" \
+    go test -count=1 -timeout 15m -run "$CHDB_TESTS" $CHDB_PACKAGES || status=$?
+  rm -rf "$chdb_dir"
+  [ "$status" = 0 ] || exit "$status"
+fi
 
 echo "== benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
 go test -run '^$' -bench 'ImportCSV|CollectMemory' -benchtime 1x ./cmd/gpuprice

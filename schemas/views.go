@@ -96,7 +96,7 @@ func ViewStatements(o ViewOptions) []string {
 // LatestViewMigration is the newest migration that (re)creates views. Version 7
 // replaced v_day_prices, whose first form carried each series' whole array of bars
 // along every day it expanded (series × bars² memory: 10 GB for 1000 series of a
-// year of daily bars). Version 17 recreates the two views that join subqueries, now
+// year of daily bars). Version 18 recreates the two views that join subqueries, now
 // aliased: every ClickHouse since 20.x refuses a joined subquery without an alias
 // (joined_subquery_requires_alias), so a database whose views 18.16 made fails
 // there until they are made again. Migrations 6 and 7 were edited the same way (a
@@ -105,7 +105,7 @@ var LatestViewMigration = struct {
 	Version int
 	Name    string
 	Views   []string
-}{17, "views_aliased_joins", []string{ViewLatest, ViewDayPrices}}
+}{18, "views_aliased_joins", []string{ViewLatest, ViewDayPrices}}
 
 // ViewMigrationSQL is the text of LatestViewMigration's ClickHouse file: for each of
 // its views, DROP TABLE IF EXISTS (18.16 has no DROP VIEW; it drops a view in every

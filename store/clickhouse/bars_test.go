@@ -2,13 +2,13 @@ package clickhouse_test
 
 import (
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -116,7 +116,7 @@ func TestIntegrationClickHouseMigrationReruns(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
+	db := chtest.Database(u)
 	admin := adminConn(t, u)
 	defer admin.Close()
 	if err := admin.Exec(ctx, "DROP TABLE `"+db+"`.schema_migrations"); err != nil {

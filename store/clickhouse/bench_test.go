@@ -14,6 +14,7 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -43,7 +44,7 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	st := storetest.BenchStore(b, ctx, u.String(), storetest.GenSpec{Series: series, Steps: steps, Start: start, Step: 5 * time.Minute, Seed: 1},
 		200_000, func(store.Store) bool {
 			var have uint64
-			if err := admin.QueryRow(ctx, "SELECT count() FROM "+u.Path[1:]+".observations").Scan(&have); err != nil {
+			if err := admin.QueryRow(ctx, "SELECT count() FROM "+chtest.Database(u)+".observations").Scan(&have); err != nil {
 				b.Fatal(err)
 			}
 			return have >= uint64(steps*series)
@@ -55,7 +56,7 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 		for b.Loop() {
 			var n uint64
 			var sum float64
-			if err := admin.QueryRow(ctx, "SELECT count(), sum(price_usd_gpu_hour) FROM "+u.Path[1:]+".observations").Scan(&n, &sum); err != nil {
+			if err := admin.QueryRow(ctx, "SELECT count(), sum(price_usd_gpu_hour) FROM "+chtest.Database(u)+".observations").Scan(&n, &sum); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -72,7 +73,7 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 			var n uint64
 			var sum float64
 			if err := admin.QueryRow(big, `SELECT count(), sum(p) FROM (SELECT argMax(price_usd_gpu_hour, version) AS p
-				FROM `+u.Path[1:]+`.observations GROUP BY provider, sku, region, zone, pricing, effective_at)`).Scan(&n, &sum); err != nil {
+				FROM `+chtest.Database(u)+`.observations GROUP BY provider, sku, region, zone, pricing, effective_at)`).Scan(&n, &sum); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -121,7 +122,7 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	b.Run("RollupWeekVolatilityDays", func(b *testing.B) {
 		from, to := store.RollupSpan(week, end)
 		var v uint64
-		if err := admin.QueryRow(ctx, "SELECT max(version) FROM "+u.Path[1:]+".bars WHERE width = 3600 AND bar_start >= ? AND bar_start < ?", from, to).Scan(&v); err != nil {
+		if err := admin.QueryRow(ctx, "SELECT max(version) FROM "+chtest.Database(u)+".bars WHERE width = 3600 AND bar_start >= ? AND bar_start < ?", from, to).Scan(&v); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {

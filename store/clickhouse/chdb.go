@@ -89,3 +89,31 @@ func OpenEmbedded(ctx context.Context, dsn string) (store.Store, error) {
 	}
 	return &Store{conn: conn, opts: opts, database: database, redacted: store.Redact(dsn), engine: engine}, nil
 }
+
+// TestedVersions are the ClickHouse releases (major.minor) every query and DDL of
+// this store is tested on: Debian's server and the embedded engine.
+var TestedVersions = []string{"18.16", "26.7"}
+
+// VersionNotice returns a one-line notice when the server runs a ClickHouse release
+// the SQL is not tested on (it should work: the SQL keeps to what both tested ends
+// share), "" when it is one of TestedVersions or cannot be asked.
+func (s *Store) VersionNotice(ctx context.Context) string {
+	var v string
+	if err := s.conn.QueryRow(ctx, "SELECT version()").Scan(&v); err != nil {
+		return ""
+	}
+	return versionNotice(v)
+}
+
+func versionNotice(v string) string {
+	f := strings.SplitN(v, ".", 3)
+	if len(f) >= 2 {
+		for _, t := range TestedVersions {
+			if f[0]+"."+f[1] == t {
+				return ""
+			}
+		}
+	}
+	return fmt.Sprintf("notice: this server runs ClickHouse %s; gpuprice's SQL is tested on ClickHouse %s "+
+		"(the oldest and the newest it supports; see deploy/README.md)", v, strings.Join(TestedVersions, " and "))
+}

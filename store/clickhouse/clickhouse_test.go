@@ -32,7 +32,7 @@ func openUnmerged(t *testing.T, tables ...string) (store.Store, string, ch.Conn)
 	ctx := t.Context()
 	st, dsn := openMigrated(t)
 	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
+	db := chtest.Database(u)
 	admin := adminConn(t, u)
 	t.Cleanup(func() { admin.Close() })
 	for _, table := range tables {

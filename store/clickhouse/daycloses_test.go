@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // TestIntegrationClickHouseDayClosesFallback checks that DayCloses answers from
@@ -23,7 +24,7 @@ func TestIntegrationClickHouseDayClosesFallback(t *testing.T) {
 	}
 	admin := adminConn(t, u)
 	defer admin.Close()
-	if err := admin.Exec(ctx, "TRUNCATE TABLE "+u.Path[1:]+".day_series"); err != nil {
+	if err := admin.Exec(ctx, "TRUNCATE TABLE "+chtest.Database(u)+".day_series"); err != nil {
 		t.Fatal(err)
 	}
 	f := store.Filter{Since: day(20), Until: day(50)}

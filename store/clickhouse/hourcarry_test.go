@@ -10,6 +10,7 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -79,7 +80,7 @@ func TestIntegrationClickHouseHourlyCarry(t *testing.T) {
 	// A window series day_series does not know (its bars written as a rollup
 	// writes them, its day_series state not yet): all history is read.
 	u, _ := url.Parse(dsn)
-	db := strings.TrimPrefix(u.Path, "/")
+	db := chtest.Database(u)
 	admin := adminConn(t, u)
 	defer admin.Close()
 	var cols []string

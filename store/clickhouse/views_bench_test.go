@@ -11,6 +11,7 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkClickHouseViews(b *testing.B) {
 	}
 	admin := adminConn(&testing.T{}, u)
 	defer admin.Close()
-	db := u.Path[1:]
+	db := chtest.Database(u)
 	var have uint64
 	if err := admin.QueryRow(ctx, "SELECT count() FROM "+db+".observations").Scan(&have); err != nil {
 		b.Fatal(err)

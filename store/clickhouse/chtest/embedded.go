@@ -96,3 +96,15 @@ func (a adminConn) Close() error {
 	a.engine.Close()
 	return err
 }
+
+// Database returns the database a test DSN names: the path of a clickhouse:// DSN,
+// the database parameter of a chdb:// one.
+func Database(u *url.URL) string {
+	if u.Scheme == "chdb" {
+		if db := u.Query().Get("database"); db != "" {
+			return db
+		}
+		return "default"
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}

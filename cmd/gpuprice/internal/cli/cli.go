@@ -240,6 +240,11 @@ See docs/clickhouse-cluster.md.`,
 				return err
 			}
 			defer st.Close()
+			if v, ok := st.(interface{ VersionNotice(context.Context) string }); ok {
+				if notice := v.VersionNotice(cmd.Context()); notice != "" {
+					fmt.Fprintln(a.stderr, notice)
+				}
+			}
 			applied, err := st.Migrate(cmd.Context())
 			if err != nil {
 				return err

@@ -1,4 +1,4 @@
--- gpuprice DuckDB schema, version 17: nothing to change. ClickHouse's version 17
+-- gpuprice DuckDB schema, version 18: nothing to change. ClickHouse's version 18
 -- recreates its views v_latest and v_day_prices with aliased joined subqueries
 -- (current ClickHouse requires them); DuckDB's views never had the problem. The
 -- statement only records the step, so that both backends keep the same versions.
