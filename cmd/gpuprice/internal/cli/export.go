@@ -90,7 +90,7 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 				w = tmp
 			}
 			start := time.Now()
-			n, err := export.Export(ctx, src, f, format, w, export.Options{RowGroupRows: rowGroup})
+			n, err := export.Export(ctx, src, f, format, w, export.Options{RowGroupRows: rowGroup, RawCSV: a.rawCSV})
 			if tmp != nil {
 				cerr := tmp.Close()
 				if err == nil && cerr != nil {
