@@ -110,6 +110,7 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	reject := func(format string, args ...any) (schemas.Observation, bool, error) {
 		return o, false, &Rejection{Reason: fmt.Sprintf(format, args...)}
 	}
+	o = Clean(o)
 	o.ObservedAt = o.ObservedAt.UTC().Truncate(time.Second)
 	if o.EffectiveAt.IsZero() {
 		o.EffectiveAt = o.ObservedAt
