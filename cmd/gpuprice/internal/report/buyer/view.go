@@ -128,6 +128,13 @@ func (r *Report) summary(s *Section) {
 	if r.Query.Provider != "" {
 		sel += ", providers " + r.Query.Provider
 	}
+	if r.Target != nil {
+		// The verdict first: where the quote stands, like for like.
+		t := r.Target
+		s.Paras = append(s.Paras, fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s:",
+			f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02")))
+		s.Paras = append(s.Paras, t.Verdict.Sentences()...)
+	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
 		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the last runs of %s "+
 			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
@@ -153,9 +160,6 @@ func (r *Report) summary(s *Section) {
 		ss := r.Spreads.Summary[0]
 		s.Paras = append(s.Paras, fmt.Sprintf("Hyperscalers charged %s× the specialists' median on %s (%s× on %s).",
 			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64), ss.FirstDay))
-	}
-	if r.Target != nil {
-		s.Paras = append(s.Paras, fmt.Sprintf("The quote of $%s is %s.", f4(r.Target.Quote), r.Target.Position))
 	}
 }
 
@@ -384,24 +388,28 @@ func (r *Report) index(s *Section) {
 
 func (r *Report) target(s *Section) {
 	t := r.Target
-	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours). Against the market's %s prices of the window it is %s.",
-		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), r.Pricing, t.Position))
-	h := []string{"reference", "usd_gpu_hour", "quote_minus_reference", "quote_vs_reference_pct"}
+	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours), placed among the %s offers "+
+		"in force on the window's last day, each offer counted once; on-demand and spot are compared for the same hours.",
+		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term)))
+	s.Paras = append(s.Paras, t.Verdict.Sentences()...)
+	h := []string{"reference", "$/GPU-hour", "quote − reference", "vs reference"}
 	var rows [][]string
 	for _, v := range t.Against {
-		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), opt(v.Pct, 2)})
+		pct := opt(v.Pct, 1)
+		if v.Pct != nil {
+			pct += " %"
+		}
+		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), pct})
 	}
-	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against the market", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against like-for-like references", Header: h, Rows: rows})
 	if t.SavingPerHour != nil {
 		if *t.SavingPerHour > 0 {
-			s.Paras = append(s.Paras, fmt.Sprintf("A price at the p25 ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
-				f4(*r.History.Overall.P25), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras, fmt.Sprintf("The cheapest %s offer ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
+				analytics.TermWords(t.Term), f4(*t.TermMin), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
 		} else {
-			s.Paras = append(s.Paras, fmt.Sprintf("The quote is already at or below the p25 ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
-				f4(*r.History.Overall.P25), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras, fmt.Sprintf("The quote is at or below the cheapest %s offer ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
+				analytics.TermWords(t.Term), f4(*t.TermMin), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
 		}
-	} else {
-		s.Paras = append(s.Paras, "The saving at the p25 is missing: no market price in the window.")
 	}
 	oh, orows := report.CheapestTable(analytics.History{Cheapest: t.TermOffers})
 	oh = append([]string{"pricing"}, oh...)
