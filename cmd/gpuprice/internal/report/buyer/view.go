@@ -151,7 +151,9 @@ func (r *Report) summary(s *Section) {
 	s.Paras = append(s.Paras,
 		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s.",
 			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o)),
-		fmt.Sprintf("Trend: %s per GPU-hour per 30 days (%s %%).", optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2)))
+		fmt.Sprintf("Trend of the same offers (matched day to day): %s per GPU-hour per 30 days (%s %%); "+
+			"beside it, %d series entered and %d left the sample over the window.",
+			optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2), o.SeriesEntered, o.SeriesLeft))
 	if len(r.Cheapest) > 0 {
 		c := r.Cheapest[0]
 		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region, f4(c.Price)))
@@ -241,7 +243,7 @@ func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := report.HistoryTable(r.History)
 	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the least-squares slope of the daily median.")
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
 func (r *Report) discounts(s *Section) {
