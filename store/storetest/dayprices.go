@@ -273,7 +273,8 @@ func historyDiff(got, want store.History) string {
 }
 
 func statsDiff(g, w store.HistoryStats) string {
-	if g.Provider != w.Provider || g.Series != w.Series || g.Samples != w.Samples {
+	if g.Provider != w.Provider || g.Series != w.Series || g.Samples != w.Samples ||
+		g.SeriesEntered != w.SeriesEntered || g.SeriesLeft != w.SeriesLeft {
 		return fmt.Sprintf("\n got %+v\nwant %+v", g, w)
 	}
 	for _, f := range []struct {
