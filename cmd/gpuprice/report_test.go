@@ -269,20 +269,24 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		t.Error("no missing cell: the store has providers without an on-demand twin for their reserved offers (a missing discount)")
 	}
 
-	// The target price: the p25 of the history, and the saving over a year for 8 GPUs.
-	p25, _ := strconv.ParseFloat(stats[0]["p25"], 64)
-	var p25Row map[string]string
+	// The target price, like for like: the cheapest one-year offer of the report's
+	// own term table, and the saving at it over a year for 8 GPUs.
+	var cheapRow map[string]string
 	for _, r := range tables["target-table"] {
-		if r["reference"] == "p25" {
-			p25Row = r
+		if r["reference"] == "cheapest one-year offer" {
+			cheapRow = r
 		}
 	}
-	if p25Row == nil || p25Row["usd_gpu_hour"] != stats[0]["p25"] {
-		t.Errorf("target: p25 row %v, history p25 %s", p25Row, stats[0]["p25"])
+	if cheapRow == nil || len(tables["term-offers"]) == 0 || cheapRow["$/GPU-hour"] != tables["term-offers"][0]["price_usd_gpu_hour"] {
+		t.Errorf("target: cheapest one-year row %v, term offers %v", cheapRow, tables["term-offers"])
+	} else if c, _ := strconv.ParseFloat(cheapRow["$/GPU-hour"], 64); 3.00-c > 0 {
+		saving := strconv.FormatFloat((3.00-c)*8760*8, 'f', 2, 64)
+		if !strings.Contains(strings.ReplaceAll(doc, ",", ""), "$"+saving+" over the 1y term for 8 GPU(s)") {
+			t.Errorf("target: no saving of $%s over the term in the report", saving)
+		}
 	}
-	saving := strconv.FormatFloat((3.00-p25)*8760*8, 'f', 2, 64)
-	if d := 3.00 - p25; d > 0 && !strings.Contains(strings.ReplaceAll(doc, ",", ""), "$"+saving+" over the 1y term for 8 GPU(s)") {
-		t.Errorf("target: no saving of $%s over the term in the report", saving)
+	if !strings.Contains(doc, "cheapest of") || strings.Contains(doc, "of the market&#39;s series-days") {
+		t.Error("target: the verdict does not rank the quote among its term's offers")
 	}
 
 	// Every command the report names runs as written.

@@ -262,12 +262,12 @@ func canvasPixels(chart string, r, g, b int) string {
 }
 
 type offerRow struct {
-	GPU, Provider, Tier, Pricing, Region, Price string
+	GPU, Provider, Tier, Pricing, Region, Scope, Price string
 }
 
 const readOffers = `[...document.querySelectorAll('#offers tbody tr')].map(tr => {
   const c = [...tr.cells].map(td => td.textContent.trim());
-  return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Price: c[6]};
+  return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Scope: c[5], Price: c[7]};
 })`
 
 func TestWebApp(t *testing.T) {
