@@ -43,16 +43,17 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	all := newGroup()
 	per := map[string]*group{}
 	tiers := map[string]*group{}
-	// latest on-demand and reserved_1y prices per provider, for the discount.
-	od, res := map[string][]float64{}, map[string][]float64{}
+	// latest on-demand and reserved_1y offers per provider, for the discount.
+	od, res := map[string][]Offer{}, map[string][]Offer{}
 	var offers []Offer
 	for _, p := range prices {
 		if p.Day.Equal(lastDay) {
+			o := Offer{Provider: p.Bar.Provider, SKU: p.Bar.SKU, Region: p.Bar.Region, Zone: p.Bar.Zone, Price: p.Price}
 			switch p.Bar.Pricing {
 			case schemas.OnDemand:
-				od[p.Bar.Provider] = append(od[p.Bar.Provider], p.Price)
+				od[p.Bar.Provider] = append(od[p.Bar.Provider], o)
 			case schemas.Reserved1Y:
-				res[p.Bar.Provider] = append(res[p.Bar.Provider], p.Price)
+				res[p.Bar.Provider] = append(res[p.Bar.Provider], o)
 			}
 		}
 		if p.Bar.Pricing != pricing {
@@ -87,7 +88,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start, LastSeen: p.LastSeen})
 		}
 	}
-	stats := func(name string, g *group, odv, resv []float64) HistoryStats {
+	stats := func(name string, g *group, odv, resv []Offer) HistoryStats {
 		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
 		sorted := append([]float64(nil), g.vals...)
 		sort.Float64s(sorted)
@@ -117,19 +118,15 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			ys = append(ys, Median(g.byDay[d]))
 		}
 		s.TrendPer30d, s.TrendPctPer30d, s.SeriesEntered, s.SeriesLeft = MatchedTrend(days, g.daySeries, Mean(ys))
-		if m, r := Median(odv), Median(resv); m > 0 && r > 0 {
-			s.ReservedDiscountPct = Opt((1 - r/m) * 100)
+		if d := CommitmentDiscount(odv, resv); len(d) > 0 {
+			s.ReservedDiscountPct = Opt(Median(d))
 		}
 		return s
 	}
-	// Overall, the providers that publish both: a provider without reserved prices
-	// would make the discount one provider's reserved price against another's
-	// on-demand price.
-	var allOD, allRes []float64
+	// Overall, over every pair (CommitmentDiscount pairs within a provider).
+	var allOD, allRes []Offer
 	for p, v := range od {
-		if len(res[p]) > 0 {
-			allOD, allRes = append(allOD, v...), append(allRes, res[p]...)
-		}
+		allOD, allRes = append(allOD, v...), append(allRes, res[p]...)
 	}
 	h.Overall = stats("*", all, allOD, allRes)
 	var names []string

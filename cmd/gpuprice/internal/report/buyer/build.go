@@ -414,16 +414,9 @@ func pricingRank(p string) int {
 	return 1 << 20
 }
 
-// discounts pairs each reserved and commitment offer with the on-demand offer of
-// the same SKU, region and zone and summarises the discounts per provider and kind.
+// discounts pairs each reserved and commitment offer with its on-demand twin
+// (analytics.CommitmentDiscount) and summarises the discounts per provider and kind.
 func discounts(kinds map[string][]analytics.Offer) []Discount {
-	key := func(o analytics.Offer) string {
-		return o.Provider + "\x00" + o.SKU + "\x00" + o.Region + "\x00" + o.Zone
-	}
-	od := map[string]float64{}
-	for _, o := range kinds[schemas.OnDemand] {
-		od[key(o)] = o.Price
-	}
 	type pk struct{ provider, pricing string }
 	acc := map[pk][]float64{}
 	for k, offers := range kinds {
@@ -431,9 +424,13 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 			continue
 		}
 		for _, o := range offers {
-			if base, ok := od[key(o)]; ok && base > 0 {
-				acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], (1-o.Price/base)*100)
-			}
+			d := analytics.CommitmentDiscount(kinds[schemas.OnDemand], []analytics.Offer{o})
+			acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], d...)
+		}
+	}
+	for key, v := range acc {
+		if len(v) == 0 {
+			delete(acc, key)
 		}
 	}
 	var out []Discount

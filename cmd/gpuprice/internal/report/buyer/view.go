@@ -252,7 +252,8 @@ func (r *Report) discounts(s *Section) {
 	for _, d := range r.Discounts {
 		rows = append(rows, []string{d.Provider, d.Pricing, strconv.Itoa(d.Pairs), opt(d.Median, 2), opt(d.Min, 2), opt(d.Max, 2)})
 	}
-	s.Paras = append(s.Paras, "Each reservation or commitment offer is paired with the on-demand offer of the same provider, SKU, region and zone on the window's last day; the discount is 1 − reserved / on-demand. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
+	s.Paras = append(s.Paras, "The one definition of a discount, used by every table of this report ("+analytics.DiscountExplain+
+		"): the market table's reserved discount is the same figure for reserved_1y. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no reserved or commitment price of this GPU in the selection.")
 	}
