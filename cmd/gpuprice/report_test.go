@@ -212,7 +212,8 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	sameRows(t, "index", tables["index-table"], idxLast)
 
 	// The discounts, recomputed here from the commands' offers: every reserved_1y
-	// offer against the on-demand offer of the same SKU, region and zone.
+	// offer against the on-demand offer of the same SKU (its purchase option aside),
+	// region and zone.
 	offers := func(pricing string) []map[string]string {
 		var out []map[string]string
 		for _, r := range csvRows(t, mustRun(t, append(append(g, "history", "--pricing", pricing, "--cheapest", "1000", "--format", "csv"), win...)...)) {
@@ -223,7 +224,11 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		return out
 	}
 	key := func(r map[string]string) string {
-		return r["provider"] + "|" + r["sku"] + "|" + r["region"] + "|" + r["zone"]
+		sku := r["sku"]
+		for _, opt := range []string{":all-upfront", ":partial-upfront", ":no-upfront"} {
+			sku = strings.TrimSuffix(sku, opt)
+		}
+		return r["provider"] + "|" + sku + "|" + r["region"] + "|" + r["zone"]
 	}
 	od := map[string]float64{}
 	for _, r := range offers("on_demand") {
@@ -261,6 +266,16 @@ func testReport(t *testing.T, dsn string, browse bool) {
 			t.Errorf("discounts %s reserved_1y: report %s over %s pairs, command's offers %q over %d", r["provider"], r["median_discount_pct"], r["pairs"], want, len(v))
 		}
 		checked++
+	}
+	// One definition: the market table's reserved discount of each provider is the
+	// discount table's reserved_1y median.
+	for _, st := range stats[1:] {
+		for _, r := range tables["discounts-table"] {
+			if r["provider"] == st["provider"] && r["pricing"] == "reserved_1y" && r["median_discount_pct"] != st["reserved_discount_pct"] &&
+				!(r["median_discount_pct"] == "missing" && st["reserved_discount_pct"] == "missing") {
+				t.Errorf("%s: market table's reserved discount %s, discount table's %s", st["provider"], st["reserved_discount_pct"], r["median_discount_pct"])
+			}
+		}
 	}
 	if checked != len(perProvider) {
 		t.Errorf("discounts: %d providers with reserved_1y in the report, %d in the command's answer", checked, len(perProvider))
