@@ -129,6 +129,9 @@ type Report struct {
 	// Kinds are the pricing kinds stored for the GPU (in the selection).
 	Kinds     []string                     `json:"kinds"`
 	KindOffer map[string][]analytics.Offer `json:"-"` // every offer of each kind on the last day
+	// RecordedRows counts, per provider, the rows of the report's GPU loaded from a
+	// recorded example (attrs origin "recorded"): provenance by row, whatever ran since.
+	RecordedRows map[string]int `json:"-"`
 	// SpotOffers are the spot offers on the last day (with a quote: its verdict).
 	SpotOffers []analytics.Offer `json:"-"`
 	Discounts  []Discount        `json:"discounts"`
@@ -193,7 +196,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{},
+	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{}, RecordedRows: map[string]int{},
 		NewestSeen: map[string]time.Time{}}
 	hash := sha256.New()
 	used := func(name string, v any) {
@@ -240,6 +243,9 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	derived, floors, gpuOnly := 0, 0, 0
 	for _, o := range all.Data {
 		kinds[o.Pricing] = true
+		if o.Attrs["origin"] == "recorded" {
+			rep.RecordedRows[o.Provider]++
+		}
 	}
 	for _, o := range current {
 		switch schemas.BasisOf(o.PriceBasis) {

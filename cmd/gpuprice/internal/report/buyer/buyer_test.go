@@ -110,3 +110,16 @@ func TestCiteStoreHidesPathAndPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedByRow: the recorded-example note follows the rows, not the last runs:
+// a live run of aws since (which failed offline) leaves aws's recorded rows recorded.
+func TestRecordedByRow(t *testing.T) {
+	live := schemas.Run{RunID: "20261102T000000Z-live", Source: "aws", Status: "failed"}
+	r := &Report{RecordedRows: map[string]int{"lambda": 2, "aws": 3}, Sources: []report.SourceRow{{Name: "aws", LastRun: &live}}}
+	if got := strings.Join(r.RecordedSources(), ","); got != "aws,lambda" {
+		t.Errorf("recorded sources %q, want aws,lambda", got)
+	}
+	if got := (&Report{}).RecordedSources(); len(got) != 0 {
+		t.Errorf("no recorded rows: %q", got)
+	}
+}

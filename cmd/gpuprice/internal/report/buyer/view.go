@@ -136,8 +136,8 @@ func (r *Report) summary(s *Section) {
 		s.Paras = append(s.Paras, t.Verdict.Sentences()...)
 	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
-		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the last runs of %s "+
-			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
+		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the rows of %s "+
+			"come from a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
 			"Most of its responses are constructed in the providers' formats around real excerpts, with partly illustrative values "+
 			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
@@ -165,15 +165,15 @@ func (r *Report) summary(s *Section) {
 	}
 }
 
-// RecordedSources are the sources whose last run loaded a recorded example
-// (report.RecordedRunPrefix): the report then says it is not of today's prices.
+// RecordedSources are the providers with rows of the report's GPU loaded from a
+// recorded example (attrs origin "recorded"), by row: a live run since, failed or
+// not, leaves those rows recorded, and the report says it is not of today's prices.
 func (r *Report) RecordedSources() []string {
-	var out []string
-	for _, s := range r.Sources {
-		if s.LastRun != nil && strings.HasPrefix(s.LastRun.RunID, report.RecordedRunPrefix) {
-			out = append(out, s.Name)
-		}
+	out := make([]string, 0, len(r.RecordedRows))
+	for p := range r.RecordedRows {
+		out = append(out, p)
 	}
+	sort.Strings(out)
 	return out
 }
 
