@@ -33,6 +33,8 @@ require (
 
 require github.com/go-zookeeper/zk v1.0.4
 
+require aead.dev/minisign v0.3.0 // indirect
+
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/hhrutter/tiff v1.0.6 // indirect
