@@ -169,7 +169,7 @@ func (a *app) tokensCmd() *cobra.Command {
 		precision, format   string
 		scope               string
 		explain             bool
-		limit               int
+		limit, gpus, nodes  int
 	)
 	cmd := &cobra.Command{
 		Use:   "tokens",
@@ -181,8 +181,11 @@ func (a *app) tokensCmd() *cobra.Command {
 The MFU is --mfu, else the midpoint of the published band of the offering's class:
 what physically limits MFU (NVLink nodes joined by InfiniBand/RoCE/EFA, a single
 NVLink node, PCIe cards without NVLink, marketplace GeForce cards), picked by the
-GPU's form factor and the provider's published interconnect; --explain prints the
-bands with their public sources (see docs/analytics.md). Derived prices, "from"
+GPU's form factor and the job's shape (--gpus, --nodes; default one node): the
+provider's interconnect between nodes counts only when the job crosses nodes (more
+than one node, or more GPUs than the offer's instance has). --explain prints the
+bands with their public sources and which band the cheapest offer got and why (see
+docs/analytics.md). Derived prices, "from"
 floors and GPU-only prices are left out. Offerings
 whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.`,
 		Example: `  gpuprice tokens --params 7e9 --gpu H100-SXM-80GB --pricing on_demand
@@ -211,6 +214,12 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			}
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
+			}
+			if gpus != 0 {
+				v.Set("gpus", strconv.Itoa(gpus))
+			}
+			if nodes != 0 {
+				v.Set("nodes", strconv.Itoa(nodes))
 			}
 			q, err := report.ParseTokens(v, report.NoCaps)
 			if err != nil {
@@ -247,6 +256,8 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	fl.Float64Var(&tokens, "tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
 	fl.BoolVar(&explain, "explain", false, "print the formula with the cheapest offering's numbers")
 	fl.IntVar(&limit, "limit", 0, "show at most this many offerings (0: all)")
+	fl.IntVar(&gpus, "gpus", 0, "GPUs of the training job (more than an instance has: the job crosses nodes)")
+	fl.IntVar(&nodes, "nodes", 0, "nodes of the training job (default one: the interconnect between nodes is not used)")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
