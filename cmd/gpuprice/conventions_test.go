@@ -72,3 +72,15 @@ func TestConventions(t *testing.T) {
 		t.Errorf("tokens warns in log lines: %q", errA)
 	}
 }
+
+// TestEmptyQuarantineIsGoodNews: an empty quarantine says so, not "run collect".
+func TestEmptyQuarantineIsGoodNews(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "q.duckdb")
+	if _, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse: exit %d\n%s", code, errb)
+	}
+	out, errb, code := runAll("--store", dsn, "quarantine")
+	if code != cli.ExitOK || !strings.Contains(out, "every row read passed validation") || strings.Contains(out, "gpuprice collect") {
+		t.Errorf("empty quarantine: exit %d\n%s\n%s", code, out, errb)
+	}
+}
