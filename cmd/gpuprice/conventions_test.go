@@ -48,6 +48,7 @@ func TestConventions(t *testing.T) {
 		{[]string{"volatility", "--at", "2026-11-02", "--window", "1h30m"}, cli.ExitOK, nil},
 		{[]string{"tokens", "--params", "seven"}, cli.ExitUsage, []string{"--params", "70B"}},
 		{[]string{"--log-level", "verbose", "runs"}, cli.ExitUsage, []string{"use debug, info, warn or error"}},
+		{[]string{"prices", "--fromat", "json"}, cli.ExitUsage, []string{"did you mean --format?"}},
 	} {
 		_, errb, code := runAll(append([]string{"--store", dsn}, c.args...)...)
 		if code != c.code {
