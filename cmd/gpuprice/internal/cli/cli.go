@@ -98,7 +98,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			}
 			var lv slog.Level
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
-				return usagef("--log-level: %w", err)
+				return usagef("--log-level %q: use debug, info, warn or error", level)
 			}
 			// Every log line passes the redactor: no secret from the environment is printed.
 			var h slog.Handler = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})
