@@ -33,7 +33,9 @@ require (
 
 require github.com/go-zookeeper/zk v1.0.4
 
-require github.com/ebitengine/purego v0.11.3 // indirect
+require github.com/ebitengine/purego v0.11.3
+
+require aead.dev/minisign v0.3.0
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
@@ -48,7 +50,7 @@ require (
 )
 
 require (
-	github.com/ClickHouse/ch-go v0.75.0 // indirect
+	github.com/ClickHouse/ch-go v0.75.0
 	github.com/andybalholm/brotli v1.2.7 // indirect
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/antchfx/htmlquery v1.3.5 // indirect

@@ -32,9 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -237,44 +235,56 @@ var ErrNoCatalog = errors.New("no " + CatalogFile + ": not a gpuprice snapshot d
 // ReadCatalog reads and checks the catalog of a snapshot directory (its format and
 // its own hash; not the manifests it lists: see Verify).
 func ReadCatalog(dir string) (*Catalog, error) {
-	b, err := os.ReadFile(filepath.Join(dir, CatalogFile))
+	c, _, err := readCatalog(dir)
+	return c, err
+}
+
+// readCatalog is ReadCatalog that also returns the file's bytes (what a signature signs).
+func readCatalog(dir string) (*Catalog, []byte, error) {
+	b, err := readInside(dir, CatalogFile, maxJSONBytes)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", dir, ErrNoCatalog)
+		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoCatalog)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var c Catalog
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", CatalogFile, err)
+		return nil, nil, fmt.Errorf("%s: %w", CatalogFile, err)
 	}
 	if c.Format != Format {
-		return nil, fmt.Errorf("%s: format %q, this gpuprice reads %q", CatalogFile, c.Format, Format)
+		return nil, nil, fmt.Errorf("%s: format %q, this gpuprice reads %q", CatalogFile, c.Format, Format)
 	}
 	if err := checkSelfHash(b, "catalog_sha256", c.CatalogSHA256); err != nil {
-		return nil, fmt.Errorf("%s: %w", CatalogFile, err)
+		return nil, nil, fmt.Errorf("%s: %w", CatalogFile, err)
 	}
-	return &c, nil
+	return &c, b, nil
 }
 
 // ReadManifest reads and checks the manifest at rel (relative to dir): its format and
 // its own hash (not its files: see Verify).
 func ReadManifest(dir, rel string) (*Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	m, _, err := readManifest(dir, rel)
+	return m, err
+}
+
+// readManifest is ReadManifest that also returns the file's bytes (what a signature signs).
+func readManifest(dir, rel string) (*Manifest, []byte, error) {
+	b, err := readInside(dir, rel, maxJSONBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
+		return nil, nil, fmt.Errorf("%s: %w", rel, err)
 	}
 	if m.Format != Format {
-		return nil, fmt.Errorf("%s: format %q, this gpuprice reads %q", rel, m.Format, Format)
+		return nil, nil, fmt.Errorf("%s: format %q, this gpuprice reads %q", rel, m.Format, Format)
 	}
 	if err := checkSelfHash(b, "manifest_sha256", m.ManifestSHA256); err != nil {
-		return nil, fmt.Errorf("%s: %w", rel, err)
+		return nil, nil, fmt.Errorf("%s: %w", rel, err)
 	}
-	return &m, nil
+	return &m, b, nil
 }
 
 // cleanRel reports whether rel is a clean relative path inside the directory.

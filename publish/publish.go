@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -58,6 +60,10 @@ type Options struct {
 	Republish bool
 	// Progress, when set, is called with each day's result as soon as it is known.
 	Progress func(DayResult)
+	// Sign, when set, signs every manifest written and the catalog (minisign
+	// signatures beside them, FILE.minisig), so `verify --key` ties the snapshot
+	// to its publisher.
+	Sign *PrivateKey
 }
 
 // DayResult is what Publish did with one day.
@@ -98,7 +104,7 @@ func Publish(ctx context.Context, src Source, dir string, days []time.Time, o Op
 		return nil, err
 	}
 	defer unlock()
-	cat, err := loadCatalog(dir)
+	cat, err := loadCatalog(dir, o.Sign)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +148,7 @@ func Publish(ctx context.Context, src Source, dir string, days []time.Time, o Op
 // loadCatalog reads the catalog of dir, or starts one when dir has none. A
 // manifest not in the catalog (a run stopped between writing a day's manifest and
 // the catalog) is taken in when its own hash holds.
-func loadCatalog(dir string) (*Catalog, error) {
+func loadCatalog(dir string, key *PrivateKey) (*Catalog, error) {
 	cat, err := ReadCatalog(dir)
 	if errors.Is(err, ErrNoCatalog) {
 		cat, err = &Catalog{Format: Format}, nil
@@ -177,29 +183,40 @@ func loadCatalog(dir string) (*Catalog, error) {
 	}
 	if adopted {
 		cat.sort()
-		if err := writeCatalog(dir, cat); err != nil {
+		if err := writeCatalog(dir, cat, key); err != nil {
 			return nil, err
 		}
 	}
 	return cat, nil
 }
 
-// writeCatalog writes the catalog, sorted, with its own hash.
-func writeCatalog(dir string, cat *Catalog) error {
+// writeCatalog writes the catalog, sorted, with its own hash, and its signature
+// with key (an unsigned catalog's old signature is removed: it no longer holds).
+func writeCatalog(dir string, cat *Catalog, key *PrivateKey) error {
 	cat.sort()
-	b, _, err := selfHashed(cat, func(h string) { cat.CatalogSHA256 = h })
+	b, h, err := selfHashed(cat, func(h string) { cat.CatalogSHA256 = h })
 	if err != nil {
 		return fmt.Errorf("publish: catalog: %w", err)
 	}
-	return writeFileAtomic(dir, CatalogFile, b)
+	if err := writeFileAtomic(dir, CatalogFile, b); err != nil {
+		return err
+	}
+	if key == nil {
+		if err := os.Remove(filepath.Join(dir, CatalogFile+SigSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("publish: %w", err)
+		}
+		return nil
+	}
+	return writeFileAtomic(dir, CatalogFile+SigSuffix, sign(key, b, "catalog sha256:"+h))
 }
 
 // writeFileAtomic writes b to dir/rel through a temporary file renamed into place.
 func writeFileAtomic(dir, rel string, b []byte) error {
-	dst := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	parent, err := mkdirInside(dir, path.Dir(rel))
+	if err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
+	dst := filepath.Join(parent, path.Base(rel))
 	f, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)
@@ -293,10 +310,11 @@ func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, 
 	for i := range files {
 		f := &files[i]
 		f.Path = FilePath(f.Kind, day, m.Version)
-		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		parent, err := mkdirInside(dir, path.Dir(f.Path))
+		if err != nil {
 			return r, err
 		}
+		dst := filepath.Join(parent, path.Base(f.Path))
 		if err := os.Chmod(f.tmp, 0o644); err != nil {
 			return r, err
 		}
@@ -313,8 +331,14 @@ func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, 
 	if err := writeFileAtomic(dir, rel, b); err != nil {
 		return r, err
 	}
+	if o.Sign != nil {
+		what := fmt.Sprintf("manifest %s v%d sha256:%s", r.Day, m.Version, h)
+		if err := writeFileAtomic(dir, rel+SigSuffix, sign(o.Sign, b, what)); err != nil {
+			return r, err
+		}
+	}
 	cat.Days = append(cat.Days, Entry{Day: r.Day, Version: m.Version, Manifest: rel, ManifestSHA256: h, Rows: m.Rows})
-	if err := writeCatalog(dir, cat); err != nil {
+	if err := writeCatalog(dir, cat, o.Sign); err != nil {
 		return r, err
 	}
 	r.Version, r.Manifest, r.ManifestSHA256 = m.Version, rel, h

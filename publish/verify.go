@@ -1,7 +1,7 @@
 package publish
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -34,6 +34,16 @@ type Report struct {
 	Problems []Problem `json:"problems"` // none when the directory is intact
 }
 
+// VerifyOptions are what Verify checks beyond the hashes a snapshot holds.
+type VerifyOptions struct {
+	// Key, when set, is the publisher's public key: the catalog and every manifest
+	// must be signed with it (publish --sign).
+	Key *PublicKey
+	// Expect, when set, is a SHA-256 (hex) the reader got from the publisher: the
+	// catalog_sha256 or a manifest_sha256 must be it.
+	Expect string
+}
+
 // OK reports whether the directory is intact.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
@@ -44,7 +54,13 @@ func (r Report) OK() bool { return len(r.Problems) == 0 }
 // versions; and that no file lies in the directory that no manifest lists (a
 // dataset reader would read it). Each problem names the file at fault. The error is
 // for a directory that cannot be read at all.
-func Verify(dir string) (Report, error) {
+//
+// Verify reads only regular files inside dir (a symbolic link, device, FIFO or
+// socket is a problem, never opened for reading), streams the data files, caps the
+// catalog and manifests at 64 MiB, and stops when ctx is done (SIGINT, SIGTERM).
+// With o.Key every manifest and the catalog must carry a signature by that key;
+// with o.Expect the catalog or one of the manifests must have that SHA-256.
+func Verify(ctx context.Context, dir string, o VerifyOptions) (Report, error) {
 	r := Report{Dir: dir, Problems: []Problem{}}
 	if st, err := os.Stat(dir); err != nil {
 		return r, fmt.Errorf("verify: %w", err)
@@ -54,20 +70,30 @@ func Verify(dir string) (Report, error) {
 	bad := func(path, format string, args ...any) {
 		r.Problems = append(r.Problems, Problem{Path: path, Problem: fmt.Sprintf(format, args...)})
 	}
-	cat, err := ReadCatalog(dir)
+	cat, catBytes, err := readCatalog(dir)
 	if err != nil {
 		bad(CatalogFile, "%v", err)
 		return r, nil
 	}
-	listed := map[string]bool{CatalogFile: true}
+	if o.Key != nil {
+		if msg := checkSig(dir, CatalogFile, catBytes, *o.Key); msg != "" {
+			bad(CatalogFile, "%s", msg)
+		}
+	}
+	expected := o.Expect == "" || strings.EqualFold(o.Expect, cat.CatalogSHA256)
+	listed := map[string]bool{CatalogFile: true, CatalogFile + SigSuffix: true}
 	prevHash := map[string]string{} // day → the manifest_sha256 of its version before
 	for _, e := range cat.Days {
+		if err := ctx.Err(); err != nil {
+			return r, fmt.Errorf("verify: %w", err)
+		}
 		r.Days++
 		if !cleanRel(e.Manifest) {
 			bad(CatalogFile, "%s v%d: manifest path %q is outside the directory", e.Day, e.Version, e.Manifest)
 			continue
 		}
 		listed[e.Manifest] = true
+		listed[e.Manifest+SigSuffix] = true
 		day, err := ParseDay(e.Day)
 		if err != nil {
 			bad(CatalogFile, "%v", err)
@@ -76,13 +102,21 @@ func Verify(dir string) (Report, error) {
 		if want := ManifestPath(day, e.Version); e.Manifest != want {
 			bad(CatalogFile, "%s v%d: manifest at %s, expected %s", e.Day, e.Version, e.Manifest, want)
 		}
-		m, err := ReadManifest(dir, e.Manifest)
+		m, mb, err := readManifest(dir, e.Manifest)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				err = errors.New("missing")
 			}
 			bad(e.Manifest, "%v", err)
 			continue
+		}
+		if o.Key != nil {
+			if msg := checkSig(dir, e.Manifest, mb, *o.Key); msg != "" {
+				bad(e.Manifest, "%s", msg)
+			}
+		}
+		if strings.EqualFold(o.Expect, m.ManifestSHA256) {
+			expected = true
 		}
 		switch {
 		case m.ManifestSHA256 != e.ManifestSHA256:
@@ -108,7 +142,10 @@ func Verify(dir string) (Report, error) {
 				bad(e.Manifest, "%s file at %s, expected %s", f.Kind, f.Path, want)
 			}
 			r.Files++
-			n, msg := checkFile(dir, f, m.PricesSchema)
+			n, msg := checkFile(ctx, dir, f, m.PricesSchema)
+			if err := ctx.Err(); err != nil {
+				return r, fmt.Errorf("verify: %w", err)
+			}
 			if msg != "" {
 				bad(f.Path, "%s", msg)
 				filesOK = false
@@ -129,6 +166,9 @@ func Verify(dir string) (Report, error) {
 		r.Rows.Index += rows.Index
 		r.Rows.Spreads += rows.Spreads
 	}
+	if !expected {
+		bad(CatalogFile, "neither the catalog nor any manifest has sha256 %s (--expect): not the snapshot expected", o.Expect)
+	}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -144,6 +184,11 @@ func Verify(dir string) (Report, error) {
 		if rel == LockFile || listed[rel] {
 			return nil
 		}
+		if !d.Type().IsRegular() {
+			bad(rel, "is a %s listed in no manifest (verify reads only regular files inside the directory)",
+				modeName(d.Type()))
+			return nil
+		}
 		bad(rel, "is listed in no manifest (a reader of the dataset would read it)")
 		return nil
 	})
@@ -155,29 +200,34 @@ func Verify(dir string) (Report, error) {
 }
 
 // checkFile checks one data file against its manifest entry and returns the rows it
-// holds and what is wrong ("" when nothing is).
-func checkFile(dir string, f File, schema string) (int64, string) {
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+// holds and what is wrong ("" when nothing is). The file is streamed, never held in
+// memory, and must be a regular file inside dir of the manifest's size.
+func checkFile(ctx context.Context, dir string, f File, schema string) (int64, string) {
+	fh, st, err := openInside(dir, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, "missing"
 	}
 	if err != nil {
 		return 0, err.Error()
 	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != f.SHA256 {
-		return 0, fmt.Sprintf("sha256 %s, the manifest says %s (%d bytes, the manifest says %d): the file was changed", got, f.SHA256, len(b), f.Bytes)
+	defer fh.Close()
+	if st.Size() != f.Bytes {
+		return 0, fmt.Sprintf("%d bytes, the manifest says %d: the file was changed", st.Size(), f.Bytes)
 	}
-	if int64(len(b)) != f.Bytes {
-		return 0, fmt.Sprintf("%d bytes, the manifest says %d", len(b), f.Bytes)
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxReader{ctx, io.LimitReader(fh, f.Bytes)}); err != nil {
+		return 0, err.Error()
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != f.SHA256 {
+		return 0, fmt.Sprintf("sha256 %s, the manifest says %s: the file was changed", got, f.SHA256)
 	}
 	var n int64
 	var content string
 	switch f.Format {
 	case "parquet":
-		n, content, err = readPrices(b, schema)
+		n, content, err = readPrices(ctxReaderAt{ctx, fh}, f.Bytes, schema)
 	case "csv":
-		n, err = countCSV(b, f.Kind)
+		n, err = countCSV(ctxReader{ctx, io.NewSectionReader(fh, 0, f.Bytes)}, f.Kind)
 	default:
 		err = fmt.Errorf("format %q is not parquet or csv", f.Format)
 	}
@@ -195,13 +245,13 @@ func checkFile(dir string, f File, schema string) (int64, string) {
 
 // readPrices reads every row of a prices file of the given schema back, and returns
 // their number (the same in the footer and read) and their content hash.
-func readPrices(b []byte, schema string) (n int64, content string, err error) {
+func readPrices(ra io.ReaderAt, size int64, schema string) (n int64, content string, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a damaged file the reader chokes on
 			err = fmt.Errorf("unreadable Parquet: %v", p)
 		}
 	}()
-	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	pf, err := parquet.OpenFile(ra, size)
 	if err != nil {
 		return 0, "", fmt.Errorf("unreadable Parquet: %w", err)
 	}
@@ -233,12 +283,12 @@ func readPrices(b []byte, schema string) (n int64, content string, err error) {
 
 // countCSV counts the records of a series file after its header, which must be
 // the kind's.
-func countCSV(b []byte, kind string) (int64, error) {
+func countCSV(r io.Reader, kind string) (int64, error) {
 	want := IndexColumns
 	if kind == KindSpreads {
 		want = SpreadsColumns
 	}
-	cr := csv.NewReader(bytes.NewReader(b))
+	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = len(want)
 	header, err := cr.Read()
 	if err != nil {

@@ -88,6 +88,7 @@ func (a *app) publishCmd() *cobra.Command {
 	var out, since, until, format string
 	var days []string
 	var republish bool
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "publish --out DIR [--since 90d | --day 2026-11-01 …] [--republish]",
 		Short: "Write immutable daily snapshots (Parquet prices, CSV index and spreads, manifests) for citing",
@@ -111,7 +112,12 @@ Days: --day (repeatable, YYYY-MM-DD), or --since (and --until) as a duration bac
 from now (90d, 2w) or a date; without them, the days after the last published one
 through yesterday (yesterday alone in a new directory). Only whole UTC days that
 are over are published. Layout and how to read it from DuckDB, pandas and Spark:
-docs/user-guide.md, "Citable snapshots".`,
+docs/user-guide.md, "Citable snapshots".
+
+--sign KEYFILE signs every manifest written and the catalog with a minisign key
+(FILE.minisig beside each; ` + "`gpuprice publish keygen`" + ` makes a pair), so readers check
+with ` + "`gpuprice verify --key PUB`" + ` (or minisign -V) that the snapshot is the publisher's.
+Publish writes only inside DIR: a symbolic link in DIR (a linked index/) is refused.`,
 		Example: `  gpuprice publish --out /srv/gpuprice-snapshots --since 2026-01-01
   gpuprice publish --out /srv/gpuprice-snapshots            # daily, from cron: the days since the last run
   gpuprice publish --out /srv/gpuprice-snapshots --day 2026-11-01 --republish
@@ -149,6 +155,13 @@ docs/user-guide.md, "Citable snapshots".`,
 				store.Rollups
 			}{st, ro}
 			opts := publish.Options{Republish: republish}
+			if signKey != "" {
+				k, err := publish.LoadPrivateKey(signKey)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				opts.Sign = &k
+			}
 			if format == "text" {
 				opts.Progress = func(r publish.DayResult) { fmt.Fprintln(a.stdout, publishLine(r)) }
 			}
@@ -185,6 +198,36 @@ docs/user-guide.md, "Citable snapshots".`,
 	fl.StringSliceVar(&days, "day", nil, "publish this UTC day (YYYY-MM-DD; repeatable)")
 	fl.BoolVar(&republish, "republish", false, "write a new version of a day whose data changed since it was published (beside the old)")
 	fl.StringVar(&format, "format", "text", "text or json")
+	fl.StringVar(&signKey, "sign", "", "sign the manifests and catalog with this minisign private key file")
+	cmd.AddCommand(a.keygenCmd())
+	return cmd
+}
+
+func (a *app) keygenCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "keygen --out NAME",
+		Short: "Make a key pair for publish --sign: NAME.key (private, mode 0600) and NAME.pub",
+		Long: `Keygen writes a new minisign key pair: NAME.key, the private key (no password; keep it
+where only the publisher reads it) and NAME.pub, the public key readers give to
+` + "`gpuprice verify --key`" + ` (or ` + "`minisign -V -p`" + `). A key made by ` + "`minisign -G`" + ` works too
+(its password in $` + publish.PasswordEnv + `). Existing files are never overwritten.`,
+		Example: `  gpuprice publish keygen --out /etc/gpuprice/snapshots
+  gpuprice publish --out /srv/gpuprice-snapshots --sign /etc/gpuprice/snapshots.key`,
+		Args: cobra.NoArgs,
+		RunE: func(_ *cobra.Command, _ []string) error {
+			if out == "" {
+				return usagef("--out NAME is required")
+			}
+			pk, err := publish.GenerateKey(out+".key", out+".pub")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "wrote %s.key (private) and %s.pub (public key %s)\n", out, out, pk)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the key files' name without extension")
 	return cmd
 }
 
@@ -206,7 +249,7 @@ func publishLine(r publish.DayResult) string {
 }
 
 func (a *app) verifyCmd() *cobra.Command {
-	var format string
+	var format, key, expect string
 	cmd := &cobra.Command{
 		Use:   "verify DIR",
 		Short: "Check a snapshot directory written by publish: every hash and row count",
@@ -216,16 +259,41 @@ lists; for every file, its size, SHA-256 and row count (each Parquet file read b
 row by row, each CSV record counted) and the prices' content hash; and that no file
 lies in the directory that no manifest lists (a dataset reader would read it).
 
+--key PUB (a public key file or its text) also checks the signatures publish --sign
+wrote: without them anyone can change a value and re-hash file, manifest and
+catalog. --expect SHA256 checks that the catalog or a manifest has the hash the
+publisher gave you (a citation's sha256).
+
+Verify reads only regular files inside DIR: a symbolic link, device or FIFO is a
+problem, never read; the catalog and manifests are capped at 64 MiB, data files are
+streamed, and SIGINT/SIGTERM stop it.
+
 Exit status 0 when everything checks, 1 otherwise, with one line per problem naming
 the file at fault. Verify needs no store.`,
 		Example: `  gpuprice verify /srv/gpuprice-snapshots
-  gpuprice verify /srv/gpuprice-snapshots --format json`,
+  gpuprice verify /srv/gpuprice-snapshots --format json
+  gpuprice verify /srv/gpuprice-snapshots --key snapshots.pub --expect 3f9c…`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			rep, err := publish.Verify(args[0])
+			var o publish.VerifyOptions
+			if key != "" {
+				k, err := publish.LoadPublicKey(key)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				o.Key = &k
+			}
+			if expect != "" {
+				e := strings.TrimPrefix(strings.ToLower(expect), "sha256:")
+				if len(e) != 64 || strings.Trim(e, "0123456789abcdef") != "" {
+					return usagef("--expect %q: not a SHA-256 (64 hex digits)", expect)
+				}
+				o.Expect = e
+			}
+			rep, err := publish.Verify(cmd.Context(), args[0], o)
 			if err != nil {
 				return err
 			}
@@ -251,5 +319,7 @@ the file at fault. Verify needs no store.`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or json")
+	cmd.Flags().StringVar(&key, "key", "", "the publisher's minisign public key (file or text): check the signatures")
+	cmd.Flags().StringVar(&expect, "expect", "", "the SHA-256 the catalog or a manifest must have")
 	return cmd
 }
