@@ -17,6 +17,7 @@ import (
 // 2 s: the holder of the store's alerts lease notifies once, the other stands by;
 // when the holder stops (SIGTERM, releasing the lease) the other takes over.
 func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
+	chtest.RequireServer(t, "two gpuprice processes share the store (chDB runs one process per directory)")
 	dsn := chtest.FreshDSN(t, "lease")
 	srv := replay(t)
 	if out, code := run(t, "--config", writeConfig(t, srv.URL), "--store", dsn, "collect"); !collected(code) {
@@ -96,6 +97,7 @@ func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
 // the same store moves the store's write marker, and the snapshot (and what the API
 // answers) follows within seconds.
 func TestIntegrationClickHouseServeSeesAnotherProcesssWrites(t *testing.T) {
+	chtest.RequireServer(t, "another process writes to the store (chDB runs one process per directory)")
 	dsn := chtest.FreshDSN(t, "snapshot")
 	srv := replay(t)
 	cfg := writeConfig(t, srv.URL)

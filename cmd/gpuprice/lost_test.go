@@ -24,6 +24,7 @@ import (
 // spool (exit 0, nothing lost), and once the store answers the next command
 // migrates it and replays the spool, run records included.
 func TestIntegrationClickHouseDownAtStartSpoolsThenMigrates(t *testing.T) {
+	chtest.RequireServer(t, "a server that is down, then up")
 	up := chtest.FreshDSN(t, "downatstart")
 	down := fmt.Sprintf("clickhouse://127.0.0.1:%d/gpuprice_down?dial_timeout=1s", freePort(t))
 	dataDir := t.TempDir()
@@ -113,6 +114,7 @@ func newGate(t *testing.T, target string) *gate {
 // serve starts while the store is away: it serves (/healthz answers, /readyz is
 // 503), and once the store answers /readyz migrates it and says ready.
 func TestIntegrationClickHouseServeStartsWithTheStoreAway(t *testing.T) {
+	chtest.RequireServer(t, "a server that is away, then back")
 	up := chtest.FreshDSN(t, "serveaway")
 	u, err := url.Parse(up)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // EnvClickHouseControl allows TestIntegrationClickHouseOutage to run: it starts a
@@ -143,6 +144,7 @@ func outageCSV(t *testing.T, n, bad int) string {
 }
 
 func TestIntegrationClickHouseOutage(t *testing.T) {
+	chtest.RequireServer(t, "a server process to SIGKILL and restart")
 	ch := startClickHouse(t)
 	const rows, bad = 50000, 10
 	csvPath := outageCSV(t, rows, bad)
