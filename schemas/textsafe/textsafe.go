@@ -7,6 +7,7 @@
 package textsafe
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -153,21 +154,46 @@ func Slack(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(Clean(s, 0))
 }
 
+// SlackURL makes u the target of a Slack link (<u|text>): every byte that is a
+// control, a space, not ASCII, or one of < > | (which would end the link) is
+// percent-encoded, so the link holds one URL and the text is gpuprice's.
+func SlackURL(u string) string {
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		c := u[i]
+		if c <= ' ' || c >= 0x7f || c == '<' || c == '>' || c == '|' {
+			b.WriteString(fmt.Sprintf("%%%02X", c))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // markdown escapes what Markdown and the HTML it may contain give a meaning to.
 var markdown = strings.NewReplacer(
 	"&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;",
-	`\`, `\\`, "|", `\|`, "`", "\\`", "[", `\[`, "]", `\]`, "*", `\*`, "_", `\_`, "!", `\!`,
+	`\`, `\\`, "|", `\|`, "`", "\\`", "[", `\[`, "]", `\]`,
 )
 
 // Markdown escapes s for a Markdown table cell or paragraph: HTML (<, >, &, ") as
-// entities, Markdown's link, emphasis, code and table characters with a backslash,
+// entities, Markdown's link, code and table characters with a backslash,
 // and line breaks as spaces, so a value is text and one cell.
 func Markdown(s string) string {
 	c := Clean(s, 0)
-	if strings.IndexFunc(c, func(r rune) bool { return strings.ContainsRune("&<>\"\\|`[]*_!", r) }) < 0 {
+	if strings.IndexFunc(c, func(r rune) bool { return strings.ContainsRune("&<>\"\\|`[]", r) }) < 0 {
 		return c
 	}
 	return markdown.Replace(c)
+}
+
+var markdownText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
+
+// MarkdownText escapes s for a Markdown paragraph, heading or list item that
+// gpuprice wrote around data: HTML as entities, no link from [ ], one line. Code
+// spans (`gpuprice prices`) are kept; table cells take Markdown.
+func MarkdownText(s string) string {
+	return markdownText.Replace(Clean(s, 0))
 }
 
 // CSV makes a cell safe to open in a spreadsheet, as OWASP's CSV injection guidance
@@ -227,4 +253,22 @@ func PromLabel(s string) string {
 		return s
 	}
 	return Other
+}
+
+// CSVRecord is rec with every cell passed through CSV (a new slice; rec is kept).
+func CSVRecord(rec []string) []string {
+	out := make([]string, len(rec))
+	for i, c := range rec {
+		out[i] = CSV(c)
+	}
+	return out
+}
+
+// UnCSV undoes CSV: a cell of a file gpuprice wrote ('=…, '+…, '-…, '@…) reads back
+// as the value it held, so that export → import loses nothing.
+func UnCSV(s string) string {
+	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {
+		return s[1:]
+	}
+	return s
 }

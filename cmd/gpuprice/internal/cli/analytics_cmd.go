@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -191,16 +193,16 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !(params > 0) {
-				return errors.New("--params: give the model's parameter count, e.g. 7e9")
+				return usagef("--params is required: the model's parameter count, e.g. 7B or 7e9")
 			}
 			if mfu != 0 && !(mfu > 0 && mfu <= 1) {
-				return fmt.Errorf("--mfu %v: a fraction in (0, 1], e.g. 0.45", mfu)
+				return usagef("--mfu %v: a fraction in (0, 1], e.g. 0.45", mfu)
 			}
 			if tokens < 0 {
-				return fmt.Errorf("--tokens %v: must not be negative", tokens)
+				return usagef("--tokens %v: must not be negative", tokens)
 			}
 			if p := strings.ToLower(precision); p != analytics.BF16 && p != analytics.FP8 {
-				return fmt.Errorf("--precision %q: use bf16 or fp8", precision)
+				return usagef("--precision %q: use bf16 or fp8", precision)
 			}
 			g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 			v := ff.values("params", g(params), "precision", precision, "scope", scope)
@@ -229,8 +231,9 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 					return err
 				}
 				a.noteMatches(res.Matched)
-				for reason, n := range res.Data.Skipped {
-					a.log.Warn("offerings left out", "reason", reason, "count", n)
+				// Said as sentences on stderr, not log lines: what the table leaves out.
+				for _, reason := range slices.Sorted(maps.Keys(res.Data.Skipped)) {
+					fmt.Fprintf(a.stderr, "%d offerings left out: %s.\n", res.Data.Skipped[reason], reason)
 				}
 				if explain && format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainBands())
@@ -247,7 +250,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	}
 	ff.add(cmd)
 	fl := cmd.Flags()
-	fl.Float64Var(&params, "params", 0, "model parameters, e.g. 7e9 (required)")
+	fl.Var(countFlag(&params), "params", "model parameters, e.g. 7B, 7e9 or 1.5T (required)")
 	fl.Float64Var(&mfu, "mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")
 	fl.StringVar(&precision, "precision", analytics.BF16, "bf16 or fp8 (dense peak of the catalog)")
 	fl.Float64Var(&tokens, "tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
@@ -314,7 +317,7 @@ func (a *app) historyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if gpu == "" {
-				return errors.New("--gpu is required (see `gpuprice gpus`)")
+				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope)
 			v.Set("cheapest", strconv.Itoa(cheapest))

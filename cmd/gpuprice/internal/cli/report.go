@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,20 +32,20 @@ func reportFormat(format, out string) (string, error) {
 		case "":
 			format = "markdown"
 			if out != "" {
-				return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+				return "", usagef("--out %q: name a .html, .pdf or .md file, or give --format", out)
 			}
 		default:
-			return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+			return "", usagef("--out %q: name a .html, .pdf or .md file, or give --format", out)
 		}
 	}
 	switch format {
 	case "html", "markdown":
 	case "pdf":
 		if out == "" || out == "-" {
-			return "", errors.New("--format pdf writes a file: give --out report.pdf")
+			return "", usagef("--format pdf writes a file: give --out report.pdf")
 		}
 	default:
-		return "", fmt.Errorf("--format %q: use html, pdf or markdown", format)
+		return "", usagef("--format %q: use html, pdf or markdown", format)
 	}
 	return format, nil
 }
@@ -82,7 +81,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if gpu == "" {
-				return errors.New("--gpu is required (see `gpuprice gpus`)")
+				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
 			f, err := reportFormat(format, out)
 			if err != nil {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -128,6 +131,72 @@ var (
 	metricsFreq = time.Minute
 )
 
+// labelKey and labelWhere are the label sets of gpuprice_offers and
+// gpuprice_cheapest_usd_per_gpu_hour.
+type labelKey struct{ gpu, pricing, tier string }
+
+type labelWhere struct {
+	labelKey
+	provider, region string
+}
+
+// byLabels is the cheapest price per label set and the offers per GPU, pricing kind
+// and tier of rows (cheapest first). Labels are a bounded set: a host's free text is
+// folded into textsafe.Other (textsafe.PromLabel), and so are a provider's regions
+// past maxRegionLabels.
+func byLabels(rows []schemas.Observation) (map[labelWhere]float64, map[labelKey]int) {
+	cheapest := map[labelWhere]float64{}
+	count := map[labelKey]int{}
+	for _, o := range rows { // cheapest first
+		k := labelKey{o.GPU, o.Pricing, o.Tier}
+		count[k]++
+		if o.GPU == schemas.UnknownGPU {
+			continue
+		}
+		w := labelWhere{k, textsafe.PromLabel(o.Provider), textsafe.PromLabel(o.Region)}
+		if _, seen := cheapest[w]; !seen {
+			cheapest[w] = o.PriceUSDGPUHour
+		}
+	}
+	regions := map[string][]string{} // provider → its region labels
+	for w := range cheapest {
+		regions[w.provider] = append(regions[w.provider], w.region)
+	}
+	for p, rs := range regions {
+		keep := keptRegions(rs)
+		for w, v := range cheapest {
+			if w.provider != p || keep[w.region] {
+				continue
+			}
+			delete(cheapest, w)
+			o := w
+			o.region = textsafe.Other
+			if c, ok := cheapest[o]; !ok || v < c {
+				cheapest[o] = v
+			}
+		}
+	}
+	return cheapest, count
+}
+
+// maxRegionLabels bounds the region labels of one provider on /metrics: past it,
+// the regions last in sorted order are folded into textsafe.Other.
+const maxRegionLabels = 100
+
+// keptRegions are the region labels kept of a provider's: the first
+// maxRegionLabels distinct ones in sorted order (and Other).
+func keptRegions(rs []string) map[string]bool {
+	sort.Strings(rs)
+	rs = slices.Compact(rs)
+	keep := map[string]bool{}
+	for i, r := range rs {
+		if i < maxRegionLabels || r == textsafe.Other {
+			keep[r] = true
+		}
+	}
+	return keep
+}
+
 func (m *marketCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc} {
 		ch <- d
@@ -147,24 +216,7 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 		m.s.log.Warn("metrics: latest prices not readable", "error", err.Error())
 		return
 	}
-	type key struct{ gpu, pricing, tier string }
-	type where struct {
-		key
-		provider, region string
-	}
-	cheapest := map[where]float64{}
-	count := map[key]int{}
-	for _, o := range rows { // cheapest first
-		k := key{o.GPU, o.Pricing, o.Tier}
-		count[k]++
-		if o.GPU == schemas.UnknownGPU {
-			continue
-		}
-		w := where{k, o.Provider, o.Region}
-		if _, seen := cheapest[w]; !seen {
-			cheapest[w] = o.PriceUSDGPUHour
-		}
-	}
+	cheapest, count := byLabels(rows)
 	for w, v := range cheapest {
 		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, w.gpu, w.pricing, w.tier, w.provider, w.region)
 	}
