@@ -290,6 +290,30 @@ func TestSpreads(t *testing.T) {
 
 // TestHistory: on-demand day prices over three days, aws 2.0, 2.1, 2.2 and lambda
 // 3.0 each day; reserved_1y at aws 1.4 on the last day: 30 % off aws's 2.0… 2.2.
+// TestHistoryTrendIgnoresEntryAndExit: series a at 2.0 and b at 3.0 on day 0; c at
+// 1.0 enters on day 1; b leaves on day 2. The daily median falls 2.5 → 2 → 1.5, but
+// no series' price moved: the trend is exactly 0, with 1 series entered and 1 left.
+func TestHistoryTrendIgnoresEntryAndExit(t *testing.T) {
+	s := schemas.TierSpecialist
+	prices := []DayPrice{
+		dp("x", s, "on_demand", "a", 0, 2.0), dp("x", s, "on_demand", "b", 0, 3.0),
+		dp("x", s, "on_demand", "a", 1, 2.0), dp("x", s, "on_demand", "b", 1, 3.0), dp("y", s, "on_demand", "c", 1, 1.0),
+		dp("x", s, "on_demand", "a", 2, 2.0), dp("y", s, "on_demand", "c", 2, 1.0),
+	}
+	o := HistoryOf("H100-SXM-80GB", "on_demand", prices, day(0), day(3), 1).Overall
+	if o.TrendPctPer30d == nil || *o.TrendPctPer30d != 0 || *o.TrendPer30d != 0 {
+		t.Errorf("trend %v %%, %v $: want 0 (entry and exit are not price movement)", o.TrendPctPer30d, o.TrendPer30d)
+	}
+	if o.SeriesEntered != 1 || o.SeriesLeft != 1 {
+		t.Errorf("entered %d left %d, want 1 and 1", o.SeriesEntered, o.SeriesLeft)
+	}
+	// One day only: no trend, not a zero one.
+	one := HistoryOf("H100-SXM-80GB", "on_demand", prices[:2], day(0), day(1), 1).Overall
+	if one.TrendPctPer30d != nil {
+		t.Errorf("one day: trend %v, want none", *one.TrendPctPer30d)
+	}
+}
+
 func TestHistory(t *testing.T) {
 	h, s := schemas.TierHyperscaler, schemas.TierSpecialist
 	prices := []DayPrice{
@@ -308,14 +332,22 @@ func TestHistory(t *testing.T) {
 	if o.Series != 2 || o.Samples != 6 {
 		t.Errorf("series %d samples %d", o.Series, o.Samples)
 	}
-	// daily medians 2.5, 2.55, 2.6: slope 0.05/day → 1.5 per 30 days, over a mean of 2.55.
-	near(t, "trend", val(o.TrendPer30d), 1.5, 1e-9)
-	near(t, "trend %", val(o.TrendPctPer30d), 1.5/2.55*100, 1e-9)
+	// Matched: day 0→1 the mean log change of aws (2.1/2.0) and lambda (flat), day
+	// 1→2 of aws (2.2/2.1) and lambda; chained over 2 days, compounded to 30 days;
+	// in dollars, that percent of the mean daily median (2.5, 2.55, 2.6 → 2.55).
+	l := (math.Log(2.1/2.0) + math.Log(2.2/2.1)) / 2
+	pct := (math.Exp(l/2*30) - 1) * 100
+	near(t, "trend %", val(o.TrendPctPer30d), pct, 1e-9)
+	near(t, "trend", val(o.TrendPer30d), pct/100*2.55, 1e-9)
+	if o.SeriesEntered != 0 || o.SeriesLeft != 0 {
+		t.Errorf("entered %d left %d, want none", o.SeriesEntered, o.SeriesLeft)
+	}
 	if len(got.Providers) != 2 || got.Providers[0].Provider != "aws" {
 		t.Fatalf("providers: %+v", got.Providers)
 	}
 	aws := got.Providers[0]
-	near(t, "aws trend", val(aws.TrendPer30d), 3.0, 1e-9)
+	awsPct := (math.Exp(math.Log(2.2/2.0)/2*30) - 1) * 100
+	near(t, "aws trend %", val(aws.TrendPctPer30d), awsPct, 1e-9)
 	near(t, "aws reserved discount", val(aws.ReservedDiscountPct), 30, 1e-9)
 	// Overall, of the providers that publish both (aws): not aws's reserved price
 	// against lambda's on-demand one.

@@ -1,6 +1,7 @@
 package analytics
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -32,23 +33,27 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		byDay  map[int64][]float64
 		series map[string]bool
 		latest map[string]float64
+		// daySeries is each day's price of each series: the matched trend.
+		daySeries map[int64]map[string]float64
 	}
 	newGroup := func() *group {
-		return &group{byDay: map[int64][]float64{}, series: map[string]bool{}, latest: map[string]float64{}}
+		return &group{byDay: map[int64][]float64{}, series: map[string]bool{}, latest: map[string]float64{},
+			daySeries: map[int64]map[string]float64{}}
 	}
 	all := newGroup()
 	per := map[string]*group{}
 	tiers := map[string]*group{}
-	// latest on-demand and reserved_1y prices per provider, for the discount.
-	od, res := map[string][]float64{}, map[string][]float64{}
+	// latest on-demand and reserved_1y offers per provider, for the discount.
+	od, res := map[string][]Offer{}, map[string][]Offer{}
 	var offers []Offer
 	for _, p := range prices {
 		if p.Day.Equal(lastDay) {
+			o := Offer{Provider: p.Bar.Provider, SKU: p.Bar.SKU, Region: p.Bar.Region, Zone: p.Bar.Zone, Price: p.Price}
 			switch p.Bar.Pricing {
 			case schemas.OnDemand:
-				od[p.Bar.Provider] = append(od[p.Bar.Provider], p.Price)
+				od[p.Bar.Provider] = append(od[p.Bar.Provider], o)
 			case schemas.Reserved1Y:
-				res[p.Bar.Provider] = append(res[p.Bar.Provider], p.Price)
+				res[p.Bar.Provider] = append(res[p.Bar.Provider], o)
 			}
 		}
 		if p.Bar.Pricing != pricing {
@@ -69,6 +74,10 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			g.vals = append(g.vals, p.Price)
 			g.byDay[p.Day.Unix()] = append(g.byDay[p.Day.Unix()], p.Price)
 			g.series[p.Series] = true
+			if g.daySeries[p.Day.Unix()] == nil {
+				g.daySeries[p.Day.Unix()] = map[string]float64{}
+			}
+			g.daySeries[p.Day.Unix()][p.Series] = p.Price
 			if p.Day.Equal(lastDay) {
 				g.latest[p.Series] = p.Price
 			}
@@ -79,7 +88,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start, LastSeen: p.LastSeen})
 		}
 	}
-	stats := func(name string, g *group, odv, resv []float64) HistoryStats {
+	stats := func(name string, g *group, odv, resv []Offer) HistoryStats {
 		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
 		sorted := append([]float64(nil), g.vals...)
 		sort.Float64s(sorted)
@@ -104,27 +113,20 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			days = append(days, d)
 		}
 		slices.Sort(days)
-		var xs, ys []float64
+		var ys []float64
 		for _, d := range days {
-			xs = append(xs, float64(d)/86400)
 			ys = append(ys, Median(g.byDay[d]))
 		}
-		slope := OLSSlope(xs, ys)
-		s.TrendPer30d = Opt(slope * 30)
-		s.TrendPctPer30d = Opt(slope * 30 / Mean(ys) * 100)
-		if m, r := Median(odv), Median(resv); m > 0 && r > 0 {
-			s.ReservedDiscountPct = Opt((1 - r/m) * 100)
+		s.TrendPer30d, s.TrendPctPer30d, s.SeriesEntered, s.SeriesLeft = MatchedTrend(days, g.daySeries, Mean(ys))
+		if d := CommitmentDiscount(odv, resv); len(d) > 0 {
+			s.ReservedDiscountPct = Opt(Median(d))
 		}
 		return s
 	}
-	// Overall, the providers that publish both: a provider without reserved prices
-	// would make the discount one provider's reserved price against another's
-	// on-demand price.
-	var allOD, allRes []float64
+	// Overall, over every pair (CommitmentDiscount pairs within a provider).
+	var allOD, allRes []Offer
 	for p, v := range od {
-		if len(res[p]) > 0 {
-			allOD, allRes = append(allOD, v...), append(allRes, res[p]...)
-		}
+		allOD, allRes = append(allOD, v...), append(allRes, res[p]...)
 	}
 	h.Overall = stats("*", all, allOD, allRes)
 	var names []string
@@ -171,4 +173,58 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	}
 	h.Cheapest = offers
 	return h
+}
+
+// MatchedTrend is the change of the same series between days, never the change of
+// the sample: for each pair of consecutive days (Unix seconds, ascending) the mean
+// log change of the series priced on both, chained over the days (the chained
+// index's method). The percent per 30 days compounds that rate, (exp(L / days × 30)
+// − 1) × 100, and the $/GPU-hour per 30 days is that percent of level (the mean
+// daily median). entered and left count the series on the last day that were not on
+// the first, and the other way round: composition, reported beside the trend. The
+// trend is nil with fewer than two days or no series priced on two consecutive days.
+func MatchedTrend(days []int64, daySeries map[int64]map[string]float64, level float64) (
+	per30, pct30 *float64, entered, left int) {
+	if len(days) == 0 {
+		return nil, nil, 0, 0
+	}
+	first, last := daySeries[days[0]], daySeries[days[len(days)-1]]
+	for k := range last {
+		if _, ok := first[k]; !ok {
+			entered++
+		}
+	}
+	for k := range first {
+		if _, ok := last[k]; !ok {
+			left++
+		}
+	}
+	var logSum float64
+	matched := false
+	for i := 1; i < len(days); i++ {
+		prev, cur := daySeries[days[i-1]], daySeries[days[i]]
+		// Sorted keys: the same sum to the last bit every time.
+		var keys []string
+		for k := range cur {
+			if p, ok := prev[k]; ok && p > 0 && cur[k] > 0 {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		sort.Strings(keys)
+		var l float64
+		for _, k := range keys {
+			l += math.Log(cur[k] / prev[k])
+		}
+		logSum += l / float64(len(keys))
+		matched = true
+	}
+	span := float64(days[len(days)-1]-days[0]) / 86400
+	if !matched || span <= 0 {
+		return nil, nil, entered, left
+	}
+	pct := (math.Exp(logSum/span*30) - 1) * 100
+	return Opt(pct / 100 * level), Opt(pct), entered, left
 }

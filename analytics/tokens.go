@@ -25,6 +25,9 @@ const (
 	// MFUConsumer: GeForce cards as marketplaces rent them (FP32 accumulate at half
 	// rate, PCIe, consumer hosts).
 	MFUConsumer = "marketplace-consumer"
+	// MFUMultiNodeNoRDMA: a job that crosses nodes of NVLink-class GPUs over an
+	// interconnect with no stated RDMA fabric (Ethernet, or none stated).
+	MFUMultiNodeNoRDMA = "multi-node-no-rdma"
 	// MFUUnstated: the provider does not state the form factor (schemas.FormUnstated),
 	// so what limits MFU is unknown: no band, the user passes --mfu.
 	MFUUnstated = "form-factor-unstated"
@@ -96,6 +99,8 @@ var MFUBands = []MFUBand{
 		Low: srcLlama3.MFU, High: srcMegaScale.MFU, Sources: []MFUSource{srcLlama3, srcMegaScale}},
 	{Class: MFUSingleNodeNVLink, Limit: "kernel efficiency and NVLink collectives inside one node; the model must fit the node",
 		Low: srcMegatron.MFU, High: srcFlashAttn2.MFU, Sources: []MFUSource{srcMegatron, srcFlashAttn2}},
+	{Class: MFUMultiNodeNoRDMA, Limit: "collectives across nodes over a network with no stated RDMA fabric",
+		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training across nodes without InfiniBand, RoCE or EFA was found; pass --mfu"},
 	{Class: MFUPCIe, Limit: "gradient all-reduce over PCIe (tens of GB/s against hundreds over NVLink)",
 		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training on PCIe cards without NVLink was found; pass --mfu"},
 	{Class: MFUConsumer, Limit: "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate one), PCIe, consumer hosts",
@@ -132,10 +137,70 @@ func consumer(model string) bool {
 	return ok && len(m) == 4 && (m[0] == '3' || m[0] == '4' || m[0] == '5') && strings.Trim(m, "0123456789") == ""
 }
 
+// Job is the shape of a training job: how many GPUs on how many nodes. Nodes 0 is
+// one node unless the GPUs do not fit one instance of the offer.
+type Job struct {
+	GPUs  int `json:"gpus"`
+	Nodes int `json:"nodes"`
+}
+
+// CrossesNodes reports whether the job spans more than one instance of an offer
+// with perInstance GPUs: more than one node asked for, or more GPUs than one
+// instance has.
+func (j Job) CrossesNodes(perInstance float64) bool {
+	return j.Nodes > 1 || (perInstance > 0 && float64(j.GPUs) > perInstance)
+}
+
+// MFUForJob returns the band of a job on an offer of GPU g with the offer's
+// interconnect and GPUs per instance, and why that band: the interconnect between
+// nodes matters only when the job crosses nodes. A job inside one node of
+// NVLink-class GPUs is single-node NVLink whatever the fabric between nodes.
+func MFUForJob(g schemas.GPU, interconnect string, perInstance float64, j Job) (MFUBand, string, error) {
+	class, why := MFUClassOf(g, interconnect), ""
+	nvlink := class == MFUMultiNodeRDMA || class == MFUSingleNodeNVLink
+	switch {
+	case nvlink && !j.CrossesNodes(perInstance):
+		class = MFUSingleNodeNVLink
+		why = fmt.Sprintf("the job (%s) fits one %s-GPU node: NVLink inside it, the interconnect between nodes (%s) is not used",
+			j.String(), FormatNumber(perInstance, 0), cmpOr(interconnect, "none stated"))
+	case nvlink && class == MFUSingleNodeNVLink:
+		class = MFUMultiNodeNoRDMA
+		why = fmt.Sprintf("the job (%s) crosses %s-GPU nodes over %s: no RDMA fabric stated",
+			j.String(), FormatNumber(perInstance, 0), cmpOr(interconnect, "an unstated interconnect"))
+	case nvlink:
+		why = fmt.Sprintf("the job (%s) crosses %s-GPU nodes over %s", j.String(), FormatNumber(perInstance, 0), interconnect)
+	default:
+		why = fmt.Sprintf("%s (%s form factor): the class does not depend on the job's shape", g.ID, g.FormFactor)
+	}
+	b, err := bandOf(g, interconnect, class)
+	return b, why, err
+}
+
+// String is e.g. "8 GPU(s) on 1 node(s)", "one node" when neither was given.
+func (j Job) String() string {
+	if j.GPUs == 0 && j.Nodes == 0 {
+		return "one node, the default"
+	}
+	if j.GPUs == 0 {
+		return fmt.Sprintf("%d node(s)", j.Nodes)
+	}
+	return fmt.Sprintf("%d GPU(s) on %d node(s)", j.GPUs, max(j.Nodes, 1))
+}
+
+func cmpOr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
 // MFUFor returns the band of a GPU reached over an interconnect (the
 // observation's own), or ErrNoMFUBand with the reason.
 func MFUFor(g schemas.GPU, interconnect string) (MFUBand, error) {
-	class := MFUClassOf(g, interconnect)
+	return bandOf(g, interconnect, MFUClassOf(g, interconnect))
+}
+
+func bandOf(g schemas.GPU, interconnect, class string) (MFUBand, error) {
 	for _, b := range MFUBands {
 		if b.Class != class {
 			continue

@@ -111,8 +111,14 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		log.Warn("run record not stored", "error", err.Error())
 	}
 	if log != nil {
-		log.Info("source collected", "status", res.Status, "accepted", res.RowsAccepted, "quarantined", res.RowsQuarantine,
-			"unknown_gpus", res.UnknownGPUs, "spooled", res.Spooled, "error", res.Error)
+		// A source that failed or came back degraded is something to look at (WARN);
+		// an ok run is routine (INFO).
+		level := slog.LevelInfo
+		if res.Status == schemas.RunFailed || res.Status == schemas.RunDegraded {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "source collected", "status", res.Status, "accepted", res.RowsAccepted, "quarantined", res.RowsQuarantine,
+			"not_offered", res.RowsNotOffered, "unknown_gpus", res.UnknownGPUs, "spooled", res.Spooled, "error", res.Error)
 	}
 	return res
 }

@@ -125,7 +125,7 @@ func TestCollectIsolatesSources(t *testing.T) {
 		"panics":  {schemas.RunFailed, 0, 0, "panicked"},
 		"hangs":   {schemas.RunFailed, 0, 0, "deadline exceeded"},
 		"partial": {schemas.RunDegraded, 2, 0, "HTTP 429"},
-		"zeros":   {schemas.RunDegraded, 2, 2, "2 rows quarantined: price 0 means not offered (2)"},
+		"zeros":   {schemas.RunOK, 2, 0, ""}, // price 0: not offered, counted below
 		"empty":   {schemas.RunFailed, 0, 0, "no rows"},
 	}
 	if len(res) != len(jobs) {
@@ -157,8 +157,8 @@ func TestCollectIsolatesSources(t *testing.T) {
 	if len(sink.runs) != len(jobs) {
 		t.Errorf("%d run records stored, want %d", len(sink.runs), len(jobs))
 	}
-	if len(sink.quarantine) != 2 || sink.quarantine[0].Source != "zeros" || !strings.Contains(sink.quarantine[0].Raw, `"price_native":0`) {
-		t.Errorf("quarantine = %+v", sink.quarantine)
+	if len(sink.quarantine) != 0 || res[5].RowsNotOffered != 2 {
+		t.Errorf("not offered rows: %d counted, quarantine = %+v; want 2 counted, none quarantined", res[5].RowsNotOffered, sink.quarantine)
 	}
 	for _, o := range sink.rows {
 		if o.RunID != "run-1" || o.GPU != "H100-SXM-80GB" || o.PriceUSDGPUHour != 2.99 {

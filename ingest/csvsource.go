@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
@@ -151,11 +152,12 @@ func newCSVRow(col map[string]int) *csvRow {
 	return r
 }
 
-// get is the trimmed field of column c, "" when the record lacks it.
+// get is the trimmed field of column c, "" when the record lacks it; a cell the
+// formula guard of gpuprice's CSV prefixed ('=…) reads as the value (textsafe.UnCSV).
 func (r *csvRow) get(c int) string {
 	if i := r.idx[c]; i >= 0 && i < len(r.rec) {
 		// The reader reuses its record, not the strings in it: keeping them is safe.
-		return strings.TrimSpace(r.rec[i])
+		return textsafe.UnCSV(strings.TrimSpace(r.rec[i]))
 	}
 	return ""
 }

@@ -82,8 +82,8 @@ func TestCollectHoldsSuspectPrices(t *testing.T) {
 	}
 	res := c.Collect(context.Background(), "r", []Job{{Name: "runpod", Source: emitRows(rows)}})
 	r := res[0]
-	if r.RowsAccepted != 3 || r.RowsQuarantine != 2 || r.RowsSuspect != 1 {
-		t.Fatalf("run %+v: want 3 accepted, 2 quarantined of which 1 held as suspect (counted apart)", r.Run)
+	if r.RowsAccepted != 3 || r.RowsQuarantine != 1 || r.RowsSuspect != 1 || r.RowsNotOffered != 1 {
+		t.Fatalf("run %+v: want 3 accepted, 1 quarantined and held as suspect (counted apart), 1 not offered", r.Run)
 	}
 	sink.quarantine = slices.DeleteFunc(sink.quarantine, func(q schemas.Quarantined) bool { return strings.Contains(q.Raw, `"free"`) })
 	if len(sink.quarantine) != 1 || !strings.HasPrefix(sink.quarantine[0].Reason, SuspectPrefix) ||

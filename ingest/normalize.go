@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // Canonicalizer places a provider's GPU name on the GPU catalog.
@@ -94,6 +95,10 @@ func (n *Normalizer) canonicalize(h schemas.Hint) string {
 // Rejection is why an observation failed a gate.
 type Rejection struct {
 	Reason string
+	// NotOffered: the source said the row is not offered (price 0 with no text, or
+	// a text scrapers.NotOffered knows). It is no price and no problem of the source:
+	// a Run counts it (rows_not_offered) and neither stores nor quarantines it.
+	NotOffered bool
 }
 
 func (r *Rejection) Error() string { return r.Reason }
@@ -105,6 +110,7 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	reject := func(format string, args ...any) (schemas.Observation, bool, error) {
 		return o, false, &Rejection{Reason: fmt.Sprintf(format, args...)}
 	}
+	o = Clean(o)
 	o.ObservedAt = o.ObservedAt.UTC().Truncate(time.Second)
 	if o.EffectiveAt.IsZero() {
 		o.EffectiveAt = o.ObservedAt
@@ -126,10 +132,14 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	case math.IsNaN(o.PriceNative) || math.IsInf(o.PriceNative, 0):
 		return reject("price is not a number")
 	case o.PriceNative == 0:
-		if t := o.Attrs["price_text"]; t != "" {
-			return reject("no price published (%q)", t)
+		t := o.Attrs["price_text"]
+		switch {
+		case scrapers.NotOffered(t):
+			return o, false, &Rejection{Reason: "not offered", NotOffered: true}
+		case strings.HasPrefix(t, scrapers.PlaceholderPrefix):
+			return reject("%s", t)
 		}
-		return reject("price 0 means not offered")
+		return reject("no price published (%q)", t)
 	case o.PriceNative < 0:
 		return reject("non-positive price %v", o.PriceNative)
 	case math.IsNaN(o.GPUCount) || o.GPUCount <= 0:

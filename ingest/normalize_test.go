@@ -125,7 +125,10 @@ func TestNormalizeRejects(t *testing.T) {
 		name, reason string
 		mod          func(*schemas.Observation)
 	}{
-		{"zero", "price 0 means not offered", func(o *schemas.Observation) { o.PriceNative = 0 }},
+		{"placeholder", "placeholder: community on_demand $0.5 is a quarter", func(o *schemas.Observation) {
+			o.PriceNative = 0
+			o.Attrs = map[string]string{"price_text": "placeholder: community on_demand $0.5 is a quarter or less of secure $2.39"}
+		}},
 		{"contact sales", `no price published ("Contact sales")`, func(o *schemas.Observation) {
 			o.PriceNative = 0
 			o.Attrs = map[string]string{"price_text": "Contact sales"}
@@ -149,10 +152,37 @@ func TestNormalizeRejects(t *testing.T) {
 			if !errors.As(err, &rej) {
 				t.Fatalf("err = %v, want a *Rejection", err)
 			}
-			if !strings.Contains(rej.Reason, c.reason) {
-				t.Errorf("reason %q does not contain %q", rej.Reason, c.reason)
+			if !strings.Contains(rej.Reason, c.reason) || rej.NotOffered {
+				t.Errorf("reason %q (not offered %v) does not contain %q", rej.Reason, rej.NotOffered, c.reason)
 			}
 		})
+	}
+}
+
+// TestNormalizeNotOffered: a price of 0 with no text, RunPod's null, a dash, "N/A" and
+// a source's "not offered in …" are not offered (counted by the run, never
+// quarantined); a text that is a price no one can read is not.
+func TestNormalizeNotOffered(t *testing.T) {
+	n := testNormalizer()
+	for _, text := range []string{"", "null", "—", "N/A", " not  available ", "not offered in community cloud (communityCloud false; listed 0.5)"} {
+		_, _, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) {
+			o.PriceNative = 0
+			o.Attrs = map[string]string{"price_text": text}
+		}))
+		var rej *Rejection
+		if !errors.As(err, &rej) || !rej.NotOffered {
+			t.Errorf("price 0 with text %q: %v, want not offered", text, err)
+		}
+	}
+	for _, text := range []string{"Contact sales", "dph_total missing", "placeholder: x"} {
+		_, _, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) {
+			o.PriceNative = 0
+			o.Attrs = map[string]string{"price_text": text}
+		}))
+		var rej *Rejection
+		if !errors.As(err, &rej) || rej.NotOffered {
+			t.Errorf("price 0 with text %q: %v, want quarantined", text, err)
+		}
 	}
 }
 

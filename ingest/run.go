@@ -42,6 +42,10 @@ type Run struct {
 	SourceKind string // when set, written on every row (imports)
 	BatchSize  int    // stepwise: rows per write (default: the store's, store.WriteBatchSize)
 	Now        func() time.Time
+	// QuarantineShare is the share of priced rows (accepted + quarantined) that may
+	// be quarantined before the run is degraded (the source's
+	// scrapers.Info.QuarantineShare); 0: any quarantined row degrades it.
+	QuarantineShare float64
 
 	ctx     context.Context // normalisation context; nil: context.Background()
 	batcher *Batcher        // streaming when set
@@ -54,6 +58,7 @@ type Run struct {
 	quarCount  int                   // quarantined rows written (or, streaming, handed to the sink)
 	suspect    int                   // of the quarantined rows, those the relative gate held as suspect
 	unknownGPU int
+	notOffered int             // rows the source said are not offered: counted, neither stored nor quarantined
 	skus       map[string]bool // accepted SKUs, for a source's expectation (nil: not noted)
 	reasons    map[string]int
 	notes      []string
@@ -67,6 +72,9 @@ type Run struct {
 func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
 	source, runID, kind string, now func() time.Time, expects bool) *Run {
 	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
+	if info, _, ok := scrapers.Lookup(source); ok {
+		r.QuarantineShare = info.QuarantineShare
+	}
 	r.batcher = NewBatcher(ctx, sink, spool, batch, r.refused)
 	r.init()
 	if !expects {
@@ -116,6 +124,13 @@ func (r *Run) Emit(o schemas.Observation) {
 		reason := err.Error()
 		if errors.As(err, &rej) {
 			reason = rej.Reason
+			if rej.NotOffered {
+				r.mu.Lock()
+				r.init()
+				r.notOffered++
+				r.mu.Unlock()
+				return
+			}
 		}
 		o.PriceNative = round(o.PriceNative) // kept as ingest stores prices: no float noise in the quarantine
 		raw, _ := json.Marshal(o)
@@ -328,8 +343,14 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		}
 		r.quarantine = nil
 	}
+	tolerated := 0
 	if r.quarCount > 0 {
 		problems = append(problems, fmt.Sprintf("%d rows quarantined: %s", r.quarCount, summarize(r.reasons)))
+		// Within the share the source's normal answers carry, the quarantined rows
+		// are said but do not degrade the run.
+		if float64(r.quarCount) <= r.QuarantineShare*float64(r.accepted+r.quarCount) {
+			tolerated = 1
+		}
 	}
 	if ex != nil && runErr == nil {
 		if miss := shortfall(*ex, r.accepted, r.skus); miss != "" {
@@ -350,18 +371,23 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	case r.accepted == 0 && (streaming || runErr != nil):
 		status = schemas.RunFailed
 		if streaming && runErr == nil && r.quarCount == 0 {
-			problems = append(problems, "no rows: the source returned nothing usable")
+			why := "no rows: the source returned nothing usable"
+			if r.notOffered > 0 {
+				why = fmt.Sprintf("no rows: the source said every one of its %d rows is not offered", r.notOffered)
+			}
+			problems = append(problems, why)
 		}
 	case streaming && written+spooled == 0 && werr != nil:
 		status = schemas.RunFailed
-	case len(problems) > notes:
+	case len(problems) > notes+tolerated:
 		status = schemas.RunDegraded
 	}
 	finished := r.now()
 	run := schemas.Run{
 		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second), FinishedAt: finished.Truncate(time.Second),
 		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, RowsSuspect: r.suspect, UnknownGPUs: r.unknownGPU,
-		RowsStored: written, RowsSpooled: spooled, RowsLost: lost,
+		RowsNotOffered: r.notOffered,
+		RowsStored:     written, RowsSpooled: spooled, RowsLost: lost,
 		Error: strings.Join(problems, "; "),
 	}
 	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started)}

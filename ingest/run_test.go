@@ -65,7 +65,7 @@ func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
 	r.Emit(stepRow("a", 1))
 	r.Emit(stepRow("b", 2))
 	r.Emit(stepRow("c", 3))
-	r.Emit(stepRow("bad", 0)) // price 0: quarantined
+	r.Emit(stepRow("bad", 0)) // price 0: not offered, counted
 	r.Reject(`{"x":1}`, "unreadable")
 	if len(sink.rows) != 0 {
 		t.Fatal("rows written before Commit")
@@ -73,15 +73,15 @@ func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
 	if err := r.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(sink.rows) != 3 || len(sink.writes) != 2 || len(sink.quar) != 2 {
-		t.Fatalf("after commit: %d rows in %d writes, %d quarantined; want 3 in 2, 2", len(sink.rows), len(sink.writes), len(sink.quar))
+	if len(sink.rows) != 3 || len(sink.writes) != 2 || len(sink.quar) != 1 {
+		t.Fatalf("after commit: %d rows in %d writes, %d quarantined; want 3 in 2, 1", len(sink.rows), len(sink.writes), len(sink.quar))
 	}
 	for _, o := range sink.rows {
 		if o.SourceKind != schemas.SourceImport || o.RunID != "r1" || o.PriceUSDGPUHour == 0 {
 			t.Errorf("row not normalised as an import: %+v", o)
 		}
 	}
-	if c := r.Counts(); c.Accepted != 3 || c.Quarantined != 2 || c.UnknownGPU != 3 {
+	if c := r.Counts(); c.Accepted != 3 || c.Quarantined != 1 || c.UnknownGPU != 3 {
 		t.Errorf("counts %+v", c)
 	}
 	if since, until := r.Span(); !since.Equal(stepT0.Add(-2*time.Hour)) || !until.Equal(stepT0.Add(time.Second)) {
@@ -91,8 +91,8 @@ func TestRunCommitsStepsAndRecordsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Status != schemas.RunDegraded || run.RowsAccepted != 3 || run.RowsQuarantine != 2 ||
-		!strings.Contains(run.Error, "price 0 means not offered (1)") || len(sink.runs) != 1 {
+	if run.Status != schemas.RunDegraded || run.RowsAccepted != 3 || run.RowsQuarantine != 1 || run.RowsNotOffered != 1 ||
+		!strings.Contains(run.Error, "unreadable (1)") || len(sink.runs) != 1 {
 		t.Errorf("run %+v", run)
 	}
 }
@@ -143,5 +143,41 @@ func TestLazyFXLoadsOnce(t *testing.T) {
 	}
 	if loads != 1 {
 		t.Errorf("loaded %d times, want once", loads)
+	}
+}
+
+// TestRunQuarantineShare: quarantined rows within the source's QuarantineShare of
+// its priced rows are said in the run record but leave it ok; one more degrades it.
+// Rows not offered count in neither.
+func TestRunQuarantineShare(t *testing.T) {
+	for _, c := range []struct {
+		placeholders int
+		want         string
+	}{{1, schemas.RunOK}, {2, schemas.RunDegraded}} {
+		sink := &stepSink{rows: map[string]schemas.Observation{}}
+		r := newStepRun(sink)
+		r.QuarantineShare = 0.25
+		for _, sku := range []string{"a", "b", "c", "d"} {
+			r.Emit(stepRow(sku, 1))
+		}
+		for i := 0; i < 5; i++ {
+			r.Emit(stepRow("gone", 0)) // not offered: no part of the share
+		}
+		for i := 0; i < c.placeholders; i++ {
+			o := stepRow("p", 0)
+			o.Attrs = map[string]string{"price_text": "placeholder: $0.5 is a quarter or less of $2.39"}
+			r.Emit(o)
+		}
+		if err := r.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		run, err := r.Finish(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != c.want || run.RowsQuarantine != c.placeholders || run.RowsNotOffered != 5 ||
+			!strings.Contains(run.Error, "placeholder: $0.5") {
+			t.Errorf("%d placeholders of %d priced rows, share 0.25: %+v; want %s", c.placeholders, 4+c.placeholders, run, c.want)
+		}
 	}
 }

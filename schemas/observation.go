@@ -246,7 +246,12 @@ type Run struct {
 	// (counted within RowsQuarantine; `gpuprice quarantine release` stores one a
 	// person confirms). Records written before schema version 12 read 0.
 	RowsSuspect int `json:"rows_suspect"`
-	UnknownGPUs int `json:"unknown_gpus"`
+	// RowsNotOffered are the rows the source said are not offered (a null or 0
+	// price, the provider's own "not available"): no price and no problem of the
+	// source, so neither stored nor quarantined, only counted. Records written
+	// before schema version 17 read 0.
+	RowsNotOffered int `json:"rows_not_offered"`
+	UnknownGPUs    int `json:"unknown_gpus"`
 	// What became of the accepted rows: stored, spooled (the store was away; a
 	// replay writes them) or lost (neither took them: a failed run). Run records
 	// written before schema version 8 read 0 for all three.

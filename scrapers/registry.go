@@ -128,6 +128,12 @@ type Info struct {
 	SampleOptions string
 	// Doc is the source's row of the README source table.
 	Doc Doc
+	// QuarantineShare is the share of a run's priced rows (accepted + quarantined)
+	// that may be quarantined — unreadable, failing a gate, held as suspect, or a
+	// placeholder the provider is known to publish — before the run is degraded:
+	// what the source's normal answers carry. 0: any quarantined row degrades the
+	// run. Rows the provider says are not offered are no problem and never count.
+	QuarantineShare float64
 }
 
 // Doc is a source's row of the README source table: what it reads and what it
@@ -163,6 +169,9 @@ func Register(info Info, f Factory) {
 	}
 	if info.Provider == "" {
 		panic("scrapers: Register " + info.Name + " without a provider")
+	}
+	if info.QuarantineShare < 0 || info.QuarantineShare >= 1 {
+		panic(fmt.Sprintf("scrapers: Register %s with QuarantineShare %g, not in [0, 1)", info.Name, info.QuarantineShare))
 	}
 	mu.Lock()
 	defer mu.Unlock()

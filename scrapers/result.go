@@ -64,3 +64,28 @@ func EmitResult(e Emitter, res Result, sourceURL string) error {
 	}
 	return nil
 }
+
+// PlaceholderPrefix starts the price_text of a row whose price a parser knows to be
+// a placeholder the provider publishes (RunPod's round $0.50 in a cloud without the
+// GPU): emitted with price 0, it is quarantined with that text as the reason and
+// counts toward the source's Info.QuarantineShare.
+const PlaceholderPrefix = "placeholder:"
+
+// NotOfferedPrefix starts the price_text of a row the provider says is not offered
+// ("not offered in community cloud (communityCloud false; listed 0.5)").
+const NotOfferedPrefix = "not offered"
+
+// NotOffered reports whether the price text of a row emitted with price 0 says the
+// provider does not offer it: no text (a price of 0 means not offered), "null" (an
+// API's null price), a dash, "N/A", "none", "not available", "unavailable", or a
+// text starting with NotOfferedPrefix. Ingest counts such rows as not offered
+// (runs.rows_not_offered): neither stored nor quarantined, and no problem of the
+// source. Page sources pass over such cells with no row (pageutil.NotOffered).
+func NotOffered(text string) bool {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	switch t {
+	case "", "null", "-", "–", "—", "n/a", "na", "none", "not available", "unavailable":
+		return true
+	}
+	return strings.HasPrefix(t, NotOfferedPrefix)
+}

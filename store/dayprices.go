@@ -46,11 +46,15 @@ type HistoryStats struct {
 	// series; LatestMedian their median.
 	Latest       *float64 `json:"latest"`
 	LatestMedian *float64 `json:"latest_median"`
-	// TrendPer30d is the least-squares slope of the daily median price against time,
-	// in $/GPU-hour per 30 days, and TrendPctPer30d that slope over the mean of the
-	// daily medians, in percent.
+	// TrendPctPer30d is the change of the same series (matched samples, chained day
+	// to day: analytics.MatchedTrend) in percent per 30 days, and TrendPer30d that
+	// percent of the mean daily median, in $/GPU-hour per 30 days. Series entering
+	// or leaving the sample never move it: SeriesEntered and SeriesLeft count them
+	// (on the last day and not the first, and the other way round).
 	TrendPer30d    *float64 `json:"trend_per_30d"`
 	TrendPctPer30d *float64 `json:"trend_pct_per_30d"`
+	SeriesEntered  int      `json:"series_entered"`
+	SeriesLeft     int      `json:"series_left"`
 	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
 	// on_demand) of the same GPU at the same providers, in percent; nil when either
 	// is missing.

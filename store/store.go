@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,11 +177,19 @@ func Schemes() []string {
 }
 
 // Open opens the store a DSN names, e.g. "clickhouse://localhost:9000/gpuprice" or
-// "duckdb:///var/lib/gpuprice/gpuprice.duckdb".
+// "duckdb:///var/lib/gpuprice/gpuprice.duckdb". A bare path ("./prices.duckdb",
+// "/var/lib/gpuprice/gpuprice.duckdb": no scheme) is the DuckDB file it names.
 func Open(ctx context.Context, dsn string) (Store, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: bad DSN: %w", errors.New(Redact(dsn)))
+	}
+	if u.Scheme == "" && dsn != "" && !strings.Contains(dsn, "://") {
+		abs, err := filepath.Abs(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: %s: %w", dsn, err)
+		}
+		u = &url.URL{Scheme: "duckdb", Path: filepath.ToSlash(abs)}
 	}
 	mu.RLock()
 	o, ok := openers[u.Scheme]

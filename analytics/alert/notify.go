@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/ingest/fetch"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
 
 // Event is what a notifier is told about one alert instance.
@@ -211,34 +212,32 @@ type slack struct{ httpNotifier }
 // a link to the series in the web app.
 func SlackText(events []Event) string {
 	var b strings.Builder
+	esc := textsafe.Slack
 	for i, e := range events {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
 		switch {
 		case e.Status == StatusResolved:
-			fmt.Fprintf(&b, ":white_check_mark: RESOLVED *%s* %s", e.Rule, e.Summary)
+			fmt.Fprintf(&b, ":white_check_mark: RESOLVED *%s* %s", esc(e.Rule), esc(e.Summary))
 		case e.Repeat:
-			fmt.Fprintf(&b, ":rotating_light: STILL FIRING *%s* (since %s) %s", e.Rule, e.StartsAt.UTC().Format(time.RFC3339), e.Summary)
+			fmt.Fprintf(&b, ":rotating_light: STILL FIRING *%s* (since %s) %s", esc(e.Rule),
+				e.StartsAt.UTC().Format(time.RFC3339), esc(e.Summary))
 		default:
-			fmt.Fprintf(&b, ":rotating_light: FIRING *%s* %s", e.Rule, e.Summary)
+			fmt.Fprintf(&b, ":rotating_light: FIRING *%s* %s", esc(e.Rule), esc(e.Summary))
 		}
 		if len(e.Compared) > 0 {
-			fmt.Fprintf(&b, "\n>compared: %s; threshold %s", slackEscape(ComparedText(e.Compared)), slackEscape(thresholdText(e.Threshold, e.Unit)))
+			fmt.Fprintf(&b, "\n>compared: %s; threshold %s", esc(ComparedText(e.Compared)), esc(thresholdText(e.Threshold, e.Unit)))
 		}
 		if e.Series != nil {
-			fmt.Fprintf(&b, "\n>series: %s", slackEscape(e.Series.String()))
+			fmt.Fprintf(&b, "\n>series: %s", esc(e.Series.String()))
 			if e.URL != "" {
-				fmt.Fprintf(&b, " <%s|view in gpuprice>", e.URL)
+				// The link is gpuprice's: nothing in its query can end it or add one.
+				fmt.Fprintf(&b, " <%s|view in gpuprice>", textsafe.SlackURL(e.URL))
 			}
 		}
 	}
 	return b.String()
-}
-
-// slackEscape escapes the characters Slack's mrkdwn gives a meaning (&, <, >).
-func slackEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func (s slack) Notify(ctx context.Context, events []Event) error {

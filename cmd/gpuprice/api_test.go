@@ -52,14 +52,13 @@ func apiConfig(t *testing.T, base string) string {
 
 // startServe runs `gpuprice serve` (no --run-now: nothing is collected while the
 // test reads) and returns its base URL and a stop function.
-func startServe(t *testing.T, args ...string) (string, func()) {
+// launchServe runs gpuprice with args (a serve command) under ctx and waits for its
+// listen address; it returns the address, the exit code's channel and stderr.
+func launchServe(ctx context.Context, t *testing.T, args ...string) (string, <-chan int, *syncBuffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, append(args, "serve", "--listen", "127.0.0.1:0"), &out, &errb)
-	}()
+	go func() { done <- cli.Main(ctx, args, &out, &errb) }()
 	addrRE := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
 	var base string
 	waitFor(t, "the listen address", func() bool {
@@ -74,6 +73,13 @@ func startServe(t *testing.T, args ...string) (string, func()) {
 		}
 		return false
 	})
+	return base, done, &errb
+}
+
+func startServe(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	base, done, errb := launchServe(ctx, t, append(args, "serve", "--listen", "127.0.0.1:0")...)
 	stopped := false
 	return base, func() {
 		if stopped {

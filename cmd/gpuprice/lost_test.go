@@ -65,7 +65,7 @@ func TestLostRowsExitNonZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code := run(t, "--config", cfgPath, "--store", down, "import", "csv", outageCSV(t, 25, 0))
-	if code == 0 || !regexp.MustCompile(`import:csv\s+failed\s+25\s+0\s+0\s+0\s+\S+\s+25\s+25 rows lost`).MatchString(out) {
+	if code == 0 || !regexp.MustCompile(`import:csv\s+failed\s+25\s+0\s+0\s+0\s+0\s+\S+\s+25\s+25 rows lost`).MatchString(out) {
 		t.Fatalf("import losing every row: exit %d\n%s", code, out)
 	}
 }
@@ -153,10 +153,10 @@ func TestCollectWithTheStoreDownSpools(t *testing.T) {
 	cfg := writeConfig(t, srv.URL)
 	down := fmt.Sprintf("clickhouse://127.0.0.1:%d/gpuprice_down?dial_timeout=1s", freePort(t))
 	out, code := run(t, "--config", cfg, "--store", down, "collect", "--source", "lambda")
-	if !collected(code) || !regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s`).MatchString(out) {
+	if !collected(code) || !regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+(\d+)\s`).MatchString(out) {
 		t.Fatalf("collect with the store down: exit %d\n%s", code, out)
 	}
-	m := regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`lambda\s+\S+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+(\d+)\s`).FindStringSubmatch(out)
 	if m[1] == "0" || m[1] != m[2] {
 		t.Fatalf("accepted %s, spooled %s: want every accepted row spooled\n%s", m[1], m[2], out)
 	}

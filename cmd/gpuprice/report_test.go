@@ -212,7 +212,8 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	sameRows(t, "index", tables["index-table"], idxLast)
 
 	// The discounts, recomputed here from the commands' offers: every reserved_1y
-	// offer against the on-demand offer of the same SKU, region and zone.
+	// offer against the on-demand offer of the same SKU (its purchase option aside),
+	// region and zone.
 	offers := func(pricing string) []map[string]string {
 		var out []map[string]string
 		for _, r := range csvRows(t, mustRun(t, append(append(g, "history", "--pricing", pricing, "--cheapest", "1000", "--format", "csv"), win...)...)) {
@@ -223,7 +224,11 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		return out
 	}
 	key := func(r map[string]string) string {
-		return r["provider"] + "|" + r["sku"] + "|" + r["region"] + "|" + r["zone"]
+		sku := r["sku"]
+		for _, opt := range []string{":all-upfront", ":partial-upfront", ":no-upfront"} {
+			sku = strings.TrimSuffix(sku, opt)
+		}
+		return r["provider"] + "|" + sku + "|" + r["region"] + "|" + r["zone"]
 	}
 	od := map[string]float64{}
 	for _, r := range offers("on_demand") {
@@ -262,6 +267,16 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		}
 		checked++
 	}
+	// One definition: the market table's reserved discount of each provider is the
+	// discount table's reserved_1y median.
+	for _, st := range stats[1:] {
+		for _, r := range tables["discounts-table"] {
+			if r["provider"] == st["provider"] && r["pricing"] == "reserved_1y" && r["median_discount_pct"] != st["reserved_discount_pct"] &&
+				!(r["median_discount_pct"] == "missing" && st["reserved_discount_pct"] == "missing") {
+				t.Errorf("%s: market table's reserved discount %s, discount table's %s", st["provider"], st["reserved_discount_pct"], r["median_discount_pct"])
+			}
+		}
+	}
 	if checked != len(perProvider) {
 		t.Errorf("discounts: %d providers with reserved_1y in the report, %d in the command's answer", checked, len(perProvider))
 	}
@@ -269,20 +284,24 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		t.Error("no missing cell: the store has providers without an on-demand twin for their reserved offers (a missing discount)")
 	}
 
-	// The target price: the p25 of the history, and the saving over a year for 8 GPUs.
-	p25, _ := strconv.ParseFloat(stats[0]["p25"], 64)
-	var p25Row map[string]string
+	// The target price, like for like: the cheapest one-year offer of the report's
+	// own term table, and the saving at it over a year for 8 GPUs.
+	var cheapRow map[string]string
 	for _, r := range tables["target-table"] {
-		if r["reference"] == "p25" {
-			p25Row = r
+		if r["reference"] == "cheapest one-year offer" {
+			cheapRow = r
 		}
 	}
-	if p25Row == nil || p25Row["usd_gpu_hour"] != stats[0]["p25"] {
-		t.Errorf("target: p25 row %v, history p25 %s", p25Row, stats[0]["p25"])
+	if cheapRow == nil || len(tables["term-offers"]) == 0 || cheapRow["$/GPU-hour"] != tables["term-offers"][0]["price_usd_gpu_hour"] {
+		t.Errorf("target: cheapest one-year row %v, term offers %v", cheapRow, tables["term-offers"])
+	} else if c, _ := strconv.ParseFloat(cheapRow["$/GPU-hour"], 64); 3.00-c > 0 {
+		saving := strconv.FormatFloat((3.00-c)*8760*8, 'f', 2, 64)
+		if !strings.Contains(strings.ReplaceAll(doc, ",", ""), "$"+saving+" over the 1y term for 8 GPU(s)") {
+			t.Errorf("target: no saving of $%s over the term in the report", saving)
+		}
 	}
-	saving := strconv.FormatFloat((3.00-p25)*8760*8, 'f', 2, 64)
-	if d := 3.00 - p25; d > 0 && !strings.Contains(strings.ReplaceAll(doc, ",", ""), "$"+saving+" over the 1y term for 8 GPU(s)") {
-		t.Errorf("target: no saving of $%s over the term in the report", saving)
+	if !strings.Contains(doc, "cheapest of") || strings.Contains(doc, "of the market&#39;s series-days") {
+		t.Error("target: the verdict does not rank the quote among its term's offers")
 	}
 
 	// Every command the report names runs as written.

@@ -262,12 +262,12 @@ func canvasPixels(chart string, r, g, b int) string {
 }
 
 type offerRow struct {
-	GPU, Provider, Tier, Pricing, Region, Price string
+	GPU, Provider, Tier, Pricing, Region, Scope, Price string
 }
 
 const readOffers = `[...document.querySelectorAll('#offers tbody tr')].map(tr => {
   const c = [...tr.cells].map(td => td.textContent.trim());
-  return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Price: c[6]};
+  return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Scope: c[5], Price: c[7]};
 })`
 
 func TestWebApp(t *testing.T) {
@@ -324,6 +324,40 @@ func testWebApp(t *testing.T, dsn string) {
 			t.Fatalf("board shows %d rows from %v", len(all), providers)
 		}
 		shot(t, ctx, "board")
+		// Like with like: the matrix compares instance prices; GPU-only offers are
+		// listed with their scope and compared among themselves; an unknown row has no
+		// cheapest.
+		if c := eval[string](t, ctx, `document.querySelector('#matrix caption').textContent`); !strings.Contains(c, "instance prices") {
+			t.Errorf("matrix caption %q does not name its scope", c)
+		}
+		if n := eval[int](t, ctx, `[...document.querySelectorAll('#matrix tbody tr')].filter(tr => tr.cells[0].textContent === 'unknown' && tr.querySelector('td.best')).length`); n != 0 {
+			t.Error("the unknown row has a cheapest cell")
+		}
+		gpuOnly := 0
+		for _, r := range all {
+			if r.Scope == "GPU only (no VM)" {
+				gpuOnly++
+			} else if r.Scope != "instance" {
+				t.Fatalf("offer %+v: scope %q", r, r.Scope)
+			}
+		}
+		if gpuOnly > 0 {
+			// Every cheapest cell of the instance matrix is an instance price: the
+			// GPU-only offers' prices are not in the matrix's cells' offers.
+			bestGPUOnly := eval[int](t, ctx, `(() => { const rows = [...document.querySelectorAll('#offers tbody tr')].map(tr => [...tr.cells].map(td => td.textContent.trim()));
+			  const gpuOnly = new Set(rows.filter(c => c[5] === 'GPU only (no VM)').map(c => c[0] + '|' + c[1] + '|' + c[7]));
+			  const provs = [...document.querySelectorAll('#matrix thead th')].map(th => th.textContent);
+			  let n = 0;
+			  for (const tr of document.querySelectorAll('#matrix tbody tr')) {
+			    const g = tr.cells[0].textContent;
+			    [...tr.cells].forEach((td, i) => { if (td.classList.contains('best') && gpuOnly.has(g + '|' + provs[i] + '|' + td.textContent.trim())) {
+			      const inst = rows.some(c => c[0] === g && c[1] === provs[i] && c[5] === 'instance' && c[7] === td.textContent.trim()); if (!inst) n++; } });
+			  }
+			  return n })()`)
+			if bestGPUOnly != 0 {
+				t.Errorf("%d cheapest cells of the instance matrix are GPU-only prices", bestGPUOnly)
+			}
+		}
 		// How long the board took (logged, not asserted: timings belong to benchmarks).
 		t.Logf("board: %v", eval[map[string]float64](t, ctx, `(() => { const n = performance.getEntriesByType('navigation')[0];
 		  const api = performance.getEntriesByType('resource').filter(r => r.name.includes('/api/v1/prices'))[0];

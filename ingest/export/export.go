@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/ingest/parquetio"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -47,13 +48,17 @@ type Encoder interface {
 type Options struct {
 	// RowGroupRows bounds the rows of a Parquet row group (0: parquetio's default).
 	RowGroupRows int64
+	// RawCSV writes CSV cells as they are; by default a cell a spreadsheet would run
+	// as a formula (= + - @ first) is prefixed with ' (textsafe.CSV), which `import
+	// csv` takes off again.
+	RawCSV bool
 }
 
 // NewEncoder returns the encoder of a format writing to w.
 func NewEncoder(format string, w io.Writer, o Options) (Encoder, error) {
 	switch format {
 	case CSV:
-		e := &csvEncoder{w: csv.NewWriter(w), rec: make([]string, len(parquetio.Columns))}
+		e := &csvEncoder{w: csv.NewWriter(w), rec: make([]string, len(parquetio.Columns)), raw: o.RawCSV}
 		if err := e.w.Write(parquetio.Columns); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
@@ -91,6 +96,7 @@ func Export(ctx context.Context, src Eacher, f store.Filter, format string, w io
 type csvEncoder struct {
 	w   *csv.Writer
 	rec []string
+	raw bool
 }
 
 func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -107,7 +113,11 @@ func Record(o schemas.Observation) []string {
 }
 
 func (e *csvEncoder) Write(o schemas.Observation) error {
-	if err := e.w.Write(Record(o)); err != nil {
+	rec := Record(o)
+	if !e.raw {
+		rec = textsafe.CSVRecord(rec)
+	}
+	if err := e.w.Write(rec); err != nil {
 		return fmt.Errorf("csv: %w", err)
 	}
 	return nil

@@ -18,9 +18,10 @@
 //     modes write different series (Attrs["sku_basis"] says which).
 //   - api mode: on_demand from securePrice/communityPrice, spot from
 //     secureSpotPrice/communitySpotPrice. page mode: on_demand only.
-//   - A price of 0 means "not offered" in that cloud; the row is still emitted (ingest
-//     quarantines it as not offered). A null or unreadable price is emitted as 0 with
-//     Attrs["price_text"].
+//   - A price of 0 or null means "not offered" in that cloud (RunPod lists every GPU
+//     type in both clouds); the row is still emitted, with price 0 (and
+//     Attrs["price_text"] "null" for null), and ingest counts it as not offered
+//     (runs.rows_not_offered): neither stored nor quarantined, no problem of the run.
 //   - Availability signals (api mode): a cloud the API says does not offer the GPU
 //     (secureCloud / communityCloud false), a cloud whose own stock answer has no
 //     stockStatus and no maxUnreservedGpuCount (lowestPrice asked per cloud, the
@@ -29,7 +30,10 @@
 //     (uninterruptablePrice for on-demand, minimumBidPrice for spot), and, on a
 //     data-centre GPU (not GeForce), a price at a quarter or less of the other cloud's
 //     (the round placeholders real responses carry) are emitted as 0 with the reason
-//     in Attrs["price_text"]: ingest quarantines them, they never become a price.
+//     in Attrs["price_text"]: the first two start "not offered" (counted as not
+//     offered), the placeholders "placeholder:" (quarantined with that reason, within
+//     Info.QuarantineShare: they never become a price, and a few do not degrade the
+//     run).
 //   - Unit gpu_hour, GPUCount 1, currency USD, region "" (RunPod publishes one price
 //     per GPU type and cloud, not per data centre). GPUName is displayName; the id and
 //     memoryInGb are kept in Attrs and GPUMemoryGB.
@@ -96,6 +100,10 @@ func init() {
 		Naming:          naming,
 		SecretEnv:       []string{EnvAPIKey},
 		SampleOptions:   sampleOptions,
+		// Every gpuTypes answer carries a few round placeholder prices (the
+		// placeholder rule): 2 of 32 priced rows of the recorded reference, 3 of 88
+		// in a live answer. Up to a tenth is RunPod's normal answer; more degrades.
+		QuarantineShare: 0.1,
 		Doc: scrapers.Doc{
 			ProviderTitle: "RunPod",
 			Method:        "GraphQL `gpuTypes`; without a key the pricing page",
@@ -184,14 +192,15 @@ func (s *Source) String() string {
 // Mode returns the resolved mode, api or page.
 func (s *Source) Mode() string { return s.mode }
 
-// Expect is the coverage guard. The API lists some forty GPU types, four rows each; the
-// page about thirty cards, two rows each. H100 and L40S are sold in Secure Cloud in
-// either case.
+// Expect is the coverage guard. The API lists some forty GPU types, four rows each, of
+// which a live answer prices about a hundred (the recorded one 101) and the recorded
+// reference excerpt, nine types, 30: at least 24 priced rows (six GPU types' worth)
+// and H100 and L40S in Secure Cloud. The page has about thirty cards, two rows each.
 func (s *Source) Expect() scrapers.Expectation {
 	if s.mode == ModePage {
 		return scrapers.Expectation{MinRows: 20, SKUs: []string{"H100 SXM:secure", "L40S:secure"}}
 	}
-	return scrapers.Expectation{MinRows: 60, SKUs: []string{"NVIDIA H100 80GB HBM3:secure", "NVIDIA L40S:secure"}}
+	return scrapers.Expectation{MinRows: 24, SKUs: []string{"NVIDIA H100 80GB HBM3:secure", "NVIDIA L40S:secure"}}
 }
 
 // Collect reads the API or the page, by mode, and emits every row.

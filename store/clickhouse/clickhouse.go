@@ -822,14 +822,15 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 		return fmt.Errorf("clickhouse: %s: finished_at: %w", op, err)
 	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at,
-		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect)`)
+		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect,
+		rows_not_offered)`)
 	if err != nil {
 		return s.wrap(op, err)
 	}
 	defer batch.Close()
 	if err := batch.Append(r.RunID, r.Source, started, finished, r.Status, int64(r.RowsAccepted),
 		int64(r.RowsQuarantine), int64(r.UnknownGPUs), int64(r.RowsStored), int64(r.RowsSpooled), int64(r.RowsLost),
-		r.Error, s.versions(1), int64(r.RowsSuspect)); err != nil {
+		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered)); err != nil {
 		return s.wrap(op+": append", err)
 	}
 	if err := batch.Send(); err != nil {
@@ -859,7 +860,7 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 		argMax(finished_at, version), argMax(status, version), argMax(rows_accepted, version),
 		argMax(rows_quarantined, version), argMax(unknown_gpus, version), argMax(error, version),
 		argMax(rows_stored, version), argMax(rows_spooled, version), argMax(rows_lost, version),
-		argMax(rows_suspect, version)
+		argMax(rows_suspect, version), argMax(rows_not_offered, version)
 	FROM runs`
 	var args []any
 	if source != "" {
@@ -879,14 +880,14 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	var out []schemas.Run
 	for rows.Next() {
 		var (
-			r                                            schemas.Run
-			acc, quar, unk, stored, spool, lost, suspect int64
+			r                                                      schemas.Run
+			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
 		)
 		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect); err != nil {
+			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer); err != nil {
 			return nil, s.wrap("runs", err)
 		}
-		r.RowsSuspect = int(suspect)
+		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
 		r.StartedAt, r.FinishedAt = fromCH(r.StartedAt), fromCH(r.FinishedAt)
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
 		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)

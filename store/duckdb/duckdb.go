@@ -628,17 +628,19 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at, status,
-		rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect,
+		rows_not_offered)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, source) DO UPDATE SET started_at = excluded.started_at,
 		finished_at = excluded.finished_at, status = excluded.status,
 		rows_accepted = excluded.rows_accepted, rows_quarantined = excluded.rows_quarantined,
 		unknown_gpus = excluded.unknown_gpus, rows_stored = excluded.rows_stored,
 		rows_spooled = excluded.rows_spooled, rows_lost = excluded.rows_lost,
-		error = excluded.error, version = excluded.version, rows_suspect = excluded.rows_suspect`,
+		error = excluded.error, version = excluded.version, rows_suspect = excluded.rows_suspect,
+		rows_not_offered = excluded.rows_not_offered`,
 		r.RunID, r.Source, utc(r.StartedAt), utc(r.FinishedAt), r.Status, int64(r.RowsAccepted),
 		int64(r.RowsQuarantine), int64(r.UnknownGPUs), int64(r.RowsStored), int64(r.RowsSpooled), int64(r.RowsLost),
-		r.Error, s.versions(1), int64(r.RowsSuspect))
+		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered))
 	if err != nil {
 		return fmt.Errorf("duckdb: write run %s/%s: %w", r.RunID, r.Source, err)
 	}
@@ -661,7 +663,8 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 		return nil, fmt.Errorf("duckdb: runs: negative limit %d", limit)
 	}
 	q := `SELECT run_id, source, started_at, finished_at, status, rows_accepted, rows_quarantined,
-		unknown_gpus, error, rows_stored, rows_spooled, rows_lost, rows_suspect FROM runs`
+		unknown_gpus, error, rows_stored, rows_spooled, rows_lost, rows_suspect,
+		rows_not_offered FROM runs`
 	var args []any
 	if source != "" {
 		q += ` WHERE source = ?`
@@ -680,14 +683,14 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	var out []schemas.Run
 	for rows.Next() {
 		var (
-			r                                            schemas.Run
-			acc, quar, unk, stored, spool, lost, suspect int64
+			r                                                      schemas.Run
+			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
 		)
 		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect); err != nil {
+			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer); err != nil {
 			return nil, fmt.Errorf("duckdb: runs: %w", err)
 		}
-		r.RowsSuspect = int(suspect)
+		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
 		r.StartedAt, r.FinishedAt = r.StartedAt.UTC(), r.FinishedAt.UTC()
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
 		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)

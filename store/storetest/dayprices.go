@@ -46,6 +46,9 @@ func DayPriceData(t *testing.T, st store.Store) {
 		if i%11 == 4 {
 			o.PriceScope = schemas.ScopeGPUOnly
 		}
+		if i%19 == 7 { // a GPU the catalog could not place: compared with nothing
+			o.GPU = schemas.UnknownGPU
+		}
 		if i%13 == 5 && step%8 < 3 {
 			o.PriceBasis = schemas.BasisFloor
 		}
@@ -61,6 +64,9 @@ func DayPriceData(t *testing.T, st store.Store) {
 		for _, o := range obs {
 			if o, ok := shape(o); ok {
 				keep = append(keep, o)
+				if twin, ok := reservedTwin(o); ok {
+					keep = append(keep, twin)
+				}
 				if d := o.EffectiveAt.Sub(start); d >= 30*store.Daily && d < 31*store.Daily {
 					o.PriceUSDGPUHour *= 1.1
 					o.PriceUSDHour *= 1.1
@@ -79,6 +85,20 @@ func DayPriceData(t *testing.T, st store.Store) {
 	rollup(t, st, time.Time{}, time.Time{})
 	write(t, st, again)
 	rollup(t, st, again[0].EffectiveAt, again[len(again)-1].EffectiveAt.Add(time.Second))
+}
+
+// reservedTwin is a one-year reservation of every fourth on-demand series (the same
+// SKU, region and zone at 62 % of the price), so that the commitment discount has
+// pairs (analytics.CommitmentDiscount).
+func reservedTwin(o schemas.Observation) (schemas.Observation, bool) {
+	i, _ := strconv.Atoi(o.SKU[strings.LastIndexByte(o.SKU, '-')+1:])
+	if o.Pricing != schemas.OnDemand || i%4 != 1 {
+		return o, false
+	}
+	o.Pricing = schemas.Reserved1Y
+	o.PriceUSDGPUHour = math.Round(o.PriceUSDGPUHour*0.62*1e4) / 1e4
+	o.PriceUSDHour = o.PriceUSDGPUHour * 8
+	return o, true
 }
 
 // DayPriceStats runs the check of the conformance suite's DayPriceStats on the
@@ -273,7 +293,8 @@ func historyDiff(got, want store.History) string {
 }
 
 func statsDiff(g, w store.HistoryStats) string {
-	if g.Provider != w.Provider || g.Series != w.Series || g.Samples != w.Samples {
+	if g.Provider != w.Provider || g.Series != w.Series || g.Samples != w.Samples ||
+		g.SeriesEntered != w.SeriesEntered || g.SeriesLeft != w.SeriesLeft {
 		return fmt.Sprintf("\n got %+v\nwant %+v", g, w)
 	}
 	for _, f := range []struct {

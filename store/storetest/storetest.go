@@ -692,7 +692,7 @@ func Runs() []schemas.Run {
 		{RunID: "run-2025-02-28T23", Source: "lambda", StartedAt: T0.Add(time.Second), FinishedAt: T0.Add(3 * time.Second),
 			Status: schemas.RunOK, RowsAccepted: 21},
 		{RunID: "run-2025-03-01T00", Source: "aws", StartedAt: T0.Add(time.Hour), FinishedAt: T0.Add(time.Hour + 80*time.Second),
-			Status: schemas.RunDegraded, RowsAccepted: 1790, RowsQuarantine: 50, RowsSuspect: 4, RowsStored: 1700, RowsSpooled: 90,
+			Status: schemas.RunDegraded, RowsAccepted: 1790, RowsQuarantine: 50, RowsSuspect: 4, RowsNotOffered: 12, RowsStored: 1700, RowsSpooled: 90,
 			Error: "spot: 3 regions timed out"},
 		{RunID: "run-2025-03-01T00", Source: "coreweave", StartedAt: T0.Add(time.Hour + 1500*time.Millisecond),
 			Status: schemas.RunFailed, RowsAccepted: 7, RowsSpooled: 2, RowsLost: 5,

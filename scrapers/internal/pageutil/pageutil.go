@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 // ErrNumber is returned for a text that is not a number this parser accepts.
@@ -99,14 +100,9 @@ func ReadPrice(text string) (p Price, ok bool, err error) {
 }
 
 // NotOffered reports whether a price text says the offering has no price of this kind
-// at all (an empty cell, "N/A", a dash): such cells produce no row.
-func NotOffered(text string) bool {
-	switch strings.ToLower(Clean(text)) {
-	case "", "-", "–", "—", "n/a", "na", "none", "not available", "unavailable":
-		return true
-	}
-	return false
-}
+// at all (an empty cell, "N/A", a dash: scrapers.NotOffered): such cells produce no
+// row.
+func NotOffered(text string) bool { return scrapers.NotOffered(Clean(text)) }
 
 var (
 	termRE   = regexp.MustCompile(`(?i)\b(\d+)\s*[- ]?\s*(months?|mo|years?|yrs?|yr)\b`)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,7 +169,7 @@ func (a *app) tokensCmd() *cobra.Command {
 		precision, format   string
 		scope               string
 		explain             bool
-		limit               int
+		limit, gpus, nodes  int
 	)
 	cmd := &cobra.Command{
 		Use:   "tokens",
@@ -179,8 +181,11 @@ func (a *app) tokensCmd() *cobra.Command {
 The MFU is --mfu, else the midpoint of the published band of the offering's class:
 what physically limits MFU (NVLink nodes joined by InfiniBand/RoCE/EFA, a single
 NVLink node, PCIe cards without NVLink, marketplace GeForce cards), picked by the
-GPU's form factor and the provider's published interconnect; --explain prints the
-bands with their public sources (see docs/analytics.md). Derived prices, "from"
+GPU's form factor and the job's shape (--gpus, --nodes; default one node): the
+provider's interconnect between nodes counts only when the job crosses nodes (more
+than one node, or more GPUs than the offer's instance has). --explain prints the
+bands with their public sources and which band the cheapest offer got and why (see
+docs/analytics.md). Derived prices, "from"
 floors and GPU-only prices are left out. Offerings
 whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.`,
 		Example: `  gpuprice tokens --params 7e9 --gpu H100-SXM-80GB --pricing on_demand
@@ -188,16 +193,16 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !(params > 0) {
-				return errors.New("--params: give the model's parameter count, e.g. 7e9")
+				return usagef("--params is required: the model's parameter count, e.g. 7B or 7e9")
 			}
 			if mfu != 0 && !(mfu > 0 && mfu <= 1) {
-				return fmt.Errorf("--mfu %v: a fraction in (0, 1], e.g. 0.45", mfu)
+				return usagef("--mfu %v: a fraction in (0, 1], e.g. 0.45", mfu)
 			}
 			if tokens < 0 {
-				return fmt.Errorf("--tokens %v: must not be negative", tokens)
+				return usagef("--tokens %v: must not be negative", tokens)
 			}
 			if p := strings.ToLower(precision); p != analytics.BF16 && p != analytics.FP8 {
-				return fmt.Errorf("--precision %q: use bf16 or fp8", precision)
+				return usagef("--precision %q: use bf16 or fp8", precision)
 			}
 			g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 			v := ff.values("params", g(params), "precision", precision, "scope", scope)
@@ -210,6 +215,12 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
 			}
+			if gpus != 0 {
+				v.Set("gpus", strconv.Itoa(gpus))
+			}
+			if nodes != 0 {
+				v.Set("nodes", strconv.Itoa(nodes))
+			}
 			q, err := report.ParseTokens(v, report.NoCaps)
 			if err != nil {
 				return report.FlagError(err)
@@ -220,8 +231,9 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 					return err
 				}
 				a.noteMatches(res.Matched)
-				for reason, n := range res.Data.Skipped {
-					a.log.Warn("offerings left out", "reason", reason, "count", n)
+				// Said as sentences on stderr, not log lines: what the table leaves out.
+				for _, reason := range slices.Sorted(maps.Keys(res.Data.Skipped)) {
+					fmt.Fprintf(a.stderr, "%d offerings left out: %s.\n", res.Data.Skipped[reason], reason)
 				}
 				if explain && format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainBands())
@@ -238,12 +250,14 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	}
 	ff.add(cmd)
 	fl := cmd.Flags()
-	fl.Float64Var(&params, "params", 0, "model parameters, e.g. 7e9 (required)")
+	fl.Var(countFlag(&params), "params", "model parameters, e.g. 7B, 7e9 or 1.5T (required)")
 	fl.Float64Var(&mfu, "mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")
 	fl.StringVar(&precision, "precision", analytics.BF16, "bf16 or fp8 (dense peak of the catalog)")
 	fl.Float64Var(&tokens, "tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
 	fl.BoolVar(&explain, "explain", false, "print the formula with the cheapest offering's numbers")
 	fl.IntVar(&limit, "limit", 0, "show at most this many offerings (0: all)")
+	fl.IntVar(&gpus, "gpus", 0, "GPUs of the training job (more than an instance has: the job crosses nodes)")
+	fl.IntVar(&nodes, "nodes", 0, "nodes of the training job (default one: the interconnect between nodes is not used)")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
@@ -303,7 +317,7 @@ func (a *app) historyCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if gpu == "" {
-				return errors.New("--gpu is required (see `gpuprice gpus`)")
+				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope)
 			v.Set("cheapest", strconv.Itoa(cheapest))

@@ -62,10 +62,10 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			ctx := cmd.Context()
 			d, err := parseAgo(since)
 			if err != nil {
-				return fmt.Errorf("--since: %w", err)
+				return usagef("--since: %w", err)
 			}
 			if d > aws.MaxSince {
-				return fmt.Errorf("--since %s: EC2 keeps %d days of spot price history", since, int(aws.MaxSince.Hours()/24))
+				return usagef("--since %s: EC2 keeps %d days of spot price history", since, int(aws.MaxSince.Hours()/24))
 			}
 			var ago time.Duration
 			if until != "" {
@@ -82,7 +82,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 				return fmt.Errorf("config: sources.aws: %w", err)
 			}
 			if err := (aws.Options{Regions: regions}).Validate(); err != nil {
-				return fmt.Errorf("--regions: %w", err)
+				return usagef("--regions: %w", err)
 			}
 			dir, err := a.cfg.DataDirPath()
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -44,6 +45,7 @@ type app struct {
 	red            *config.Redactor // the configuration's, set once it is loaded
 	prof           profiles         // --cpu-profile, --mem-profile
 	command        string           // the command run (its name)
+	rawCSV         bool             // --raw-csv: CSV cells as they are, no formula guard
 }
 
 // Main runs the command line and returns the process exit code.
@@ -96,7 +98,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			}
 			var lv slog.Level
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
-				return usagef("--log-level: %w", err)
+				return usagef("--log-level %q: use debug, info, warn or error", level)
 			}
 			// Every log line passes the redactor: no secret from the environment is printed.
 			var h slog.Handler = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lv})
@@ -105,6 +107,9 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			}
 			a.log = a.redactLogger(slog.New(h))
 			a.command = cmd.Name()
+			if a.rawCSV {
+				a.stdout = report.RawCSV(a.stdout)
+			}
 			if _, err := a.applyMemoryLimit(a.command); err != nil {
 				return err
 			}
@@ -116,6 +121,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
 	pf.StringVar(&a.prof.cpuPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
+	pf.BoolVar(&a.rawCSV, "raw-csv", false, "write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
 	pf.StringVar(&a.prof.memPath, "mem-profile", "", "write the heap profile of the Go heap's peak to this file (go tool pprof)")
 	for _, c := range commands {
 		root.AddCommand(c(a))

@@ -205,13 +205,13 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 
 // resultColumns are the columns of a collection's summary (collect, reparse,
 // import, backfill, collect handed to serve): the run record's JSON names.
-var resultColumns = []string{"source", "status", "rows_accepted", "rows_quarantined", "unknown_gpus", "rows_spooled", "duration", "rows_lost", "error"}
+var resultColumns = []string{"source", "status", "rows_accepted", "rows_quarantined", "rows_not_offered", "unknown_gpus", "rows_spooled", "duration", "rows_lost", "error"}
 
 func (a *app) printResults(results []ingest.Result) {
 	var rows [][]string
 	for _, r := range results {
 		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled), r.Duration.Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled), r.Duration.Round(time.Millisecond).String(),
 			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	_ = output(a.stdout, "table", resultColumns, rows, nil, "")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -82,7 +83,7 @@ func exitCode(err error) int {
 
 // markUsage makes every command's argument check and flag parsing return usage errors.
 func markUsage(c *cobra.Command) {
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{suggestFlag(cmd, err)} })
 	if args := c.Args; args != nil {
 		c.Args = func(cmd *cobra.Command, a []string) error {
 			if err := args(cmd, a); err != nil {
@@ -149,4 +150,21 @@ func plainValueNames(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		plainValueNames(sub)
 	}
+}
+
+// suggestFlag adds "did you mean" to an unknown flag's error (cobra suggests
+// commands, not flags): the command's flag within two edits of the one given.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	add := func(f *pflag.Flag) { names = append(names, f.Name) }
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	if s := config.Closest(name, names); s != "" {
+		return fmt.Errorf("%w (did you mean --%s?)", err, s)
+	}
+	return err
 }

@@ -50,16 +50,16 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			now := time.Now().UTC()
 			if since != "" {
 				if f.Since, err = parseWhen(since, now); err != nil {
-					return fmt.Errorf("--since: %w", err)
+					return usagef("--since: %w", err)
 				}
 			}
 			if until != "" {
 				if f.Until, err = parseWhen(until, now); err != nil {
-					return fmt.Errorf("--until: %w", err)
+					return usagef("--until: %w", err)
 				}
 			}
 			if _, err := export.NewEncoder(format, io.Discard, export.Options{}); err != nil {
-				return fmt.Errorf("--format %q: use csv, jsonl or parquet", format)
+				return usagef("--format %q: use csv, jsonl or parquet", format)
 			}
 			st, err := a.openStore(ctx)
 			if err != nil {
@@ -90,7 +90,7 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 				w = tmp
 			}
 			start := time.Now()
-			n, err := export.Export(ctx, src, f, format, w, export.Options{RowGroupRows: rowGroup})
+			n, err := export.Export(ctx, src, f, format, w, export.Options{RowGroupRows: rowGroup, RawCSV: a.rawCSV})
 			if tmp != nil {
 				cerr := tmp.Close()
 				if err == nil && cerr != nil {

@@ -85,12 +85,12 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 	for _, r := range ans.Data {
 		statuses = append(statuses, r.Status)
 		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled), r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled), r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
 			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	for _, n := range ans.Running {
 		rows = append(rows, []string{n, "skipped", report.Missing, report.Missing, report.Missing, report.Missing,
-			report.Missing, report.Missing, "already running in serve"})
+			report.Missing, report.Missing, report.Missing, "already running in serve"})
 	}
 	if err := output(a.stdout, "table", resultColumns, rows, nil, ""); err != nil {
 		return err

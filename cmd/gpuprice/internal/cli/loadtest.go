@@ -32,10 +32,10 @@ with it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, urls []string) error {
 			if clients < 1 || clients > 10000 {
-				return fmt.Errorf("--clients %d: from 1 to 10000", clients)
+				return usagef("--clients %d: from 1 to 10000", clients)
 			}
 			if duration <= 0 {
-				return fmt.Errorf("--duration %s: must be positive", duration)
+				return usagef("--duration %s: must be positive", duration)
 			}
 			if err := checkFormat(format, "table", "json"); err != nil {
 				return err
@@ -67,7 +67,8 @@ with it.`,
 		},
 	}
 	cmd.Flags().IntVar(&clients, "clients", 200, "concurrent clients")
-	cmd.Flags().DurationVar(&duration, "duration", 30*time.Second, "how long to load each URL")
+	duration = 30 * time.Second
+	cmd.Flags().Var(spanFlag(&duration), "duration", "how long to load each URL (30s, 2m)")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	cmd.Flags().StringVar(&accept, "accept-encoding", loadgen.DefaultAcceptEncoding, `the requests' Accept-Encoding: "zstd, gzip", "gzip", "zstd" or "" (none)`)
 	return cmd

@@ -111,7 +111,8 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	ff.add(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
-	cmd.Flags().DurationVar(&stale, "stale", analytics.StaleAfter, "drop series not seen within this long of their provider's newest observation")
+	stale = analytics.StaleAfter
+	cmd.Flags().Var(spanFlag(&stale), "stale", "drop series not seen within this long of their provider's newest observation (7d, 36h, 2w)")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
 	cmd.Flags().BoolVar(&withDerived, "include-derived", false, "also list derived prices and \"from\" floors (marked in the BASIS column)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
@@ -149,7 +150,7 @@ func writeExplained(w io.Writer, format string, rows []schemas.Observation) erro
 		}
 		return nil
 	}
-	return fmt.Errorf("--explain: use --format table or json")
+	return usagef("--explain: use --format table or json")
 }
 
 func writeObservations(w io.Writer, format string, rows []schemas.Observation) error {

@@ -65,7 +65,8 @@ func (a *app) runsCmd() *cobra.Command {
 				}
 				a.noteMatches(res.Matched)
 				header, rows := report.RunsTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data)
+				return output(a.stdout, format, header, rows, res.Data,
+					"(no run recorded in this window: `gpuprice collect` records one per source)")
 			})
 		},
 	}
@@ -100,7 +101,10 @@ func (a *app) quarantineCmd() *cobra.Command {
 					return err
 				}
 				header, rows := report.QuarantineTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data)
+				// An empty quarantine is good news: every row read passed the gates.
+				return output(a.stdout, format, header, rows, res.Data,
+					"(nothing quarantined in this window: every row read passed validation; "+
+						"rows a provider says are not offered are counted in `gpuprice runs`, not kept here)")
 			})
 		},
 	}

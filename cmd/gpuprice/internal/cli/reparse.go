@@ -60,7 +60,7 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	jobs, err := arc.Jobs(only, jo)
 	if err != nil {
 		if len(only) > 0 {
-			return fmt.Errorf("--source: %w", err)
+			return usagef("--source: %w", err)
 		}
 		return fmt.Errorf("reparse: %w", err)
 	}

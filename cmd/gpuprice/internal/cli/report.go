@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,20 +32,20 @@ func reportFormat(format, out string) (string, error) {
 		case "":
 			format = "markdown"
 			if out != "" {
-				return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+				return "", usagef("--out %q: name a .html, .pdf or .md file, or give --format", out)
 			}
 		default:
-			return "", fmt.Errorf("--out %q: name a .html, .pdf or .md file, or give --format", out)
+			return "", usagef("--out %q: name a .html, .pdf or .md file, or give --format", out)
 		}
 	}
 	switch format {
 	case "html", "markdown":
 	case "pdf":
 		if out == "" || out == "-" {
-			return "", errors.New("--format pdf writes a file: give --out report.pdf")
+			return "", usagef("--format pdf writes a file: give --out report.pdf")
 		}
 	default:
-		return "", fmt.Errorf("--format %q: use html, pdf or markdown", format)
+		return "", usagef("--format %q: use html, pdf or markdown", format)
 	}
 	return format, nil
 }
@@ -65,9 +64,11 @@ position in it, the cheapest offers now, reserved and commitment discounts again
 on-demand per provider, the hyperscaler/specialist spread and its trend, spot
 volatility and the worst drawdowns, $ per 1B training tokens for a model size, the
 reference index, and the method (sources, when each last ran, definitions, what was
-left out and why). With --quote, a target price section places the quote against
-the market's percentiles and the reserved offers of the same --term, and says what a
-price at the p25 would save over the term.
+left out and why). With --quote, the summary opens with the verdict, like for like:
+the quote's place among the offers of the same --term in force on the last day
+("3rd cheapest of 7 one-year offers; $0.81 above the cheapest (together, $2.69)"),
+against today's on-demand and spot medians with the utilisation at which each wins,
+and a target price section says what the term's cheapest offer would save.
 
 Every number is the one the named commands (history, spreads, index, volatility,
 tokens, prices) give for the same filters; each section says which. Missing data is
@@ -80,7 +81,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if gpu == "" {
-				return errors.New("--gpu is required (see `gpuprice gpus`)")
+				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
 			f, err := reportFormat(format, out)
 			if err != nil {

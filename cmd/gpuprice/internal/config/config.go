@@ -31,6 +31,10 @@ import (
 // FXSource is the name of the exchange-rate source under sources: (not a price source).
 const FXSource = "fx"
 
+// Closest is the candidate within two edits of name, "" when none is: the "did you
+// mean" of a misspelled key or flag.
+func Closest(name string, candidates []string) string { return closest(name, candidates) }
+
 // closest is the candidate within two edits of name, "" when none is.
 func closest(name string, candidates []string) string {
 	best, bestD := "", 3

@@ -73,7 +73,7 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 			return err
 		}
 		for _, o := range rows {
-			if err := cw.Write(CSVRecord(o)); err != nil {
+			if err := cw.Write(csvCells(w, CSVRecord(o))); err != nil {
 				return err
 			}
 		}

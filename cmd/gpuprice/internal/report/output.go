@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
 
 // Missing is the cell of a value that does not exist (a ratio on a day without a
@@ -58,14 +60,14 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 			return err
 		}
 		for _, r := range rows {
-			if err := cw.Write(cells(r, "")); err != nil {
+			if err := cw.Write(csvCells(w, cells(r, ""))); err != nil {
 				return err
 			}
 		}
 		cw.Flush()
 		return cw.Error()
 	case "markdown":
-		esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+		esc := textsafe.Markdown
 		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
 		fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(header)))
 		for _, r := range rows {
@@ -80,7 +82,11 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
 		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(cells(r, "-"), "\t"))
+			c := cells(r, "-")
+			for i := range c {
+				c[i] = textsafe.Terminal(c[i])
+			}
+			fmt.Fprintln(tw, strings.Join(c, "\t"))
 		}
 		if len(rows) == 0 {
 			msg := "(nothing in the window: run `gpuprice collect` and `gpuprice rollup`, or loosen the filters)"
@@ -94,6 +100,28 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 		return tw.Flush()
 	}
 	return fmt.Errorf("--format %q: use table, json, csv or markdown", format)
+}
+
+// RawCSV marks w so that the CSV written to it is raw: cells starting = + - @ (a
+// formula to a spreadsheet) are written as they are, not prefixed with ' as
+// textsafe.CSV does by default (`--raw-csv`).
+func RawCSV(w io.Writer) io.Writer { return rawCSV{w} }
+
+type rawCSV struct{ io.Writer }
+
+// IsRawCSV reports whether w was marked by RawCSV.
+func IsRawCSV(w io.Writer) bool {
+	_, ok := w.(rawCSV)
+	return ok
+}
+
+// csvCells are the cells of a record as written to w: through textsafe.CSV unless
+// w is RawCSV.
+func csvCells(w io.Writer, rec []string) []string {
+	if IsRawCSV(w) {
+		return rec
+	}
+	return textsafe.CSVRecord(rec)
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -126,6 +126,9 @@ func (p *params) span(name, def string) time.Duration {
 			err = errors.New("is not before --at (or now)")
 		}
 	}
+	if err != nil && name == "since" {
+		err = fmt.Errorf("%v, or a date (2026-01-31)", err)
+	}
 	if err != nil {
 		p.fail(name, "%q: %v", s, err)
 		return 0
@@ -166,7 +169,7 @@ func ParseSpan(s string) (time.Duration, error) {
 	} else {
 		var err error
 		if d, err = time.ParseDuration(s); err != nil {
-			return 0, errors.New("use e.g. 2w, 7d, 12h or 30m (--since also takes a date: 2026-01-31)")
+			return 0, errors.New("use a length of time such as 2w, 7d, 36h, 30m or 1h30m")
 		}
 	}
 	if d <= 0 {

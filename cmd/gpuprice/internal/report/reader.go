@@ -536,12 +536,12 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 // HistoryTable is the history's statistics as table rows.
 func HistoryTable(h analytics.History) ([]string, [][]string) {
 	header := []string{"provider", "series", "samples", "p10", "p25", "p50", "p75", "p90", "min", "latest",
-		"latest_median", "trend_per_30d", "trend_pct_per_30d", "reserved_discount_pct"}
+		"latest_median", "trend_per_30d", "trend_pct_per_30d", "entered", "left", "reserved_discount_pct"}
 	var rows [][]string
 	for _, s := range append([]analytics.HistoryStats{h.Overall}, h.Providers...) {
 		rows = append(rows, []string{s.Provider, strconv.Itoa(s.Series), strconv.Itoa(s.Samples), opt4(s.P10), opt4(s.P25),
 			opt4(s.P50), opt4(s.P75), opt4(s.P90), opt4(s.Min), opt4(s.Latest), opt4(s.LatestMedian), opt4(s.TrendPer30d),
-			optf(s.TrendPctPer30d, 2), optf(s.ReservedDiscountPct, 2)})
+			optf(s.TrendPctPer30d, 2), strconv.Itoa(s.SeriesEntered), strconv.Itoa(s.SeriesLeft), optf(s.ReservedDiscountPct, 2)})
 	}
 	return header, rows
 }

@@ -164,9 +164,11 @@ func RunsTable(runs []schemas.Run) ([]string, [][]string) {
 	for _, r := range runs {
 		rows = append(rows, []string{r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
 			strconv.FormatFloat(r.FinishedAt.Sub(r.StartedAt).Seconds(), 'f', 0, 64), r.Status, strconv.Itoa(r.RowsAccepted),
-			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.RowsSuspect), strconv.Itoa(r.UnknownGPUs), OneLine(r.Error, 200)})
+			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.RowsSuspect), strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs),
+			OneLine(r.Error, 200)})
 	}
-	return []string{"run_id", "source", "started_at", "seconds", "status", "rows_accepted", "rows_quarantined", "rows_suspect", "unknown_gpus", "error"}, rows
+	return []string{"run_id", "source", "started_at", "seconds", "status", "rows_accepted", "rows_quarantined", "rows_suspect", "rows_not_offered",
+		"unknown_gpus", "error"}, rows
 }
 
 // OneLine folds s onto one line of at most n bytes.

@@ -18,6 +18,10 @@ type TokensQuery struct {
 	Params, MFU, Tokens float64
 	Precision           string
 	Limit               int
+	// Job is the training job's shape (GPUs, nodes; default one node): the band of
+	// NVLink-class GPUs follows the offer's interconnect only when the job crosses
+	// nodes.
+	Job analytics.Job
 }
 
 // ParseTokens reads a TokensQuery's parameters.
@@ -35,6 +39,8 @@ func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
 	}
 	q.Tokens = p.number("tokens", 0, 0, 1e18)
 	q.Precision = p.enum("precision", analytics.BF16, analytics.BF16, analytics.FP8)
+	q.Job.GPUs = p.integer("gpus", 0, 1, 1<<20)
+	q.Job.Nodes = p.integer("nodes", 0, 1, 1<<16)
 	q.Limit = p.limit("limit")
 	return q, p.done("format", "explain")
 }
@@ -51,6 +57,8 @@ func (q TokensQuery) Values() url.Values {
 		v.Set("tokens", g(q.Tokens))
 	}
 	v.Set("precision", q.Precision)
+	setInt(v, "gpus", q.Job.GPUs)
+	setInt(v, "nodes", q.Job.Nodes)
 	setInt(v, "limit", q.Limit)
 	return v
 }
@@ -121,16 +129,16 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		}
 		m, src := q.MFU, "--mfu"
 		if m == 0 {
-			band, err := analytics.MFUFor(g, o.Interconnect)
+			band, why, err := analytics.MFUForJob(g, o.Interconnect, o.GPUCount, q.Job)
 			if err != nil {
-				res.Data.Skipped["no published MFU band for "+analytics.MFUClassOf(g, o.Interconnect)+" (pass --mfu)"]++
+				res.Data.Skipped["no published MFU band for "+band.Class+" (pass --mfu)"]++
 				continue
 			}
 			cites := make([]string, 0, len(band.Sources))
 			for _, s := range band.Sources {
 				cites = append(cites, s.Cite)
 			}
-			m, src = band.Mid(), band.String()+" midpoint; "+strings.Join(cites, "; ")
+			m, src = band.Mid(), band.String()+" midpoint, because "+why+"; "+strings.Join(cites, "; ")
 		}
 		c, err := analytics.Tokens(o.PriceUSDGPUHour, q.Params, peak, m, q.Tokens)
 		if err != nil {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -18,9 +21,11 @@ type metrics struct {
 	s           *Server
 	reg         *prometheus.Registry
 	runs        *prometheus.CounterVec
+	collections *prometheus.CounterVec
 	lastRun     *prometheus.GaugeVec
 	lastRows    *prometheus.GaugeVec
 	lastQuar    *prometheus.GaugeVec
+	lastNotOff  *prometheus.GaugeVec
 	up          *prometheus.GaugeVec
 	duration    *prometheus.HistogramVec
 	alertFiring *prometheus.GaugeVec
@@ -31,17 +36,37 @@ type metrics struct {
 func newMetrics(s *Server) *metrics {
 	m := &metrics{s: s, reg: prometheus.NewRegistry()}
 	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_runs_total", Help: "Source runs by final status."}, []string{"source", "status"})
+	m.collections = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_collections_total",
+		Help: "Runs of sources (scheduled or asked for) by outcome: ok (no source failed), some_failed, all_failed."},
+		[]string{"outcome"})
 	m.lastRun = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_run_timestamp_seconds", Help: "When the source's last run finished."}, []string{"source"})
 	m.lastRows = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_accepted", Help: "Rows the last run stored."}, []string{"source"})
 	m.lastQuar = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_quarantined", Help: "Rows the last run quarantined."}, []string{"source"})
+	m.lastNotOff = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_not_offered",
+		Help: "Rows the last run's source said are not offered (counted, neither stored nor quarantined)."}, []string{"source"})
 	m.up = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_up", Help: "1 when the source's last run was ok or degraded, 0 when it failed."}, []string{"source"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuprice_source_run_duration_seconds", Help: "Duration of source runs.",
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}, []string{"source"})
 	m.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing", Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
 	m.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total", Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
 	m.market = &marketCollector{s: s}
-	m.reg.MustRegister(m.runs, m.lastRun, m.lastRows, m.lastQuar, m.up, m.duration, m.alertFiring, m.alertFailed, m.market)
+	m.reg.MustRegister(m.runs, m.collections, m.lastRun, m.lastRows, m.lastQuar, m.lastNotOff, m.up, m.duration, m.alertFiring, m.alertFailed, m.market)
 	return m
+}
+
+// observeCollection counts a run of n sources of which failed failed.
+func (m *metrics) observeCollection(n, failed int) {
+	if n == 0 {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case failed == n:
+		outcome = "all_failed"
+	case failed > 0:
+		outcome = "some_failed"
+	}
+	m.collections.WithLabelValues(outcome).Inc()
 }
 
 // observeRun sets the source gauges from a run record; a run of this process
@@ -50,6 +75,7 @@ func (m *metrics) observeRun(r schemas.Run, counted bool) {
 	m.lastRun.WithLabelValues(r.Source).Set(float64(r.FinishedAt.Unix()))
 	m.lastRows.WithLabelValues(r.Source).Set(float64(r.RowsAccepted))
 	m.lastQuar.WithLabelValues(r.Source).Set(float64(r.RowsQuarantine))
+	m.lastNotOff.WithLabelValues(r.Source).Set(float64(r.RowsNotOffered))
 	up := 1.0
 	if r.Status == schemas.RunFailed {
 		up = 0
@@ -105,6 +131,72 @@ var (
 	metricsFreq = time.Minute
 )
 
+// labelKey and labelWhere are the label sets of gpuprice_offers and
+// gpuprice_cheapest_usd_per_gpu_hour.
+type labelKey struct{ gpu, pricing, tier string }
+
+type labelWhere struct {
+	labelKey
+	provider, region string
+}
+
+// byLabels is the cheapest price per label set and the offers per GPU, pricing kind
+// and tier of rows (cheapest first). Labels are a bounded set: a host's free text is
+// folded into textsafe.Other (textsafe.PromLabel), and so are a provider's regions
+// past maxRegionLabels.
+func byLabels(rows []schemas.Observation) (map[labelWhere]float64, map[labelKey]int) {
+	cheapest := map[labelWhere]float64{}
+	count := map[labelKey]int{}
+	for _, o := range rows { // cheapest first
+		k := labelKey{o.GPU, o.Pricing, o.Tier}
+		count[k]++
+		if o.GPU == schemas.UnknownGPU {
+			continue
+		}
+		w := labelWhere{k, textsafe.PromLabel(o.Provider), textsafe.PromLabel(o.Region)}
+		if _, seen := cheapest[w]; !seen {
+			cheapest[w] = o.PriceUSDGPUHour
+		}
+	}
+	regions := map[string][]string{} // provider → its region labels
+	for w := range cheapest {
+		regions[w.provider] = append(regions[w.provider], w.region)
+	}
+	for p, rs := range regions {
+		keep := keptRegions(rs)
+		for w, v := range cheapest {
+			if w.provider != p || keep[w.region] {
+				continue
+			}
+			delete(cheapest, w)
+			o := w
+			o.region = textsafe.Other
+			if c, ok := cheapest[o]; !ok || v < c {
+				cheapest[o] = v
+			}
+		}
+	}
+	return cheapest, count
+}
+
+// maxRegionLabels bounds the region labels of one provider on /metrics: past it,
+// the regions last in sorted order are folded into textsafe.Other.
+const maxRegionLabels = 100
+
+// keptRegions are the region labels kept of a provider's: the first
+// maxRegionLabels distinct ones in sorted order (and Other).
+func keptRegions(rs []string) map[string]bool {
+	sort.Strings(rs)
+	rs = slices.Compact(rs)
+	keep := map[string]bool{}
+	for i, r := range rs {
+		if i < maxRegionLabels || r == textsafe.Other {
+			keep[r] = true
+		}
+	}
+	return keep
+}
+
 func (m *marketCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc} {
 		ch <- d
@@ -124,24 +216,7 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 		m.s.log.Warn("metrics: latest prices not readable", "error", err.Error())
 		return
 	}
-	type key struct{ gpu, pricing, tier string }
-	type where struct {
-		key
-		provider, region string
-	}
-	cheapest := map[where]float64{}
-	count := map[key]int{}
-	for _, o := range rows { // cheapest first
-		k := key{o.GPU, o.Pricing, o.Tier}
-		count[k]++
-		if o.GPU == schemas.UnknownGPU {
-			continue
-		}
-		w := where{k, o.Provider, o.Region}
-		if _, seen := cheapest[w]; !seen {
-			cheapest[w] = o.PriceUSDGPUHour
-		}
-	}
+	cheapest, count := byLabels(rows)
 	for w, v := range cheapest {
 		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, w.gpu, w.pricing, w.tier, w.provider, w.region)
 	}

@@ -392,6 +392,19 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 	}
 	cancel()
 	s.changed()
+	failed := 0
+	for _, r := range runs {
+		if r.Status == schemas.RunFailed {
+			failed++
+		}
+	}
+	s.metrics.observeCollection(len(runs), failed)
+	switch {
+	case len(runs) > 0 && failed == len(runs):
+		s.log.Error("every source of the run failed", "sources", len(runs))
+	case failed > 0:
+		s.log.Warn("sources of the run failed", "failed", failed, "sources", len(runs))
+	}
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
 		if r.Status == schemas.RunInterrupted {

@@ -77,22 +77,27 @@ type Discount struct {
 	Max      *float64 `json:"max_pct"`
 }
 
-// Target is where a quoted price stands.
+// Target is where a quoted price stands, like for like: among the offers of the
+// same term in force on the window's last day, and against on-demand and spot for
+// the same hours (never against the window's on-demand series-days).
 type Target struct {
-	Quote    float64 `json:"quote"`
-	Term     string  `json:"term"`
-	Hours    float64 `json:"hours"`
-	GPUs     int     `json:"gpus"`
-	Position string  `json:"position"` // against the market's percentiles
-	// Against are the market's percentiles and the quote's difference to each.
+	Quote float64 `json:"quote"`
+	Term  string  `json:"term"`
+	Hours float64 `json:"hours"`
+	GPUs  int     `json:"gpus"`
+	// Verdict is the quote's place among the term's offers and its break-even
+	// utilisations against on-demand and spot.
+	Verdict analytics.Verdict `json:"verdict"`
+	// Against are the like-for-like references and the quote's difference to each.
 	Against []Versus `json:"against"`
 	// TermOffers are the cheapest reserved and commitment offers of the same term
 	// on the window's last day; TermMin and TermMedian their lowest and median.
 	TermOffers []analytics.Offer `json:"term_offers"`
 	TermMin    *float64          `json:"term_min"`
 	TermMedian *float64          `json:"term_median"`
-	// SavingPerHour is quote − p25 per GPU-hour and SavingOverTerm that over the
-	// term for GPUs GPUs; nil without a p25; negative when the quote is below it.
+	// SavingPerHour is quote − the term's cheapest offer per GPU-hour and
+	// SavingOverTerm that over the term for GPUs GPUs; nil without a term offer;
+	// negative when the quote is below it.
 	SavingPerHour  *float64 `json:"saving_per_gpu_hour"`
 	SavingOverTerm *float64 `json:"saving_over_term"`
 }
@@ -124,8 +129,13 @@ type Report struct {
 	// Kinds are the pricing kinds stored for the GPU (in the selection).
 	Kinds     []string                     `json:"kinds"`
 	KindOffer map[string][]analytics.Offer `json:"-"` // every offer of each kind on the last day
-	Discounts []Discount                   `json:"discounts"`
-	Spreads   report.Spreads               `json:"spreads"`
+	// RecordedRows counts, per provider, the rows of the report's GPU loaded from a
+	// recorded example (attrs origin "recorded"): provenance by row, whatever ran since.
+	RecordedRows map[string]int `json:"-"`
+	// SpotOffers are the spot offers on the last day (with a quote: its verdict).
+	SpotOffers []analytics.Offer `json:"-"`
+	Discounts  []Discount        `json:"discounts"`
+	Spreads    report.Spreads    `json:"spreads"`
 	// Spot is the volatility of the spot series (nil when none is stored).
 	Spot       *report.Volatility     `json:"spot"`
 	SpotQuery  report.VolatilityQuery `json:"-"`
@@ -186,7 +196,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{},
+	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{}, RecordedRows: map[string]int{},
 		NewestSeen: map[string]time.Time{}}
 	hash := sha256.New()
 	used := func(name string, v any) {
@@ -233,6 +243,9 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	derived, floors, gpuOnly := 0, 0, 0
 	for _, o := range all.Data {
 		kinds[o.Pricing] = true
+		if o.Attrs["origin"] == "recorded" {
+			rep.RecordedRows[o.Provider]++
+		}
 	}
 	for _, o := range current {
 		switch schemas.BasisOf(o.PriceBasis) {
@@ -267,6 +280,16 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 		}
 		used("history-"+k, kr.Data.Cheapest)
 		rep.KindOffer[k] = kr.Data.Cheapest
+	}
+	if q.Quote > 0 && kinds[schemas.Spot] {
+		sq := hq
+		sq.Pricing = schemas.Spot
+		sr, err := src.History(ctx, sq)
+		if err != nil {
+			return nil, err
+		}
+		used("history-spot", sr.Data.Cheapest)
+		rep.SpotOffers = sr.Data.Cheapest
 	}
 	rep.Discounts = discounts(rep.KindOffer)
 	rep.Commands[SecDiscounts] = fmt.Sprintf("gpuprice history --gpu %s --pricing KIND%s --since %s --at %s --cheapest %d (KIND: on_demand and each reserved_* / commitment_*)",
@@ -397,16 +420,9 @@ func pricingRank(p string) int {
 	return 1 << 20
 }
 
-// discounts pairs each reserved and commitment offer with the on-demand offer of
-// the same SKU, region and zone and summarises the discounts per provider and kind.
+// discounts pairs each reserved and commitment offer with its on-demand twin
+// (analytics.CommitmentDiscount) and summarises the discounts per provider and kind.
 func discounts(kinds map[string][]analytics.Offer) []Discount {
-	key := func(o analytics.Offer) string {
-		return o.Provider + "\x00" + o.SKU + "\x00" + o.Region + "\x00" + o.Zone
-	}
-	od := map[string]float64{}
-	for _, o := range kinds[schemas.OnDemand] {
-		od[key(o)] = o.Price
-	}
 	type pk struct{ provider, pricing string }
 	acc := map[pk][]float64{}
 	for k, offers := range kinds {
@@ -414,9 +430,13 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 			continue
 		}
 		for _, o := range offers {
-			if base, ok := od[key(o)]; ok && base > 0 {
-				acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], (1-o.Price/base)*100)
-			}
+			d := analytics.CommitmentDiscount(kinds[schemas.OnDemand], []analytics.Offer{o})
+			acc[pk{o.Provider, k}] = append(acc[pk{o.Provider, k}], d...)
+		}
+	}
+	for key, v := range acc {
+		if len(v) == 0 {
+			delete(acc, key)
 		}
 	}
 	var out []Discount
@@ -478,37 +498,29 @@ func exclusions(gpu string, quarantined []schemas.Quarantined, stale, derived, f
 	return out
 }
 
-// target places the quote against the market's percentiles and the term's offers.
+// target places the quote like for like: among the term's offers in force on the
+// window's last day, then against today's on-demand and spot offers.
 func target(q report.ReportQuery, rep *Report) *Target {
 	t := &Target{Quote: q.Quote, Term: q.Term, Hours: report.TermHours(q.Term), GPUs: q.GPUs}
-	o := rep.History.Overall
-	type ref struct {
-		name string
-		v    *float64
-	}
-	refs := []ref{{"p10", o.P10}, {"p25", o.P25}, {"p50", o.P50}, {"p75", o.P75}, {"p90", o.P90}, {"min", o.Min}, {"latest (lowest now)", o.Latest}, {"latest median", o.LatestMedian}}
-	for _, r := range refs {
-		t.Against = append(t.Against, versus(r.name, q.Quote, r.v))
-	}
-	t.Position = position(q.Quote, o)
-	var prices []float64
 	for _, k := range TermKinds(q.Term) {
 		t.TermOffers = append(t.TermOffers, rep.KindOffer[k]...)
 	}
 	sort.SliceStable(t.TermOffers, func(i, j int) bool { return t.TermOffers[i].Price < t.TermOffers[j].Price })
-	for _, of := range t.TermOffers {
-		prices = append(prices, of.Price)
+	t.Verdict = analytics.QuoteVerdict(q.Quote, q.Term, t.Hours, t.TermOffers, rep.KindOffer[schemas.OnDemand], rep.SpotOffers)
+	t.TermMin, t.TermMedian = nil, t.Verdict.TermMedian
+	if c := t.Verdict.Cheapest; c != nil {
+		t.TermMin = analytics.Opt(c.Price)
 	}
-	if len(prices) > 0 {
-		t.TermMin = analytics.Opt(prices[0])
-		t.TermMedian = analytics.Opt(analytics.Median(prices))
-	}
-	t.Against = append(t.Against, versus(q.Term+" term: lowest offer", q.Quote, t.TermMin), versus(q.Term+" term: median offer", q.Quote, t.TermMedian))
+	w := analytics.TermWords(q.Term)
+	t.Against = append(t.Against, versus("cheapest "+w+" offer", q.Quote, t.TermMin),
+		versus("median "+w+" offer", q.Quote, t.TermMedian),
+		versus("on-demand median today", q.Quote, t.Verdict.OnDemand),
+		versus("spot median today", q.Quote, t.Verdict.Spot))
 	if len(t.TermOffers) > q.Cheapest {
 		t.TermOffers = t.TermOffers[:q.Cheapest]
 	}
-	if o.P25 != nil {
-		d := q.Quote - *o.P25
+	if t.TermMin != nil {
+		d := q.Quote - *t.TermMin
 		t.SavingPerHour = &d
 		total := d * t.Hours * float64(q.GPUs)
 		t.SavingOverTerm = &total
@@ -530,26 +542,6 @@ func versus(name string, quote float64, v *float64) Versus {
 		}
 	}
 	return out
-}
-
-// position says where a price stands among the percentiles.
-func position(p float64, o analytics.HistoryStats) string {
-	if o.P10 == nil {
-		return "no market prices in the window: the quote cannot be placed"
-	}
-	steps := []struct {
-		name string
-		v    *float64
-	}{{"p10", o.P10}, {"p25", o.P25}, {"p50", o.P50}, {"p75", o.P75}, {"p90", o.P90}}
-	if p < *steps[0].v {
-		return "below the p10: cheaper than 90 % of the market's series-days"
-	}
-	for i := 1; i < len(steps); i++ {
-		if p < *steps[i].v {
-			return fmt.Sprintf("between the %s and the %s", steps[i-1].name, steps[i].name)
-		}
-	}
-	return "above the p90: dearer than 90 % of the market's series-days"
 }
 
 // CiteStore names a store for a report that may leave the building: the scheme

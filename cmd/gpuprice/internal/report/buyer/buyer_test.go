@@ -1,11 +1,13 @@
 package buyer
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -68,16 +70,33 @@ func TestDiscountsLikeForLike(t *testing.T) {
 	}
 }
 
-func TestPosition(t *testing.T) {
-	v := func(x float64) *float64 { return &x }
-	o := analytics.HistoryStats{P10: v(1), P25: v(2), P50: v(3), P75: v(4), P90: v(5)}
-	for q, want := range map[float64]string{0.5: "below the p10", 2.5: "between the p25 and the p50", 9: "above the p90"} {
-		if got := position(q, o); !strings.HasPrefix(got, want) {
-			t.Errorf("position(%v) = %q, want %q…", q, got, want)
-		}
+// TestTargetLikeForLike: a one-year quote is placed among the one-year offers
+// (reserved_1y and commitment_12m) in force, and against today's on-demand and spot
+// medians; never against on-demand series-days. By hand: 3.50 is 3rd of 4 (2.69,
+// 2.90 cheaper), $0.81 over together; on-demand median (3.99+4.09)/2 = 4.04; the
+// saving at the cheapest offer is 0.81 × 8760 × 8 = $56,764.80.
+func TestTargetLikeForLike(t *testing.T) {
+	rep := &Report{KindOffer: map[string][]analytics.Offer{
+		schemas.Reserved1Y: {{Provider: "crusoe", Price: 2.90}, {Provider: "together", Price: 2.69}, {Provider: "aws", Price: 4.18}},
+		"commitment_12m":   {{Provider: "azure", Price: 9.34}},
+		"commitment_36m":   {{Provider: "azure", Price: 1.00}},
+		schemas.OnDemand:   {{Price: 3.99}, {Price: 4.09}},
+		schemas.Reserved3Y: {{Provider: "azure", Price: 0.50}},
+	}, SpotOffers: []analytics.Offer{{Price: 1.00}}}
+	tg := target(report.ReportQuery{Quote: 3.50, Term: "1y", GPUs: 8, Cheapest: 10}, rep)
+	v := tg.Verdict
+	if v.Rank != 3 || v.Offers != 4 || v.Cheapest.Provider != "together" || *v.OnDemand != 4.04 || *v.Spot != 1 {
+		t.Fatalf("verdict %+v", v)
 	}
-	if got := position(1, analytics.HistoryStats{}); !strings.Contains(got, "cannot be placed") {
-		t.Errorf("no market: %q", got)
+	if tg.SavingOverTerm == nil || math.Abs(*tg.SavingOverTerm-56764.80) > 1e-6 {
+		t.Errorf("saving over the term %v", tg.SavingOverTerm)
+	}
+	names := map[string]float64{}
+	for _, a := range tg.Against {
+		names[a.Name] = *a.Price
+	}
+	if len(names) != 4 || names["cheapest one-year offer"] != 2.69 || names["on-demand median today"] != 4.04 {
+		t.Errorf("references %v", names)
 	}
 }
 
@@ -89,5 +108,18 @@ func TestCiteStoreHidesPathAndPassword(t *testing.T) {
 		if got := CiteStore(in); got != want {
 			t.Errorf("CiteStore(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRecordedByRow: the recorded-example note follows the rows, not the last runs:
+// a live run of aws since (which failed offline) leaves aws's recorded rows recorded.
+func TestRecordedByRow(t *testing.T) {
+	live := schemas.Run{RunID: "20261102T000000Z-live", Source: "aws", Status: "failed"}
+	r := &Report{RecordedRows: map[string]int{"lambda": 2, "aws": 3}, Sources: []report.SourceRow{{Name: "aws", LastRun: &live}}}
+	if got := strings.Join(r.RecordedSources(), ","); got != "aws,lambda" {
+		t.Errorf("recorded sources %q, want aws,lambda", got)
+	}
+	if got := (&Report{}).RecordedSources(); len(got) != 0 {
+		t.Errorf("no recorded rows: %q", got)
 	}
 }

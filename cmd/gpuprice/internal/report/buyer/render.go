@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
 
 //go:embed report.html.tmpl
@@ -31,17 +31,18 @@ func (r *Report) HTML(w io.Writer) error {
 // tables and numbers, the charts left to the HTML and PDF versions; "-" is a
 // missing value.
 func (r *Report) Markdown(w io.Writer) error {
-	fmt.Fprintf(w, "# %s\n\n%s. Built %s.\n", r.Title(), r.Window(), r.Built.Format("2006-01-02 15:04 UTC"))
+	md := textsafe.MarkdownText
+	fmt.Fprintf(w, "# %s\n\n%s. Built %s.\n", md(r.Title()), md(r.Window()), r.Built.Format("2006-01-02 15:04 UTC"))
 	for _, s := range r.Layout() {
-		fmt.Fprintf(w, "\n## %s\n\n", s.Title)
+		fmt.Fprintf(w, "\n## %s\n\n", md(s.Title))
 		for _, p := range s.Paras {
-			fmt.Fprintf(w, "%s\n\n", p)
+			fmt.Fprintf(w, "%s\n\n", md(p))
 		}
 		for _, c := range s.Charts {
-			fmt.Fprintf(w, "_Chart (in the HTML and PDF versions): %s._\n\n", c.Title)
+			fmt.Fprintf(w, "_Chart (in the HTML and PDF versions): %s._\n\n", md(c.Title))
 		}
 		for _, t := range s.Tables {
-			fmt.Fprintf(w, "%s:\n\n", t.Caption)
+			fmt.Fprintf(w, "%s:\n\n", md(t.Caption))
 			if len(t.Rows) == 0 {
 				fmt.Fprintf(w, "(none)\n\n")
 				continue
@@ -52,7 +53,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintln(w)
 		}
 		for _, n := range s.Notes {
-			fmt.Fprintf(w, "- %s\n", strings.ReplaceAll(n, "\n", " "))
+			fmt.Fprintf(w, "- %s\n", md(n))
 		}
 		if s.Command != "" && s.ID != SecMethod {
 			fmt.Fprintf(w, "\nNumbers from `%s`.\n", s.Command)

@@ -128,9 +128,16 @@ func (r *Report) summary(s *Section) {
 	if r.Query.Provider != "" {
 		sel += ", providers " + r.Query.Provider
 	}
+	if r.Target != nil {
+		// The verdict first: where the quote stands, like for like.
+		t := r.Target
+		s.Paras = append(s.Paras, fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s:",
+			f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02")))
+		s.Paras = append(s.Paras, t.Verdict.Sentences()...)
+	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
-		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the last runs of %s "+
-			"loaded a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
+		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the rows of %s "+
+			"come from a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
 			"Most of its responses are constructed in the providers' formats around real excerpts, with partly illustrative values "+
 			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
@@ -144,7 +151,9 @@ func (r *Report) summary(s *Section) {
 	s.Paras = append(s.Paras,
 		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s.",
 			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o)),
-		fmt.Sprintf("Trend: %s per GPU-hour per 30 days (%s %%).", optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2)))
+		fmt.Sprintf("Trend of the same offers (matched day to day): %s per GPU-hour per 30 days (%s %%); "+
+			"beside it, %d series entered and %d left the sample over the window.",
+			optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2), o.SeriesEntered, o.SeriesLeft))
 	if len(r.Cheapest) > 0 {
 		c := r.Cheapest[0]
 		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region, f4(c.Price)))
@@ -154,20 +163,17 @@ func (r *Report) summary(s *Section) {
 		s.Paras = append(s.Paras, fmt.Sprintf("Hyperscalers charged %s× the specialists' median on %s (%s× on %s).",
 			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64), ss.FirstDay))
 	}
-	if r.Target != nil {
-		s.Paras = append(s.Paras, fmt.Sprintf("The quote of $%s is %s.", f4(r.Target.Quote), r.Target.Position))
-	}
 }
 
-// RecordedSources are the sources whose last run loaded a recorded example
-// (report.RecordedRunPrefix): the report then says it is not of today's prices.
+// RecordedSources are the providers with rows of the report's GPU loaded from a
+// recorded example (attrs origin "recorded"), by row: a live run since, failed or
+// not, leaves those rows recorded, and the report says it is not of today's prices.
 func (r *Report) RecordedSources() []string {
-	var out []string
-	for _, s := range r.Sources {
-		if s.LastRun != nil && strings.HasPrefix(s.LastRun.RunID, report.RecordedRunPrefix) {
-			out = append(out, s.Name)
-		}
+	out := make([]string, 0, len(r.RecordedRows))
+	for p := range r.RecordedRows {
+		out = append(out, p)
 	}
+	sort.Strings(out)
 	return out
 }
 
@@ -237,7 +243,7 @@ func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := report.HistoryTable(r.History)
 	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the least-squares slope of the daily median.")
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
 func (r *Report) discounts(s *Section) {
@@ -246,7 +252,8 @@ func (r *Report) discounts(s *Section) {
 	for _, d := range r.Discounts {
 		rows = append(rows, []string{d.Provider, d.Pricing, strconv.Itoa(d.Pairs), opt(d.Median, 2), opt(d.Min, 2), opt(d.Max, 2)})
 	}
-	s.Paras = append(s.Paras, "Each reservation or commitment offer is paired with the on-demand offer of the same provider, SKU, region and zone on the window's last day; the discount is 1 − reserved / on-demand. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
+	s.Paras = append(s.Paras, "The one definition of a discount, used by every table of this report ("+analytics.DiscountExplain+
+		"): the market table's reserved discount is the same figure for reserved_1y. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no reserved or commitment price of this GPU in the selection.")
 	}
@@ -384,24 +391,28 @@ func (r *Report) index(s *Section) {
 
 func (r *Report) target(s *Section) {
 	t := r.Target
-	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours). Against the market's %s prices of the window it is %s.",
-		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), r.Pricing, t.Position))
-	h := []string{"reference", "usd_gpu_hour", "quote_minus_reference", "quote_vs_reference_pct"}
+	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours), placed among the %s offers "+
+		"in force on the window's last day, each offer counted once; on-demand and spot are compared for the same hours.",
+		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term)))
+	s.Paras = append(s.Paras, t.Verdict.Sentences()...)
+	h := []string{"reference", "$/GPU-hour", "quote − reference", "vs reference"}
 	var rows [][]string
 	for _, v := range t.Against {
-		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), opt(v.Pct, 2)})
+		pct := opt(v.Pct, 1)
+		if v.Pct != nil {
+			pct += " %"
+		}
+		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), pct})
 	}
-	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against the market", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against like-for-like references", Header: h, Rows: rows})
 	if t.SavingPerHour != nil {
 		if *t.SavingPerHour > 0 {
-			s.Paras = append(s.Paras, fmt.Sprintf("A price at the p25 ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
-				f4(*r.History.Overall.P25), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras, fmt.Sprintf("The cheapest %s offer ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
+				analytics.TermWords(t.Term), f4(*t.TermMin), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
 		} else {
-			s.Paras = append(s.Paras, fmt.Sprintf("The quote is already at or below the p25 ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
-				f4(*r.History.Overall.P25), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras, fmt.Sprintf("The quote is at or below the cheapest %s offer ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
+				analytics.TermWords(t.Term), f4(*t.TermMin), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
 		}
-	} else {
-		s.Paras = append(s.Paras, "The saving at the p25 is missing: no market price in the window.")
 	}
 	oh, orows := report.CheapestTable(analytics.History{Cheapest: t.TermOffers})
 	oh = append([]string{"pricing"}, oh...)

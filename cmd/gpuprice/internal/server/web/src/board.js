@@ -5,13 +5,14 @@
 import { get, rows, problem } from './api.js';
 import { el, money, ago, when, params, setParams, href, csv, download, pricingKinds, pricingLabel, TIERS, uniq } from './util.js';
 
-const FILTERS = ['gpu', 'provider', 'tier', 'pricing', 'region'];
+const FILTERS = ['gpu', 'provider', 'tier', 'pricing', 'region', 'scope'];
 const COLUMNS = [
   ['gpu', 'GPU'],
   ['provider', 'Provider'],
   ['tier', 'Tier'],
   ['pricing', 'Pricing'],
   ['region', 'Region'],
+  ['scope', 'Scope'],
   ['sku', 'SKU'],
   ['price', '$/GPU-h'],
   ['age', 'Age'],
@@ -22,6 +23,11 @@ const PAGE = 500;
 const recorded = (o) => (o.attrs && o.attrs.origin) === 'recorded';
 /** constructed: a recorded row parsed from a response built in the provider's format (examples/recorded/README.md): its value is partly illustrative, not the provider's price. */
 const constructed = (o) => recorded(o) && o.attrs.provenance === 'constructed';
+/** scopeOf: instance (the whole machine) or gpu_only (an accelerator priced apart from the VM it needs); rows without one are instance prices. */
+const scopeOf = (o) => o.price_scope || 'instance';
+const SCOPE_LABEL = { instance: 'instance', gpu_only: 'GPU only (no VM)' };
+/** comparable: a GPU the catalog placed; an unknown GPU is never a cheapest (an unknown row may hold a V100 and a P100). */
+const comparable = (g) => g !== 'unknown';
 
 const key = {
   gpu: (o) => o.gpu,
@@ -29,6 +35,7 @@ const key = {
   tier: (o) => o.tier,
   pricing: (o) => o.pricing,
   region: (o) => o.region + ' ' + o.zone,
+  scope: scopeOf,
   sku: (o) => o.sku,
   price: (o) => o.price_usd_gpu_hour,
   age: (o) => -new Date(o.observed_at).getTime(),
@@ -56,11 +63,12 @@ export async function board(main) {
     tier: uniq([...TIERS.filter((t) => all.some((o) => o.tier === t)), ...all.map((o) => o.tier)]),
     pricing: pricingKinds(all),
     region: uniq(all.map((o) => o.region)),
+    scope: uniq(all.map(scopeOf)),
   };
   for (const f of FILTERS) {
     const s = el('select', { id: 'f-' + f, name: f, onchange: () => { state[f] = s.value; showAll = false; update(true); } },
       el('option', { value: '' }, 'all'),
-      options[f].map((v) => el('option', { value: v }, f === 'pricing' ? pricingLabel(v) : v)));
+      options[f].map((v) => el('option', { value: v }, f === 'pricing' ? pricingLabel(v) : f === 'scope' ? SCOPE_LABEL[v] || v : v)));
     if (state[f] && !options[f].includes(state[f])) s.append(el('option', { value: state[f] }, state[f] + ' (no offers)'));
     s.value = state[f] || '';
     selects[f] = s;
@@ -90,7 +98,7 @@ export async function board(main) {
 
   function filtered(except) {
     const words = (state.q || '').toLowerCase().split(/\s+/).filter(Boolean);
-    return all.filter((o) => FILTERS.every((f) => f === except || !state[f] || o[f] === state[f]) &&
+    return all.filter((o) => FILTERS.every((f) => f === except || !state[f] || (f === 'scope' ? scopeOf(o) : o[f]) === state[f]) &&
       (!words.length || words.every((w) => [o.gpu, o.sku, o.provider, o.region, o.zone, o.gpu_name].some((v) => v && String(v).toLowerCase().includes(w)))));
   }
   function sorted(list) {
@@ -122,7 +130,11 @@ export async function board(main) {
         }, label);
       }),
     );
-    const list = filtered('pricing').filter((o) => o.pricing === kind);
+    // Like with like: the matrix holds one price scope (instance unless the scope
+    // filter says gpu_only), so a GPU-only price never undercuts a whole machine.
+    const scope = state.scope || 'instance';
+    const list = filtered('pricing').filter((o) => o.pricing === kind && scopeOf(o) === scope);
+    const otherScope = filtered('pricing').filter((o) => o.pricing === kind && scopeOf(o) !== scope).length;
     const gpus = uniq(list.map((o) => o.gpu));
     const provs = uniq(list.map((o) => o.provider));
     const best = new Map();
@@ -132,14 +144,16 @@ export async function board(main) {
       if (!b || o.price_usd_gpu_hour < b.price_usd_gpu_hour) best.set(k, o);
     }
     if (!gpus.length) {
-      matrixBox.replaceChildren(el('p', { class: 'empty' }, `No ${pricingLabel(kind)} offers match the filters.`));
+      matrixBox.replaceChildren(el('p', { class: 'empty' }, `No ${pricingLabel(kind)} ${SCOPE_LABEL[scope] || scope} offers match the filters.`));
       return;
     }
     const table = el('table', { class: 'matrix', id: 'matrix' },
-      el('caption', {}, `Cheapest ${pricingLabel(kind)} $/GPU-hour`),
+      el('caption', {}, `Cheapest ${pricingLabel(kind)} $/GPU-hour, ${scope === 'instance' ? 'instance prices (whole machines)' : 'GPU-only prices (the VM is extra)'}` +
+        (otherScope ? `; ${otherScope} ${scope === 'instance' ? 'GPU-only' : 'instance'} offers are compared among themselves (filter scope)` : '') +
+        (gpus.includes('unknown') ? '; the unknown row mixes GPUs the catalog could not place and has no cheapest' : '')),
       el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'GPU'), provs.map((p) => el('th', { scope: 'col' }, p)))),
       el('tbody', {}, gpus.map((g) => {
-        const rowBest = Math.min(...provs.map((p) => (best.get(g + '|' + p) || {}).price_usd_gpu_hour ?? Infinity));
+        const rowBest = comparable(g) ? Math.min(...provs.map((p) => (best.get(g + '|' + p) || {}).price_usd_gpu_hour ?? Infinity)) : NaN;
         return el('tr', {}, el('th', { scope: 'row' }, g), provs.map((p) => {
           const o = best.get(g + '|' + p);
           if (!o) return el('td', { class: 'n none' }, el('span', { 'aria-label': 'no offer' }, '·'));
@@ -186,6 +200,7 @@ export async function board(main) {
       el('td', {}, o.tier),
       el('td', {}, pricingLabel(o.pricing)),
       el('td', {}, o.region, o.zone && o.zone !== o.region ? el('span', { class: 'muted' }, ' ' + o.zone) : ''),
+      el('td', {}, SCOPE_LABEL[scopeOf(o)] || scopeOf(o)),
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
       el('td', { class: 'n', title: when(o.observed_at) + (constructed(o) ? ' (recorded example from a constructed response: an illustrative value, not a provider\'s price)' : recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
@@ -201,8 +216,8 @@ export async function board(main) {
 
   csvButton.addEventListener('click', () => {
     const list = sorted(filtered());
-    const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_usd_hour', 'price_usd_gpu_hour', 'origin'];
-    const text = csv(header, list.map((o) => header.map((h) => (h === 'origin' ? (recorded(o) ? 'recorded' : 'live') : o[h]))));
+    const header = ['observed_at', 'provider', 'tier', 'sku', 'gpu', 'gpu_count', 'region', 'zone', 'pricing', 'price_scope', 'price_usd_hour', 'price_usd_gpu_hour', 'origin'];
+    const text = csv(header, list.map((o) => header.map((h) => (h === 'origin' ? (recorded(o) ? 'recorded' : 'live') : h === 'price_scope' ? scopeOf(o) : o[h]))));
     const name = ['gpuprice', ...FILTERS.map((f) => state[f]), state.q].filter(Boolean).join('-').replace(/[^A-Za-z0-9_.-]+/g, '_') + '.csv';
     download(name, 'text/csv', text);
   });

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+)
+
+// TestConventions: the command line behaves the same everywhere (issue 23). A usage
+// mistake exits 2; every span flag takes 7d / 2w / 36h / Go durations and its error
+// names it; --params reads 7B like report --model-params; a bare --store path is the
+// DuckDB file; --log-level names the valid levels.
+func TestConventions(t *testing.T) {
+	dir := t.TempDir()
+	abs := filepath.Join(dir, "conv.duckdb")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bare path (no scheme, relative) is the DuckDB file it names.
+	if out, errb, code := runAll("--store", rel, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse --store %s: exit %d\n%s\n%s", rel, code, out, errb)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		t.Fatalf("--store %s did not write %s: %v", rel, abs, err)
+	}
+	dsn := "duckdb://" + abs
+	for _, c := range []struct {
+		args []string
+		code int
+		says []string // in stderr
+	}{
+		{[]string{"tokens"}, cli.ExitUsage, []string{"--params is required"}},
+		{[]string{"history"}, cli.ExitUsage, []string{"--gpu is required"}},
+		{[]string{"report"}, cli.ExitUsage, []string{"--gpu is required"}},
+		{[]string{"volatility", "--window", "7"}, cli.ExitUsage, []string{"--window", "7d"}},
+		{[]string{"prices", "--stale", "1x"}, cli.ExitUsage, []string{"--stale", "7d"}},
+		{[]string{"prices", "--stale", "1d"}, cli.ExitOK, nil},
+		{[]string{"prices", "--stale", "2w"}, cli.ExitOK, nil},
+		{[]string{"prices", "--stale", "36h"}, cli.ExitOK, nil},
+		{[]string{"volatility", "--at", "2026-11-02", "--window", "1h30m"}, cli.ExitOK, nil},
+		{[]string{"tokens", "--params", "seven"}, cli.ExitUsage, []string{"--params", "70B"}},
+		{[]string{"--log-level", "verbose", "runs"}, cli.ExitUsage, []string{"use debug, info, warn or error"}},
+		{[]string{"prices", "--fromat", "json"}, cli.ExitUsage, []string{"did you mean --format?"}},
+	} {
+		_, errb, code := runAll(append([]string{"--store", dsn}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d\n%s", strings.Join(c.args, " "), code, c.code, errb)
+		}
+		for _, s := range c.says {
+			if !strings.Contains(errb, s) {
+				t.Errorf("%s: stderr %q does not say %q", strings.Join(c.args, " "), errb, s)
+			}
+		}
+		if strings.Contains(errb, "--since") && c.args[0] != "history" {
+			t.Errorf("%s: the error names --since: %q", strings.Join(c.args, " "), errb)
+		}
+	}
+	// --params 7B is --params 7e9, and the offerings left out are said as sentences.
+	a, errA, codeA := runAll("--store", dsn, "tokens", "--params", "7B", "--format", "csv")
+	b, _, codeB := runAll("--store", dsn, "tokens", "--params", "7e9", "--format", "csv")
+	if codeA != cli.ExitOK || codeB != cli.ExitOK || a != b || a == "" {
+		t.Errorf("tokens --params 7B (exit %d) differs from 7e9 (exit %d):\n%s\n%s", codeA, codeB, a, b)
+	}
+	if strings.Contains(errA, "level=WARN") {
+		t.Errorf("tokens warns in log lines: %q", errA)
+	}
+}
+
+// TestEmptyQuarantineIsGoodNews: an empty quarantine says so, not "run collect".
+func TestEmptyQuarantineIsGoodNews(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "q.duckdb")
+	if _, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse: exit %d\n%s", code, errb)
+	}
+	out, errb, code := runAll("--store", dsn, "quarantine")
+	if code != cli.ExitOK || !strings.Contains(out, "every row read passed validation") || strings.Contains(out, "gpuprice collect") {
+		t.Errorf("empty quarantine: exit %d\n%s\n%s", code, out, errb)
+	}
+}
