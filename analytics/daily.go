@@ -55,7 +55,8 @@ func ScopedDailyPrices(bars []store.Bar, from, to time.Time, scope string) []Day
 	}
 	var keep []store.Bar
 	for _, b := range bars {
-		if schemas.BasisOf(b.PriceBasis) == schemas.BasisListed && schemas.ScopeOf(b.PriceScope) == scope {
+		if b.GPU != schemas.UnknownGPU && schemas.BasisOf(b.PriceBasis) == schemas.BasisListed &&
+			schemas.ScopeOf(b.PriceScope) == scope {
 			keep = append(keep, b)
 		}
 	}
@@ -174,18 +175,21 @@ func PriceEnd(last store.Bar, seen, newest time.Time) time.Time {
 // Comparable reports whether a bar compares with the others by default: a listed
 // price (not derived by a rule, not a "from" floor) for a whole instance (not a
 // GPU priced apart from its VM). Bars rolled up before schema version 5 carry ""
-// for both and count as listed instance prices.
+// for both and count as listed instance prices. A GPU the catalog could not place
+// (schemas.UnknownGPU: a V100 and a P100 may share it) compares with nothing: it is
+// never a cheapest, a spread or in the index.
 func Comparable(b store.Bar) bool {
-	return listedInstance(b.PriceScope, b.PriceBasis)
+	return listedInstance(b.GPU, b.PriceScope, b.PriceBasis)
 }
 
-func listedInstance(scope, basis string) bool {
-	return schemas.BasisOf(basis) == schemas.BasisListed && schemas.ScopeOf(scope) == schemas.ScopeInstance
+func listedInstance(gpu, scope, basis string) bool {
+	return gpu != schemas.UnknownGPU && schemas.BasisOf(basis) == schemas.BasisListed &&
+		schemas.ScopeOf(scope) == schemas.ScopeInstance
 }
 
 // ComparableBars keeps the bars Comparable accepts, in order.
 func ComparableBars(bars []store.Bar) []store.Bar {
-	return keep(bars, func(b *store.Bar) bool { return listedInstance(b.PriceScope, b.PriceBasis) })
+	return keep(bars, func(b *store.Bar) bool { return listedInstance(b.GPU, b.PriceScope, b.PriceBasis) })
 }
 
 // keep returns the elements ok accepts, in order: xs itself when it accepts all.

@@ -63,7 +63,7 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 	for i := range series {
 		s := &series[i]
 		if bars := keep(s.Bars, func(b *store.CloseBar) bool {
-			return listedInstance(b.Attrs.PriceScope, b.Attrs.PriceBasis)
+			return listedInstance(b.Attrs.GPU, b.Attrs.PriceScope, b.Attrs.PriceBasis)
 		}); len(bars) > 0 {
 			runs, of = append(runs, bars), append(of, s)
 		}

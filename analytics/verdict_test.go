@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // The recorded example's H100-SXM-80GB one-year offers on 2026-11-02 and a quote of
@@ -53,5 +56,20 @@ func TestQuoteVerdictLikeForLike(t *testing.T) {
 		if Ordinal(n) != w {
 			t.Errorf("Ordinal(%d) = %s", n, Ordinal(n))
 		}
+	}
+}
+
+// TestUnknownGPUComparesWithNothing: an unknown GPU's bars (a V100 and a P100 may
+// share the name) never take part in day prices: no cheapest, spread or index.
+func TestUnknownGPUComparesWithNothing(t *testing.T) {
+	known := dp("aws", schemas.TierHyperscaler, "on_demand", "p5", 0, 4.0)
+	unknown := dp("vast", schemas.TierMarketplace, "on_demand", "v", 0, 0.5)
+	unknown.Bar.GPU = schemas.UnknownGPU
+	got := DailyPrices([]store.Bar{known.Bar, unknown.Bar}, day(0), day(1))
+	if len(got) != 1 || got[0].Bar.GPU != "H100-SXM-80GB" {
+		t.Fatalf("day prices %+v, want the known GPU's only", got)
+	}
+	if Comparable(unknown.Bar) || len(ScopedDailyPrices([]store.Bar{unknown.Bar}, day(0), day(1), schemas.ScopeGPUOnly)) != 0 {
+		t.Error("an unknown GPU is comparable")
 	}
 }

@@ -29,7 +29,7 @@ func TestServeHTTPLimitsFromConfig(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 	request := func(conn net.Conn, br *bufio.Reader, extra string) *http.Response {
 		t.Helper()
-		if _, err := fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n%s\r\n", extra); err != nil {
+		if _, err := fmt.Fprintf(conn, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n%s\r\n", extra); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := http.ReadResponse(br, nil)

@@ -125,7 +125,8 @@ func dayPrices(f store.Filter) (string, []any) {
 		UNION ALL
 		(SELECT ` + cols + ` FROM bars` + carry + `
 			QUALIFY row_number() OVER (PARTITION BY ` + seriesCols + ` ORDER BY bar_start DESC) = 1)),
-	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `') AND price_scope IN ('', '` + schemas.ScopeInstance + `')),
+	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `') AND price_scope IN ('', '` + schemas.ScopeInstance + `')
+		AND gpu <> '` + schemas.UnknownGPU + `'),
 	se AS (SELECT ` + seriesCols + `, seen, first_start,
 			CASE WHEN seen IS NULL OR seen >= max(seen) OVER (PARTITION BY provider) - INTERVAL 24 HOUR THEN NULL
 				ELSE greatest(date_trunc('day', seen) + INTERVAL 2 DAY, date_trunc('day', last_start) + INTERVAL 1 DAY) END AS e

@@ -46,6 +46,9 @@ func DayPriceData(t *testing.T, st store.Store) {
 		if i%11 == 4 {
 			o.PriceScope = schemas.ScopeGPUOnly
 		}
+		if i%19 == 7 { // a GPU the catalog could not place: compared with nothing
+			o.GPU = schemas.UnknownGPU
+		}
 		if i%13 == 5 && step%8 < 3 {
 			o.PriceBasis = schemas.BasisFloor
 		}

@@ -66,6 +66,22 @@ func interpolate(sql string, vars map[string]selection, from, to time.Time) (str
 				q[i] = "'" + strings.ReplaceAll(x, "'", `\'`) + "'"
 			}
 			return strings.Join(q, ",")
+		case "percentencode":
+			// Grafana's formatter: an array as "{a,b}", then encodeURIComponentStrict.
+			x := vals[0]
+			if v.multi {
+				x = "{" + strings.Join(vals, ",") + "}"
+			}
+			var b strings.Builder
+			for i := 0; i < len(x); i++ {
+				c := x[i]
+				if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.~", c) >= 0 {
+					b.WriteByte(c)
+				} else {
+					fmt.Fprintf(&b, "%%%02X", c)
+				}
+			}
+			return b.String()
 		case "":
 			if v.multi {
 				return "'" + strings.Join(vals, "','") + "'"

@@ -67,9 +67,14 @@ type Dashboard struct {
 }
 
 // in is the filter of a column by a multi-value variable, dropped when "All" is
-// selected: the plugin's $__conditionalAll, and ${v:singlequote} quoting every value.
+// selected: the plugin's $__conditionalAll. The values come ${v:percentencode}
+// ("{a,b}" percent-encoded: only letters, digits, - _ . ~ and %), which no value can
+// break out of, unlike ${v:singlequote} (which leaves a backslash: issue 29), and
+// are decoded, unbraced (a value holds no brace: ingest made it boring) and split in
+// ClickHouse.
 func in(col, v string) string {
-	return fmt.Sprintf("$__conditionalAll(%s IN (${%s:singlequote}), $%s)", col, v, v)
+	return fmt.Sprintf("$__conditionalAll(has(splitByChar(',', replaceAll(replaceAll(decodeURLComponent("+
+		"'${%s:percentencode}'), '{', ''), '}', '')), %s), $%s)", v, col, v)
 }
 
 // q7 is the p-quantile of the sorted array a (Hyndman–Fan type 7, as the analytics

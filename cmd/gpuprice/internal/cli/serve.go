@@ -92,7 +92,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	sv := a.cfg.Serve
 	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout, ReadTimeout: sv.ReadTimeout,
-		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes}}
+		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes,
+		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts}
 	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
 		cfg.StoreName = buyer.CiteStore(dsn)
 	}

@@ -160,6 +160,13 @@ type Serve struct {
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxHeaderBytes caps a request's header; larger ones are answered 431 (0: 64 KiB).
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// MaxConnsPerClient caps the connections one client address holds open (0: 64;
+	// -1: no cap, for a server behind a proxy, where every client has its address).
+	MaxConnsPerClient int `yaml:"max_conns_per_client"`
+	// AllowedHosts are the Host header values answered (a name alone also with the
+	// port); others get 421. Empty: localhost, 127.0.0.1 and [::1] when listening on
+	// loopback, any otherwise; ["*"]: any.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 // HTTP configures the shared fetch client.

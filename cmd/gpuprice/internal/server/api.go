@@ -65,7 +65,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
 		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
 		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false), dataOf(r.Runs), nil},
-		{"GET", "/api/v1/quarantine", serveReport(s, report.ParseQuarantine, r.Quarantine, tableOf(report.QuarantineTable), false), dataOf(r.Quarantine), nil},
+		{"GET", "/api/v1/quarantine", s.withToken(serveReport(s, report.ParseQuarantine, r.Quarantine,
+			tableOf(report.QuarantineTable), false)), dataOf(r.Quarantine), nil},
 		{"GET", "/api/v1/gpus", serveReport(s, report.ParseGPUs, r.GPUs, nil, false), dataOf(r.GPUs), nil},
 		{"GET", "/api/v1/fx", serveReport(s, report.ParseFX, r.FX, tableOf(report.FXTable), false), dataOf(r.FX), nil},
 		{"POST", "/api/v1/collect", s.apiCollect, nil, reflect.TypeFor[CollectAnswer]()},
@@ -213,18 +214,37 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 	}
 }
 
+// authorized reports whether r carries the server's admin token (TokenEnv), and
+// answers 403 (no token configured: what needs it is off) or 401 when it does not.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, what string) bool {
+	if s.cfg.CollectToken == "" {
+		writeJSON(w, http.StatusForbidden, apiError{Error: what + " over the API is off: start serve with " + TokenEnv + " set"})
+		return false
+	}
+	got, ok := bearer(r)
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.CollectToken)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="gpuprice"`)
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required (Authorization: Bearer $" + TokenEnv + ")"})
+		return false
+	}
+	return true
+}
+
+// withToken serves h only to a request carrying the admin token (authorized):
+// quarantined rows hold providers' raw records.
+func (s *Server) withToken(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(w, r, r.URL.Path) {
+			h(w, r)
+		}
+	}
+}
+
 // apiCollect runs sources now (POST /api/v1/collect?source=NAME, repeatable). It
 // needs the bearer token of the server's configuration; without one configured
 // the endpoint is off.
 func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.CollectToken == "" {
-		writeJSON(w, http.StatusForbidden, apiError{Error: "collect over the API is off: start serve with " + TokenEnv + " set"})
-		return
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.cfg.CollectToken)) != 1 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="gpuprice"`)
-		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required (Authorization: Bearer $" + TokenEnv + ")"})
+	if !s.authorized(w, r, "collect") {
 		return
 	}
 	v, err := query(r)

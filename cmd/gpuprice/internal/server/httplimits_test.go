@@ -21,7 +21,7 @@ func serveWith(t *testing.T, h http.Handler, limits HTTPLimits) string {
 		t.Fatal(err)
 	}
 	srv := NewHTTPServer(h, limits)
-	go func() { _ = srv.Serve(limitListener(ln)) }()
+	go func() { _ = srv.Serve(limitListener(ln, limits)) }()
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
 }

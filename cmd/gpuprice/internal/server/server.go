@@ -70,6 +70,10 @@ type Config struct {
 	// HTTP are the HTTP server's timeouts and header limit (zero fields: the
 	// defaults).
 	HTTP HTTPLimits
+	// AllowedHosts are the Host header values answered (a name alone allows it with
+	// the listening port too); others get 421. None: localhost, 127.0.0.1 and [::1]
+	// when listening on loopback (against DNS rebinding), any otherwise; "*": any.
+	AllowedHosts []string
 }
 
 // RunFunc runs the named sources now, through the whole pipeline, and returns their
@@ -232,9 +236,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
 	go s.snap.watch(ctx, CheckEvery, s.changed)
-	srv := NewHTTPServer(s.handler, s.cfg.HTTP)
+	srv := NewHTTPServer(checkHost(s.handler, hostAllowlist(s.cfg.AllowedHosts, ln.Addr())), s.cfg.HTTP)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limitListener(ln)) }()
+	go func() { errc <- srv.Serve(limitListener(ln, s.cfg.HTTP)) }()
 	sched.Start()
 	var first sync.WaitGroup
 	if runNow {
@@ -320,6 +324,9 @@ type HTTPLimits struct {
 	// MaxHeaderBytes caps a request's header (Go's server allows 4 KB more before
 	// answering 431 Request Header Fields Too Large).
 	MaxHeaderBytes int
+	// MaxConnsPerClient caps the connections one client address holds open at once
+	// (0: DefaultMaxConnsPerClient; negative: no cap, e.g. behind a proxy).
+	MaxConnsPerClient int
 }
 
 // DefaultHTTPLimits are the limits of a server configured with none.

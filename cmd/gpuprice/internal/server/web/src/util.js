@@ -82,10 +82,15 @@ export function href(path, state) {
   return path + (s ? '?' + s : '');
 }
 
-/** csv renders rows (arrays) as RFC 4180 text. */
+/**
+ * csv renders rows (arrays) as RFC 4180 text. A cell a spreadsheet would run as a
+ * formula (= + - @ tab CR first, not a number) gets a leading ' (OWASP), as the
+ * server's CSV does (schemas/textsafe.CSV).
+ */
 export function csv(header, rows) {
+  const guard = (s) => (/^[=+\-@\t\r]/.test(s) && !(/^[+-]/.test(s) && s.trim() !== '' && !isNaN(Number(s))) ? "'" + s : s);
   const cell = (v) => {
-    const s = v === null || v === undefined ? '' : String(v);
+    const s = guard(v === null || v === undefined ? '' : String(v));
     return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   };
   return [header, ...rows].map((r) => r.map(cell).join(',')).join('\r\n') + '\r\n';
