@@ -128,7 +128,7 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 		t.Fatalf("import into the cluster with node 3 killed: exit %d\n%s", code, out)
 	}
 	t.Logf("cluster: imported %d rows in %v, node 3 SIGKILLed after %d rows reached shard 1's replica:\n%s", rows, importTime.Round(time.Millisecond), killedAt.Load(), out)
-	m := regexp.MustCompile(`(?m)^import:csv\s+(\w+)\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)\s+\S+\s*(.*)$`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`(?m)^import:csv\s+(\w+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s+\S+\s*(.*)$`).FindStringSubmatch(out)
 	if m == nil || (m[1] != "ok" && m[1] != "degraded") || atoi(m[2]) != rows || atoi(m[3]) != 0 || (m[1] == "ok") != (m[4] == "0") {
 		t.Fatalf("import summary: %q, want ok (or degraded with rows spooled), %d accepted, 0 quarantined:\n%s", m, rows, out)
 	}

@@ -195,7 +195,7 @@ func TestHangingSourceAndRetryAfter(t *testing.T) {
 		t.Fatalf("collect: %s", out)
 	}
 	durations := map[string]time.Duration{}
-	for _, m := range regexp.MustCompile(`(?m)^(azure|vast|lambda)\s+(\w+)\s+\d+\s+\d+\s+\d+\s+\d+\s+(\S+)`).FindAllStringSubmatch(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^(azure|vast|lambda)\s+(\w+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\S+)`).FindAllStringSubmatch(out, -1) {
 		d, err := time.ParseDuration(m[3])
 		if err != nil {
 			t.Fatalf("%s duration %q: %v", m[1], m[3], err)

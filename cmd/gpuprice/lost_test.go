@@ -174,7 +174,10 @@ func TestCollectWithTheStoreDownSpools(t *testing.T) {
 func TestServeCapsOpenConnections(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "gpuprice.yaml")
-	text := "data_dir: " + dir + "\nsources:\n  lambda: {endpoint: http://127.0.0.1:1/, schedule: '0 0 1 1 *'}\n"
+	// Every client here is 127.0.0.1: the per-client cap is off, so that the global
+	// cap is what is tested (TestSlowHeaderFloodLeavesHealthzAnswering tests the other).
+	text := "data_dir: " + dir + "\nserve: {max_conns_per_client: -1}\nsources:\n" +
+		"  lambda: {endpoint: http://127.0.0.1:1/, schedule: '0 0 1 1 *'}\n"
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func TestIntegrationClickHouseOutage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("import failed while the store was down (it should spool): exit %d\n%s", code, out)
 	}
-	m := regexp.MustCompile(`(?m)^import:csv\s+(\w+)\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`(?m)^import:csv\s+(\w+)\s+(\d+)\s+(\d+)\s+\d+\s+\d+\s+(\d+)`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no summary line:\n%s", out)
 	}
@@ -231,7 +231,7 @@ func TestIntegrationClickHouseOutage(t *testing.T) {
 			t.Fatalf("%s: prices lists %d rows, want %d", when, n, rows)
 		}
 		runs, _ := gp("runs")
-		if !regexp.MustCompile(fmt.Sprintf(`import:csv\s+\S+\s+\d+\s+degraded\s+%d\s+%d\s+0\s+0\s+[1-9]\d* rows spooled: the store was unavailable.*; %d rows quarantined`, rows, bad, bad)).MatchString(runs) {
+		if !regexp.MustCompile(fmt.Sprintf(`import:csv\s+\S+\s+\d+\s+degraded\s+%d\s+%d\s+0\s+0\s+0\s+[1-9]\d* rows spooled: the store was unavailable.*; %d rows quarantined`, rows, bad, bad)).MatchString(runs) {
 			t.Fatalf("%s: the import's run record is missing or wrong:\n%s", when, runs)
 		}
 		q, _ := gp("quarantine", "--limit", "0")
