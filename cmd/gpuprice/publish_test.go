@@ -18,8 +18,8 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/publish"
 	"github.com/gpuprice/gpuprice/ingest/parquetio"
-	"github.com/gpuprice/gpuprice/publish"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
-	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/analytics/publish"
+	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 	"github.com/gpuprice/gpuprice/store/storetest"
@@ -336,7 +336,7 @@ func testReport(t *testing.T, dsn string, browse bool) {
 
 	// Markdown: the same sections and numbers.
 	md := mustRun(t, append(g, "report", "--gpu", "H100-SXM-80GB", "--since", "730d", "--at", atS, "--quote", "3", "--gpus", "8", "--format", "markdown")...)
-	for _, title := range buyer.Titles {
+	for _, title := range report.Titles {
 		if !strings.Contains(md, "\n## "+title+"\n") {
 			t.Errorf("markdown: no section %q", title)
 		}
@@ -389,7 +389,7 @@ func testReport(t *testing.T, dsn string, browse bool) {
 
 	if browse {
 		ctx := browser(t)
-		do(t, ctx, "open the report", chromedp.Navigate(buyer.FileURL(page)))
+		do(t, ctx, "open the report", chromedp.Navigate(report.FileURL(page)))
 		type chart struct {
 			ID      string `json:"id"`
 			Lines   int    `json:"lines"`
@@ -503,8 +503,8 @@ func checkPDF(t *testing.T, path string) {
 	}
 	walk(bms)
 	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "target", "method"} {
-		if !slices.Contains(titles, buyer.Titles[id]) {
-			t.Errorf("PDF outline has no section %q: %s", buyer.Titles[id], fmt.Sprint(titles))
+		if !slices.Contains(titles, report.Titles[id]) {
+			t.Errorf("PDF outline has no section %q: %s", report.Titles[id], fmt.Sprint(titles))
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/analytics/publish"
 )
 
 // rehash re-writes a self-hashed snapshot file the way publish does (the hash of the

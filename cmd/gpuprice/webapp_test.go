@@ -20,16 +20,16 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
-// chromium returns the Chromium the report prints PDFs with (buyer.ExecPath:
+// chromium returns the Chromium the report prints PDFs with (report.ExecPath:
 // $GPUPRICE_CHROMIUM, else chromium on the PATH, Debian's, which deploy/test.sh
 // installs). Without it the browser tests skip, loudly, and fail under CI.
 func chromium(t *testing.T) string {
 	t.Helper()
-	p, err := buyer.ExecPath()
+	p, err := report.ExecPath()
 	if err == nil {
 		return p
 	}
@@ -60,7 +60,7 @@ func artifacts(t *testing.T) string {
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	exe := chromium(t)
-	ctx, cancel, err := buyer.Browser(context.Background(), exe, t.TempDir(), 1280, 900)
+	ctx, cancel, err := report.Browser(context.Background(), exe, t.TempDir(), 1280, 900)
 	if err != nil {
 		t.Fatalf("chromium did not start: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -51,7 +51,7 @@ and ended and the figures it fired and resolved on.`,
   gpuprice alerts --window 30d --format markdown`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, report.Formats...); err != nil {
+			if err := checkFormat(format, query.Formats...); err != nil {
 				return err
 			}
 			now, err := parseAt(at)
@@ -62,11 +62,11 @@ and ended and the figures it fired and resolved on.`,
 				if at != "" {
 					return usagef("--at and --until both say when: give one")
 				}
-				if now, err = report.ParseUntil(until); err != nil {
+				if now, err = query.ParseUntil(until); err != nil {
 					return usagef("--until %q: %v", until, err)
 				}
 			}
-			span, err := report.ParseSpan(window)
+			span, err := query.ParseSpan(window)
 			if err != nil {
 				return usagef("--window %q: %v", window, err)
 			}
@@ -81,9 +81,9 @@ and ended and the figures it fired and resolved on.`,
 				// A dry run only reads: while serve holds the embedded store, ask it.
 				if base, ok := a.runningServer(); ok && dryRun && errors.Is(err, store.ErrLocked) {
 					fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
-					res, err := (&report.Client{Base: base}).Alerts(cmd.Context(), report.AlertsQuery{At: now, Window: span})
+					res, err := (&query.Client{Base: base}).Alerts(cmd.Context(), query.AlertsQuery{At: now, Window: span})
 					if err != nil {
-						return report.FlagError(err)
+						return query.FlagError(err)
 					}
 					if err := a.printAlerts(res.Data, format); err != nil {
 						return err
@@ -103,7 +103,7 @@ and ended and the figures it fired and resolved on.`,
 				}
 			}
 			rep.Rules, rep.Deliveries = nonNilSlice(rep.Rules), nonNilSlice(rep.Deliveries)
-			if rep.Recent, err = report.RecentAlerts(cmd.Context(), st, now, span); err != nil {
+			if rep.Recent, err = query.RecentAlerts(cmd.Context(), st, now, span); err != nil {
 				return err
 			}
 			if err := a.printAlerts(rep, format); err != nil {
@@ -208,15 +208,15 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	var ruleRows [][]string
 	for _, r := range rep.Rules {
 		if r.Error != "" {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), report.Missing, "error", report.Missing, report.Missing, report.Missing, firstLineOf(r.Error)})
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "error", query.Missing, query.Missing, query.Missing, firstLineOf(r.Error)})
 			continue
 		}
 		if len(r.Instances) == 0 {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), report.Missing, "no data", report.Missing, report.Missing, report.Missing, "nothing matches the rule yet"})
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "no data", query.Missing, query.Missing, query.Missing, "nothing matches the rule yet"})
 			continue
 		}
 		for _, in := range r.Instances {
-			since := report.Missing
+			since := query.Missing
 			if !in.StartsAt.IsZero() {
 				since = in.StartsAt.UTC().Format(time.RFC3339)
 			}
@@ -242,7 +242,7 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	histHead := []string{"rule", "subject", "state", "started", "ended", "value_fired", "value_resolved", "summary"}
 	var histRows [][]string
 	for _, e := range rep.Recent {
-		ended, endValue, summary := report.Missing, report.Missing, e.Fired.Summary
+		ended, endValue, summary := query.Missing, query.Missing, e.Fired.Summary
 		if e.EndsAt != nil {
 			ended = e.EndsAt.UTC().Format(time.RFC3339)
 		}
@@ -256,14 +256,14 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 		head := []string{"section", "rule", "kind", "subject", "state", "value", "threshold", "since", "ended", "value_resolved", "summary"}
 		var rows [][]string
 		for _, r := range ruleRows {
-			rows = append(rows, []string{"rule", r[0], r[1], r[2], r[3], r[4], r[5], r[6], report.Missing, report.Missing, r[7]})
+			rows = append(rows, []string{"rule", r[0], r[1], r[2], r[3], r[4], r[5], r[6], query.Missing, query.Missing, r[7]})
 		}
 		for _, n := range notes {
-			rows = append(rows, []string{"notifier", report.Missing, report.Missing, report.Missing, report.Missing, report.Missing,
-				report.Missing, report.Missing, report.Missing, report.Missing, n})
+			rows = append(rows, []string{"notifier", query.Missing, query.Missing, query.Missing, query.Missing, query.Missing,
+				query.Missing, query.Missing, query.Missing, query.Missing, n})
 		}
 		for _, h := range histRows {
-			rows = append(rows, []string{"history", h[0], report.Missing, h[1], h[2], h[5], report.Missing, h[3], h[4], h[6], h[7]})
+			rows = append(rows, []string{"history", h[0], query.Missing, h[1], h[2], h[5], query.Missing, h[3], h[4], h[6], h[7]})
 		}
 		return output(a.stdout, "csv", head, rows, nil)
 	}

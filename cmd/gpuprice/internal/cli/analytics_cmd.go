@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -30,7 +30,7 @@ func init() {
 // parseSpan reads a length of time: "90d", "12h", "30m" or any time.ParseDuration
 // text; it must be positive.
 func parseSpan(flag, s string) (time.Duration, error) {
-	d, err := report.ParseSpan(s)
+	d, err := query.ParseSpan(s)
 	if err != nil {
 		return 0, fmt.Errorf("--%s %q: %v", flag, s, err)
 	}
@@ -39,7 +39,7 @@ func parseSpan(flag, s string) (time.Duration, error) {
 
 // parseAt reads --at (RFC 3339 or a date), the end of a window; empty means now.
 func parseAt(s string) (time.Time, error) {
-	t, err := report.ParseAt(s)
+	t, err := query.ParseAt(s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("--at %q: use RFC 3339 (2025-03-01T12:00:00Z) or a date (2025-03-01)", s)
 	}
@@ -55,10 +55,10 @@ func (a *app) rollups(st store.Store) (store.Rollups, error) {
 }
 
 // output writes rows as a table, csv or markdown, or v as JSON: every table
-// command's one writer (report.Write; a column has one name in every format,
+// command's one writer (query.Write; a column has one name in every format,
 // upper-cased in a table). empty, when given, is what an empty table says.
 func output(w io.Writer, format string, header []string, rows [][]string, v any, empty ...string) error {
-	return report.Write(w, format, header, rows, v, empty...)
+	return query.Write(w, format, header, rows, v, empty...)
 }
 
 func (a *app) rollupCmd() *cobra.Command {
@@ -75,7 +75,7 @@ everything). Re-running it is harmless: bars are replaced, never added twice.`,
 			var from, to time.Time
 			if until != "" {
 				var err error
-				if to, err = report.ParseUntil(until); err != nil {
+				if to, err = query.ParseUntil(until); err != nil {
 					return usagef("--until %q: %v", until, err)
 				}
 			}
@@ -85,7 +85,7 @@ everything). Re-running it is harmless: bars are replaced, never added twice.`,
 					end = time.Now().UTC()
 				}
 				var err error
-				if from, err = report.ParseSince(since, end); err != nil {
+				if from, err = query.ParseSince(since, end); err != nil {
 					return usagef("--since %q: %v", since, err)
 				}
 			}
@@ -135,11 +135,11 @@ func (a *app) volatilityCmd() *cobra.Command {
 			if below != 0 {
 				v.Set("below", strconv.FormatFloat(below, 'g', -1, 64))
 			}
-			q, err := report.ParseVolatility(v, report.NoCaps)
+			q, err := query.ParseVolatility(v, query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Volatility(cmd.Context(), q)
 				if err != nil {
 					return err
@@ -221,11 +221,11 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			if nodes != 0 {
 				v.Set("nodes", strconv.Itoa(nodes))
 			}
-			q, err := report.ParseTokens(v, report.NoCaps)
+			q, err := query.ParseTokens(v, query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Tokens(cmd.Context(), q)
 				if err != nil {
 					return err
@@ -271,11 +271,11 @@ func (a *app) spreadsCmd() *cobra.Command {
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := report.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), report.NoCaps)
+			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Spreads(cmd.Context(), q)
 				if err != nil {
 					return err
@@ -321,11 +321,11 @@ func (a *app) historyCmd() *cobra.Command {
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope)
 			v.Set("cheapest", strconv.Itoa(cheapest))
-			q, err := report.ParseHistory(v, report.NoCaps)
+			q, err := query.ParseHistory(v, query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.History(cmd.Context(), q)
 				if err != nil {
 					return err
@@ -335,16 +335,16 @@ func (a *app) historyCmd() *cobra.Command {
 				if format == "table" || format == "markdown" {
 					fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly), h.To.Add(-time.Second).Format(time.DateOnly))
 				}
-				header, rows := report.HistoryTable(h)
+				header, rows := query.HistoryTable(h)
 				if format == "csv" { // one table: the statistics and the cheapest offers
-					header, rows = report.HistoryRows(h)
+					header, rows = query.HistoryRows(h)
 				}
 				if err := output(a.stdout, format, header, rows, h); err != nil {
 					return err
 				}
 				if (format == "table" || format == "markdown") && len(h.Cheapest) > 0 {
 					fmt.Fprintln(a.stdout, "\ncheapest offers now:")
-					header, rows := report.CheapestTable(h)
+					header, rows := query.CheapestTable(h)
 					return output(a.stdout, format, header, rows, nil)
 				}
 				return nil
@@ -379,17 +379,17 @@ func (a *app) indexCmd() *cobra.Command {
 			if explainDay != "" {
 				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
 			}
-			q, err := report.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), report.NoCaps)
+			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Index(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
 				a.noteMatches(res.Matched)
-				header, rows := report.IndexTable(res.Data)
+				header, rows := query.IndexTable(res.Data)
 				return output(a.stdout, format, header, rows, res.Data)
 			})
 		},
@@ -433,7 +433,7 @@ func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string)
 	header := []string{"group", "status", "matched", "provider", "series", "price_usd_gpu_hour"}
 	var rows [][]string
 	for _, m := range members {
-		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series, report.Num(m.Price)})
+		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series, query.Num(m.Price)})
 	}
 	if format == "table" {
 		fmt.Fprintf(a.stdout, "%s %s on %s (%s; %s). Suspect prices are never stored: see `gpuprice quarantine`.\n",

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -69,7 +69,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			}
 			var ago time.Duration
 			if until != "" {
-				end, err := report.ParseUntil(until)
+				end, err := query.ParseUntil(until)
 				if err != nil {
 					return usagef("--until %q: %v", until, err)
 				}

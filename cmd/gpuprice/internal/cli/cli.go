@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -108,7 +108,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			a.log = a.redactLogger(slog.New(h))
 			a.command = cmd.Name()
 			if a.rawCSV {
-				a.stdout = report.RawCSV(a.stdout)
+				a.stdout = query.RawCSV(a.stdout)
 			}
 			if _, err := a.applyMemoryLimit(a.command); err != nil {
 				return err

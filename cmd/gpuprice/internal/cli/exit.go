@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -74,7 +74,7 @@ func exitCode(err error) int {
 		return best
 	}
 	var u usageError
-	var pe *report.ParamError // a flag's value the query cannot take
+	var pe *query.ParamError // a flag's value the query cannot take
 	if errors.As(err, &u) || errors.As(err, &pe) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return ExitUsage
 	}

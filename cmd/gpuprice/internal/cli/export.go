@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest/export"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -71,9 +71,9 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			if err != nil {
 				return err
 			}
-			sel, err := r.Resolve(ctx, report.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region, Tier: ff.tier})
+			sel, err := r.Resolve(ctx, query.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region, Tier: ff.tier})
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
 			a.noteMatches(sel.Matches)
 			sel.Since, sel.Until = f.Since, f.Until
@@ -155,7 +155,7 @@ func parseAgo(v string) (time.Duration, error) {
 // matches several GPUs, which the store filter alone cannot say).
 type selected struct {
 	st  store.Store
-	sel report.Selection
+	sel query.Selection
 }
 
 func (s selected) Each(ctx context.Context, f store.Filter, fn func(schemas.Observation) error) error {

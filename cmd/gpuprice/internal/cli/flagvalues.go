@@ -3,7 +3,7 @@ package cli
 import (
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 )
 
 // parsedValue is a flag read by one of report's parsers, so that a kind of value is
@@ -35,14 +35,14 @@ func (v parsedValue[T]) Set(s string) error {
 func (v parsedValue[T]) Type() string { return v.kind }
 
 // spanFlag is a length of time in the one form every span flag takes
-// (report.ParseSpan: 2w, 7d, 36h, 30m or Go duration text), so that --stale 1d reads
+// (query.ParseSpan: 2w, 7d, 36h, 30m or Go duration text), so that --stale 1d reads
 // like --window 7d.
 func spanFlag(d *time.Duration) parsedValue[time.Duration] {
-	return parsedValue[time.Duration]{d, report.ParseSpan, report.FormatSpan, "span"}
+	return parsedValue[time.Duration]{d, query.ParseSpan, query.FormatSpan, "span"}
 }
 
-// countFlag is a count as people write one (report.ParseCount: 7B, 70e9, 1.5T), as
+// countFlag is a count as people write one (query.ParseCount: 7B, 70e9, 1.5T), as
 // report --model-params takes it.
 func countFlag(n *float64) parsedValue[float64] {
-	return parsedValue[float64]{n, report.ParseCount, report.FormatCount, "count"}
+	return parsedValue[float64]{n, query.ParseCount, query.FormatCount, "count"}
 }

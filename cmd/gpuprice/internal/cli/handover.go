@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -89,8 +89,8 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	for _, n := range ans.Running {
-		rows = append(rows, []string{n, "skipped", report.Missing, report.Missing, report.Missing, report.Missing,
-			report.Missing, report.Missing, report.Missing, "already running in serve"})
+		rows = append(rows, []string{n, "skipped", query.Missing, query.Missing, query.Missing, query.Missing,
+			query.Missing, query.Missing, query.Missing, "already running in serve"})
 	}
 	if err := output(a.stdout, "table", resultColumns, rows, nil, ""); err != nil {
 		return err

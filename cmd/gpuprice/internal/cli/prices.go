@@ -11,14 +11,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // CSVHeader is the column list of `prices --format csv`, which `import csv` reads back.
-var CSVHeader = report.CSVHeader
+var CSVHeader = query.CSVHeader
 
-func fnum(v float64) string { return report.Num(v) }
+func fnum(v float64) string { return query.Num(v) }
 
 type filterFlags struct {
 	gpu, provider, pricing, region, tier string
@@ -80,7 +80,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			v := ff.values("stale", report.FormatSpan(stale))
+			v := ff.values("stale", query.FormatSpan(stale))
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
 			}
@@ -90,11 +90,11 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 			if withDerived {
 				v.Set("include-derived", "true")
 			}
-			q, err := report.ParsePrices(v, report.NoCaps)
+			q, err := query.ParsePrices(v, query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Prices(cmd.Context(), q)
 				if err != nil {
 					return err
@@ -154,5 +154,5 @@ func writeExplained(w io.Writer, format string, rows []schemas.Observation) erro
 }
 
 func writeObservations(w io.Writer, format string, rows []schemas.Observation) error {
-	return report.WriteObservations(w, format, rows)
+	return query.WriteObservations(w, format, rows)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/analytics/publish"
 	"github.com/gpuprice/gpuprice/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -20,7 +20,7 @@ func init() {
 }
 
 // untilFlag adds --until, the end of the window as --at gives it, also as a span back
-// from now (2w: two weeks ago), parsed as --since is (report.ParseUntil).
+// from now (2w: two weeks ago), parsed as --since is (query.ParseUntil).
 func untilFlag(fl *pflag.FlagSet, until *string) {
 	fl.StringVar(until, "until", "", "end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
 }
@@ -54,17 +54,17 @@ func (a *app) runsCmd() *cobra.Command {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := report.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until), report.NoCaps)
+			q, err := query.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Runs(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
 				a.noteMatches(res.Matched)
-				header, rows := report.RunsTable(res.Data)
+				header, rows := query.RunsTable(res.Data)
 				return output(a.stdout, format, header, rows, res.Data,
 					"(no run recorded in this window: `gpuprice collect` records one per source)")
 			})
@@ -91,16 +91,16 @@ func (a *app) quarantineCmd() *cobra.Command {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := report.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until), report.NoCaps)
+			q, err := query.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Quarantine(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
-				header, rows := report.QuarantineTable(res.Data)
+				header, rows := query.QuarantineTable(res.Data)
 				// An empty quarantine is good news: every row read passed the gates.
 				return output(a.stdout, format, header, rows, res.Data,
 					"(nothing quarantined in this window: every row read passed validation; "+
@@ -157,7 +157,7 @@ released: fix the source or the configuration and collect again.`,
 					return err
 				}
 				fmt.Fprintf(a.stdout, "released %s: %s %s %s %s $%s/GPU-h\n", id, o.Provider, o.SKU, o.Region, o.Pricing,
-					report.Num(o.PriceUSDGPUHour))
+					query.Num(o.PriceUSDGPUHour))
 			}
 			return nil
 		},
@@ -180,16 +180,16 @@ Every converted observation keeps the rate it used in fx_rate.`,
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := report.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), report.NoCaps)
+			q, err := query.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.FX(cmd.Context(), q)
 				if err != nil {
 					return err
 				}
-				header, rows := report.FXTable(res.Data)
+				header, rows := query.FXTable(res.Data)
 				return output(a.stdout, format, header, rows, res.Data)
 			})
 		},
@@ -209,12 +209,12 @@ func (a *app) sourcesCmd() *cobra.Command {
 		Short: "List every source: pricing kinds, method, credentials, schedule, last run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, report.Formats...); err != nil {
+			if err := checkFormat(format, query.Formats...); err != nil {
 				return err
 			}
 			rows := a.sourceDefs()
-			err := a.withReports(cmd, func(src report.Source) error {
-				res, err := src.Sources(cmd.Context(), report.SourcesQuery{})
+			err := a.withReports(cmd, func(src query.Source) error {
+				res, err := src.Sources(cmd.Context(), query.SourcesQuery{})
 				if err == nil {
 					rows = res.Data
 				}
@@ -265,17 +265,17 @@ and assumptions exactly as collection does, and says what collection stores.`,
 			if explain != "" {
 				return a.explainGPU(cat, schemas.Hint{Provider: provider, Name: explain, SKU: sku, MemoryGB: memGB})
 			}
-			if err := checkFormat(format, report.Formats...); err != nil {
+			if err := checkFormat(format, query.Formats...); err != nil {
 				return err
 			}
-			q, err := report.ParseGPUs(flagValues("gpu", gpu), report.NoCaps)
+			q, err := query.ParseGPUs(flagValues("gpu", gpu), query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			r := &report.Reader{Catalog: cat} // the catalog needs no store
+			r := &query.Reader{Catalog: cat} // the catalog needs no store
 			res, err := r.GPUs(cmd.Context(), q)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
 			a.noteMatches(res.Matched)
 			var cells [][]string
@@ -349,11 +349,11 @@ adds every observation (collected and imported).`,
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
 			}
-			q, err := report.ParseSeries(v, report.NoCaps)
+			q, err := query.ParseSeries(v, query.NoCaps)
 			if err != nil {
-				return report.FlagError(err)
+				return query.FlagError(err)
 			}
-			return a.withReports(cmd, func(src report.Source) error {
+			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Series(cmd.Context(), q)
 				if err != nil {
 					return err

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
-	"github.com/gpuprice/gpuprice/publish"
+	"github.com/gpuprice/gpuprice/analytics/publish"
+	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -73,7 +73,7 @@ and a target price section says what the term's cheapest offer would save.
 Every number is the one the named commands (history, spreads, index, volatility,
 tokens, prices) give for the same filters; each section says which. Missing data is
 shown as missing, never as zero. The HTML needs no network (charts are inline SVG);
---out FILE.pdf prints it with headless Chromium ($` + buyer.ChromiumEnv + `, else chromium on
+--out FILE.pdf prints it with headless Chromium ($` + report.ChromiumEnv + `, else chromium on
 the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 		Example: `  gpuprice report --gpu H100-SXM-80GB --out h100.html
   gpuprice report --gpu h100-sxm --since 365d --quote 2.10 --term 1y --gpus 64 --out h100-quote.pdf
@@ -94,30 +94,30 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 			}
 			v.Set("gpus", strconv.Itoa(gpus))
 			v.Set("cheapest", strconv.Itoa(cheapest))
-			q, err := report.ParseReport(v, report.NoCaps)
+			q, err := query.ParseReport(v, query.NoCaps)
 			if err != nil {
-				return usageError{report.FlagError(err)}
+				return usageError{query.FlagError(err)}
 			}
 			dsn, err := a.cfg.StoreDSN(a.storeDSN)
 			if err != nil {
 				return err
 			}
-			return a.withReports(cmd, func(src report.Source) error {
-				cite := buyer.CiteStore(dsn)
-				if c, ok := src.(*report.Client); ok {
+			return a.withReports(cmd, func(src query.Source) error {
+				cite := report.CiteStore(dsn)
+				if c, ok := src.(*query.Client); ok {
 					cite += " via " + c.Base
 				}
-				opt := buyer.Options{Store: cite}
+				opt := report.Options{Store: cite}
 				if snapshot != "" {
-					opt.Snapshot = func(from, to time.Time) (*buyer.Snapshot, error) {
+					opt.Snapshot = func(from, to time.Time) (*report.Snapshot, error) {
 						c, err := publish.Cite(snapshot, from, to)
 						if err != nil {
 							return nil, err
 						}
-						return &buyer.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing), Sentence: c.String()}, nil
+						return &report.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing), Sentence: c.String()}, nil
 					}
 				}
-				rep, err := buyer.Build(cmd.Context(), src, q, opt)
+				rep, err := report.Build(cmd.Context(), src, q, opt)
 				if err != nil {
 					return err
 				}
@@ -135,7 +135,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				body := buf.Bytes()
 				if f == "pdf" {
 					fmt.Fprintln(a.stderr, "gpuprice: printing the report with headless Chromium")
-					if body, err = buyer.PDF(cmd.Context(), body); err != nil {
+					if body, err = report.PDF(cmd.Context(), body); err != nil {
 						return err
 					}
 				}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -17,23 +17,23 @@ import (
 )
 
 // reader is the report reader over st.
-func (a *app) reader(st store.Store) (*report.Reader, error) {
+func (a *app) reader(st store.Store) (*query.Reader, error) {
 	cat, err := schemas.DefaultCatalog()
 	if err != nil {
 		return nil, err
 	}
-	return &report.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names(), SourceDefs: a.sourceDefs(),
+	return &query.Reader{Store: st, Catalog: cat, Providers: a.cfg.ProviderCatalog().Names(), SourceDefs: a.sourceDefs(),
 		Redact: a.redactor().Redact}, nil
 }
 
 // sourceDefs describes every registered source as configured (no last run).
-func (a *app) sourceDefs() []report.SourceRow {
+func (a *app) sourceDefs() []query.SourceRow {
 	providers := a.cfg.ProviderCatalog()
-	var rows []report.SourceRow
+	var rows []query.SourceRow
 	for _, n := range scrapers.Names() {
 		info, _, _ := scrapers.Lookup(n)
 		sc := a.cfg.Sources[n]
-		r := report.SourceRow{
+		r := query.SourceRow{
 			Name: n, Provider: info.Provider, Tier: providers.Lookup(info.Provider).Tier, Method: info.Method,
 			Pricing: info.Pricing, Credentials: info.Credentials, Schedule: info.Schedule, Enabled: sc.IsEnabled(),
 			Endpoint: info.DefaultEndpoint, Description: info.Description,
@@ -52,13 +52,13 @@ func (a *app) sourceDefs() []report.SourceRow {
 // withReports calls fn with a report source: the store, or, when the embedded store
 // is held by a running `gpuprice serve`, that server's API (said in one line on
 // stderr). Errors about a parameter are written as flag errors.
-func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) error {
+func (a *app) withReports(cmd *cobra.Command, fn func(query.Source) error) error {
 	st, err := a.openExistingStore(cmd.Context())
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			if base, ok := a.runningServer(); ok {
 				fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
-				return report.FlagError(fn(&report.Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Minute}}))
+				return query.FlagError(fn(&query.Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Minute}}))
 			}
 		}
 		return err
@@ -69,7 +69,7 @@ func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) erro
 		return err
 	}
 	if err := fn(r); err != nil {
-		return report.FlagError(err)
+		return query.FlagError(err)
 	}
 	if analyticsCommands[cmd.Name()] {
 		a.noteRecordedStore(cmd, st)
@@ -78,7 +78,7 @@ func (a *app) withReports(cmd *cobra.Command, fn func(report.Source) error) erro
 }
 
 // recordedRunPrefix starts the run id of a reparse of a recorded example.
-const recordedRunPrefix = report.RecordedRunPrefix
+const recordedRunPrefix = query.RecordedRunPrefix
 
 // analyticsCommands compute from bars or many rows, whose outputs carry no
 // per-row origin: they say on stderr when the store holds a recorded example.
@@ -115,7 +115,7 @@ func (a *app) noteMatches(ms []schemas.Match) {
 // (`gpuprice reparse examples/recorded`): their origin column says "recorded" and
 // their time is when they were recorded; they are not today's prices.
 func (a *app) noteRecorded(rows []schemas.Observation) {
-	if n := report.CountRecorded(rows); n > 0 {
+	if n := query.CountRecorded(rows); n > 0 {
 		// A recorded example's rows say which response they were parsed from: most
 		// are constructed around real excerpts, and the note says how many.
 		constructed := 0

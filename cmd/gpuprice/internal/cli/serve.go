@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
 	"github.com/gpuprice/gpuprice/ingest"
@@ -95,7 +95,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes,
 		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts}
 	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
-		cfg.StoreName = buyer.CiteStore(dsn)
+		cfg.StoreName = report.CiteStore(dsn)
 	}
 	for _, j := range jobs {
 		p.jobs[j.Name] = j

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -32,7 +32,7 @@ type route struct {
 }
 
 // dataOf is the type of the data a report answers with.
-func dataOf[Q, T any](func(context.Context, Q) (report.Result[T], error)) reflect.Type {
+func dataOf[Q, T any](func(context.Context, Q) (query.Result[T], error)) reflect.Type {
 	return reflect.TypeFor[T]()
 }
 
@@ -52,23 +52,23 @@ func withExplain(plain, explained http.HandlerFunc) http.HandlerFunc {
 func (s *Server) apiRoutes() []route {
 	r := s.reader
 	return []route{
-		{"GET", "/api/v1/prices", withExplain(serveReport(s, report.ParsePrices, r.Prices, tableOf(report.PricesTable), false),
-			serveReport(s, report.ParsePrices, r.PricesExplained, nil, false)), dataOf(r.Prices), nil},
-		{"GET", "/api/v1/series", serveReport(s, report.ParseSeries, r.Series, tableOf(report.Series.Table), true), dataOf(r.Series), nil},
-		{"GET", "/api/v1/volatility", serveReport(s, report.ParseVolatility, r.Volatility, tableOf(report.Volatility.Table), true), dataOf(r.Volatility), nil},
-		{"GET", "/api/v1/spreads", serveReport(s, report.ParseSpreads, r.Spreads, tableOf(report.Spreads.Table), true), dataOf(r.Spreads), nil},
-		{"GET", "/api/v1/tokens", serveReport(s, report.ParseTokens, r.Tokens, tableOf(report.Tokens.Table), false), dataOf(r.Tokens), nil},
-		{"GET", "/api/v1/history", serveReport(s, report.ParseHistory, r.History, tableOf(report.HistoryRows), true), dataOf(r.History), nil},
-		{"GET", "/api/v1/index", withExplain(serveReport(s, report.ParseIndex, r.Index, tableOf(report.IndexTable), true),
-			serveReport(s, report.ParseIndex, r.IndexExplained, nil, true)), dataOf(r.Index), nil},
+		{"GET", "/api/v1/prices", withExplain(serveReport(s, query.ParsePrices, r.Prices, tableOf(query.PricesTable), false),
+			serveReport(s, query.ParsePrices, r.PricesExplained, nil, false)), dataOf(r.Prices), nil},
+		{"GET", "/api/v1/series", serveReport(s, query.ParseSeries, r.Series, tableOf(query.Series.Table), true), dataOf(r.Series), nil},
+		{"GET", "/api/v1/volatility", serveReport(s, query.ParseVolatility, r.Volatility, tableOf(query.Volatility.Table), true), dataOf(r.Volatility), nil},
+		{"GET", "/api/v1/spreads", serveReport(s, query.ParseSpreads, r.Spreads, tableOf(query.Spreads.Table), true), dataOf(r.Spreads), nil},
+		{"GET", "/api/v1/tokens", serveReport(s, query.ParseTokens, r.Tokens, tableOf(query.Tokens.Table), false), dataOf(r.Tokens), nil},
+		{"GET", "/api/v1/history", serveReport(s, query.ParseHistory, r.History, tableOf(query.HistoryRows), true), dataOf(r.History), nil},
+		{"GET", "/api/v1/index", withExplain(serveReport(s, query.ParseIndex, r.Index, tableOf(query.IndexTable), true),
+			serveReport(s, query.ParseIndex, r.IndexExplained, nil, true)), dataOf(r.Index), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
-		{"GET", "/api/v1/alerts", serveReport(s, report.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
-		{"GET", "/api/v1/sources", serveReport(s, report.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
-		{"GET", "/api/v1/runs", serveReport(s, report.ParseRuns, r.Runs, tableOf(report.RunsTable), false), dataOf(r.Runs), nil},
-		{"GET", "/api/v1/quarantine", s.withToken(serveReport(s, report.ParseQuarantine, r.Quarantine,
-			tableOf(report.QuarantineTable), false)), dataOf(r.Quarantine), nil},
-		{"GET", "/api/v1/gpus", serveReport(s, report.ParseGPUs, r.GPUs, nil, false), dataOf(r.GPUs), nil},
-		{"GET", "/api/v1/fx", serveReport(s, report.ParseFX, r.FX, tableOf(report.FXTable), false), dataOf(r.FX), nil},
+		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
+		{"GET", "/api/v1/sources", serveReport(s, query.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
+		{"GET", "/api/v1/runs", serveReport(s, query.ParseRuns, r.Runs, tableOf(query.RunsTable), false), dataOf(r.Runs), nil},
+		{"GET", "/api/v1/quarantine", s.withToken(serveReport(s, query.ParseQuarantine, r.Quarantine,
+			tableOf(query.QuarantineTable), false)), dataOf(r.Quarantine), nil},
+		{"GET", "/api/v1/gpus", serveReport(s, query.ParseGPUs, r.GPUs, nil, false), dataOf(r.GPUs), nil},
+		{"GET", "/api/v1/fx", serveReport(s, query.ParseFX, r.FX, tableOf(query.FXTable), false), dataOf(r.FX), nil},
 		{"POST", "/api/v1/collect", s.apiCollect, nil, reflect.TypeFor[CollectAnswer]()},
 		{"GET", "/api/prices", s.apiPricesV0, nil, reflect.TypeFor[[]schemas.Observation]()},
 		{"GET", "/api/runs", s.apiRunsV0, nil, reflect.TypeFor[[]schemas.Run]()},
@@ -96,7 +96,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // fail answers err: a parameter error is 400 naming the parameter, anything else a
 // 503 whose detail stays in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var pe *report.ParamError
+	var pe *query.ParamError
 	if errors.As(err, &pe) {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: pe.Error(), Parameter: pe.Param, Suggestions: pe.Suggestions})
 		return
@@ -113,18 +113,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // query parses the raw query string: malformed escapes and invalid UTF-8 are 400.
-func query(r *http.Request) (url.Values, error) {
+func queryValues(r *http.Request) (url.Values, error) {
 	v, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, &report.ParamError{Param: "query", Msg: "does not parse: " + err.Error()}
+		return nil, &query.ParamError{Param: "query", Msg: "does not parse: " + err.Error()}
 	}
 	for name, vals := range v {
 		if !utf8.ValidString(name) {
-			return nil, &report.ParamError{Param: "query", Msg: "a parameter name is not valid UTF-8"}
+			return nil, &query.ParamError{Param: "query", Msg: "a parameter name is not valid UTF-8"}
 		}
 		for _, x := range vals {
 			if !utf8.ValidString(x) {
-				return nil, &report.ParamError{Param: name, Msg: "is not valid UTF-8"}
+				return nil, &query.ParamError{Param: name, Msg: "is not valid UTF-8"}
 			}
 		}
 	}
@@ -135,10 +135,10 @@ func query(r *http.Request) (url.Values, error) {
 // flags, the report computed by the same code, JSON ({data, matched}) or, where a
 // table is the natural shape, CSV (?format=csv). Answers computed from bars carry an
 // ETag and may be cached for a minute.
-func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q, error),
-	run func(context.Context, Q) (report.Result[T], error), table func(T) ([]string, [][]string), fromBars bool) http.HandlerFunc {
+func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q, error),
+	run func(context.Context, Q) (query.Result[T], error), table func(T) ([]string, [][]string), fromBars bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, err := query(r)
+		v, err := queryValues(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -151,11 +151,11 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 				allowed = append(allowed, "csv")
 			}
 			if len(f) > 1 || !slices.Contains(allowed, format) {
-				s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use %s", format, strings.Join(allowed, " or "))})
+				s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use %s", format, strings.Join(allowed, " or "))})
 				return
 			}
 		}
-		q, err := parse(v, report.APICaps)
+		q, err := parse(v, query.APICaps)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -169,7 +169,7 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 		ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), ttl, func() (answer, error) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
 			defer cancel()
-			var res report.Result[T]
+			var res query.Result[T]
 			err := s.compute(ctx, func() (err error) {
 				res, err = run(ctx, q)
 				return err
@@ -182,7 +182,7 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, report.Caps) (Q
 			if format == "csv" {
 				a.ctype = "text/csv; charset=utf-8"
 				header, rows := table(res.Data)
-				err = report.Write(&body, "csv", header, rows, nil)
+				err = query.Write(&body, "csv", header, rows, nil)
 			} else {
 				if res.Matched == nil {
 					res.Matched = []schemas.Match{}
@@ -247,7 +247,7 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r, "collect") {
 		return
 	}
-	v, err := query(r)
+	v, err := queryValues(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -259,7 +259,7 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 	var sources []string
 	for k, vs := range v {
 		if k != "source" {
-			s.fail(w, r, &report.ParamError{Param: k, Msg: "is not a parameter of this request (known: source)"})
+			s.fail(w, r, &query.ParamError{Param: k, Msg: "is not a parameter of this request (known: source)"})
 			return
 		}
 		for _, name := range vs {
@@ -267,14 +267,14 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				var nm *schemas.NoMatchError
 				errors.As(err, &nm)
-				s.fail(w, r, &report.ParamError{Param: "source", Msg: fmt.Sprintf("%q: not an enabled source of this server", name), Suggestions: nm.Suggestions})
+				s.fail(w, r, &query.ParamError{Param: "source", Msg: fmt.Sprintf("%q: not an enabled source of this server", name), Suggestions: nm.Suggestions})
 				return
 			}
 			sources = append(sources, m.Names[0])
 		}
 	}
 	if len(sources) == 0 {
-		s.fail(w, r, &report.ParamError{Param: "source", Msg: "is required: the source to run now (known: " + strings.Join(jobs, ", ") + ")"})
+		s.fail(w, r, &query.ParamError{Param: "source", Msg: "is required: the source to run now (known: " + strings.Join(jobs, ", ") + ")"})
 		return
 	}
 	// A collection may outlast the server's write timeout; the client waits.
@@ -307,7 +307,7 @@ func nonNilRuns(r []schemas.Run) []schemas.Run {
 
 // apiPricesV0 is /api/prices, the first API: the rows alone, all_series=true.
 func (s *Server) apiPricesV0(w http.ResponseWriter, r *http.Request) {
-	v, err := query(r)
+	v, err := queryValues(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -321,10 +321,10 @@ func (s *Server) apiPricesV0(w http.ResponseWriter, r *http.Request) {
 		format = "json"
 	}
 	if format != "json" && format != "csv" {
-		s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use json or csv", format)})
+		s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use json or csv", format)})
 		return
 	}
-	q, err := report.ParsePrices(v, report.APICaps)
+	q, err := query.ParsePrices(v, query.APICaps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -339,12 +339,12 @@ func (s *Server) apiPricesV0(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	_ = report.WriteObservations(w, format, res.Data)
+	_ = query.WriteObservations(w, format, res.Data)
 }
 
 // apiRunsV0 is /api/runs, the first API: the runs alone, 50 by default.
 func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
-	v, err := query(r)
+	v, err := queryValues(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -352,7 +352,7 @@ func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
 	if !v.Has("limit") {
 		v.Set("limit", "50")
 	}
-	q, err := report.ParseRuns(v, report.APICaps)
+	q, err := query.ParseRuns(v, query.APICaps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -368,7 +368,7 @@ func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
 // Routes lists the API's routes as (method, path): what /openapi.json documents.
 func Routes() [][2]string {
 	var out [][2]string
-	for _, r := range (&Server{reader: &report.Reader{}}).apiRoutes() {
+	for _, r := range (&Server{reader: &query.Reader{}}).apiRoutes() {
 		out = append(out, [2]string{r.method, r.path})
 	}
 	return out

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
@@ -262,12 +262,12 @@ func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []
 		return m.index, m.spreads
 	}
 	now := time.Now().UTC()
-	idx, err := m.s.reader.Index(ctx, report.IndexQuery{Since: 2 * store.Daily, At: now})
+	idx, err := m.s.reader.Index(ctx, query.IndexQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: index not computed", "error", err.Error())
 		return m.index, m.spreads
 	}
-	sp, err := m.s.reader.Spreads(ctx, report.SpreadsQuery{Since: 2 * store.Daily, At: now})
+	sp, err := m.s.reader.Spreads(ctx, query.SpreadsQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: spreads not computed", "error", err.Error())
 		return m.index, m.spreads

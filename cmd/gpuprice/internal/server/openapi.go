@@ -15,7 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3gen"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -37,7 +37,7 @@ var openAPI struct {
 
 // OpenAPI returns the OpenAPI document served at /openapi.json (built once).
 func OpenAPI() ([]byte, error) {
-	openAPI.once.Do(func() { openAPI.doc, openAPI.err = buildOpenAPI((&Server{reader: &report.Reader{}}).apiRoutes()) })
+	openAPI.once.Do(func() { openAPI.doc, openAPI.err = buildOpenAPI((&Server{reader: &query.Reader{}}).apiRoutes()) })
 	return openAPI.doc, openAPI.err
 }
 
@@ -57,10 +57,10 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 // the schema of what they write.
 func customJSON(t reflect.Type) (func(g *schemaGen) (*openapi3.SchemaRef, error), bool) {
 	switch t {
-	case reflect.TypeFor[report.Volatility](): // the series, or the groups when grouped (by)
+	case reflect.TypeFor[query.Volatility](): // the series, or the groups when grouped (by)
 		return volatilitySchema, true
-	case reflect.TypeFor[report.Tokens](): // the rows
-		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]report.TokenRow]()) }, true
+	case reflect.TypeFor[query.Tokens](): // the rows
+		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]query.TokenRow]()) }, true
 	}
 	return nil, false
 }

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report/buyer"
+	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/analytics/report"
 )
 
 // reportCSP is the report's Content-Security-Policy: nothing is fetched, nothing
@@ -20,7 +20,7 @@ const reportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:;
 // one self-contained HTML page, or Markdown with ?format=markdown. The parameters
 // are the command's flags.
 func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
-	v, err := query(r)
+	v, err := queryValues(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -28,11 +28,11 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	format := "html"
 	if f := v["format"]; len(f) > 0 {
 		if format = f[0]; len(f) > 1 || !slices.Contains([]string{"html", "markdown"}, format) {
-			s.fail(w, r, &report.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
+			s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
 			return
 		}
 	}
-	q, err := report.ParseReport(v, report.APICaps)
+	q, err := query.ParseReport(v, query.APICaps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -40,7 +40,7 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), s.cfg.BarsCacheTTL, func() (answer, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Minute)
 		defer cancel()
-		rep, err := buyer.Build(ctx, s.reader, q, buyer.Options{Store: s.cfg.StoreName})
+		rep, err := report.Build(ctx, s.reader, q, report.Options{Store: s.cfg.StoreName})
 		if err != nil {
 			return answer{}, err
 		}

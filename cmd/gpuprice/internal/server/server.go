@@ -26,7 +26,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -85,7 +85,7 @@ type RunFunc func(ctx context.Context, sources []string) []schemas.Run
 type Deps struct {
 	Store store.Store
 	// Reader computes the API's reports (the CLI's code, over the same store).
-	Reader *report.Reader
+	Reader *query.Reader
 	// RunSources runs sources now: every scheduled turn and --run-now call it.
 	RunSources RunFunc
 	// EvaluateAlerts evaluates the alert rules as of now and notifies; nil when no
@@ -105,7 +105,7 @@ type Deps struct {
 type Server struct {
 	cfg      Config
 	st       store.Store
-	reader   *report.Reader
+	reader   *query.Reader
 	run      RunFunc
 	alerts   func(ctx context.Context) (alert.Report, error)
 	spool    func() (int, error)

@@ -1,4 +1,4 @@
-package buyer
+package report
 
 import (
 	"context"

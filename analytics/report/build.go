@@ -3,10 +3,10 @@
 // negotiation needs and the method behind them, as HTML (charts drawn as inline
 // SVG, nothing fetched), Markdown or PDF (the HTML printed by headless Chromium).
 //
-// Every figure comes from a report.Source, the code behind the CLI's commands and
+// Every figure comes from a query.Source, the code behind the CLI's commands and
 // the API's endpoints: each section names the command that gives its numbers, and
 // the tables are those commands' own rows.
-package buyer
+package report
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -119,13 +119,13 @@ type Exclusion struct {
 
 // Report is the buyer's report: every section's data.
 type Report struct {
-	Query    report.ReportQuery `json:"-"`
-	GPU      string             `json:"gpu"`
-	Pricing  string             `json:"pricing"`
-	Built    time.Time          `json:"built"`
-	Matched  []schemas.Match    `json:"matched"`
-	History  analytics.History  `json:"history"`
-	Cheapest []analytics.Offer  `json:"cheapest"`
+	Query    query.ReportQuery `json:"-"`
+	GPU      string            `json:"gpu"`
+	Pricing  string            `json:"pricing"`
+	Built    time.Time         `json:"built"`
+	Matched  []schemas.Match   `json:"matched"`
+	History  analytics.History `json:"history"`
+	Cheapest []analytics.Offer `json:"cheapest"`
 	// Kinds are the pricing kinds stored for the GPU (in the selection).
 	Kinds     []string                     `json:"kinds"`
 	KindOffer map[string][]analytics.Offer `json:"-"` // every offer of each kind on the last day
@@ -135,13 +135,13 @@ type Report struct {
 	// SpotOffers are the spot offers on the last day (with a quote: its verdict).
 	SpotOffers []analytics.Offer `json:"-"`
 	Discounts  []Discount        `json:"discounts"`
-	Spreads    report.Spreads    `json:"spreads"`
+	Spreads    query.Spreads     `json:"spreads"`
 	// Spot is the volatility of the spot series (nil when none is stored).
-	Spot       *report.Volatility     `json:"spot"`
-	SpotQuery  report.VolatilityQuery `json:"-"`
-	Tokens     report.Tokens          `json:"tokens"`
+	Spot       *query.Volatility      `json:"spot"`
+	SpotQuery  query.VolatilityQuery  `json:"-"`
+	Tokens     query.Tokens           `json:"tokens"`
 	Index      []analytics.IndexPoint `json:"index"`
-	Sources    []report.SourceRow     `json:"sources"`
+	Sources    []query.SourceRow      `json:"sources"`
 	Excluded   []Exclusion            `json:"excluded"`
 	Target     *Target                `json:"target"`
 	Citation   Citation               `json:"citation"`
@@ -190,8 +190,8 @@ func (r *Report) Sections() []string {
 // offersAll bounds the offers read per pricing kind for discounts and terms.
 const offersAll = 1000
 
-// Build computes the report from src. A parameter error is a *report.ParamError.
-func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Options) (*Report, error) {
+// Build computes the report from src. A parameter error is a *query.ParamError.
+func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Options) (*Report, error) {
 	now := opt.Now
 	if now.IsZero() {
 		now = time.Now().UTC()
@@ -207,12 +207,12 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 		}
 	}
 	at := q.At.UTC().Format(time.RFC3339)
-	since := report.FormatSpan(q.Since)
+	since := query.FormatSpan(q.Since)
 	sel := cmdFlags("--region", q.Region, "--provider", q.Provider)
 
 	// The history of the pricing kind asked for: the market chart, the percentiles,
 	// the cheapest offers.
-	hq := report.HistoryQuery{Filter: report.Filter{GPU: q.GPU, Pricing: q.Pricing, Region: q.Region, Provider: q.Provider},
+	hq := query.HistoryQuery{Filter: query.Filter{GPU: q.GPU, Pricing: q.Pricing, Region: q.Region, Provider: q.Provider},
 		Since: q.Since, At: q.At, Cheapest: offersAll}
 	hres, err := src.History(ctx, hq)
 	if err != nil {
@@ -230,10 +230,10 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s", rep.GPU, rep.Pricing, sel, since, at)
 	rep.Commands[SecCheapest] = rep.Commands[SecMarket] + fmt.Sprintf(" --cheapest %d", q.Cheapest)
 	gpu := rep.GPU
-	base := report.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
+	base := query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
 
 	// The pricing kinds stored for the GPU, and what `prices` leaves out.
-	all, err := src.Prices(ctx, report.PricesQuery{Filter: base, Stale: analytics.StaleAfter, AllSeries: true, IncludeDerived: true})
+	all, err := src.Prices(ctx, query.PricesQuery{Filter: base, Stale: analytics.StaleAfter, AllSeries: true, IncludeDerived: true})
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	}
 
 	// Spreads and the index: the whole market of the GPU and pricing kind.
-	sres, err := src.Spreads(ctx, report.SpreadsQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	rep.Spreads = sres.Data
 	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s", gpu, rep.Pricing, since, at)
 
-	ires, err := src.Index(ctx, report.IndexQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	ires, err := src.Index(ctx, query.IndexQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	if q.Since <= 14*24*time.Hour {
 		bar = store.Hourly
 	}
-	rep.SpotQuery = report.VolatilityQuery{Filter: report.Filter{GPU: gpu, Pricing: schemas.Spot, Region: q.Region, Provider: q.Provider},
+	rep.SpotQuery = query.VolatilityQuery{Filter: query.Filter{GPU: gpu, Pricing: schemas.Spot, Region: q.Region, Provider: q.Provider},
 		Window: q.Since, Bar: bar, At: q.At, By: analytics.BySeries}
 	barName := "1d"
 	if bar == store.Hourly {
@@ -344,7 +344,7 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 	}
 
 	// $ per 1B training tokens of the offers now.
-	tq := report.TokensQuery{Filter: report.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
+	tq := query.TokensQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
 		Params: q.ModelParams, Precision: analytics.BF16, Limit: q.Cheapest}
 	tres, err := src.Tokens(ctx, tq)
 	if err != nil {
@@ -356,19 +356,19 @@ func Build(ctx context.Context, src report.Source, q report.ReportQuery, opt Opt
 		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
 
 	// The method: sources, their last runs, what was left out.
-	src2, err := src.Sources(ctx, report.SourcesQuery{})
+	src2, err := src.Sources(ctx, query.SourcesQuery{})
 	if err != nil {
 		return nil, err
 	}
 	rep.Sources = src2.Data
-	runs, err := src.Runs(ctx, report.RunsQuery{Limit: 1})
+	runs, err := src.Runs(ctx, query.RunsQuery{Limit: 1})
 	if err != nil {
 		return nil, err
 	}
 	if len(runs.Data) > 0 {
 		rep.Citation.NewestRun = &runs.Data[0]
 	}
-	quar, err := src.Quarantine(ctx, report.QuarantineQuery{Limit: 5000})
+	quar, err := src.Quarantine(ctx, query.QuarantineQuery{Limit: 5000})
 	if err != nil {
 		return nil, err
 	}
@@ -493,15 +493,15 @@ func exclusions(gpu string, quarantined []schemas.Quarantined, stale, derived, f
 		Exclusion{Reason: "derived", Rows: derived, What: "prices computed by a documented rule, not listed by the provider (left out of percentiles, cheapest offers, spreads and the index)"},
 		Exclusion{Reason: "floor", Rows: floors, What: `"from $X" floors: a lower bound, not the price of one offer`},
 		Exclusion{Reason: "gpu-only", Rows: gpuOnly, What: "GPU-only prices (the VM they attach to is not included): not comparable with instance prices"},
-		Exclusion{Reason: "stale", Rows: stale, What: fmt.Sprintf("series last seen more than %s before their provider's newest sighting: no longer on offer", report.FormatSpan(analytics.StaleAfter))},
+		Exclusion{Reason: "stale", Rows: stale, What: fmt.Sprintf("series last seen more than %s before their provider's newest sighting: no longer on offer", query.FormatSpan(analytics.StaleAfter))},
 	)
 	return out
 }
 
 // target places the quote like for like: among the term's offers in force on the
 // window's last day, then against today's on-demand and spot offers.
-func target(q report.ReportQuery, rep *Report) *Target {
-	t := &Target{Quote: q.Quote, Term: q.Term, Hours: report.TermHours(q.Term), GPUs: q.GPUs}
+func target(q query.ReportQuery, rep *Report) *Target {
+	t := &Target{Quote: q.Quote, Term: q.Term, Hours: query.TermHours(q.Term), GPUs: q.GPUs}
 	for _, k := range TermKinds(q.Term) {
 		t.TermOffers = append(t.TermOffers, rep.KindOffer[k]...)
 	}
@@ -528,8 +528,8 @@ func target(q report.ReportQuery, rep *Report) *Target {
 	return t
 }
 
-// TermKinds are the pricing kinds of a term (report.TermPricing).
-func TermKinds(term string) []string { return report.TermPricing(term) }
+// TermKinds are the pricing kinds of a term (query.TermPricing).
+func TermKinds(term string) []string { return query.TermPricing(term) }
 
 func versus(name string, quote float64, v *float64) Versus {
 	out := Versus{Name: name, Price: v}

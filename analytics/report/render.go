@@ -1,4 +1,4 @@
-package buyer
+package report
 
 import (
 	_ "embed"
@@ -6,7 +6,7 @@ import (
 	"html/template"
 	"io"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
 
@@ -14,7 +14,7 @@ import (
 var htmlTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"missing": func(s string) bool { return s == report.Missing },
+	"missing": func(s string) bool { return s == query.Missing },
 }).Parse(htmlTemplate))
 
 // HTML writes the report as one self-contained HTML file: styles inline, charts
@@ -47,7 +47,7 @@ func (r *Report) Markdown(w io.Writer) error {
 				fmt.Fprintf(w, "(none)\n\n")
 				continue
 			}
-			if err := report.Write(w, "markdown", t.Header, t.Rows, nil); err != nil {
+			if err := query.Write(w, "markdown", t.Header, t.Rows, nil); err != nil {
 				return err
 			}
 			fmt.Fprintln(w)

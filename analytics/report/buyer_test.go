@@ -1,4 +1,4 @@
-package buyer
+package report
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -83,7 +83,7 @@ func TestTargetLikeForLike(t *testing.T) {
 		schemas.OnDemand:   {{Price: 3.99}, {Price: 4.09}},
 		schemas.Reserved3Y: {{Provider: "azure", Price: 0.50}},
 	}, SpotOffers: []analytics.Offer{{Price: 1.00}}}
-	tg := target(report.ReportQuery{Quote: 3.50, Term: "1y", GPUs: 8, Cheapest: 10}, rep)
+	tg := target(query.ReportQuery{Quote: 3.50, Term: "1y", GPUs: 8, Cheapest: 10}, rep)
 	v := tg.Verdict
 	if v.Rank != 3 || v.Offers != 4 || v.Cheapest.Provider != "together" || *v.OnDemand != 4.04 || *v.Spot != 1 {
 		t.Fatalf("verdict %+v", v)
@@ -115,7 +115,7 @@ func TestCiteStoreHidesPathAndPassword(t *testing.T) {
 // a live run of aws since (which failed offline) leaves aws's recorded rows recorded.
 func TestRecordedByRow(t *testing.T) {
 	live := schemas.Run{RunID: "20261102T000000Z-live", Source: "aws", Status: "failed"}
-	r := &Report{RecordedRows: map[string]int{"lambda": 2, "aws": 3}, Sources: []report.SourceRow{{Name: "aws", LastRun: &live}}}
+	r := &Report{RecordedRows: map[string]int{"lambda": 2, "aws": 3}, Sources: []query.SourceRow{{Name: "aws", LastRun: &live}}}
 	if got := strings.Join(r.RecordedSources(), ","); got != "aws,lambda" {
 		t.Errorf("recorded sources %q, want aws,lambda", got)
 	}

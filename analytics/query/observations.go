@@ -4,7 +4,7 @@
 // with the same parameters, so they give the same numbers; when the embedded store
 // is held by a running server, the CLI decodes the endpoint's JSON into the same
 // types and writes it the way it would have.
-package report
+package query
 
 import (
 	"encoding/csv"

@@ -1,4 +1,4 @@
-package buyer
+package report
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/report"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // Table is one table of a section: the rows of the command the section names
-// (cells equal to report.Missing are missing values).
+// (cells equal to query.Missing are missing values).
 type Table struct {
 	ID      string
 	Caption string
@@ -36,7 +36,7 @@ func f4(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 func opt(v *float64, prec int) string {
 	if v == nil {
-		return report.Missing
+		return query.Missing
 	}
 	return strconv.FormatFloat(*v, 'f', prec, 64)
 }
@@ -94,7 +94,7 @@ func (r *Report) Layout() []Section {
 		case SecMarket:
 			r.market(&s)
 		case SecCheapest:
-			h, rows := report.CheapestTable(analytics.History{Cheapest: r.Cheapest})
+			h, rows := query.CheapestTable(analytics.History{Cheapest: r.Cheapest})
 			s.Tables = append(s.Tables, Table{ID: "cheapest-table", Caption: fmt.Sprintf("The %d cheapest %s offers on %s, $/GPU-hour", len(rows), r.Pricing, day(r.History.To.Add(-time.Second))), Header: h, Rows: rows})
 			if len(rows) == 0 {
 				s.Paras = append(s.Paras, "Missing: no offer of this GPU was priced on the window's last day.")
@@ -241,7 +241,7 @@ func (r *Report) MarketChart() Chart {
 
 func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
-	h, rows := report.HistoryTable(r.History)
+	h, rows := query.HistoryTable(r.History)
 	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
 	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
@@ -303,7 +303,7 @@ func (r *Report) spreads(s *Section) {
 	if len(days) > 7 {
 		days = days[len(days)-7:]
 	}
-	dh, drows := report.Spreads{Days: days}.Table()
+	dh, drows := query.Spreads{Days: days}.Table()
 	s.Tables = append(s.Tables, Table{ID: "spreads-days", Caption: "The last days", Header: dh, Rows: drows})
 }
 
@@ -317,20 +317,20 @@ func (r *Report) volatility(s *Section) {
 		len(vs), map[bool]string{true: "daily", false: "hourly"}[r.SpotQuery.Bar >= 24*time.Hour]))
 	cols := []string{"provider", "sku", "region", "zone", "bars", "annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "close"}
 	top := vs[:min(len(vs), 10)]
-	h, rows := report.Volatility{By: analytics.BySeries, Series: top}.Table()
+	h, rows := query.Volatility{By: analytics.BySeries, Series: top}.Table()
 	h, rows = pick(h, rows, cols...)
 	s.Tables = append(s.Tables, Table{ID: "volatility-table", Caption: "Most volatile spot series", Header: h, Rows: rows})
 	dd := slices.Clone(vs)
 	sort.SliceStable(dd, func(i, j int) bool { return dd[i].MaxDrawdown > dd[j].MaxDrawdown })
 	dd = dd[:min(len(dd), 5)]
-	h, rows = report.Volatility{By: analytics.BySeries, Series: dd}.Table()
+	h, rows = query.Volatility{By: analytics.BySeries, Series: dd}.Table()
 	h, rows = pick(h, rows, cols...)
 	s.Tables = append(s.Tables, Table{ID: "drawdown-table", Caption: "Worst drawdowns", Header: h, Rows: rows})
 }
 
 func (r *Report) tokens(s *Section) {
 	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
-		report.FormatCount(r.Query.ModelParams), r.Pricing))
+		query.FormatCount(r.Query.ModelParams), r.Pricing))
 	h, rows := r.Tokens.Table()
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
@@ -382,7 +382,7 @@ func (r *Report) index(s *Section) {
 	for _, g := range groups {
 		pts = append(pts, last[g])
 	}
-	h, rows := report.IndexTable(pts)
+	h, rows := query.IndexTable(pts)
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no index day in the window.")
 	}
@@ -414,7 +414,7 @@ func (r *Report) target(s *Section) {
 				analytics.TermWords(t.Term), f4(*t.TermMin), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
 		}
 	}
-	oh, orows := report.CheapestTable(analytics.History{Cheapest: t.TermOffers})
+	oh, orows := query.CheapestTable(analytics.History{Cheapest: t.TermOffers})
 	oh = append([]string{"pricing"}, oh...)
 	for i := range orows {
 		orows[i] = append([]string{t.TermOffers[i].Pricing}, orows[i]...)
@@ -464,15 +464,15 @@ func (r *Report) method(s *Section) {
 	h := []string{"source", "provider", "tier", "method", "last_run", "status", "rows", "newest_sighting_in_report"}
 	var rows [][]string
 	for _, src := range r.Sources {
-		last, status, n := report.Missing, report.Missing, report.Missing
+		last, status, n := query.Missing, query.Missing, query.Missing
 		if src.LastRun != nil {
 			last, status, n = src.LastRun.StartedAt.UTC().Format(time.RFC3339), src.LastRun.Status, strconv.Itoa(src.LastRun.RowsAccepted)
 		}
-		seen := report.Missing
+		seen := query.Missing
 		if t, ok := r.NewestSeen[src.Provider]; ok && !t.IsZero() {
 			seen = t.UTC().Format(time.RFC3339)
 		}
-		if src.LastRun == nil && seen == report.Missing {
+		if src.LastRun == nil && seen == query.Missing {
 			continue // never ran, nothing of it in the report
 		}
 		rows = append(rows, []string{src.Name, src.Provider, src.Tier, src.Method, last, status, n, seen})

@@ -1,4 +1,4 @@
-package report
+package query
 
 import (
 	"context"
