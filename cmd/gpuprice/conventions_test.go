@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
 // TestConventions: the command line behaves the same everywhere (issue 23). A usage
@@ -84,4 +88,50 @@ func TestEmptyQuarantineIsGoodNews(t *testing.T) {
 	if code != cli.ExitOK || !strings.Contains(out, "every row read passed validation") || strings.Contains(out, "gpuprice collect") {
 		t.Errorf("empty quarantine: exit %d\n%s\n%s", code, out, errb)
 	}
+}
+
+// readCommands are the commands that only read the store (docs/user-guide.md's
+// read-only promise): each is run on a store that does not exist.
+var readCommands = [][]string{
+	{"prices"}, {"series", "--provider", "aws", "--sku", "p5.48xlarge", "--pricing", "on_demand"}, {"history", "--gpu", "h100"},
+	{"volatility"}, {"spreads"}, {"index"}, {"tokens", "--params", "7B"}, {"report", "--gpu", "h100"},
+	{"runs"}, {"quarantine"}, {"fx"}, {"export", "--format", "csv"}, {"alerts", "--dry-run"},
+	{"index", "--explain", "2026-11-01", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand"},
+}
+
+// TestReadOnlyCommandsCreateNoStore: a read command never creates a store (issue 23).
+// On a DuckDB file that does not exist (named by DSN or as a bare path) and on a
+// ClickHouse database that does not exist, each exits 1 saying the store does not
+// exist, and the file, its directory or the database is still missing afterwards.
+func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	path := filepath.Join(dir, "prices.duckdb")
+	check := func(t *testing.T, dsn string, gone func() bool) {
+		for _, c := range readCommands {
+			_, errb, code := runAll(append([]string{"--store", dsn}, c...)...)
+			if code != cli.ExitError || !strings.Contains(errb, "does not exist") || !strings.Contains(errb, "create no store") {
+				t.Errorf("%s on a missing store: exit %d, want %d saying so\n%s", strings.Join(c, " "), code, cli.ExitError, errb)
+			}
+			if !gone() {
+				t.Fatalf("%s created the store %s", strings.Join(c, " "), dsn)
+			}
+		}
+	}
+	missing := func() bool { _, err := os.Stat(dir); return errors.Is(err, fs.ErrNotExist) }
+	t.Run("duckdb", func(t *testing.T) { check(t, "duckdb://"+path, missing) })
+	t.Run("bare path", func(t *testing.T) { check(t, path, missing) })
+	t.Run("clickhouse", func(t *testing.T) {
+		dsn := chtest.FreshDSN(t, "readonly")
+		u, _ := url.Parse(dsn)
+		admin := chtest.Admin(t, u)
+		defer admin.Close()
+		check(t, dsn, func() bool {
+			var n uint64
+			if err := admin.QueryRow(t.Context(), `SELECT count() FROM system.databases WHERE name = ?`,
+				chtest.Database(u)).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 0
+		})
+	})
 }
