@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
