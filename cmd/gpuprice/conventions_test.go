@@ -135,3 +135,37 @@ func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
 		})
 	})
 }
+
+// TestConfigShowsValuesInEffect: `gpuprice config` prints what the commands use (issue
+// 23): the data, spool and alert-state paths, serve's limits, every source with its
+// schedule and endpoint (its own default or the file's), secrets redacted; no path
+// left empty and no limit left 0s.
+func TestConfigShowsValuesInEffect(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gpuprice.yaml")
+	const key = "sk-config-secret-0123456789"
+	t.Setenv("GPUPRICE_VAST_API_KEY", key)
+	body := "data_dir: " + dir + "\nserve: {read_timeout: 45s}\nsources:\n" +
+		"  vast: {endpoint: 'https://mirror.example/bundles?api_key=" + key + "'}\n  lambda: {schedule: '5 * * * *'}\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errb, code := runAll("--config", cfg, "config")
+	if code != cli.ExitOK {
+		t.Fatalf("config: exit %d\n%s", code, errb)
+	}
+	for _, want := range []string{
+		"data_dir: " + dir, "dir: " + filepath.Join(dir, "spool"), "state_file: " + filepath.Join(dir, "alerts-state.json"),
+		"store: duckdb://" + filepath.Join(dir, "gpuprice.duckdb"), "read_header_timeout: 10s", "read_timeout: 45s",
+		"write_timeout: 2m0s", "idle_timeout: 2m0s", "max_conns_per_client: 64", "user_agent: gpuprice/",
+		"endpoint: https://api.runpod.io/graphql", "schedule: '*/10 * * * *'", "schedule: 5 * * * *",
+		"endpoint: https://mirror.example/bundles", "endpoint: https://www.ecb.europa.eu/",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, key) || strings.Contains(out, ": 0s") || strings.Contains(out, "sources: {}") {
+		t.Errorf("config shows a secret, a 0s limit or no sources:\n%s", out)
+	}
+}

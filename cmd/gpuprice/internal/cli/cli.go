@@ -361,13 +361,11 @@ func (a *app) configCmd() *cobra.Command {
 		Short: "Print the effective configuration (secrets redacted)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			c, notes, err := a.effectiveConfig()
 			if err != nil {
 				return err
 			}
-			c := a.cfg
-			c.Store = dsn
-			fmt.Fprint(a.stdout, c.Redacted())
+			fmt.Fprint(a.stdout, c.RedactedNotes(notes))
 			return nil
 		},
 	}
