@@ -30,7 +30,7 @@ type Reader struct {
 	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
 	Redact func(string) string
 	// Current, when set, answers Latest instead of Store: the server's snapshot of
-	// the current prices (see server.Current), so that a request does not re-run
+	// the current prices (see Current), so that a request does not re-run
 	// the deduplicated latest query.
 	Current LatestReader
 }
