@@ -32,10 +32,11 @@ func RecordedNote(rec map[string]int) string {
 // Noting is src calling note with the provenance of every answer it gives that
 // read rows of a recorded example (Result.Recorded): the command line says it
 // once after the output, by row, whatever ran since.
+// A method Noting does not override passes through unchanged.
 func Noting(src Source, note func(map[string]int)) Source { return &noting{src, note} }
 
 type noting struct {
-	src  Source
+	Source
 	note func(map[string]int)
 }
 
@@ -47,70 +48,68 @@ func noted[T any](n *noting, res Result[T], err error) (Result[T], error) {
 }
 
 func (n *noting) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Observation], error) {
-	res, err := n.src.Prices(ctx, q)
+	res, err := n.Source.Prices(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Series(ctx context.Context, q SeriesQuery) (Result[Series], error) {
-	res, err := n.src.Series(ctx, q)
+	res, err := n.Source.Series(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Volatility(ctx context.Context, q VolatilityQuery) (Result[Volatility], error) {
-	res, err := n.src.Volatility(ctx, q)
+	res, err := n.Source.Volatility(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
-	res, err := n.src.Tokens(ctx, q)
+	res, err := n.Source.Tokens(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], error) {
-	res, err := n.src.Spreads(ctx, q)
+	res, err := n.Source.Spreads(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) History(ctx context.Context, q HistoryQuery) (Result[analytics.History], error) {
-	res, err := n.src.History(ctx, q)
+	res, err := n.Source.History(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.IndexPoint], error) {
-	res, err := n.src.Index(ctx, q)
+	res, err := n.Source.Index(ctx, q)
 	return noted(n, res, err)
 }
 
-func (n *noting) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], error) {
-	return n.src.Runs(ctx, q)
-}
 
-func (n *noting) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]schemas.Quarantined], error) {
-	return n.src.Quarantine(ctx, q)
-}
 
-func (n *noting) FX(ctx context.Context, q FXQuery) (Result[[]schemas.FXRate], error) {
-	return n.src.FX(ctx, q)
-}
 
-func (n *noting) GPUs(ctx context.Context, q GPUsQuery) (Result[[]schemas.GPU], error) {
-	return n.src.GPUs(ctx, q)
-}
 
 func (n *noting) Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRow], error) {
-	res, err := n.src.Sources(ctx, q)
+	res, err := n.Source.Sources(ctx, q)
+	return noted(n, res, err)
+}
+
+func (n *noting) Terms(ctx context.Context, q TermsQuery) (Result[Terms], error) {
+	res, err := n.Source.Terms(ctx, q)
+	return noted(n, res, err)
+}
+
+func (n *noting) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error) {
+	res, err := n.Source.BreakEven(ctx, q)
 	return noted(n, res, err)
 }
 
 func (n *noting) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
-	res, err := n.src.Alerts(ctx, q)
+	res, err := n.Source.Alerts(ctx, q)
 	return noted(n, res, err)
 }
 
 // Unwrap is the Source a Noting wraps (src itself otherwise).
 func Unwrap(src Source) Source {
 	if n, ok := src.(*noting); ok {
-		return n.src
+		return n.Source
 	}
 	return src
 }
