@@ -82,10 +82,6 @@ func (n *noting) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.In
 	return noted(n, res, err)
 }
 
-
-
-
-
 func (n *noting) Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRow], error) {
 	res, err := n.Source.Sources(ctx, q)
 	return noted(n, res, err)
