@@ -330,6 +330,35 @@ func (s *Store) record(ctx context.Context, m schemas.Migration) error {
 	return batch.Send()
 }
 
+// Exists says, creating nothing, whether the store's database exists and holds
+// gpuprice's tables (store.Prober): asked over a connection to the server's default
+// database, as ensureDatabase does, since the store's own handshake fails while its
+// database is missing.
+func (s *Store) Exists(ctx context.Context) error {
+	o := *s.opts
+	o.Auth.Database = ""
+	conn, err := ch.Open(&o)
+	if err != nil {
+		return s.wrap("open", err)
+	}
+	defer conn.Close()
+	var dbs, tables uint64
+	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, s.database).Scan(&dbs); err != nil {
+		return s.wrap("look for database "+s.database, err)
+	}
+	if dbs == 0 {
+		return fmt.Errorf("%w: ClickHouse database %s does not exist (%s)", store.ErrNotExist, s.database, s.redacted)
+	}
+	if err := conn.QueryRow(ctx, `SELECT count() FROM system.tables WHERE database = ? AND name = 'schema_migrations'`,
+		s.database).Scan(&tables); err != nil {
+		return s.wrap("look for the tables of "+s.database, err)
+	}
+	if tables == 0 {
+		return fmt.Errorf("%w: ClickHouse database %s holds no gpuprice tables (%s)", store.ErrNotExist, s.database, s.redacted)
+	}
+	return nil
+}
+
 // ensureDatabase creates the store's database when it does not exist, over a
 // connection to the server's default database (the handshake of the store's own
 // connections names a database, and fails while it is missing).

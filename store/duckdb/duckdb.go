@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -41,6 +42,13 @@ func init() {
 			return nil, fmt.Errorf("duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q", store.Redact(u.String()))
 		}
 		return open(ctx, u.Path, u.RawQuery)
+	})
+	// open creates the file: a read that must create nothing looks for it first.
+	store.RegisterLocator("duckdb", func(u *url.URL) error {
+		if _, err := os.Stat(u.Path); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: the file %s does not exist", store.ErrNotExist, u.Path)
+		}
+		return nil
 	})
 }
 
@@ -110,6 +118,19 @@ func (s *Store) String() string { return "duckdb://" + s.path }
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("duckdb: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Exists says whether the file holds gpuprice's tables (store.Prober).
+func (s *Store) Exists(ctx context.Context) error {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`).Scan(&n); err != nil {
+		return fmt.Errorf("duckdb: %s: %w", s.path, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: the file %s holds no gpuprice tables", store.ErrNotExist, s.path)
 	}
 	return nil
 }

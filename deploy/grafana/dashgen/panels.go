@@ -246,10 +246,10 @@ ORDER BY time`,
 FROM (
     SELECT day, gpu, pricing, ratio FROM v_spreads
     WHERE ratio > 0 AND pricing = '${kind}' AND $__timeFilter(day) AND `+in("gpu", "gpu")+`
-) ANY INNER JOIN (
+) AS now_ratio ANY INNER JOIN (
     SELECT toDateTime(toUInt32(d) + %d, 'UTC') AS day, gpu, pricing, ratio_before
     FROM (SELECT day AS d, gpu, pricing, ratio AS ratio_before FROM v_spreads WHERE ratio > 0 AND pricing = '${kind}')
-) USING (day, gpu, pricing)
+) AS before_ratio USING (day, gpu, pricing)
 ORDER BY time`, SpreadShiftWindowDays*86400),
 			},
 			{

@@ -141,15 +141,7 @@ func dashboardSQL(t *testing.T, dsn string) {
 	q := plain.Query()
 	q.Del(clickhouse.ClusterParam)
 	plain.RawQuery = q.Encode()
-	opts, err := ch.ParseDSN(plain.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Settings = provisionedSettings(t)
-	conn, err := ch.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := chtest.Conn(t, plain.String(), provisionedSettings(t))
 	defer conn.Close()
 
 	gen := map[string]Dashboard{}
@@ -337,14 +329,7 @@ func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts, err := ch.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := ch.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := chtest.Conn(t, dsn, nil)
 	defer conn.Close()
 	rows, err := conn.Query(ctx, q)
 	if err != nil {

@@ -63,10 +63,14 @@ func embeddedDSN(t testing.TB, u *url.URL, db string) *url.URL {
 }
 
 // embeddedAdmin opens a connection to the embedded engine of a chdb:// DSN, in its
-// default database.
+// default database. The test root itself (ServerDSN's DSN) stands for this
+// process's directory under it, as FreshDSN's databases do.
 func embeddedAdmin(t testing.TB, u *url.URL) ch.Conn {
 	t.Helper()
 	dir, _, _ := strings.Cut(strings.TrimPrefix(u.String(), "chdb://"), "?")
+	if !strings.HasPrefix(filepath.Base(dir), "pid-") {
+		dir, _, _ = strings.Cut(strings.TrimPrefix(embeddedDSN(t, u, "default").String(), "chdb://"), "?")
+	}
 	e, err := embedded.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -107,4 +111,47 @@ func Database(u *url.URL) string {
 		return "default"
 	}
 	return strings.TrimPrefix(u.Path, "/")
+}
+
+// Conn opens a clickhouse-go connection to the database dsn names, on the server
+// (clickhouse://) or on this process's embedded engine (chdb://), with settings
+// applied to every query, as a client such as Grafana's plugin connects; the caller
+// closes it.
+func Conn(t testing.TB, dsn string, settings ch.Settings) ch.Conn {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Scheme != "chdb" {
+		opts, err := ch.ParseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Settings = settings
+		conn, err := ch.Open(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	dir, _, _ := strings.Cut(strings.TrimPrefix(dsn, "chdb://"), "?")
+	e, err := embedded.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ch.Open(&ch.Options{
+		Protocol: ch.HTTP,
+		Addr:     []string{"chdb.embedded:8123"},
+		Auth:     ch.Auth{Database: Database(u)},
+		Settings: settings,
+		TransportFunc: func(*http.Transport) (http.RoundTripper, error) {
+			return embedded.Transport{Engine: e}, nil
+		},
+	})
+	if err != nil {
+		e.Close()
+		t.Fatal(err)
+	}
+	return adminConn{Conn: conn, engine: e}
 }

@@ -31,6 +31,10 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
+// CheckEvery is how often the server asks the store whether another process wrote
+// (store.ChangeMarker), to refresh its snapshot of the current prices.
+var CheckEvery = 5 * time.Second
+
 // TokenEnv is the environment variable whose value POST /api/v1/collect requires as
 // a bearer token.
 const TokenEnv = "GPUPRICE_API_TOKEN"
@@ -125,8 +129,8 @@ type Server struct {
 	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler     http.Handler
 	cache       *answerCache
-	snap        *Current      // the current prices, refreshed after runs and on others' writes
-	busy        chan struct{} // a slot per answer computed at once (MaxComputing)
+	snap        *query.Current // the current prices, refreshed after runs and on others' writes
+	busy        chan struct{}  // a slot per answer computed at once (MaxComputing)
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -149,7 +153,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
 		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
-		snap: NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
+		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
 	}
@@ -250,7 +254,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	// The current prices are read before the first request asks, and again whenever
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
-	go s.snap.watch(ctx, CheckEvery, s.changed)
+	go s.snap.Watch(ctx, CheckEvery, s.changed)
 	srv := NewHTTPServer(checkHost(s.handler, hostAllowlist(s.cfg.AllowedHosts, ln.Addr())), s.cfg.HTTP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln, s.cfg.HTTP)) }()
