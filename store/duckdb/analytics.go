@@ -14,6 +14,7 @@ import (
 var (
 	_ store.VolatilityStats = (*Store)(nil)
 	_ store.DayPriceStats   = (*Store)(nil)
+	_ store.RecordedCounter = (*Store)(nil)
 )
 
 // seriesCols are the columns of a series.
@@ -203,4 +204,46 @@ func opt(x float64) *float64 {
 		return nil
 	}
 	return &x
+}
+
+// RecordedSeries counts per provider the series of f with a recorded row in the
+// window or a recorded price carried into it (store.RecordedCounter): the origin
+// column, one row per identity.
+func (s *Store) RecordedSeries(ctx context.Context, f store.Filter) (map[string]int, error) {
+	series := `sku || chr(31) || region || chr(31) || zone || chr(31) || pricing`
+	w, args := where(f)
+	q := `SELECT provider, ` + series + ` AS k FROM observations` + w
+	if w == "" {
+		q += ` WHERE origin = 'recorded'`
+	} else {
+		q += ` AND origin = 'recorded'`
+	}
+	if !f.Since.IsZero() {
+		before := f
+		before.Since, before.Until = time.Time{}, f.Since
+		bw, bargs := where(before)
+		q += ` UNION ALL SELECT provider, ` + series + ` AS k FROM observations` + bw + `
+			GROUP BY provider, sku, region, zone, pricing HAVING arg_max(origin, effective_at) = 'recorded'`
+		args = append(args, bargs...)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT provider, count(DISTINCT k) FROM (`+q+`) GROUP BY provider`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("duckdb: recorded series: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var (
+			p string
+			n int64
+		)
+		if err := rows.Scan(&p, &n); err != nil {
+			return nil, fmt.Errorf("duckdb: recorded series: %w", err)
+		}
+		out[p] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("duckdb: recorded series: %w", err)
+	}
+	return out, nil
 }

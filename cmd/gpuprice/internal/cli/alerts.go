@@ -74,7 +74,7 @@ and ended and the figures it fired and resolved on.`,
 				fmt.Fprintln(a.stderr, "gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
 				dryRun = true
 			}
-			st, err := a.openStore(cmd.Context())
+			st, err := a.openExistingStore(cmd.Context())
 			if err != nil {
 				// A dry run only reads: while serve holds the embedded store, ask it.
 				if base, ok := a.runningServer(); ok && dryRun && errors.Is(err, store.ErrLocked) {
