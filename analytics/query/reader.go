@@ -30,7 +30,7 @@ type Reader struct {
 	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
 	Redact func(string) string
 	// Current, when set, answers Latest instead of Store: the server's snapshot of
-	// the current prices (see server.Current), so that a request does not re-run
+	// the current prices (see Current), so that a request does not re-run
 	// the deduplicated latest query.
 	Current LatestReader
 }
@@ -61,6 +61,35 @@ func (r *Reader) rollups() (store.Rollups, error) {
 type Result[T any] struct {
 	Data    T               `json:"data"`
 	Matched []schemas.Match `json:"matched"`
+	// Recorded is, per provider, how many of the series the answer read hold rows
+	// of a recorded example (attrs origin "recorded": `gpuprice reparse
+	// examples/recorded`), counted by row whatever ran since; absent when none. An
+	// answer with any is not of today's prices.
+	Recorded map[string]int `json:"recorded,omitempty"`
+}
+
+// recorded is store.RecordedSeries of f (nil for none): the provenance of an
+// answer read from the series f selects over its window.
+func (r *Reader) recorded(ctx context.Context, f store.Filter) (map[string]int, error) {
+	m, err := store.RecordedSeries(ctx, r.Store, f)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	return m, nil
+}
+
+// recordedRows is the provenance of an answer made of rows (nil for none).
+func recordedRows(rows []schemas.Observation) map[string]int {
+	var m map[string]int
+	for _, o := range rows {
+		if o.Recorded() {
+			if m == nil {
+				m = map[string]int{}
+			}
+			m[o.Provider]++
+		}
+	}
+	return m
 }
 
 // ---- prices
@@ -124,7 +153,7 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	if err != nil {
 		return out, err
 	}
-	out.Matched = res.Matched
+	out.Matched, out.Recorded = res.Matched, res.Recorded
 	out.Data = make([]ExplainedObservation, 0, len(res.Data))
 	for _, o := range res.Data {
 		out.Data = append(out.Data, ExplainedObservation{o, schemas.ExplainPrice(o)})
@@ -185,7 +214,7 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if rows == nil {
 		rows = []schemas.Observation{}
 	}
-	res.Data = rows
+	res.Data, res.Recorded = rows, recordedRows(rows)
 	return res, nil
 }
 
@@ -291,6 +320,9 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 	if err != nil {
 		return res, err
 	}
+	if res.Recorded, err = r.recorded(ctx, f); err != nil {
+		return res, err
+	}
 	if q.By == analytics.BySeries {
 		// Undefined figures (too few bars) after every defined one, zero included;
 		// ties (often: series that never moved) in series order, so that the same
@@ -379,6 +411,14 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), from, to, nil
 }
 
+// recordedDays is the provenance of an answer over the day prices of sel in the
+// window dayPrices reads (the price carried into it included).
+func (r *Reader) recordedDays(ctx context.Context, sel Selection, span time.Duration, end time.Time) (map[string]int, error) {
+	f := sel.Filter
+	f.Since, f.Until = dayWindow(span, end)
+	return r.recorded(ctx, f)
+}
+
 // dayWindow is the window of days dayPrices reads: [end − span, end) in whole UTC
 // days, through the day of end.
 func dayWindow(span time.Duration, end time.Time) (time.Time, time.Time) {
@@ -443,7 +483,8 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 		days = analytics.Spreads(prices)
 	}
 	res.Data = Spreads{Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // Table is the spreads as table rows.
@@ -530,7 +571,8 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	res.Data.Providers = nonNil(res.Data.Providers)
 	res.Data.Cheapest = nonNil(res.Data.Cheapest)
 	res.Data.Daily = nonNil(res.Data.Daily)
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // HistoryTable is the history's statistics as table rows.
@@ -642,7 +684,8 @@ func (r *Reader) IndexExplained(ctx context.Context, q IndexQuery) (Result[[]ana
 		return res, err
 	}
 	res.Data = nonNil(analytics.ExplainIndexDay(bars, d))
-	return res, nil
+	res.Recorded, err = r.recorded(ctx, f)
+	return res, err
 }
 
 // Index computes the daily reference prices over the window.
@@ -658,7 +701,8 @@ func (r *Reader) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.In
 		return res, err
 	}
 	res.Data = nonNil(analytics.Index(prices))
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // IndexTable is the index as table rows.

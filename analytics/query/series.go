@@ -159,7 +159,20 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		return res, err
 	}
 	res.Data = s
-	return res, nil
+	// The series' own rows, and the market band's (every provider's series of the GPU).
+	if res.Recorded, err = r.recorded(ctx, f); err != nil || s.GPU == "" {
+		return res, err
+	}
+	band := store.Filter{GPU: s.GPU, Pricing: s.Pricing}
+	band.Since, band.Until = dayWindow(q.Since, q.At)
+	m, err := r.recorded(ctx, band)
+	for p, n := range m {
+		if res.Recorded == nil {
+			res.Recorded = map[string]int{}
+		}
+		res.Recorded[p] = max(res.Recorded[p], n)
+	}
+	return res, err
 }
 
 // Table is the series' bars as table rows, each with the market band of its day.

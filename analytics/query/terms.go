@@ -55,7 +55,7 @@ const termWindow = 7 * 24 * time.Hour
 // marketAt is every offer of each pricing kind of one GPU in force on the day of at
 // (the history's offers on its last day, as the report reads them): pricing kind →
 // offers. It answers the canonical GPU too.
-func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time) (map[string][]analytics.Offer, string, []schemas.Match, time.Time, error) {
+func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time, rec map[string]int) (map[string][]analytics.Offer, string, []schemas.Match, time.Time, error) {
 	sel, err := r.Resolve(ctx, f)
 	if err != nil {
 		return nil, "", nil, time.Time{}, err
@@ -86,6 +86,9 @@ func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time) (map[stri
 		if len(h.Data.Cheapest) > 0 {
 			out[k] = h.Data.Cheapest
 		}
+		for p, n := range h.Recorded { // provenance by row (Result.Recorded)
+			rec[p] = max(rec[p], n)
+		}
 		day = h.Data.To.Add(-24 * time.Hour)
 	}
 	if day.IsZero() {
@@ -101,8 +104,12 @@ func onTermCurve(p string) bool {
 // Terms computes the term curve of one GPU from the offers in force on the day of At.
 func (r *Reader) Terms(ctx context.Context, q TermsQuery) (Result[Terms], error) {
 	var res Result[Terms]
-	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At)
+	res.Recorded = map[string]int{}
+	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At, res.Recorded)
 	res.Matched = matched
+	if len(res.Recorded) == 0 {
+		res.Recorded = nil
+	}
 	if err != nil {
 		return res, err
 	}
@@ -229,8 +236,12 @@ type BreakEvens struct {
 // on the day of At (and of a quote), against on-demand and spot then.
 func (r *Reader) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error) {
 	var res Result[BreakEvens]
-	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At)
+	res.Recorded = map[string]int{}
+	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At, res.Recorded)
 	res.Matched = matched
+	if len(res.Recorded) == 0 {
+		res.Recorded = nil
+	}
 	if err != nil {
 		return res, err
 	}

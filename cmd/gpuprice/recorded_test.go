@@ -26,6 +26,7 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/fx"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 var updateRecorded = flag.Bool("update-recorded", false, "rebuild examples/recorded from the sources' test fixtures")
@@ -437,15 +438,42 @@ func checkServeOffline(t *testing.T) {
 
 // TestWebAppMarksRecorded: in a browser, the web app on a store loaded from the
 // recorded example says so on the board (a note and a badge on each offer) and on
-// the other views (a note).
+// the other views (a note), by row: after a live run of every source that failed
+// (serve's first scheduled run offline), the API's answers, the CLI's note and the
+// web page still say so.
 func TestWebAppMarksRecorded(t *testing.T) {
 	ctx := browser(t)
 	dsn := "duckdb://" + filepath.Join(t.TempDir(), "recorded-web.duckdb")
 	if out, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
 		t.Fatalf("reparse: exit %d\n%s\n%s", code, out, errb)
 	}
+	failLiveRuns(t, dsn)
+	const spreadsAt = "--at=2026-11-02"
+	if _, errb, code := runAll("--store", dsn, "spreads", "--gpu", "H100-SXM-80GB", spreadsAt); code != cli.ExitOK ||
+		!strings.Contains(errb, "holds a recorded example") {
+		t.Errorf("spreads after a failed live run: exit %d, no recorded note:\n%s", code, errb)
+	}
 	base, stop := startServe(t, "--store", dsn)
 	defer stop()
+	for _, path := range []string{"/api/v1/spreads?gpu=H100-SXM-80GB&at=2026-11-02", "/api/v1/index?since=30d",
+		"/api/v1/tokens?params=7e9", "/api/v1/sources", "/api/v1/alerts", "/api/v1/history?gpu=H100-SXM-80GB"} {
+		var ans struct {
+			Recorded map[string]int `json:"recorded"`
+		}
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&ans)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(ans.Recorded) == 0 {
+			t.Errorf("GET %s after a failed live run: %d, recorded %v (%v)", path, resp.StatusCode, ans.Recorded, err)
+		}
+	}
+	for _, view := range []string{"/index", "/tokens", "/alerts", "/sources"} {
+		do(t, ctx, "open "+view, chromedp.Navigate(base+view), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
+	}
 	do(t, ctx, "open the board", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)),
 		chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
 	rows := eval[int](t, ctx, `document.querySelectorAll('#offers tbody tr').length`)
@@ -464,4 +492,22 @@ func TestWebAppMarksRecorded(t *testing.T) {
 	}
 	do(t, ctx, "open the spreads", chromedp.Navigate(base+"/spreads?gpu=H100-SXM-80GB&pricing=on_demand"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)), chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
+}
+
+// failLiveRuns writes, for every source, a live run that failed after the store's
+// recorded example was loaded: what serve's first scheduled run writes offline.
+func failLiveRuns(t *testing.T, dsn string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	at := time.Now().UTC().Truncate(time.Second)
+	for _, name := range scrapers.Names() {
+		if err := st.WriteRun(context.Background(), schemas.Run{RunID: "live-" + at.Format("20060102T150405"), Source: name,
+			StartedAt: at, FinishedAt: at.Add(time.Second), Status: schemas.RunFailed, Error: "dial tcp: no route to host"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -104,7 +104,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 			}
 			return a.withReports(cmd, func(src query.Source) error {
 				cite := report.CiteStore(dsn)
-				if c, ok := src.(*query.Client); ok {
+				if c, ok := query.Unwrap(src).(*query.Client); ok {
 					cite += " via " + c.Base
 				}
 				opt := report.Options{Store: cite}
