@@ -180,14 +180,22 @@ func Schemes() []string {
 // "duckdb:///var/lib/gpuprice/gpuprice.duckdb". A bare path ("./prices.duckdb",
 // "/var/lib/gpuprice/gpuprice.duckdb": no scheme) is the DuckDB file it names.
 func Open(ctx context.Context, dsn string) (Store, error) {
+	u, o, err := opener(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return o(ctx, u)
+}
+
+func opener(dsn string) (*url.URL, Opener, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("store: bad DSN: %w", errors.New(Redact(dsn)))
+		return nil, nil, fmt.Errorf("store: bad DSN: %w", errors.New(Redact(dsn)))
 	}
 	if u.Scheme == "" && dsn != "" && !strings.Contains(dsn, "://") {
 		abs, err := filepath.Abs(dsn)
 		if err != nil {
-			return nil, fmt.Errorf("store: %s: %w", dsn, err)
+			return nil, nil, fmt.Errorf("store: %s: %w", dsn, err)
 		}
 		u = &url.URL{Scheme: "duckdb", Path: filepath.ToSlash(abs)}
 	}
@@ -195,9 +203,70 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	o, ok := openers[u.Scheme]
 	mu.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("store: unknown DSN scheme %q (known: %v)", u.Scheme, Schemes())
+		return nil, nil, fmt.Errorf("store: unknown DSN scheme %q (known: %v)", u.Scheme, Schemes())
 	}
-	return o(ctx, u)
+	return u, o, nil
+}
+
+// ErrNotExist marks a store that OpenExisting found was never made: its file or
+// directory is missing, or its database holds no gpuprice tables.
+var ErrNotExist = errors.New("store: no such store")
+
+// Prober is the optional ability of a Store to say, creating nothing, whether what
+// it names holds gpuprice's tables (a database that exists and was migrated): nil
+// when it does, an error wrapping ErrNotExist that says what is missing when not.
+type Prober interface {
+	Exists(ctx context.Context) error
+}
+
+// Locator is a backend's check, run before its Opener (which may create the file
+// or directory a DSN names), that the place the DSN names exists: nil when it does,
+// an error wrapping ErrNotExist when not.
+type Locator func(u *url.URL) error
+
+var locators = map[string]Locator{}
+
+// RegisterLocator registers the existence check of a scheme whose Opener creates
+// what it opens. It panics on an empty scheme, a nil check or a duplicate.
+func RegisterLocator(scheme string, l Locator) {
+	if scheme == "" || l == nil {
+		panic("store: RegisterLocator with empty scheme or nil check")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := locators[scheme]; dup {
+		panic("store: RegisterLocator called twice for " + scheme)
+	}
+	locators[scheme] = l
+}
+
+// OpenExisting is Open for a caller that only reads: it creates nothing, and a store
+// that was never made (a missing file or directory, a database that does not exist
+// or holds no gpuprice tables) is an error wrapping ErrNotExist that names it.
+func OpenExisting(ctx context.Context, dsn string) (Store, error) {
+	u, o, err := opener(dsn)
+	if err != nil {
+		return nil, err
+	}
+	mu.RLock()
+	l := locators[u.Scheme]
+	mu.RUnlock()
+	if l != nil {
+		if err := l(u); err != nil {
+			return nil, err
+		}
+	}
+	st, err := o(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := st.(Prober); ok {
+		if err := p.Exists(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	return st, nil
 }
 
 // Redact returns dsn with any password replaced, for logs and errors.

@@ -32,6 +32,9 @@ type Source interface {
 	GPUs(ctx context.Context, q GPUsQuery) (Result[[]schemas.GPU], error)
 	Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRow], error)
 	Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error)
+	Terms(ctx context.Context, q TermsQuery) (Result[Terms], error)
+	BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error)
+	Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error)
 }
 
 var (
@@ -167,4 +170,19 @@ func (c *Client) Sources(ctx context.Context, q SourcesQuery) (Result[[]SourceRo
 func (c *Client) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
 	var r Result[alert.Report]
 	return r, c.Get(ctx, "alerts", q.Values(), &r)
+}
+
+func (c *Client) Terms(ctx context.Context, q TermsQuery) (Result[Terms], error) {
+	var r Result[Terms]
+	return r, c.Get(ctx, "terms", q.Values(), &r)
+}
+
+func (c *Client) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error) {
+	var r Result[BreakEvens]
+	return r, c.Get(ctx, "breakeven", q.Values(), &r)
+}
+
+func (c *Client) Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error) {
+	r := Result[Inference]{Data: Inference{Skipped: map[string]int{}}}
+	return r, c.Get(ctx, "inference", q.Values(), &r)
 }

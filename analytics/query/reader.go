@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ type Reader struct {
 	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
 	Redact func(string) string
 	// Current, when set, answers Latest instead of Store: the server's snapshot of
-	// the current prices (see server.Current), so that a request does not re-run
+	// the current prices (see Current), so that a request does not re-run
 	// the deduplicated latest query.
 	Current LatestReader
 }
@@ -61,6 +62,38 @@ func (r *Reader) rollups() (store.Rollups, error) {
 type Result[T any] struct {
 	Data    T               `json:"data"`
 	Matched []schemas.Match `json:"matched"`
+	// Empty says, when a filter left nothing, which one emptied the answer and
+	// what the rows before it held ("" otherwise, and left out of the JSON).
+	Empty string `json:"empty,omitempty"`
+	// Recorded is, per provider, how many of the series the answer read hold rows
+	// of a recorded example (attrs origin "recorded": `gpuprice reparse
+	// examples/recorded`), counted by row whatever ran since; absent when none. An
+	// answer with any is not of today's prices.
+	Recorded map[string]int `json:"recorded,omitempty"`
+}
+
+// recorded is store.RecordedSeries of f (nil for none): the provenance of an
+// answer read from the series f selects over its window.
+func (r *Reader) recorded(ctx context.Context, f store.Filter) (map[string]int, error) {
+	m, err := store.RecordedSeries(ctx, r.Store, f)
+	if err != nil || len(m) == 0 {
+		return nil, err
+	}
+	return m, nil
+}
+
+// recordedRows is the provenance of an answer made of rows (nil for none).
+func recordedRows(rows []schemas.Observation) map[string]int {
+	var m map[string]int
+	for _, o := range rows {
+		if o.Recorded() {
+			if m == nil {
+				m = map[string]int{}
+			}
+			m[o.Provider]++
+		}
+	}
+	return m
 }
 
 // ---- prices
@@ -124,7 +157,7 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	if err != nil {
 		return out, err
 	}
-	out.Matched = res.Matched
+	out.Matched, out.Recorded = res.Matched, res.Recorded
 	out.Data = make([]ExplainedObservation, 0, len(res.Data))
 	for _, o := range res.Data {
 		out.Data = append(out.Data, ExplainedObservation{o, schemas.ExplainPrice(o)})
@@ -182,11 +215,127 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
 	}
-	if rows == nil {
+	if len(rows) == 0 {
 		rows = []schemas.Observation{}
+		if res.Empty, err = r.emptiedBy(ctx, q, sel); err != nil {
+			return res, err
+		}
 	}
-	res.Data = rows
+	res.Data, res.Recorded = rows, recordedRows(rows)
 	return res, nil
+}
+
+// emptiedBy says which of a prices query's filters left no row: it applies them to
+// every series' latest price one at a time, in the order gpu, provider, pricing,
+// region, tier, then the staleness and listed-price rules, and names the first after
+// which nothing is left, with what the rows before it held.
+func (r *Reader) emptiedBy(ctx context.Context, q PricesQuery, sel Selection) (string, error) {
+	rows, err := r.latest(ctx, store.Filter{})
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "the store holds no prices yet", nil
+	}
+	in := func(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	pricing, regions := sel.pricing, sel.regions
+	if pricing == nil {
+		pricing = one(sel.Pricing)
+	}
+	if regions == nil {
+		regions = one(sel.Region)
+	}
+	steps := []struct {
+		name, typed string
+		keep        func([]schemas.Observation) []schemas.Observation
+		of          func(schemas.Observation) string // what the rows before held
+	}{
+		{"gpu", q.GPU, keepBy(func(o schemas.Observation) bool { return in(sel.GPUs(), o.GPU) }),
+			func(o schemas.Observation) string { return o.GPU }},
+		{"provider", q.Provider, keepBy(func(o schemas.Observation) bool { return in(sel.Providers(), o.Provider) }),
+			func(o schemas.Observation) string { return o.Provider }},
+		{"pricing", q.Pricing, keepBy(func(o schemas.Observation) bool { return in(pricing, o.Pricing) }),
+			func(o schemas.Observation) string { return o.Pricing }},
+		{"region", q.Region, keepBy(func(o schemas.Observation) bool { return in(regions, o.Region) }),
+			func(o schemas.Observation) string { return o.Region }},
+		{"tier", q.Tier, keepBy(func(o schemas.Observation) bool { return sel.Tier == "" || o.Tier == sel.Tier }),
+			func(o schemas.Observation) string { return o.Tier }},
+	}
+	var applied []string
+	for _, st := range steps {
+		if st.typed == "" {
+			continue
+		}
+		kept := st.keep(rows)
+		if len(kept) == 0 {
+			return fmt.Sprintf("%s %q leaves nothing of the %s (%s there: %s)", st.name, st.typed,
+				describeRows(len(rows), applied), pluralName(st.name), listOf(rows, st.of)), nil
+		}
+		rows = kept
+		applied = append(applied, fmt.Sprintf("%s %q", st.name, st.typed))
+	}
+	if !q.AllSeries {
+		current := analytics.CurrentOnly(rows, q.Stale)
+		if len(current) == 0 {
+			return fmt.Sprintf("every one of the %s was last seen more than stale %s before its provider's newest "+
+				"price: withdrawn offers; all-series lists them", describeRows(len(rows), applied), FormatSpan(q.Stale)), nil
+		}
+		rows = current
+	}
+	if !q.IncludeDerived && len(ListedOnly(rows)) == 0 {
+		return fmt.Sprintf("the %s are derived prices or \"from\" floors: include-derived lists them",
+			describeRows(len(rows), applied)), nil
+	}
+	return "", nil
+}
+
+func keepBy(keep func(schemas.Observation) bool) func([]schemas.Observation) []schemas.Observation {
+	return func(rows []schemas.Observation) []schemas.Observation {
+		var out []schemas.Observation
+		for _, o := range rows {
+			if keep(o) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+}
+
+// describeRows says which rows an emptying filter met: "12 series of gpu "h100"".
+func describeRows(n int, applied []string) string {
+	s := fmt.Sprintf("%d series", n)
+	if len(applied) > 0 {
+		s += " of " + strings.Join(applied, " and ")
+	}
+	return s
+}
+
+func pluralName(name string) string {
+	if name == "pricing" {
+		return "pricing kinds"
+	}
+	return name + "s"
+}
+
+// listOf lists the distinct values rows hold, sorted, at most eight of them.
+func listOf(rows []schemas.Observation, of func(schemas.Observation) string) string {
+	var vs []string
+	for _, o := range rows {
+		if v := of(o); v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	sort.Strings(vs)
+	if len(vs) > 8 {
+		return strings.Join(vs[:8], ", ") + fmt.Sprintf(" and %d more", len(vs)-8)
+	}
+	return strings.Join(vs, ", ")
 }
 
 // ---- volatility
@@ -291,6 +440,9 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 	if err != nil {
 		return res, err
 	}
+	if res.Recorded, err = r.recorded(ctx, f); err != nil {
+		return res, err
+	}
 	if q.By == analytics.BySeries {
 		// Undefined figures (too few bars) after every defined one, zero included;
 		// ties (often: series that never moved) in series order, so that the same
@@ -379,6 +531,14 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), from, to, nil
 }
 
+// recordedDays is the provenance of an answer over the day prices of sel in the
+// window dayPrices reads (the price carried into it included).
+func (r *Reader) recordedDays(ctx context.Context, sel Selection, span time.Duration, end time.Time) (map[string]int, error) {
+	f := sel.Filter
+	f.Since, f.Until = dayWindow(span, end)
+	return r.recorded(ctx, f)
+}
+
 // dayWindow is the window of days dayPrices reads: [end − span, end) in whole UTC
 // days, through the day of end.
 func dayWindow(span time.Duration, end time.Time) (time.Time, time.Time) {
@@ -443,7 +603,8 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 		days = analytics.Spreads(prices)
 	}
 	res.Data = Spreads{Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // Table is the spreads as table rows.
@@ -530,7 +691,8 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	res.Data.Providers = nonNil(res.Data.Providers)
 	res.Data.Cheapest = nonNil(res.Data.Cheapest)
 	res.Data.Daily = nonNil(res.Data.Daily)
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // HistoryTable is the history's statistics as table rows.
@@ -642,7 +804,8 @@ func (r *Reader) IndexExplained(ctx context.Context, q IndexQuery) (Result[[]ana
 		return res, err
 	}
 	res.Data = nonNil(analytics.ExplainIndexDay(bars, d))
-	return res, nil
+	res.Recorded, err = r.recorded(ctx, f)
+	return res, err
 }
 
 // Index computes the daily reference prices over the window.
@@ -658,7 +821,8 @@ func (r *Reader) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.In
 		return res, err
 	}
 	res.Data = nonNil(analytics.Index(prices))
-	return res, nil
+	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
+	return res, err
 }
 
 // IndexTable is the index as table rows.

@@ -151,6 +151,9 @@ func (r *Reader) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], 
 	if err != nil {
 		return res, err
 	}
+	// A started run whose process is gone (killed) shows as interrupted before the
+	// next run rewrites it so.
+	runs = store.Judged(runs, time.Now())
 	for i := range runs {
 		runs[i].Error = r.redact(runs[i].Error)
 	}
@@ -346,6 +349,9 @@ type SourceRow struct {
 	Endpoint    string       `json:"endpoint"`
 	Description string       `json:"description"`
 	LastRun     *schemas.Run `json:"last_run"`
+	// RecordedSeries is how many of the store's series of the provider hold rows of
+	// a recorded example (by row, whatever ran since; 0 for none).
+	RecordedSeries int `json:"recorded_series"`
 }
 
 // SourcesQuery is `gpuprice sources` and GET /api/v1/sources.
@@ -367,7 +373,7 @@ func (r *Reader) Sources(ctx context.Context, _ SourcesQuery) (Result[[]SourceRo
 			return res, err
 		}
 		if len(runs) > 0 {
-			lr := runs[0]
+			lr := store.Judged(runs, time.Now())[0]
 			lr.Error = r.redact(lr.Error)
 			s.LastRun = &lr
 		}
@@ -375,7 +381,16 @@ func (r *Reader) Sources(ctx context.Context, _ SourcesQuery) (Result[[]SourceRo
 		s.Endpoint = r.redact(s.Endpoint)
 		out[i] = s
 	}
-	res.Data = out
+	// By row: the store's series of each source's provider loaded from a recorded
+	// example, whatever ran since.
+	rec, err := r.recorded(ctx, store.Filter{})
+	if err != nil {
+		return res, err
+	}
+	for i := range out {
+		out[i].RecordedSeries = rec[out[i].Provider]
+	}
+	res.Data, res.Recorded = out, rec
 	return res, nil
 }
 
@@ -444,5 +459,7 @@ func (r *Reader) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report
 	}
 	rep.Rules, rep.Deliveries, rep.Recent = nonNil(rep.Rules), nonNil(rep.Deliveries), recent
 	res.Data = rep
-	return res, nil
+	// The rules read day prices as of At: the series in force over the window.
+	res.Recorded, err = r.recorded(ctx, store.Filter{Since: q.At.Add(-max(q.Window, store.Daily)), Until: q.At})
+	return res, err
 }

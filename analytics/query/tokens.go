@@ -145,6 +145,12 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 			return res, err
 		}
 		rows = append(rows, TokenRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.Interconnect, src, c})
+		if o.Recorded() {
+			if res.Recorded == nil {
+				res.Recorded = map[string]int{}
+			}
+			res.Recorded[o.Provider]++
+		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cost.USDPer1BTokens < rows[j].Cost.USDPer1BTokens })
 	if q.Limit > 0 && len(rows) > q.Limit {

@@ -126,22 +126,6 @@ func TestConfigUnknownSource(t *testing.T) {
 	}
 }
 
-// TestReadOnlyCommandsCreateNoStore: a query on an embedded store that does not exist
-// says so and creates nothing.
-func TestReadOnlyCommandsCreateNoStore(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "nonexistent")
-	dsn := "duckdb://" + filepath.Join(dir, "x.duckdb")
-	for _, cmd := range [][]string{{"prices"}, {"volatility"}, {"runs"}, {"quarantine"}} {
-		_, errb, code := runAll(append(cmd, "--store", dsn)...)
-		if code != cli.ExitError || !strings.Contains(errb, "x.duckdb: the file does not exist") {
-			t.Errorf("%s: exit %d, stderr %q", cmd[0], code, errb)
-		}
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("a read-only command created %s (%v)", dir, err)
-	}
-}
-
 // TestTableCommandsTakeEveryFormat: every table command takes table, json, csv and
 // markdown, on the recorded archive, and names its columns the same in each: the
 // CSV names, upper-cased in the table, and the table's columns among the CSV's.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/loadgen"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/deploy/loadgen"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/storetest"

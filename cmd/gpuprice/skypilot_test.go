@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // skypilotRepo builds a catalog repository with three commits from the fixtures of
@@ -108,5 +110,72 @@ func TestImportSkyPilotCatalog(t *testing.T) {
 	if _, errOut, code := runCtx(context.Background(), "--config", cfg, "--store", dsn, "import", "skypilot-catalog", t.TempDir()); code == 0 ||
 		!strings.Contains(errOut, "not a git repository") {
 		t.Errorf("a directory that is no repository: exit %d %s", code, errOut)
+	}
+}
+
+// TestImportSkyPilotSampled builds a history the way deploy/build-history.sh does
+// (window, sampling, regions, manifest, Parquet) and reads it back into a new store.
+func TestImportSkyPilotSampled(t *testing.T) {
+	repo := skypilotRepo(t)
+	cfg, _ := backfillConfig(t, "http://127.0.0.1:1")
+	dir := t.TempDir()
+	dsn := "duckdb://" + filepath.Join(dir, "sky.duckdb")
+	manifest := filepath.Join(dir, "commits.csv")
+	_, errOut, code := runCtx(context.Background(), "--config", cfg, "--store", dsn, "import", "skypilot-catalog", repo,
+		"--since", "2026-01-20", "--until", "2026-04-01", "--every", "60d", "--regions", "us-east-1", "--manifest", manifest)
+	if code != 0 && code != 3 {
+		t.Fatalf("import: exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	// Lambda's Feb 5 snapshot, AWS's and RunPod's of Mar 5; Jan 5 is before --since.
+	if len(lines) != 4 || lines[0] != "commit,committed_at,path,cloud,version,rows" ||
+		!strings.Contains(lines[1], ",2026-02-05T10:00:00Z,catalogs/v7/lambda/vms.csv,lambda,v7,") ||
+		!strings.Contains(lines[2], ",2026-03-05T10:00:00Z,catalogs/v7/aws/vms.csv,aws,v7,") {
+		t.Fatalf("manifest:\n%s", data)
+	}
+	commits := map[string]bool{}
+	for _, l := range lines[1:] {
+		commits[strings.Split(l, ",")[0]] = true
+	}
+	pq := filepath.Join(dir, "history.parquet")
+	run(t, "--config", cfg, "--store", dsn, "export", "--format", "parquet", "--out", pq)
+	fresh := "duckdb://" + filepath.Join(dir, "fresh.duckdb")
+	if out, errOut, code := runCtx(context.Background(), "--config", cfg, "--store", fresh, "import", "parquet", pq); code != 0 {
+		t.Fatalf("import parquet: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The commit each row was read from stays with it (attrs.original_source_url;
+	// source_url is now the Parquet file), and so does its commit time.
+	back, _ := run(t, "--config", cfg, "--store", fresh, "export", "--format", "jsonl")
+	rows := strings.Split(strings.TrimSpace(back), "\n")
+	if len(rows) < 5 {
+		t.Fatalf("%d rows read back:\n%s", len(rows), back)
+	}
+	for _, line := range rows {
+		var o struct {
+			ObservedAt  time.Time         `json:"observed_at"`
+			EffectiveAt time.Time         `json:"effective_at"`
+			Region      string            `json:"region"`
+			SourceKind  string            `json:"source_kind"`
+			Attrs       map[string]string `json:"attrs"`
+		}
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatal(err)
+		}
+		src := o.Attrs["original_source_url"]
+		commit := strings.Split(strings.TrimPrefix(src, "skypilot-catalog:"), ":")[0]
+		at := o.ObservedAt.UTC().Format(time.RFC3339)
+		if o.SourceKind != "import" || !strings.HasPrefix(src, "skypilot-catalog:") || !commits[commit] ||
+			!o.ObservedAt.Equal(o.EffectiveAt) || o.Region != "us-east-1" ||
+			(at != "2026-02-05T10:00:00Z" && at != "2026-03-05T10:00:00Z") {
+			t.Errorf("row %s: want an import row of a manifest commit, at its commit time, in us-east-1", line)
+		}
+	}
+	if _, errOut, code := runCtx(context.Background(), "--config", cfg, "--store", dsn, "import", "skypilot-catalog", repo,
+		"--since", "last year"); code != 2 || !strings.Contains(errOut, "--since") {
+		t.Errorf("--since last year: exit %d %s", code, errOut)
 	}
 }

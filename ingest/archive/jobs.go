@@ -62,22 +62,20 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 	var jobs []ingest.Job
 	var errs []error
 	for _, n := range names {
-		sinfo, factory, ok := scrapers.Lookup(n)
-		if !ok {
-			errs = append(errs, fmt.Errorf("archive: archived source %s is not a known source (known: %s)", n, strings.Join(scrapers.Names(), ", ")))
-			continue
-		}
 		info := a.Manifest.Sources[n]
 		observed := info.ObservedAt
-		src, err := factory(scrapers.Config{
-			Name: n, Endpoint: info.Endpoint, Options: info.Options, Client: client,
-			Logger: o.Logger.With("source", n), Now: func() time.Time { return observed },
-			Secrets: sinfo.Secrets(o.Getenv),
-		})
+		job, err := ingest.NewJob(n, ingest.SourceSpec{Endpoint: info.Endpoint, Options: info.Options, Client: client,
+			Logger: o.Logger, Now: func() time.Time { return observed }, Getenv: o.Getenv})
+		if errors.Is(err, ingest.ErrUnknownSource) {
+			errs = append(errs, fmt.Errorf("archive: archived source %s is not a known source (known: %s)",
+				n, strings.Join(scrapers.Names(), ", ")))
+			continue
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		src := job.Source
 		if info.ExpectRows > 0 || a.Manifest.Origin != "" {
 			src = recordedSource{Source: src, expect: info.ExpectRows, origin: a.Manifest.Origin, prov: prov, count: a.countProvenance}
 		}

@@ -22,6 +22,10 @@
 //     source_url "skypilot-catalog:<commit>:<path>"; Attrs original_source (the
 //     clone's origin URL, else its path) and catalog_version.
 //
+// An import can keep part of the history: Since and Until bound the commit times,
+// Every samples it (per file, the first snapshot of each period, see Sample) and
+// Regions keeps the rows of a few regions; examples/history is built that way.
+//
 // The import is resumable: after each snapshot is stored, a checkpoint records the
 // last imported commit of its file; a later import starts after it. The store keeps
 // one row per identity, so importing twice adds nothing.
@@ -45,6 +49,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
+	"github.com/gpuprice/gpuprice/ingest/sample"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -150,6 +155,9 @@ type Stats struct {
 	Lines   int // data lines read
 	NoGPU   int // lines without an accelerator (CPU instances)
 	NoPrice int // prices left empty (a pricing kind the instance type is not sold as)
+	// OtherRegion counts rows left out because their region is not in
+	// Importer.Regions.
+	OtherRegion int
 }
 
 var memRE = regexp.MustCompile(`'SizeInMiB':\s*([0-9.]+)`)
@@ -345,6 +353,14 @@ type Importer struct {
 	// Clouds and Versions limit the files imported (empty: all).
 	Clouds   []string
 	Versions []string
+	// Since and Until, when set, keep the snapshots committed at or after Since and
+	// before Until.
+	Since, Until time.Time
+	// Every, when positive, keeps per file the first snapshot of each period of that
+	// length (Sample).
+	Every time.Duration
+	// Regions, when set, keeps only the rows of these regions (of every cloud).
+	Regions []string
 	// Restart ignores the checkpoint (the store still keeps each row once).
 	Restart bool
 	// Progress, when set, is called after each snapshot is stored (done of total
@@ -358,6 +374,15 @@ type Result struct {
 	Skipped   int // of those, imported before (checkpoint)
 	Imported  int // imported in this run
 	Stats     Stats
+}
+
+// Sample keeps, of each file's snapshots in snaps (snaps' order kept), the first one
+// committed in each period of length every, periods counted from the Unix epoch in
+// UTC: a history committed every few hours becomes one snapshot a day (every = 24h)
+// or one every few days, and sampling the same history again keeps the same
+// commits. every <= 0 keeps them all.
+func Sample(snaps []Snapshot, every time.Duration) []Snapshot {
+	return sample.Every(snaps, every, func(s Snapshot) (string, time.Time) { return s.Path, s.Time })
 }
 
 // Pending returns the snapshots of snaps still to import after the checkpoint: for
@@ -408,10 +433,16 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 	}
 	var snaps []Snapshot
 	for _, s := range all {
-		if (len(im.Clouds) == 0 || slices.Contains(im.Clouds, s.Cloud)) && (len(im.Versions) == 0 || slices.Contains(im.Versions, s.Version)) {
-			snaps = append(snaps, s)
+		if !(len(im.Clouds) == 0 || slices.Contains(im.Clouds, s.Cloud)) ||
+			!(len(im.Versions) == 0 || slices.Contains(im.Versions, s.Version)) {
+			continue
 		}
+		if (!im.Since.IsZero() && s.Time.Before(im.Since)) || (!im.Until.IsZero() && !s.Time.Before(im.Until)) {
+			continue
+		}
+		snaps = append(snaps, s)
 	}
+	snaps = Sample(snaps, im.Every)
 	res.Snapshots = len(snaps)
 	cp := Checkpoint{Repo: im.Repo, Files: map[string]Snapshot{}}
 	if !im.Restart {
@@ -454,8 +485,14 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 		for _, r := range rejects {
 			im.Run.Reject(r.Raw, r.Reason)
 		}
+		kept := 0
 		for _, o := range rows {
+			if len(im.Regions) > 0 && !slices.Contains(im.Regions, o.Region) {
+				st.OtherRegion++
+				continue
+			}
 			im.Run.Emit(o)
+			kept++
 		}
 		if err := im.Run.Commit(ctx); err != nil {
 			return res, err
@@ -468,8 +505,9 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 		res.Stats.Lines += st.Lines
 		res.Stats.NoGPU += st.NoGPU
 		res.Stats.NoPrice += st.NoPrice
+		res.Stats.OtherRegion += st.OtherRegion
 		if im.Progress != nil {
-			im.Progress(i+1, len(pending), s, len(rows))
+			im.Progress(i+1, len(pending), s, kept)
 		}
 	}
 	return res, nil

@@ -326,3 +326,54 @@ func TestPendingWhenCommitLeftHistory(t *testing.T) {
 		t.Errorf("Pending = %+v", got)
 	}
 }
+
+func TestSample(t *testing.T) {
+	at := func(d, h int) time.Time { return time.Date(2026, 1, d, h, 0, 0, 0, time.UTC) }
+	var snaps []Snapshot
+	for d := 1; d <= 9; d++ {
+		for _, h := range []int{1, 9, 17} {
+			snaps = append(snaps, Snapshot{Commit: fmt.Sprintf("a%d-%d", d, h), Time: at(d, h), Path: "aws"})
+		}
+		if d%2 == 1 {
+			snaps = append(snaps, Snapshot{Commit: fmt.Sprintf("g%d", d), Time: at(d, 12), Path: "gcp"})
+		}
+	}
+	var got []string
+	for _, s := range Sample(snaps, 72*time.Hour) {
+		got = append(got, s.Commit)
+	}
+	// 3-day periods from the epoch: 2026-01-01 is day 20454, a multiple of 3, so the
+	// periods start on Jan 1, 4 and 7.
+	if want := "[a1-1 g1 a4-1 g5 a7-1 g7]"; fmt.Sprint(got) != want {
+		t.Errorf("Sample 3d = %v, want %s", got, want)
+	}
+	if n := len(Sample(snaps, 24*time.Hour)); n != 9+5 {
+		t.Errorf("Sample 1d kept %d, want 14 (one a day per file)", n)
+	}
+	if n := len(Sample(snaps, 0)); n != len(snaps) {
+		t.Errorf("Sample 0 kept %d of %d", n, len(snaps))
+	}
+}
+
+func TestImportWindowSampleRegions(t *testing.T) {
+	repo := buildRepo(t)
+	sink := newMemSink()
+	im := importer(t, repo, sink, filepath.Join(t.TempDir(), "cp.json"))
+	im.Since, im.Until = day(2, 1), day(4, 1)
+	im.Every = 60 * 24 * time.Hour
+	im.Regions = []string{"us-east-1"}
+	res, err := im.Import(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The snapshots of Feb and Mar: lambda and gcp on Feb 5, aws and runpod on Mar 5,
+	// one per file in its 60-day period.
+	if res.Snapshots != 4 || res.Imported != 4 || res.Stats.OtherRegion == 0 {
+		t.Fatalf("%+v", res)
+	}
+	for _, o := range sink.rows {
+		if o.Region != "us-east-1" || o.ObservedAt.Before(day(2, 1)) || !o.ObservedAt.Before(day(4, 1)) {
+			t.Errorf("row outside the window or regions: %+v", o)
+		}
+	}
+}

@@ -2,9 +2,12 @@ package clickhouse
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
@@ -24,6 +27,18 @@ import (
 func init() {
 	store.Register("chdb", func(ctx context.Context, u *url.URL) (store.Store, error) {
 		return OpenEmbedded(ctx, u.String())
+	})
+	// The engine creates its data directory: a read that must create nothing
+	// looks for it first.
+	store.RegisterLocator("chdb", func(u *url.URL) error {
+		dir, _, err := EmbeddedDir(u.String())
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: the embedded ClickHouse directory %s does not exist", store.ErrNotExist, dir)
+		}
+		return nil
 	})
 }
 

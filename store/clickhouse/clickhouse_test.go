@@ -3,7 +3,10 @@ package clickhouse_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +226,68 @@ func TestBadDSN(t *testing.T) {
 		if strings.Contains(err.Error(), "pw-secret-1") {
 			t.Errorf("Open(%q): error shows the password: %v", dsn, err)
 		}
+	}
+}
+
+// TestIntegrationClickHouseOpenExistingCreatesNothing: a read-only open of a database
+// that does not exist, or holds no gpuprice tables, is store.ErrNotExist naming the
+// database, and leaves the server as it was; a migrated database opens.
+func TestIntegrationClickHouseOpenExistingCreatesNothing(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := t.Context()
+	u, _ := url.Parse(dsn)
+	db := chtest.Database(u)
+	admin := adminConn(t, u)
+	defer admin.Close()
+	databases := func() uint64 {
+		var n uint64
+		if err := admin.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, db).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	_, err := store.OpenExisting(ctx, dsn)
+	if !errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), db+" does not exist") {
+		t.Fatalf("OpenExisting on a missing database: %v", err)
+	}
+	if databases() != 0 {
+		t.Fatalf("OpenExisting created database %s", db)
+	}
+	if err := admin.Exec(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.OpenExisting(ctx, dsn)
+	if !errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), "holds no gpuprice tables") {
+		t.Fatalf("OpenExisting on an empty database: %v", err)
+	}
+	var tables uint64
+	if err := admin.QueryRow(ctx, `SELECT count() FROM system.tables WHERE database = ?`, db).Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("OpenExisting made %d tables in %s (%v)", tables, db, err)
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	st, err = store.OpenExisting(ctx, dsn)
+	if err != nil {
+		t.Fatalf("OpenExisting on a migrated database: %v", err)
+	}
+	st.Close()
+}
+
+// TestOpenExistingEmbeddedDirectory: a read-only open of a chdb:// directory that does
+// not exist is store.ErrNotExist and creates no directory (no engine is started).
+func TestOpenExistingEmbeddedDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	_, err := store.OpenExisting(t.Context(), "chdb://"+dir)
+	if !errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("OpenExisting on a missing chdb directory: %v", err)
+	}
+	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
+		t.Fatalf("OpenExisting made %s: %v", dir, serr)
 	}
 }

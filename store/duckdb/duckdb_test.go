@@ -172,3 +172,42 @@ func openMigrated(t *testing.T, path string) store.Store {
 	}
 	return st
 }
+
+// TestOpenExistingCreatesNothing: a read-only open of a file that does not exist (by
+// DSN or bare path) is store.ErrNotExist naming it and creates neither the file nor
+// its directory; a file without gpuprice's tables is ErrNotExist too; a migrated one
+// opens.
+func TestOpenExistingCreatesNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "nested")
+	path := filepath.Join(dir, "prices.duckdb")
+	for _, dsn := range []string{"duckdb://" + path, path} {
+		_, err := store.OpenExisting(ctx, dsn)
+		if !errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), path+" does not exist") {
+			t.Fatalf("OpenExisting(%s): %v", dsn, err)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("OpenExisting(%s) made %s: %v", dsn, dir, err)
+		}
+	}
+	st, err := store.Open(ctx, path) // the file, with no tables
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if _, err := store.OpenExisting(ctx, path); !errors.Is(err, store.ErrNotExist) ||
+		!strings.Contains(err.Error(), "holds no gpuprice tables") {
+		t.Fatalf("OpenExisting on a file without tables: %v", err)
+	}
+	if st, err = store.Open(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st, err = store.OpenExisting(ctx, path); err != nil {
+		t.Fatalf("OpenExisting on a migrated file: %v", err)
+	}
+	st.Close()
+}

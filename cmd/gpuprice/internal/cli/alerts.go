@@ -11,10 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/analytics/query"
-	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -76,7 +74,7 @@ and ended and the figures it fired and resolved on.`,
 				fmt.Fprintln(a.stderr, "gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
 				dryRun = true
 			}
-			st, err := a.openStore(cmd.Context())
+			st, err := a.openExistingStore(cmd.Context())
 			if err != nil {
 				// A dry run only reads: while serve holds the embedded store, ask it.
 				if base, ok := a.runningServer(); ok && dryRun && errors.Is(err, store.ErrLocked) {
@@ -124,26 +122,6 @@ and ended and the figures it fired and resolved on.`,
 	return cmd
 }
 
-// alertReader reads what the rules need through the store, as the analytics
-// commands do: bars from store.Rollups, latest prices of series still on offer.
-type alertReader struct {
-	st store.Store
-	r  store.Rollups
-}
-
-func (r alertReader) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error) {
-	return r.r.Bars(ctx, q)
-}
-
-func (r alertReader) Latest(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
-	rows, err := r.st.Latest(ctx, f)
-	return analytics.CurrentOnly(rows, analytics.StaleAfter), err
-}
-
-func (r alertReader) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {
-	return r.st.Runs(ctx, source, limit)
-}
-
 // alertEngine builds the engine of the configuration: its rules, its notifiers
 // (posting through the shared fetch client) and the enabled sources.
 func (a *app) alertEngine() (alert.Engine, error) {
@@ -177,24 +155,7 @@ func (a *app) evaluateAlerts(ctx context.Context, st store.Store, now time.Time,
 	if err != nil {
 		return alert.Report{}, err
 	}
-	state, err := alert.LoadState(path)
-	if err != nil {
-		return alert.Report{}, err
-	}
-	rep := eng.Run(ctx, alertReader{st: st, r: r}, state, now, dry)
-	if !dry {
-		if err := state.Save(path); err != nil {
-			return rep, err
-		}
-		// The history the API and the web app list: what started firing and what
-		// resolved (kept in the store, so it survives the state file).
-		if h, ok := st.(store.AlertHistory); ok {
-			if err := alert.RecordEpisodes(ctx, h, state, rep, now); err != nil {
-				return rep, err
-			}
-		}
-	}
-	return rep, nil
+	return eng.Evaluate(ctx, st, r, path, now, dry)
 }
 
 func (a *app) printAlerts(rep alert.Report, format string) error {

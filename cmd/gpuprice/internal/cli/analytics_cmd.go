@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -409,13 +408,13 @@ func (a *app) indexCmd() *cobra.Command {
 // explainIndex prints one day's index members and the series left out, with why.
 func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string) error {
 	if gpu == "" || !schemas.ValidPricing(pricing) {
-		return errors.New("index --explain: give a canonical --gpu (e.g. H100-SXM-80GB) and a --pricing kind")
+		return usagef("index --explain: give a canonical --gpu (e.g. H100-SXM-80GB) and a --pricing kind")
 	}
 	d, err := time.Parse(time.DateOnly, day)
 	if err != nil {
-		return fmt.Errorf("index --explain %q: a day, YYYY-MM-DD", day)
+		return usagef("index --explain %q: a day, YYYY-MM-DD", day)
 	}
-	st, err := a.openStore(cmd.Context())
+	st, err := a.openExistingStore(cmd.Context())
 	if err != nil {
 		return err
 	}

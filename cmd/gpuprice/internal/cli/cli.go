@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/url"
-	"os"
 	"runtime/debug"
 	"strings"
 
@@ -143,23 +141,32 @@ var commands = []func(*app) *cobra.Command{
 // addCommand registers a subcommand; called from init() in command files.
 func addCommand(c func(*app) *cobra.Command) { commands = append(commands, c) }
 
-// errNoStore is openExistingStore's error for an embedded store file that does not exist.
-var errNoStore = errors.New("the file does not exist")
+// errNoStore is openExistingStore's error for a store that was never made.
+var errNoStore = store.ErrNotExist
 
-// openExistingStore is openStore for commands that only read: an embedded store
-// that does not exist is an error naming the file, never created empty.
+// openExistingStore is openStore for commands that only read: it creates nothing
+// (store.OpenExisting). A store that does not exist (a missing file, a ClickHouse
+// database that is missing or holds no gpuprice tables) is an error naming it; one
+// that exists is brought up to date by its pending migrations, as every command does.
 func (a *app) openExistingStore(ctx context.Context) (store.Store, error) {
 	dsn, err := a.cfg.StoreDSN(a.storeDSN)
 	if err != nil {
 		return nil, err
 	}
-	if u, err := url.Parse(dsn); err == nil && u.Scheme == "duckdb" && u.Host == "" && u.Path != "" {
-		if _, err := os.Stat(u.Path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store %s: %w; fill it with `gpuprice collect` "+
-				"(or offline: `gpuprice reparse examples/recorded`), or name another with --store", u.Path, errNoStore)
-		}
+	st, err := store.OpenExisting(ctx, dsn)
+	if errors.Is(err, store.ErrNotExist) {
+		return nil, fmt.Errorf("%w; read commands create no store: fill it with `gpuprice collect` "+
+			"(or offline: `gpuprice reparse examples/recorded`), make it empty with `gpuprice migrate`, "+
+			"or name another with --store", err)
 	}
-	return a.openStore(ctx)
+	if err != nil {
+		return nil, a.heldByServer(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("migrating %s: %w", store.Redact(dsn), err)
+	}
+	return st, nil
 }
 
 func (a *app) openStore(ctx context.Context) (store.Store, error) {
@@ -354,13 +361,11 @@ func (a *app) configCmd() *cobra.Command {
 		Short: "Print the effective configuration (secrets redacted)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			c, notes, err := a.effectiveConfig()
 			if err != nil {
 				return err
 			}
-			c := a.cfg
-			c.Store = dsn
-			fmt.Fprint(a.stdout, c.Redacted())
+			fmt.Fprint(a.stdout, c.RedactedNotes(notes))
 			return nil
 		},
 	}

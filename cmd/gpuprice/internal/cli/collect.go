@@ -175,27 +175,22 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 	log := a.redactLogger(a.log)
 	var jobs []ingest.Job
 	for _, n := range names {
-		sinfo, factory, ok := scrapers.Lookup(n)
-		if !ok {
-			return nil, usagef("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
-		}
 		sc := a.cfg.Sources[n]
-		client, now := base, time.Now
+		spec := ingest.SourceSpec{Endpoint: sc.Endpoint, Options: sc.Options, Client: base, Logger: log, Getenv: os.Getenv}
 		if rec != nil {
 			c := *base
 			c.Observer = rec.Source(n, archive.SourceInfo{ObservedAt: observed, Endpoint: sc.Endpoint, Options: sc.Options})
 			c.Cache = nil // the archive holds whole answers, never a 304
-			client, now = &c, func() time.Time { return observed }
+			spec.Client, spec.Now = &c, func() time.Time { return observed }
 		}
-		src, err := factory(scrapers.Config{
-			Name: n, Endpoint: sc.Endpoint, Options: sc.Options, Client: client,
-			Logger: log.With("source", n), Now: now,
-			Secrets: sinfo.Secrets(os.Getenv),
-		})
+		job, err := ingest.NewJob(n, spec)
+		if errors.Is(err, ingest.ErrUnknownSource) {
+			return nil, usagef("--source %s: no such source (known: %s)", n, strings.Join(scrapers.Names(), ", "))
+		}
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, ingest.Job{Name: n, Source: src})
+		jobs = append(jobs, job)
 	}
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("no source to run: every source is disabled in the config")

@@ -61,7 +61,7 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			if _, err := export.NewEncoder(format, io.Discard, export.Options{}); err != nil {
 				return usagef("--format %q: use csv, jsonl or parquet", format)
 			}
-			st, err := a.openStore(ctx)
+			st, err := a.openExistingStore(ctx)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/loadgen"
+	"github.com/gpuprice/gpuprice/deploy/loadgen"
 )
 
 func init() { addCommand((*app).loadtestCmd) }

@@ -18,70 +18,29 @@ func init() {
 	addCommand((*app).verifyCmd)
 }
 
-// publishDays are the days a publish run writes: --day, or --since/--until, or the
-// days after the catalog's last through yesterday (yesterday alone when the
-// directory is new). Only whole UTC days that are over are published.
+// publishDays are the days a publish run writes (publish.Select): the flags' errors
+// are usage errors.
 func publishDays(dir string, days []string, since, until string, now time.Time) ([]time.Time, string, error) {
-	yesterday := now.UTC().Truncate(store.Daily).Add(-store.Daily)
-	if len(days) > 0 {
-		if since != "" || until != "" {
-			return nil, "", usagef("--day and --since/--until: give one or the other")
-		}
-		var out []time.Time
-		for _, s := range days {
-			for _, s := range strings.Split(s, ",") {
-				d, err := publish.ParseDay(strings.TrimSpace(s))
-				if err != nil {
-					return nil, "", usagef("--day: %v", err)
-				}
-				if d.After(yesterday) {
-					return nil, "", usagef("--day %s: the UTC day is not over yet (the last whole day is %s)", s, publish.DayString(yesterday))
-				}
-				out = append(out, d)
-			}
-		}
-		return out, "", nil
-	}
-	last := yesterday
-	if until != "" {
-		u, err := parseWhen(until, now)
-		if err != nil {
+	sel := publish.Selection{Days: days, SinceText: since}
+	var err error
+	if len(days) == 0 && until != "" {
+		if sel.Until, err = parseWhen(until, now); err != nil {
 			return nil, "", usagef("--until: %v", err)
 		}
-		if l := u.Add(-store.Daily).Truncate(store.Daily); l.Before(last) {
-			last = l
-		}
 	}
-	if since != "" {
-		s, err := parseWhen(since, now)
-		if err != nil {
+	if len(days) == 0 && since != "" {
+		if sel.Since, err = parseWhen(since, now); err != nil {
 			return nil, "", usagef("--since: %v", err)
 		}
-		list := publish.Days(s.Truncate(store.Daily), last)
-		if len(list) == 0 {
-			return nil, "", usagef("--since %s: no whole UTC day that is over lies from it to --until (the last whole day is %s)", since, publish.DayString(last))
-		}
-		return list, "", nil
 	}
-	cat, err := publish.ReadCatalog(dir)
-	if errors.Is(err, publish.ErrNoCatalog) {
-		return []time.Time{last}, fmt.Sprintf("new snapshot directory: publishing %s only; --since publishes earlier days", publish.DayString(last)), nil
+	if len(days) > 0 && (since != "" || until != "") {
+		return nil, "", usagef("--day and --since/--until: give one or the other")
 	}
-	if err != nil {
-		return nil, "", err
+	list, note, err := publish.Select(dir, sel, now)
+	if errors.Is(err, publish.ErrSelection) {
+		return nil, "", usageError{err}
 	}
-	if len(cat.Days) == 0 {
-		return []time.Time{last}, "", nil
-	}
-	first, err := publish.ParseDay(cat.Days[len(cat.Days)-1].Day)
-	if err != nil {
-		return nil, "", err
-	}
-	first = first.Add(store.Daily)
-	if first.After(last) {
-		return nil, fmt.Sprintf("every day through %s is published; --since checks published days against the store", publish.DayString(last)), nil
-	}
-	return publish.Days(first, last), "", nil
+	return list, note, err
 }
 
 func (a *app) publishCmd() *cobra.Command {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,14 +50,24 @@ func (a *app) sourceDefs() []query.SourceRow {
 
 // withReports calls fn with a report source: the store, or, when the embedded store
 // is held by a running `gpuprice serve`, that server's API (said in one line on
-// stderr). Errors about a parameter are written as flag errors.
+// stderr). Errors about a parameter are written as flag errors. An answer that read
+// rows of a recorded example says so on stderr after the output, by row
+// (query.Result.Recorded), whatever ran since.
 func (a *app) withReports(cmd *cobra.Command, fn func(query.Source) error) error {
+	recorded := map[string]int{}
+	note := func(m map[string]int) {
+		for p, n := range m {
+			recorded[p] = max(recorded[p], n)
+		}
+	}
 	st, err := a.openExistingStore(cmd.Context())
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			if base, ok := a.runningServer(); ok {
 				fmt.Fprintf(a.stderr, "gpuprice: the store is held by gpuprice serve; asking it at %s\n", base)
-				return query.FlagError(fn(&query.Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Minute}}))
+				err := fn(query.Noting(&query.Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Minute}}, note))
+				a.noteRecordedAnswer(cmd, recorded)
+				return query.FlagError(err)
 			}
 		}
 		return err
@@ -68,12 +77,10 @@ func (a *app) withReports(cmd *cobra.Command, fn func(query.Source) error) error
 	if err != nil {
 		return err
 	}
-	if err := fn(r); err != nil {
+	if err := fn(query.Noting(r, note)); err != nil {
 		return query.FlagError(err)
 	}
-	if analyticsCommands[cmd.Name()] {
-		a.noteRecordedStore(cmd, st)
-	}
+	a.noteRecordedAnswer(cmd, recorded)
 	return nil
 }
 
@@ -81,24 +88,17 @@ func (a *app) withReports(cmd *cobra.Command, fn func(query.Source) error) error
 const recordedRunPrefix = query.RecordedRunPrefix
 
 // analyticsCommands compute from bars or many rows, whose outputs carry no
-// per-row origin: they say on stderr when the store holds a recorded example.
+// per-row origin: they say on stderr when their answer read rows of a recorded
+// example (prices marks each row and counts them itself).
 var analyticsCommands = map[string]bool{"volatility": true, "spreads": true, "tokens": true, "history": true,
-	"index": true, "series": true, "report": true}
+	"index": true, "series": true, "report": true, "terms": true, "breakeven": true}
 
-// noteRecordedStore says on stderr that the store holds rows of a recorded example
-// (one of its last runs is a reparse of one): an analysis over them is not of
-// today's prices.
-func (a *app) noteRecordedStore(cmd *cobra.Command, st store.Store) {
-	runs, err := st.Runs(cmd.Context(), "", 100)
-	if err != nil {
-		return
-	}
-	for _, r := range runs {
-		if strings.HasPrefix(r.RunID, recordedRunPrefix) {
-			fmt.Fprintf(a.stderr, "gpuprice: this store holds a recorded example (run %s, `gpuprice reparse`): "+
-				"prices marked origin \"recorded\" are not today's prices, and neither is what is computed from them\n", r.RunID)
-			return
-		}
+// noteRecordedAnswer says on stderr that the answer of an analytics command read
+// rows of a recorded example (rec: per provider, its series): it is not of today's
+// prices.
+func (a *app) noteRecordedAnswer(cmd *cobra.Command, rec map[string]int) {
+	if analyticsCommands[cmd.Name()] && len(rec) > 0 {
+		fmt.Fprintf(a.stderr, "gpuprice: this answer holds a %s\n", query.RecordedNote(rec))
 	}
 }
 

@@ -2,13 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,6 +115,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		RunSources: p.run,
 		SpoolRows:  spool.Rows,
 		Ready:      runner.Ready,
+		Recover:    runner.Recover,
 		Log:        a.log,
 	}
 	if len(a.cfg.Alerts.Rules) > 0 {
@@ -137,17 +135,17 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		// holder of the store's "alerts" lease evaluates; it renews the lease while it
 		// runs and gives it up on exit, and another takes over once it is released
 		// or expires.
-		lease := newAlertLease(st, a.log)
+		lease := alert.NewStoreLease(st, a.log)
 		if lease != nil {
-			go lease.keep(ctx)
-			defer lease.release()
+			go lease.Keep(ctx)
+			defer lease.Release()
 		}
 		deps.EvaluateAlerts = func(ctx context.Context) (alert.Report, error) {
 			if err := leader.Acquire(); err != nil {
 				return alert.Report{}, err
 			}
 			if lease != nil {
-				if err := lease.hold(ctx); err != nil {
+				if err := lease.Hold(ctx); err != nil {
 					return alert.Report{}, err
 				}
 			}
@@ -190,79 +188,6 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		return fmt.Errorf("%w: %s", ErrInterrupted, stopped.Error())
 	}
 	return err
-}
-
-// AlertLeaseTTL is how long the "alerts" lease of a serve lasts unless renewed (it is
-// renewed every third of it): a serve that dies without releasing it is replaced
-// by a standby at the standby's first alert turn after it expires.
-var AlertLeaseTTL = time.Minute
-
-// alertLease is a serve's claim on the store's "alerts" lease (store.Leaser).
-type alertLease struct {
-	l     store.Leaser
-	owner string
-	log   *slog.Logger
-	held  atomic.Bool
-}
-
-// newAlertLease returns the lease of st, or nil when st keeps no leases.
-func newAlertLease(st store.Store, log *slog.Logger) *alertLease {
-	l, ok := st.(store.Leaser)
-	if !ok {
-		return nil
-	}
-	host, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return &alertLease{l: l, owner: fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b), log: log}
-}
-
-// hold takes or renews the lease; alert.ErrStandingBy when another serve holds it.
-func (a *alertLease) hold(ctx context.Context) error {
-	got, err := a.l.AcquireLease(ctx, "alerts", a.owner, AlertLeaseTTL)
-	if err != nil {
-		a.held.Store(false)
-		return fmt.Errorf("alerts lease: %w", err)
-	}
-	if was := a.held.Swap(got.Held); was != got.Held {
-		a.log.Info("alerts lease", "held", got.Held, "holder", got.Owner, "until", got.Until.Format(time.RFC3339))
-	}
-	if !got.Held {
-		return fmt.Errorf("%w (the store's alerts lease is held by %s until %s)", alert.ErrStandingBy, got.Owner, got.Until.Format(time.RFC3339))
-	}
-	return nil
-}
-
-// keep renews the lease while this serve holds it, until ctx ends.
-func (a *alertLease) keep(ctx context.Context) {
-	t := time.NewTicker(AlertLeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if a.held.Load() {
-			rctx, cancel := context.WithTimeout(ctx, AlertLeaseTTL/3)
-			if err := a.hold(rctx); err != nil && !errors.Is(err, alert.ErrStandingBy) {
-				a.log.Warn("alerts lease not renewed", "error", err.Error())
-			}
-			cancel()
-		}
-	}
-}
-
-// release gives the lease up (at exit), so that a standby takes over at once.
-func (a *alertLease) release() {
-	if !a.held.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.l.ReleaseLease(ctx, "alerts", a.owner); err != nil {
-		a.log.Warn("alerts lease not released: a standby takes over when it expires", "error", err.Error())
-	}
 }
 
 // pipeline runs sources for the server through the one ingest.Runner of the

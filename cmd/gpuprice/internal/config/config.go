@@ -512,7 +512,12 @@ func (c Config) SpoolDir() (string, error) {
 // Redacted returns the configuration as YAML with secrets masked, for `gpuprice config`:
 // the store DSN's password, credential-like source endpoint parameters, and any
 // secret value of the environment (Secrets) wherever it appears.
-func (c Config) Redacted() string {
+func (c Config) Redacted() string { return c.RedactedNotes(nil) }
+
+// RedactedNotes is Redacted with a comment after the keys notes names by their
+// dotted path (ingest.batch_size: "the store's own"), for values whose meaning the
+// value alone does not say.
+func (c Config) RedactedNotes(notes map[string]string) string {
 	c.Store = store.Redact(c.Store)
 	if len(c.Sources) > 0 {
 		src := make(map[string]Source, len(c.Sources))
@@ -524,11 +529,35 @@ func (c Config) Redacted() string {
 		}
 		c.Sources = src
 	}
-	out, err := yaml.Marshal(c)
+	var doc yaml.Node
+	if err := doc.Encode(c); err != nil {
+		return fmt.Sprintf("config: %v", err)
+	}
+	annotate(&doc, "", notes)
+	out, err := yaml.Marshal(&doc)
 	if err != nil {
 		return fmt.Sprintf("config: %v", err)
 	}
 	return c.Redactor().Redact(string(out))
+}
+
+// annotate sets the line comment of every mapping key under n whose dotted path
+// (below prefix) notes names.
+func annotate(n *yaml.Node, prefix string, notes map[string]string) {
+	if len(notes) == 0 || n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		path := prefix + n.Content[i].Value
+		if note, ok := notes[path]; ok {
+			if v := n.Content[i+1]; v.Kind != yaml.ScalarNode && len(v.Content) == 0 {
+				v.LineComment = note // after the {} or []
+			} else {
+				n.Content[i].LineComment = note
+			}
+		}
+		annotate(n.Content[i+1], path+".", notes)
+	}
 }
 
 // ParseMemoryLimit reads a memory limit as GOMEMLIMIT writes it: a number of bytes

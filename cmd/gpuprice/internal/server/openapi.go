@@ -61,6 +61,8 @@ func customJSON(t reflect.Type) (func(g *schemaGen) (*openapi3.SchemaRef, error)
 		return volatilitySchema, true
 	case reflect.TypeFor[query.Tokens](): // the rows
 		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]query.TokenRow]()) }, true
+	case reflect.TypeFor[query.Inference](): // the rows
+		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]query.InferenceRow]()) }, true
 	}
 	return nil, false
 }
@@ -222,6 +224,12 @@ func buildOpenAPI(routes []route) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	recorded, err := g.ref(reflect.TypeFor[map[string]int]())
+	if err != nil {
+		return nil, err
+	}
+	recorded.Value.Description = "present when the answer read rows of a recorded example: per provider, how many series " +
+		"(by row, whatever ran since); such an answer is not of today's prices"
 	answers := openapi3.Schemas{}
 	for _, rt := range routes {
 		if rt.data == nil && rt.body == nil {
@@ -247,10 +255,11 @@ func buildOpenAPI(routes []route) ([]byte, error) {
 			}
 			never := false
 			answer = &openapi3.SchemaRef{Value: &openapi3.Schema{
-				Type:                 &openapi3.Types{openapi3.TypeObject},
-				Description:          "data: what the CLI prints with --format json; matched: what each name given resolved to.",
+				Type: &openapi3.Types{openapi3.TypeObject},
+				Description: "data: what the CLI prints with --format json; matched: what each name given resolved to; " +
+					"recorded: the answer's rows of a recorded example, when it has any.",
 				Required:             []string{"data", "matched"},
-				Properties:           openapi3.Schemas{"data": data, "matched": matched},
+				Properties:           openapi3.Schemas{"data": data, "matched": matched, "recorded": recorded},
 				AdditionalProperties: openapi3.AdditionalProperties{Has: &never},
 			}}
 		}

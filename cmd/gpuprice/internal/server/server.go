@@ -31,6 +31,10 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
+// CheckEvery is how often the server asks the store whether another process wrote
+// (store.ChangeMarker), to refresh its snapshot of the current prices.
+var CheckEvery = 5 * time.Second
+
 // TokenEnv is the environment variable whose value POST /api/v1/collect requires as
 // a bearer token.
 const TokenEnv = "GPUPRICE_API_TOKEN"
@@ -98,7 +102,10 @@ type Deps struct {
 	// it was away at start); nil: the store is taken as migrated. /readyz answers
 	// 503 while it fails.
 	Ready func(ctx context.Context) error
-	Log   *slog.Logger
+	// Recover rebuilds the bars of the runs killed before their end and records them
+	// as interrupted (ingest.Runner.Recover); Serve calls it at start. nil: none.
+	Recover func(ctx context.Context) ([]schemas.Run, error)
+	Log     *slog.Logger
 }
 
 // Server is the service. Build it with New.
@@ -110,6 +117,7 @@ type Server struct {
 	alerts   func(ctx context.Context) (alert.Report, error)
 	spool    func() (int, error)
 	ready    func(ctx context.Context) error
+	recover  func(ctx context.Context) ([]schemas.Run, error)
 	log      *slog.Logger
 	metrics  *metrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
@@ -121,8 +129,8 @@ type Server struct {
 	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler     http.Handler
 	cache       *answerCache
-	snap        *Current      // the current prices, refreshed after runs and on others' writes
-	busy        chan struct{} // a slot per answer computed at once (MaxComputing)
+	snap        *query.Current // the current prices, refreshed after runs and on others' writes
+	busy        chan struct{}  // a slot per answer computed at once (MaxComputing)
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -142,9 +150,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, log: d.Log,
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
+		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
-		snap: NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
+		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
 	}
@@ -232,15 +241,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
 	}
 	s.metrics.restore(ctx)
+	var first sync.WaitGroup
+	if s.recover != nil {
+		// Runs a kill cut short (their record still says started): their bars are
+		// rebuilt and their records say interrupted, without holding up the start.
+		first.Add(1)
+		go func() {
+			defer first.Done()
+			s.recoverKilled(runCtx)
+		}()
+	}
 	// The current prices are read before the first request asks, and again whenever
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
-	go s.snap.watch(ctx, CheckEvery, s.changed)
+	go s.snap.Watch(ctx, CheckEvery, s.changed)
 	srv := NewHTTPServer(checkHost(s.handler, hostAllowlist(s.cfg.AllowedHosts, ln.Addr())), s.cfg.HTTP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln, s.cfg.HTTP)) }()
 	sched.Start()
-	var first sync.WaitGroup
 	if runNow {
 		first.Add(1)
 		go func() {
@@ -288,6 +306,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		return &Stopped{Interrupted: cut}
 	}
 	return serveErr
+}
+
+// recoverKilled recovers the runs killed before their end (Deps.Recover): each is
+// counted as interrupted and sets its source's gauges.
+func (s *Server) recoverKilled(ctx context.Context) {
+	killed, err := s.recover(ctx)
+	if err != nil {
+		s.log.Warn("killed runs not all recovered; the next run tries again", "error", err.Error())
+	}
+	for _, r := range killed {
+		s.metrics.runs.WithLabelValues(r.Source, r.Status).Inc()
+		if last, err := s.st.Runs(ctx, r.Source, 1); err == nil && len(last) > 0 && last[0].RunID == r.RunID {
+			s.metrics.observeRun(r, false)
+		}
+	}
+	if len(killed) > 0 {
+		s.changed()
+	}
 }
 
 // waitRuns waits until no run is under way, or ctx ends.

@@ -12,8 +12,12 @@ export class APIError extends Error {
   }
 }
 
-/** get fetches path?params as JSON; params with empty values are left out. */
-export async function get(path, params = {}) {
+/**
+ * get fetches path?params as JSON; params with empty values are left out. An
+ * answer's `recorded` is noted (recorded, onRecorded) unless opts.note is false
+ * (a request that is not the view's own, such as the navigation's alert count).
+ */
+export async function get(path, params = {}, opts = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== '' && v !== undefined && v !== null) q.set(k, v);
   const url = path + (q.toString() ? '?' + q : '');
@@ -37,7 +41,22 @@ export async function get(path, params = {}) {
     throw new APIError(resp.status, msg, body && (body.parameter || body.param));
   }
   if (body === null && text) throw new APIError(resp.status, `${url}: not JSON`);
+  if (opts.note !== false && body && typeof body === 'object' && body.recorded && typeof body.recorded === 'object') noteRecorded(body.recorded);
   return body;
+}
+
+/**
+ * recorded is, per provider, the most series of a recorded example any answer read
+ * so far held (the API's `recorded`: by row, whatever ran since); onRecorded's
+ * listeners hear of each answer that had some.
+ */
+export const recorded = {};
+const listeners = [];
+/** onRecorded calls fn whenever an answer read rows of a recorded example. */
+export const onRecorded = (fn) => listeners.push(fn);
+function noteRecorded(m) {
+  for (const [p, n] of Object.entries(m)) if (typeof n === 'number' && n > 0) recorded[p] = Math.max(recorded[p] || 0, n);
+  for (const fn of listeners) fn(recorded);
 }
 
 /** data returns an answer's value: /api/v1 wraps it as {data, matched}. */

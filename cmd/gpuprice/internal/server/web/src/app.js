@@ -7,7 +7,7 @@ import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
 import { alerts, sources, alertItems, ALERTS_WINDOW } from './health.js';
-import { get, data, rows } from './api.js';
+import { get, data, recorded, onRecorded } from './api.js';
 import { el } from './util.js';
 
 const VIEWS = {
@@ -42,26 +42,35 @@ async function main() {
   document.title = view[0] + ' · gpuprice';
   // The number of firing alerts in the navigation, read alongside the view (and
   // placed before the page says it is ready); the view does not wait on it.
-  const badge = get('/api/v1/alerts', { window: ALERTS_WINDOW })
+  const badge = get('/api/v1/alerts', { window: ALERTS_WINDOW }, { note: false })
     .then((b) => alertItems(data(b)).filter((a) => a.state === 'firing').length)
     .catch(() => 0);
-  // A store loaded from a recorded example (gpuprice reparse examples/recorded) is
-  // said on every view; the price board marks each recorded offer itself.
-  const recorded = path === '/' ? Promise.resolve(false) : get('/api/v1/sources')
-    .then((b) => rows(b, 'sources').some((s) => s && s.last_run && String(s.last_run.run_id || '').startsWith('recorded-')))
-    .catch(() => false);
+  // An answer that read rows of a recorded example (gpuprice reparse examples/recorded)
+  // says so, by row, whatever ran since: the API's `recorded` of every answer the view
+  // read (api.js), also of those read later (a form sent). The price board marks
+  // each recorded offer itself.
+  const showRecorded = () => {
+    if (path === '/' || !Object.keys(recorded).length) return;
+    const names = Object.keys(recorded).sort();
+    const series = names.reduce((n, p) => n + recorded[p], 0);
+    const text = `Recorded example: ${series} series of ${names.join(', ')} read by this view come from a recorded archive (loaded by gpuprice reparse): their prices keep the time they were recorded at and are not today's prices, nor is what is computed from them; a recorded archive may hold responses constructed in the providers' formats, whose values are partly illustrative (the price board counts them).`;
+    let note = document.getElementById('recorded-note');
+    if (note) {
+      note.textContent = text;
+      return;
+    }
+    note = el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' }, text);
+    const h1 = root.querySelector('h1');
+    if (h1) h1.after(note); else root.prepend(note);
+  };
   try {
     await view[1](root);
   } catch (e) {
     root.append(el('p', { class: 'error', role: 'alert' }, 'This view failed: ', e.message));
     throw e;
   }
-  if (await recorded) {
-    const note = el('p', { class: 'recorded-note', id: 'recorded-note', role: 'note' },
-      'This store holds a recorded example (loaded by gpuprice reparse): its prices keep the time they were recorded at and are not today\'s prices, nor is what is computed from them; a recorded archive may hold responses constructed in the providers\' formats, whose values are partly illustrative (the price board counts them).');
-    const h1 = root.querySelector('h1');
-    if (h1) h1.after(note); else root.prepend(note);
-  }
+  showRecorded();
+  onRecorded(showRecorded);
   const n = await badge;
   if (n) document.getElementById('nav-alerts').append(el('span', { class: 'count-badge', title: n + ' alerts firing' }, String(n), el('span', { class: 'sr-only' }, ' firing')));
   root.setAttribute('aria-busy', 'false');

@@ -1,4 +1,4 @@
-package server
+package query
 
 import (
 	"context"
@@ -11,11 +11,7 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// CheckEvery is how often the server asks the store whether another process wrote
-// (store.ChangeMarker), to refresh its snapshot of the current prices.
-var CheckEvery = 5 * time.Second
-
-// Current is the server's snapshot of the current prices: the newest observation of
+// Current is a snapshot of the current prices: the newest observation of
 // every stored series (store.Latest with no filter), read once and kept. It is
 // refreshed after each collection of this server and when the store's write
 // marker changes (another process collected or imported), in the background: a
@@ -108,9 +104,9 @@ func (c *Current) writeMarker(ctx context.Context) (string, bool) {
 	return m, err == nil
 }
 
-// watch refreshes the snapshot, and forgets the answers computed from the old one
+// Watch refreshes the snapshot, and forgets the answers computed from the old one
 // (onChange), whenever the store's write marker moves, until ctx ends.
-func (c *Current) watch(ctx context.Context, every time.Duration, onChange func()) {
+func (c *Current) Watch(ctx context.Context, every time.Duration, onChange func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
