@@ -165,7 +165,6 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	return out, nil
 }
 
-
 // Prices is the latest price of every selected series still on offer (every series
 // with AllSeries): grouped by pricing kind unless one is asked for, cheapest per
 // GPU-hour first within each.
@@ -190,7 +189,9 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if q.Pricing == "" {
 		// Grouped by pricing kind, cheapest first within each: a spot price is not a
 		// cheaper on-demand price.
-		sort.SliceStable(rows, func(i, j int) bool { return analytics.PricingRank(rows[i].Pricing) < analytics.PricingRank(rows[j].Pricing) })
+		sort.SliceStable(rows, func(i, j int) bool {
+			return analytics.PricingRank(rows[i].Pricing) < analytics.PricingRank(rows[j].Pricing)
+		})
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]

@@ -417,7 +417,6 @@ func cmdFlags(kv ...string) string {
 	return b.String()
 }
 
-
 // discounts pairs each reserved and commitment offer with its on-demand twin
 // (analytics.CommitmentDiscount) and summarises the discounts per provider and kind.
 func discounts(kinds map[string][]analytics.Offer) []Discount {
