@@ -110,6 +110,12 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 				}
 				a.noteMatches(res.Matched)
 				a.noteRecorded(res.Data)
+				if res.Empty != "" {
+					if format == "table" {
+						return query.Write(a.stdout, "table", query.PricesColumns, nil, nil, "(no prices: "+res.Empty+")")
+					}
+					fmt.Fprintf(a.stderr, "gpuprice: no prices: %s\n", res.Empty)
+				}
 				if explain {
 					return writeExplained(a.stdout, format, res.Data)
 				}
