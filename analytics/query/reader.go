@@ -116,7 +116,7 @@ type PricesQuery struct {
 func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
 	p := newParams(v, caps)
 	var q PricesQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "interconnect")
 	q.Limit = p.limit("limit")
 	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
 	q.AllSeries = p.boolean("all-series")

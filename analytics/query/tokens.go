@@ -28,7 +28,7 @@ type TokensQuery struct {
 func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
 	p := newParams(v, caps)
 	var q TokensQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope", "interconnect")
 	if !p.has("params") && p.err == nil {
 		p.fail("params", "is required: the model's parameter count, e.g. 7e9")
 	}
