@@ -116,7 +116,7 @@ type PricesQuery struct {
 func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
 	p := newParams(v, caps)
 	var q PricesQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "interconnect")
 	q.Limit = p.limit("limit")
 	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
 	q.AllSeries = p.boolean("all-series")
@@ -165,27 +165,6 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	return out, nil
 }
 
-// pricingRank orders pricing kinds: on-demand, spot, reserved 1y, 3y, commitments by
-// term, anything else last.
-func pricingRank(p string) int {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case "spot":
-		return 1
-	case "reserved_1y":
-		return 2
-	case "reserved_3y":
-		return 3
-	}
-	if m, ok := strings.CutPrefix(p, "commitment_"); ok {
-		if n, err := strconv.Atoi(strings.TrimSuffix(m, "m")); err == nil {
-			return 10 + n
-		}
-	}
-	return 1 << 20
-}
-
 // Prices is the latest price of every selected series still on offer (every series
 // with AllSeries): grouped by pricing kind unless one is asked for, cheapest per
 // GPU-hour first within each.
@@ -210,7 +189,9 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if q.Pricing == "" {
 		// Grouped by pricing kind, cheapest first within each: a spot price is not a
 		// cheaper on-demand price.
-		sort.SliceStable(rows, func(i, j int) bool { return pricingRank(rows[i].Pricing) < pricingRank(rows[j].Pricing) })
+		sort.SliceStable(rows, func(i, j int) bool {
+			return analytics.PricingRank(rows[i].Pricing) < analytics.PricingRank(rows[j].Pricing)
+		})
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]

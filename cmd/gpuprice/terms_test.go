@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -117,4 +119,35 @@ func testTermsRecorded(t *testing.T, dsn string) {
 		inf[0].Cost.PerM != 3.528457 {
 		t.Errorf("inference: %+v", inf[:min(len(inf), 2)])
 	}
+}
+
+// TestWebAppTermCurve: the web app's /terms view draws the term curve of the
+// recorded example in headless Chromium: the market median, the cheapest and spot
+// (three lines), the median line's blue pixels on the canvas, and a table whose
+// one-year reservation median is the API's (4.201625, shown 4.20).
+func TestWebAppTermCurve(t *testing.T) {
+	ctx := browser(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "terms-web.duckdb")
+	recorded := filepath.Join("..", "..", "examples", "recorded")
+	if _, code := run(t, "--store", dsn, "reparse", recorded); !collected(code) {
+		t.Fatalf("reparse %s failed", recorded)
+	}
+	base, stop := startServe(t, "--store", dsn)
+	defer stop()
+	do(t, ctx, "open the term curve", chromedp.Navigate(base+"/terms?gpu=H100-SXM-80GB&at=2026-11-02"),
+		chromedp.WaitVisible(chromedp.CSS(`#terms-chart[data-series-drawn]`)), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+	if n := eval[string](t, ctx, `document.querySelector('#terms-chart').dataset.seriesDrawn`); n != "3" {
+		t.Errorf("term chart drew %s lines, want the median, the cheapest and spot", n)
+	}
+	if px := eval[int](t, ctx, canvasPixels("#terms-chart", 47, 111, 222)); px < 100 {
+		t.Errorf("%d pixels of the median line on the canvas", px)
+	}
+	cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#terms-market tbody tr')]
+	  .filter(tr => tr.children[1].textContent.includes('1y') || tr.children[1].textContent.toLowerCase().includes('reserved 1'))
+	  .map(tr => tr.children[2].textContent + '|' + tr.children[3].textContent + '|' + tr.children[5].textContent)`)
+	if len(cells) != 1 || cells[0] != "12|6|4.20" {
+		t.Errorf("one-year reservation row %q, want 12 months, 6 offers, median 4.20", cells)
+	}
+	shot(t, ctx, "terms")
+	accessible(t, ctx, "terms")
 }
