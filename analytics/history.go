@@ -33,10 +33,10 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		seen    time.Time
 	}
 	type group struct {
-		vals   []float64
-		byDay  map[int64][]float64
+		vals  []float64
+		byDay map[int64][]float64
 		// seen is each day's sighting of the group's prices (HistoryDay.Carried).
-		seen map[int64]*sighting
+		seen   map[int64]*sighting
 		series map[string]bool
 		latest map[string]float64
 		// daySeries is each day's price of each series: the matched trend.

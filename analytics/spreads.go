@@ -113,7 +113,7 @@ type (
 		carried int
 		seen    time.Time
 	}
-	spreadAcc   map[spreadKey]*spreadTiers
+	spreadAcc map[spreadKey]*spreadTiers
 )
 
 // add counts the day price of a series of gpu, pricing kind and tier on day, last

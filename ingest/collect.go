@@ -48,6 +48,9 @@ type Collector struct {
 	Logger        *slog.Logger  // nil: no logging
 	Now           func() time.Time
 	SourceKind    string // when set, written on every row (imports)
+	// Journal: each source's run is recorded as started before its rows are
+	// written (schemas.RunStarted), so that a killed run leaves a record.
+	Journal bool
 }
 
 // FinalWriteTimeout bounds what a run writes after its context ended (a signal):
@@ -95,7 +98,7 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		defer cancel()
 	}
 	_, expects := j.Source.(scrapers.Expecter)
-	run := newStreamingRun(ctx, c.Sink, c.Spool, c.Batch, c.Normalizer, j.Name, runID, c.SourceKind, c.now, expects)
+	run := newStreamingRun(ctx, c.Sink, c.Spool, c.Batch, c.Normalizer, j.Name, runID, c.SourceKind, c.now, expects, c.journalLog(log))
 	srcErr := safeCollect(sctx, j.Source, run)
 	var ex *scrapers.Expectation
 	if x, ok := j.Source.(scrapers.Expecter); ok {
@@ -121,6 +124,17 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 			"not_offered", res.RowsNotOffered, "unknown_gpus", res.UnknownGPUs, "spooled", res.Spooled, "error", res.Error)
 	}
 	return res
+}
+
+// journalLog is the logger of a run's journal: nil when the Collector keeps none.
+func (c *Collector) journalLog(log *slog.Logger) *slog.Logger {
+	if !c.Journal {
+		return nil
+	}
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
 }
 
 // safeCollect turns a panicking source into an error so siblings go on.

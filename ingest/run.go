@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,8 @@ type Run struct {
 
 	ctx     context.Context // normalisation context; nil: context.Background()
 	batcher *Batcher        // streaming when set
+	journal *journal        // the started record, when the run keeps one (startJournal)
+	jmu     sync.Mutex      // guards journal's span and end; taken before mu
 
 	mu         sync.Mutex
 	started    time.Time
@@ -69,13 +72,17 @@ type Run struct {
 // newStreamingRun returns a Run whose accepted rows go to a batcher into sink.
 // expects says whether the source has an expectation (scrapers.Expecter) to check
 // the accepted SKUs against; without one they are not noted.
+// With journal set, the run keeps a started record (startJournal), logging to it.
 func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
-	source, runID, kind string, now func() time.Time, expects bool) *Run {
+	source, runID, kind string, now func() time.Time, expects bool, journal *slog.Logger) *Run {
 	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
 	if info, _, ok := scrapers.Lookup(source); ok {
 		r.QuarantineShare = info.QuarantineShare
 	}
-	r.batcher = NewBatcher(ctx, sink, spool, batch, r.refused)
+	if journal != nil {
+		r.startJournal(ctx, journal)
+	}
+	r.batcher = NewBatcher(ctx, r.rowWriter(), spool, batch, r.refused)
 	r.init()
 	if !expects {
 		r.skus = nil
@@ -219,7 +226,7 @@ func (r *Run) Commit(ctx context.Context) error {
 	}
 	refused := map[int]bool{}
 	for i := 0; i < len(rows); i += size {
-		s := writeSplit(ctx, r.Sink, rows[i:min(i+size, len(rows))])
+		s := writeSplit(ctx, r.rowWriter(), rows[i:min(i+size, len(rows))])
 		if s.err != nil {
 			return fmt.Errorf("ingest: writing observations: %w", s.err)
 		}
@@ -306,6 +313,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	if r.batcher != nil {
 		st, werr = r.batcher.Close()
 	}
+	r.endJournal() // every row is written: the final record replaces the started one
 	written, spooled := st.Written, st.Spooled
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -388,11 +396,12 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, RowsSuspect: r.suspect, UnknownGPUs: r.unknownGPU,
 		RowsNotOffered: r.notOffered,
 		RowsStored:     written, RowsSpooled: spooled, RowsLost: lost,
-		Error: strings.Join(problems, "; "),
+		Error: strings.Join(problems, "; "), Owner: store.Owner(),
 	}
 	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started)}
 	if !r.minEff.IsZero() {
 		res.Since, res.Until = r.minEff, r.maxEff.Add(time.Second)
+		run.SpanSince, run.SpanUntil = res.Since, res.Until
 	}
 	if err := r.Sink.WriteRun(ctx, storableRun(run)); err != nil {
 		return res, fmt.Errorf("ingest: writing run record: %w", err)

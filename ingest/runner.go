@@ -18,12 +18,13 @@ import (
 // the imports, reparse, the backfills and every scheduled run of serve):
 //
 //  1. the spool is replayed first (batches, quarantined rows and run records kept
-//     while the store was down), and the bars are rebuilt over what it wrote;
+//     while the store was down), and the bars are rebuilt over what it wrote; then
+//     runs killed before their end are recovered (Recover);
 //  2. FX rates are had eagerly (an ECB refresh before the run) or lazily (only when
 //     a price in another currency first needs one);
 //  3. the sources run in parallel (Collect), or an importer steps through its input
 //     (Import), emitting into a Run: normalisation, gates, quarantine, batching and
-//     the run record;
+//     the run record, written as started before the first rows (schemas.RunStarted);
 //  4. the hourly and daily bars are rebuilt over the span of effective_at written,
 //     so that analytics read bars that include the run.
 //
@@ -134,6 +135,7 @@ func (r *Runner) log() *slog.Logger {
 // the bars; see Runner) and returns their results in job order.
 func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 	r.replay(ctx)
+	r.recover(ctx)
 	runID := o.RunID
 	if runID == "" {
 		runID = NewRunID(r.now())
@@ -147,6 +149,7 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 		Logger:        r.Logger,
 		Now:           r.Now,
 		SourceKind:    o.SourceKind,
+		Journal:       true,
 	}
 	results := col.Collect(ctx, runID, jobs)
 	// What was written is in the store even when ctx ended meanwhile (serve shutting
@@ -170,13 +173,14 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 // is logged.
 func (r *Runner) Import(ctx context.Context, source string, o Options, step func(context.Context, *Run) error) (Result, error) {
 	r.replay(ctx)
+	r.recover(ctx)
 	runID := o.RunID
 	if runID == "" {
 		runID = NewRunID(r.now())
 	}
 	run := &Run{Sink: r.sink(false), Normalizer: r.normalizer(ctx, o.FX), Source: source, RunID: runID,
 		SourceKind: o.SourceKind, Now: r.Now, ctx: ctx}
-	run.init()
+	run.startJournal(ctx, r.log().With("source", source, "run_id", runID))
 	stepErr := step(ctx, run)
 	done := context.WithoutCancel(ctx)
 	res, err := run.finish(done, stepErr, nil)
@@ -225,6 +229,55 @@ func (r *Runner) ReplaySpool(ctx context.Context) (int, error) {
 		r.rollup(ctx, Result{Run: schemas.Run{RowsAccepted: 1}, Since: sw.since, Until: sw.until})
 	}
 	return n, err
+}
+
+// Recover finds the runs whose process was killed before their end (their record
+// still says started and store.Gone says their process is gone), rebuilds the
+// hourly and daily bars over the span each had begun to write, and rewrites each
+// record as interrupted (store.Killed). A record whose bars could not be rebuilt
+// is left as it is, for the next run. It returns the records rewritten; a store
+// without a run journal has none. Every run calls it first; serve at start too.
+func (r *Runner) Recover(ctx context.Context) ([]schemas.Run, error) {
+	jr, ok := r.Store.(store.RunJournal)
+	if !ok {
+		return nil, nil
+	}
+	if err := r.Ready(ctx); err != nil {
+		return nil, err
+	}
+	started, err := jr.StartedRuns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: reading the runs under way: %w", err)
+	}
+	var out []schemas.Run
+	var errs []error
+	for _, run := range started {
+		if !store.Gone(run, time.Now()) { // heartbeats are wall-clock times, whatever r.Now says
+			continue
+		}
+		if ru, ok := r.Store.(store.Rollups); ok && !run.SpanSince.IsZero() {
+			if err := ru.Rollup(ctx, run.SpanSince, run.SpanUntil); err != nil {
+				errs = append(errs, fmt.Errorf("ingest: bars of killed run %s/%s: %w", run.RunID, run.Source, err))
+				continue
+			}
+		}
+		killed := store.Killed(run)
+		if err := r.Store.WriteRun(ctx, killed); err != nil {
+			errs = append(errs, fmt.Errorf("ingest: record of killed run %s/%s: %w", run.RunID, run.Source, err))
+			continue
+		}
+		r.log().Warn("killed run found: bars rebuilt, recorded as interrupted", "source", run.Source,
+			"run_id", run.RunID, "owner", run.Owner, "rows", run.RowsAccepted, "since", run.SpanSince, "until", run.SpanUntil)
+		out = append(out, killed)
+	}
+	return out, errors.Join(errs...)
+}
+
+// recover is Recover before a run: a failure is logged, not fatal.
+func (r *Runner) recover(ctx context.Context) {
+	if _, err := r.Recover(ctx); err != nil {
+		r.log().Warn("killed runs not recovered", "error", err.Error())
+	}
 }
 
 // replay is ReplaySpool before a run: a store still down is logged, not fatal.

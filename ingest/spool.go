@@ -454,9 +454,11 @@ func (s SpoolingSink) WriteQuarantine(ctx context.Context, q []schemas.Quarantin
 }
 
 // WriteRun writes r to the store, or to the spool when the store is unavailable.
+// A started record (a run's journal) is not spooled: replayed after the run's final
+// record, it would replace it.
 func (s SpoolingSink) WriteRun(ctx context.Context, r schemas.Run) error {
 	err := s.Sink.WriteRun(ctx, r)
-	if err == nil || !errors.Is(err, store.ErrUnavailable) || s.Spool == nil {
+	if err == nil || !errors.Is(err, store.ErrUnavailable) || s.Spool == nil || r.Status == schemas.RunStarted {
 		return err
 	}
 	if serr := s.Spool.SpoolRun(ctx, r); serr != nil {

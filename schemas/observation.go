@@ -231,6 +231,13 @@ const (
 	// RunInterrupted is a run stopped by a signal (SIGTERM, Ctrl-C): what it had read
 	// was stored or spooled, but its input was not read to the end.
 	RunInterrupted = "interrupted"
+	// RunStarted is a run under way: recorded before its first rows are written, so
+	// that a run killed before its end (kill -9, a lost machine) leaves a record. Its
+	// FinishedAt is when its process last reported (Heartbeat), Owner names that
+	// process and SpanSince/SpanUntil cover the rows it began to write. Once its
+	// process is gone (RunGone), the next run rewrites it as interrupted after
+	// rebuilding the bars over its span.
+	RunStarted = "started"
 )
 
 // Run is the record of one source's part in one collection.
@@ -259,6 +266,13 @@ type Run struct {
 	RowsSpooled int    `json:"rows_spooled"`
 	RowsLost    int    `json:"rows_lost"`
 	Error       string `json:"error"`
+	// Owner is the process that ran it ("host/pid"), and SpanSince/SpanUntil the
+	// span [since, until) of effective_at of the rows it wrote or began to write
+	// (zero when none): what a killed run's bars are rebuilt over. Records written
+	// before schema version 19 hold "" and zero.
+	Owner     string    `json:"-"`
+	SpanSince time.Time `json:"-"`
+	SpanUntil time.Time `json:"-"`
 }
 
 // Quarantined is a row that failed validation, kept with the reason.

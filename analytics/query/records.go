@@ -151,6 +151,9 @@ func (r *Reader) Runs(ctx context.Context, q RunsQuery) (Result[[]schemas.Run], 
 	if err != nil {
 		return res, err
 	}
+	// A started run whose process is gone (killed) shows as interrupted before the
+	// next run rewrites it so.
+	runs = store.Judged(runs, time.Now())
 	for i := range runs {
 		runs[i].Error = r.redact(runs[i].Error)
 	}
@@ -370,7 +373,7 @@ func (r *Reader) Sources(ctx context.Context, _ SourcesQuery) (Result[[]SourceRo
 			return res, err
 		}
 		if len(runs) > 0 {
-			lr := runs[0]
+			lr := store.Judged(runs, time.Now())[0]
 			lr.Error = r.redact(lr.Error)
 			s.LastRun = &lr
 		}

@@ -861,14 +861,15 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at,
 		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect,
-		rows_not_offered)`)
+		rows_not_offered, owner, span_since, span_until)`)
 	if err != nil {
 		return s.wrap(op, err)
 	}
 	defer batch.Close()
 	if err := batch.Append(r.RunID, r.Source, started, finished, r.Status, int64(r.RowsAccepted),
 		int64(r.RowsQuarantine), int64(r.UnknownGPUs), int64(r.RowsStored), int64(r.RowsSpooled), int64(r.RowsLost),
-		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered)); err != nil {
+		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered), r.Owner, store.UnixSeconds(r.SpanSince),
+		store.UnixSeconds(r.SpanUntil)); err != nil {
 		return s.wrap(op+": append", err)
 	}
 	if err := batch.Send(); err != nil {
@@ -894,25 +895,43 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	if limit < 0 {
 		return nil, fmt.Errorf("clickhouse: runs: negative limit %d", limit)
 	}
+	var where string
+	var args []any
+	if source != "" {
+		where = ` WHERE source = ?`
+		args = append(args, source)
+	}
+	return s.runs(ctx, "runs", where, "", limit, args...)
+}
+
+// StartedRuns returns the records whose last write says started (store.RunJournal),
+// oldest first.
+func (s *Store) StartedRuns(ctx context.Context) ([]schemas.Run, error) {
+	// The runs table holds a row or two per source and run: read whole. (An IN
+	// subquery on it would be refused on a cluster, whose runs is Distributed.)
+	return s.runs(ctx, "started runs", "", ` HAVING argMax(status, version) = ?`, 0, schemas.RunStarted)
+}
+
+func (s *Store) runs(ctx context.Context, op, where, having string, limit int, args ...any) ([]schemas.Run, error) {
 	q := `SELECT run_id, source, argMax(started_at, version) AS r_started_at,
 		argMax(finished_at, version), argMax(status, version), argMax(rows_accepted, version),
 		argMax(rows_quarantined, version), argMax(unknown_gpus, version), argMax(error, version),
 		argMax(rows_stored, version), argMax(rows_spooled, version), argMax(rows_lost, version),
-		argMax(rows_suspect, version), argMax(rows_not_offered, version)
-	FROM runs`
-	var args []any
-	if source != "" {
-		q += ` WHERE source = ?`
-		args = append(args, source)
+		argMax(rows_suspect, version), argMax(rows_not_offered, version), argMax(owner, version),
+		argMax(span_since, version), argMax(span_until, version)
+	FROM runs` + where + ` GROUP BY run_id, source` + having
+	if having != "" {
+		q += ` ORDER BY r_started_at, run_id, source`
+	} else {
+		q += ` ORDER BY r_started_at DESC, run_id, source`
 	}
-	q += ` GROUP BY run_id, source ORDER BY r_started_at DESC, run_id, source`
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
 	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {
-		return nil, s.wrap("runs", err)
+		return nil, s.wrap(op, err)
 	}
 	defer rows.Close()
 	var out []schemas.Run
@@ -920,19 +939,21 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 		var (
 			r                                                      schemas.Run
 			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
+			since, until                                           int64
 		)
 		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer); err != nil {
-			return nil, s.wrap("runs", err)
+			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer, &r.Owner, &since, &until); err != nil {
+			return nil, s.wrap(op, err)
 		}
 		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
 		r.StartedAt, r.FinishedAt = fromCH(r.StartedAt), fromCH(r.FinishedAt)
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
 		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
+		r.SpanSince, r.SpanUntil = store.FromUnixSeconds(since), store.FromUnixSeconds(until)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap("runs", err)
+		return nil, s.wrap(op, err)
 	}
 	return out, nil
 }

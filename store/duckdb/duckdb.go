@@ -650,18 +650,20 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 	defer s.mu.Unlock()
 	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at, status,
 		rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect,
-		rows_not_offered)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		rows_not_offered, owner, span_since, span_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, source) DO UPDATE SET started_at = excluded.started_at,
 		finished_at = excluded.finished_at, status = excluded.status,
 		rows_accepted = excluded.rows_accepted, rows_quarantined = excluded.rows_quarantined,
 		unknown_gpus = excluded.unknown_gpus, rows_stored = excluded.rows_stored,
 		rows_spooled = excluded.rows_spooled, rows_lost = excluded.rows_lost,
 		error = excluded.error, version = excluded.version, rows_suspect = excluded.rows_suspect,
-		rows_not_offered = excluded.rows_not_offered`,
+		rows_not_offered = excluded.rows_not_offered, owner = excluded.owner, span_since = excluded.span_since,
+		span_until = excluded.span_until`,
 		r.RunID, r.Source, utc(r.StartedAt), utc(r.FinishedAt), r.Status, int64(r.RowsAccepted),
 		int64(r.RowsQuarantine), int64(r.UnknownGPUs), int64(r.RowsStored), int64(r.RowsSpooled), int64(r.RowsLost),
-		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered))
+		r.Error, s.versions(1), int64(r.RowsSuspect), int64(r.RowsNotOffered), r.Owner, store.UnixSeconds(r.SpanSince),
+		store.UnixSeconds(r.SpanUntil))
 	if err != nil {
 		return fmt.Errorf("duckdb: write run %s/%s: %w", r.RunID, r.Source, err)
 	}
@@ -683,9 +685,7 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 	if limit < 0 {
 		return nil, fmt.Errorf("duckdb: runs: negative limit %d", limit)
 	}
-	q := `SELECT run_id, source, started_at, finished_at, status, rows_accepted, rows_quarantined,
-		unknown_gpus, error, rows_stored, rows_spooled, rows_lost, rows_suspect,
-		rows_not_offered FROM runs`
+	q := ``
 	var args []any
 	if source != "" {
 		q += ` WHERE source = ?`
@@ -696,9 +696,22 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
+	return s.runs(ctx, "runs", q, args...)
+}
+
+// StartedRuns returns the records that say started (store.RunJournal), oldest
+// first.
+func (s *Store) StartedRuns(ctx context.Context) ([]schemas.Run, error) {
+	return s.runs(ctx, "started runs", ` WHERE status = ? ORDER BY started_at, run_id, source`, schemas.RunStarted)
+}
+
+func (s *Store) runs(ctx context.Context, op, rest string, args ...any) ([]schemas.Run, error) {
+	q := `SELECT run_id, source, started_at, finished_at, status, rows_accepted, rows_quarantined,
+		unknown_gpus, error, rows_stored, rows_spooled, rows_lost, rows_suspect,
+		rows_not_offered, owner, span_since, span_until FROM runs` + rest
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("duckdb: runs: %w", err)
+		return nil, fmt.Errorf("duckdb: %s: %w", op, err)
 	}
 	defer rows.Close()
 	var out []schemas.Run
@@ -706,19 +719,21 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]schemas.R
 		var (
 			r                                                      schemas.Run
 			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
+			since, until                                           int64
 		)
 		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer); err != nil {
-			return nil, fmt.Errorf("duckdb: runs: %w", err)
+			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer, &r.Owner, &since, &until); err != nil {
+			return nil, fmt.Errorf("duckdb: %s: %w", op, err)
 		}
 		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
 		r.StartedAt, r.FinishedAt = r.StartedAt.UTC(), r.FinishedAt.UTC()
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
 		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
+		r.SpanSince, r.SpanUntil = store.FromUnixSeconds(since), store.FromUnixSeconds(until)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("duckdb: runs: %w", err)
+		return nil, fmt.Errorf("duckdb: %s: %w", op, err)
 	}
 	return out, nil
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("HostileValuesRoundTrip", s.hostileValues)
 	t.Run("EpochRoundTrip", s.epochRoundTrip)
 	t.Run("Runs", s.runs)
+	t.Run("StartedRuns", s.startedRuns)
 	t.Run("Quarantine", s.quarantine)
 	t.Run("LargeBatch", s.largeBatch)
 	t.Run("Each", s.each)
@@ -758,6 +759,59 @@ func (s *suite) runs(t *testing.T) {
 	check("gcp", 0, nil)
 	if !want[1].FinishedAt.IsZero() {
 		t.Fatalf("the failed run's zero finished_at came back as %v", want[1].FinishedAt)
+	}
+}
+
+// startedRuns: a run recorded as started (owner and span kept) is listed by
+// StartedRuns until its final record replaces it; Runs shows either as written.
+func (s *suite) startedRuns(t *testing.T) {
+	st := s.fresh(t)
+	jr, ok := st.(store.RunJournal)
+	if !ok {
+		t.Fatalf("%T keeps no run journal (store.RunJournal)", st)
+	}
+	a := schemas.Run{RunID: "run-a", Source: "import:csv", StartedAt: T0, FinishedAt: T0.Add(time.Minute),
+		Status: schemas.RunStarted, RowsAccepted: 122880, Owner: "host-1/4242/0a0b0c0d",
+		SpanSince: T0.Add(-48 * time.Hour), SpanUntil: T0.Add(-time.Hour + time.Second)}
+	b := a
+	b.RunID, b.Source, b.StartedAt, b.SpanSince, b.SpanUntil = "run-b", "vast", T0.Add(time.Hour), time.Time{}, time.Time{}
+	c := a
+	c.RunID, c.Source = "run-c", "azure"
+	for _, r := range []schemas.Run{a, b, c} {
+		if err := st.WriteRun(ctx(t), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// c finishes: its final record replaces the started one.
+	cDone := c
+	cDone.Status, cDone.FinishedAt, cDone.RowsStored = schemas.RunOK, T0.Add(2*time.Minute), 122880
+	if err := st.WriteRun(ctx(t), cDone); err != nil {
+		t.Fatal(err)
+	}
+	got, err := jr.StartedRuns(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []schemas.Run{a, b}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("StartedRuns:\n got  %+v\n want %+v", got, want)
+	}
+	all, err := st.Runs(ctx(t), "azure", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || !reflect.DeepEqual(all[0], cDone) {
+		t.Fatalf("Runs(azure): %+v, want the final record %+v", all, cDone)
+	}
+	// Killed and rewritten as interrupted, a started run is no longer listed.
+	if err := st.WriteRun(ctx(t), store.Killed(a)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = jr.StartedRuns(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].RunID != "run-b" {
+		t.Fatalf("StartedRuns after run-a was rewritten: %+v", got)
 	}
 }
 

@@ -115,6 +115,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		RunSources: p.run,
 		SpoolRows:  spool.Rows,
 		Ready:      runner.Ready,
+		Recover:    runner.Recover,
 		Log:        a.log,
 	}
 	if len(a.cfg.Alerts.Rules) > 0 {

@@ -101,7 +101,7 @@ func (m *metrics) restore(ctx context.Context) {
 			return
 		}
 		if len(runs) > 0 {
-			m.observeRun(runs[0], false)
+			m.observeRun(store.Judged(runs, time.Now())[0], false)
 		}
 	}
 }

@@ -102,7 +102,10 @@ type Deps struct {
 	// it was away at start); nil: the store is taken as migrated. /readyz answers
 	// 503 while it fails.
 	Ready func(ctx context.Context) error
-	Log   *slog.Logger
+	// Recover rebuilds the bars of the runs killed before their end and records them
+	// as interrupted (ingest.Runner.Recover); Serve calls it at start. nil: none.
+	Recover func(ctx context.Context) ([]schemas.Run, error)
+	Log     *slog.Logger
 }
 
 // Server is the service. Build it with New.
@@ -114,6 +117,7 @@ type Server struct {
 	alerts   func(ctx context.Context) (alert.Report, error)
 	spool    func() (int, error)
 	ready    func(ctx context.Context) error
+	recover  func(ctx context.Context) ([]schemas.Run, error)
 	log      *slog.Logger
 	metrics  *metrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
@@ -146,7 +150,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, log: d.Log,
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
+		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
 		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
@@ -236,6 +241,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
 	}
 	s.metrics.restore(ctx)
+	var first sync.WaitGroup
+	if s.recover != nil {
+		// Runs a kill cut short (their record still says started): their bars are
+		// rebuilt and their records say interrupted, without holding up the start.
+		first.Add(1)
+		go func() {
+			defer first.Done()
+			s.recoverKilled(runCtx)
+		}()
+	}
 	// The current prices are read before the first request asks, and again whenever
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
@@ -244,7 +259,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln, s.cfg.HTTP)) }()
 	sched.Start()
-	var first sync.WaitGroup
 	if runNow {
 		first.Add(1)
 		go func() {
@@ -292,6 +306,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 		return &Stopped{Interrupted: cut}
 	}
 	return serveErr
+}
+
+// recoverKilled recovers the runs killed before their end (Deps.Recover): each is
+// counted as interrupted and sets its source's gauges.
+func (s *Server) recoverKilled(ctx context.Context) {
+	killed, err := s.recover(ctx)
+	if err != nil {
+		s.log.Warn("killed runs not all recovered; the next run tries again", "error", err.Error())
+	}
+	for _, r := range killed {
+		s.metrics.runs.WithLabelValues(r.Source, r.Status).Inc()
+		if last, err := s.st.Runs(ctx, r.Source, 1); err == nil && len(last) > 0 && last[0].RunID == r.RunID {
+			s.metrics.observeRun(r, false)
+		}
+	}
+	if len(killed) > 0 {
+		s.changed()
+	}
 }
 
 // waitRuns waits until no run is under way, or ctx ends.
