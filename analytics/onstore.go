@@ -38,12 +38,8 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // HistoryFor returns the negotiation report of one GPU and pricing kind over the
 // days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
-// (every pricing kind: f.Pricing should be empty): on the store when it can
-// (store.DayPriceStats), else from the bars read.
+// (every pricing kind: f.Pricing should be empty).
 func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History, error) {
-	if s, ok := r.(store.DayPriceStats); ok && !f.Since.IsZero() && !f.Until.IsZero() {
-		return s.History(ctx, f, gpu, pricing, cheapest)
-	}
 	bars, err := dayBars(ctx, r, f)
 	if err != nil {
 		return History{}, err

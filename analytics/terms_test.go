@@ -3,6 +3,8 @@ package analytics
 import (
 	"errors"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -64,7 +66,7 @@ func TestTermCurveAndBreakEven(t *testing.T) {
 // TestServe, by hand: 70e9 parameters at fp8 are 70 GB, which fits one
 // H100-SXM-80GB (80 GB): decode reads 70 GB per token at 3.35 TB/s × 0.658 →
 // 31.49 tokens/s; at $2.00 per GPU-hour that is 2 × 1e6 / (31.49 × 3600) =
-// $17.64 per 1M output tokens. At fp16 (140 GB) it needs two GPUs (TP 2): the
+// $17.6423 per 1M output tokens. At fp16 (140 GB) it needs two GPUs (TP 2): the
 // tokens/s double and so does the hourly price, and it does not fit a 1-GPU offer.
 func TestServe(t *testing.T) {
 	cat, err := schemas.DefaultCatalog()
@@ -78,7 +80,7 @@ func TestServe(t *testing.T) {
 	}
 	tps := 3.35e12 * 0.658 / 70e9
 	if c.GPUs != 1 || math.Abs(c.OutputTokensPerSec-tps) > 0.001 || math.Abs(c.USDPer1MOutput-2e6/(tps*3600)) > 1e-5 ||
-		math.Abs(c.USDPer1MOutput-17.6432) > 0.001 {
+		math.Abs(c.USDPer1MOutput-17.6423) > 0.0001 {
 		t.Errorf("fp8: %+v (want %.3f tok/s)", c, tps)
 	}
 	if in := 1979e12 * 0.638 / 140e9; math.Abs(c.InputTokensPerSec-in) > 0.01 {
@@ -99,5 +101,19 @@ func TestServe(t *testing.T) {
 	if kv != 163840 || ck.KVCacheGB != 5.369 || ck.GPUs != 1 ||
 		math.Abs(ck.OutputTokensPerSec-8*3.35e12*0.658/(70e9+8*4096*kv)) > 0.01 {
 		t.Errorf("with KV: %+v", ck)
+	}
+}
+
+// TestPricingRankOrdersByTerm: kinds sort by term (issue 23): 1m, 6m, 12m, 36m, a
+// reservation right after the commitment of its length, low priority last, the
+// order `prices`, the report and the web app's tabs use.
+func TestPricingRankOrdersByTerm(t *testing.T) {
+	kinds := []string{"low_priority", "commitment_36m", "reserved_3y", "commitment_12m", "commitment_1m",
+		"reserved_1y", "commitment_7m", "commitment_6m", "spot", "on_demand"}
+	sort.SliceStable(kinds, func(i, j int) bool { return PricingRank(kinds[i]) < PricingRank(kinds[j]) })
+	want := []string{"on_demand", "spot", "commitment_1m", "commitment_6m", "commitment_7m", "commitment_12m",
+		"reserved_1y", "commitment_36m", "reserved_3y", "low_priority"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("sorted %v, want %v", kinds, want)
 	}
 }

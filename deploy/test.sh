@@ -89,7 +89,7 @@ if [ -n "$CHDB_LIB_PATH" ]; then
   # Go reference, and the CLI and API end-to-end tests. Tests that need a server of
   # their own (the native protocol, a process to kill, the cluster) say so and skip.
   echo "== go test on current ClickHouse (chDB $(basename "$(dirname "$CHDB_LIB_PATH")"))"
-  CHDB_PACKAGES="./store/... ./deploy/..."
+  CHDB_PACKAGES="./store/... ./deploy/... ./cmd/..."
   CHDB_TESTS='ClickHouse'
   chdb_dir="$(mktemp -d)"
   GPUPRICE_CLICKHOUSE_DSN="chdb://$chdb_dir" GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="" \

@@ -215,9 +215,10 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 	if o.Tier == "" {
 		o.Tier = p.Tier
 	}
-	if o.Interconnect == "" && o.Provider == "aws" {
-		// EFA only on the sizes AWS lists for it, not on every multi-GPU size.
-		o.Interconnect = schemas.AWSInterconnect(o.SKU, o.GPUCount)
+	if o.Interconnect == "" {
+		// The provider's rule for its SKUs, when its fabric is not on every size
+		// (AWS: EFA only on the sizes it lists).
+		o.Interconnect = schemas.SKUInterconnect(o.Provider, o.SKU, o.GPUCount)
 	}
 	if o.Interconnect == "" {
 		o.Interconnect = p.Interconnect

@@ -246,29 +246,6 @@ func TestNormalizeScopeAndBasis(t *testing.T) {
 	}
 }
 
-// AWS rows get EFA only for the sizes AWS lists for EFA.
-func TestNormalizeAWSEFAOnlyWhereListed(t *testing.T) {
-	n := testNormalizer()
-	for sku, want := range map[string]string{
-		"p5.48xlarge": schemas.InterconnectEFA, "p4d.24xlarge:all-upfront": schemas.InterconnectEFA,
-		"g5.12xlarge": schemas.InterconnectEFA, "p3dn.24xlarge": schemas.InterconnectEFA,
-		"p3.16xlarge": schemas.InterconnectEthernet, "g4dn.12xlarge": schemas.InterconnectEFA,
-		"g6.12xlarge": schemas.InterconnectEFA, "g4dn.xlarge": schemas.InterconnectUnknown,
-		"p3.8xlarge": schemas.InterconnectEthernet, "g5.4xlarge": schemas.InterconnectUnknown,
-	} {
-		count := 8.0
-		if want == schemas.InterconnectUnknown {
-			count = 1
-		}
-		o, _, err := n.Normalize(context.Background(), raw(func(o *schemas.Observation) {
-			o.Provider, o.SKU, o.GPUCount = "aws", sku, count
-		}))
-		if err != nil || o.Interconnect != want {
-			t.Errorf("%s: interconnect %q (%v), want %q", sku, o.Interconnect, err, want)
-		}
-	}
-}
-
 // TestNormalizeNoFloatNoise: a source's own arithmetic (Vast's dph_total) is stored
 // to 1e-9, so no output prints 0.16166666666666668.
 func TestNormalizeNoFloatNoise(t *testing.T) {

@@ -10,22 +10,34 @@ import (
 	"testing"
 )
 
-// recordedFixtures are the goldens of the sources' recorded responses (real
-// provider responses or excerpts of them, see each testdata/README.md), not the
-// synthetic malformed/changed-layout cases.
-var recordedFixtures = map[string][]string{
-	"aws":       {"aws/testdata/collect_api_expected.json", "aws/testdata/pricelist_page1/expected.json", "aws/testdata/pricelist_page2/expected.json", "aws/testdata/offer_us-east-2/expected.json", "aws/testdata/spotfeed/expected.json"},
-	"azure":     {"azure/testdata/page1/expected.json", "azure/testdata/page2/expected.json", "azure/testdata/eur/expected.json"},
-	"gcp":       {"gcp/testdata/page1/expected.json", "gcp/testdata/page2/expected.json", "gcp/testdata/pricing_page/expected.json"},
-	"oci":       {"oci/testdata/full/expected.json"},
-	"coreweave": {"coreweave/testdata/full_page/expected.json"},
-	"crusoe":    {"crusoe/testdata/full_page/expected.json", "crusoe/testdata/reference_excerpt/expected.json"},
-	"gmi":       {"gmi/testdata/full_page/expected.json", "gmi/testdata/reference_excerpt/expected.json"},
-	"lambda":    {"lambda/testdata/full_page/expected.json"},
-	"ovhcloud":  {"ovhcloud/testdata/catalog_fr/expected.json", "ovhcloud/testdata/catalog_us/expected.json"},
-	"runpod":    {"runpod/testdata/api_reference/expected.json", "runpod/testdata/api_full/expected.json", "runpod/testdata/api_recorded/expected.json"},
-	"together":  {"together/testdata/recorded_page/expected.json", "together/testdata/full_page/expected.json", "together/testdata/reference_excerpt/expected.json"},
-	"vast":      {"vast/testdata/reference_h100_sxm/expected.json", "vast/testdata/mixed_gpus/expected.json"},
+// recordedGoldens are the goldens of the sources' recorded responses (real provider
+// responses or excerpts of them, see each testdata/README.md), not the synthetic
+// malformed/changed-layout cases, by source: the "goldens" of every source's
+// testdata/recorded.json, paths under scrapers/.
+func recordedGoldens(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "scrapers", "*", "testdata", "recorded.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scrapers/*/testdata/recorded.json (%v)", err)
+	}
+	out := map[string][]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rf struct {
+			Goldens []string `json:"goldens"`
+		}
+		if err := json.Unmarshal(b, &rf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		src := filepath.Base(filepath.Dir(filepath.Dir(f)))
+		for _, g := range rf.Goldens {
+			out[src] = append(out[src], src+"/testdata/"+g)
+		}
+	}
+	return out
 }
 
 // knownShortfalls are sources still over the 5 % target, with the rows that keep
@@ -47,14 +59,11 @@ func TestRecordedFixturesNameTheirGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for src, files := range recordedFixtures {
+	for src, files := range recordedGoldens(t) {
 		var rows, unknown int
 		names := map[string]int{}
 		for _, f := range files {
 			body, err := os.ReadFile(filepath.Join("..", "scrapers", f))
-			if os.IsNotExist(err) {
-				continue // a fixture moved by a scraper reorganisation
-			}
 			if err != nil {
 				t.Fatal(err)
 			}

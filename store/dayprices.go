@@ -103,19 +103,16 @@ type HistoryDay struct {
 }
 
 // DayPriceStats is the optional ability of a store to compute, where its daily
-// bars are, the figures built on day prices (analytics.DailyPrices: each series'
-// comparable price in force per UTC day, withdrawn series ending) and to return
-// only them. Both read the daily bars f selects with the bar in force before the
-// window (BarQuery{Filter: f, Width: Daily, CarryIn: true}, f.Since and f.Until
+// bars are, the tier spreads built on day prices (analytics.DailyPrices: each
+// series' comparable price in force per UTC day, withdrawn series ending) and to
+// return only them. It reads the daily bars f selects with the bar in force before
+// the window (BarQuery{Filter: f, Width: Daily, CarryIn: true}, f.Since and f.Until
 // the window [from, to) as DailyPrices takes it).
 //
 // Spreads returns what analytics.Spreads computes from those day prices, ordered
-// by GPU, pricing and day. History returns what analytics.HistoryOf(gpu, pricing,
-// prices, f.Since, f.Until, cheapest) computes from them (f selects every pricing
-// kind: the others give the reserved discount).
+// by GPU, pricing and day.
 type DayPriceStats interface {
 	Spreads(ctx context.Context, f Filter) ([]SpreadDay, error)
-	History(ctx context.Context, f Filter, gpu, pricing string, cheapest int) (History, error)
 }
 
 // DayCloses is the optional ability of a store to return daily bars in the compact

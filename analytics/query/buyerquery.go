@@ -23,6 +23,9 @@ type ReportQuery struct {
 	Term  string
 	// GPUs is how many GPUs the quote is for (the savings over the term scale with it).
 	GPUs int
+	// Utilisation is the share of the term's hours the GPUs will be used (0–1): the
+	// target price section says what the quote saves or loses against on-demand at it.
+	Utilisation float64
 	// ModelParams is the model size the $ per 1B training tokens are for.
 	ModelParams float64
 	// Cheapest bounds the cheapest offers listed.
@@ -36,6 +39,7 @@ var ReportTerms = []string{"1y", "3y"}
 func ParseReport(v url.Values, caps Caps) (ReportQuery, error) {
 	p := newParams(v, caps)
 	var q ReportQuery
+	var err0 error
 	q.read(p, "gpu", "pricing", "region", "provider")
 	if q.GPU == "" && p.err == nil {
 		p.fail("gpu", "is required (see `gpuprice gpus` or /api/v1/gpus)")
@@ -51,6 +55,12 @@ func ParseReport(v url.Values, caps Caps) (ReportQuery, error) {
 	}
 	q.Term = p.enum("term", "1y", ReportTerms...)
 	q.GPUs = p.integer("gpus", 1, 1, 1_000_000)
+	q.Utilisation = 1
+	if u := p.str("utilisation"); u != "" {
+		if q.Utilisation, err0 = ParseUtilisation(u); err0 != nil {
+			p.fail("utilisation", "%q: %v", u, err0)
+		}
+	}
 	mp := p.str("model-params")
 	if mp == "" {
 		mp = "70B"
@@ -72,6 +82,9 @@ func (q ReportQuery) Values() url.Values {
 		v.Set("quote", strconv.FormatFloat(q.Quote, 'f', -1, 64))
 	}
 	setInt(v, "gpus", q.GPUs)
+	if q.Utilisation > 0 && q.Utilisation != 1 {
+		v.Set("utilisation", strconv.FormatFloat(q.Utilisation, 'g', -1, 64))
+	}
 	v.Set("model-params", FormatCount(q.ModelParams))
 	setInt(v, "cheapest", q.Cheapest)
 	return v

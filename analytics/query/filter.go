@@ -20,7 +20,15 @@ type Filter struct {
 	// "instance" (the default, "") or "gpu_only", GPU-only prices with each other
 	// only (schemas.ScopeGPUOnly).
 	Scope string
+	// Interconnect keeps the offers whose published interconnect between nodes is
+	// this one (infiniband, roce, efa, ethernet, nvlink-only, unknown), or any RDMA
+	// fabric (rdma: infiniband, roce or efa); prices, tokens and inference read it.
+	Interconnect string
 }
+
+// Interconnects are the names --interconnect takes.
+var Interconnects = []string{schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA, "rdma",
+	schemas.InterconnectEthernet, schemas.InterconnectNVLinkOnly, schemas.InterconnectUnknown}
 
 func (f *Filter) read(p *params, names ...string) {
 	for _, n := range names {
@@ -35,6 +43,8 @@ func (f *Filter) read(p *params, names ...string) {
 			f.Region = p.str(n)
 		case "tier":
 			f.Tier = p.str(n)
+		case "interconnect":
+			f.Interconnect = p.str(n)
 		case "scope":
 			if f.Scope = p.enum(n, schemas.ScopeInstance, schemas.ScopeInstance, schemas.ScopeGPUOnly); f.Scope == schemas.ScopeInstance {
 				f.Scope = ""
@@ -44,7 +54,7 @@ func (f *Filter) read(p *params, names ...string) {
 }
 
 func (f Filter) values() []string {
-	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier, "scope", f.Scope}
+	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier, "scope", f.Scope, "interconnect", f.Interconnect}
 }
 
 // Selection is a resolved Filter: the store filter of the single-valued parts, and
@@ -58,6 +68,9 @@ type Selection struct {
 	pricing   []string
 	regions   []string
 	providers []string
+	// interconnects are the interconnects kept (nil: any); only observations
+	// carry one, so bars are not filtered by it.
+	interconnects []string
 }
 
 // Keep reports whether a series of this GPU, pricing kind and region is selected
@@ -75,7 +88,8 @@ func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observ
 	}
 	out := rows[:0:0]
 	for _, o := range rows {
-		if s.Keep(o.GPU, o.Pricing, o.Region) && s.keepProvider(o.Provider) {
+		if s.Keep(o.GPU, o.Pricing, o.Region) && s.keepProvider(o.Provider) &&
+			(s.interconnects == nil || slices.Contains(s.interconnects, o.Interconnect)) {
 			out = append(out, o)
 		}
 	}
@@ -85,7 +99,7 @@ func (s Selection) KeepObservations(rows []schemas.Observation) []schemas.Observ
 // KeepsAll reports whether Keep keeps every row the store's filter selects (no
 // list of GPUs, pricing kinds or regions to apply after reading).
 func (s Selection) KeepsAll() bool {
-	return s.gpus == nil && s.pricing == nil && s.regions == nil && s.providers == nil
+	return s.gpus == nil && s.pricing == nil && s.regions == nil && s.providers == nil && s.interconnects == nil
 }
 
 func (s Selection) keepProvider(p string) bool {
@@ -181,6 +195,16 @@ func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
 		}
 		sel.Matches = append(sel.Matches, m)
 		sel.Tier = m.Names[0]
+	}
+	if f.Interconnect != "" {
+		m, err := schemas.ResolveName("interconnect", f.Interconnect, Interconnects)
+		if err != nil {
+			return sel, wrap("interconnect", err)
+		}
+		sel.Matches = append(sel.Matches, m)
+		if sel.interconnects = m.Names; m.Names[0] == "rdma" {
+			sel.interconnects = []string{schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA}
+		}
 	}
 	if f.Region != "" {
 		known, err := r.regions(ctx, sel.Provider)

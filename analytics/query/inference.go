@@ -33,7 +33,7 @@ var InferencePrecisions = []string{analytics.FP16, analytics.BF16, analytics.FP8
 func ParseInference(v url.Values, caps Caps) (InferenceQuery, error) {
 	p := newParams(v, caps)
 	var q InferenceQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope", "interconnect")
 	if !p.has("params") && p.err == nil {
 		p.fail("params", "is required: the model's parameter count, e.g. 70e9")
 	}

@@ -43,13 +43,13 @@ func CSVRecord(o schemas.Observation) []string {
 // table upper-cases them, as every table command does), origin last ("recorded"
 // for a row of a recorded example, never today's price).
 var PricesColumns = []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider", "tier",
-	"pricing", "sku", "gpu_count", "region", "zone", "observed_at", "origin"}
+	"pricing", "sku", "gpu_count", "interconnect", "region", "zone", "observed_at", "origin"}
 
 // pricesCells are an observation's cells under PricesColumns.
 func pricesCells(o schemas.Observation) []string {
 	return []string{o.GPU, fmt.Sprintf("%.4f", o.PriceUSDGPUHour), fmt.Sprintf("%.4f", o.PriceUSDHour),
 		schemas.ScopeOf(o.PriceScope), schemas.BasisOf(o.PriceBasis), o.Provider, o.Tier, o.Pricing, o.SKU, Num(o.GPUCount),
-		o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339), o.Origin()}
+		o.Interconnect, o.Region, o.Zone, o.ObservedAt.UTC().Format(time.RFC3339), o.Origin()}
 }
 
 // CountRecorded is how many rows come from a recorded example (schemas.OriginRecorded).

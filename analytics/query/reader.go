@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +63,9 @@ func (r *Reader) rollups() (store.Rollups, error) {
 type Result[T any] struct {
 	Data    T               `json:"data"`
 	Matched []schemas.Match `json:"matched"`
+	// Empty says, when a filter left nothing, which one emptied the answer and
+	// what the rows before it held ("" otherwise, and left out of the JSON).
+	Empty string `json:"empty,omitempty"`
 	// Recorded is, per provider, how many of the series the answer read hold rows
 	// of a recorded example (attrs origin "recorded": `gpuprice reparse
 	// examples/recorded`), counted by row whatever ran since; absent when none. An
@@ -113,7 +117,7 @@ type PricesQuery struct {
 func ParsePrices(v url.Values, caps Caps) (PricesQuery, error) {
 	p := newParams(v, caps)
 	var q PricesQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "interconnect")
 	q.Limit = p.limit("limit")
 	q.Stale = p.span("stale", FormatSpan(analytics.StaleAfter))
 	q.AllSeries = p.boolean("all-series")
@@ -162,27 +166,6 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	return out, nil
 }
 
-// pricingRank orders pricing kinds: on-demand, spot, reserved 1y, 3y, commitments by
-// term, anything else last.
-func pricingRank(p string) int {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case "spot":
-		return 1
-	case "reserved_1y":
-		return 2
-	case "reserved_3y":
-		return 3
-	}
-	if m, ok := strings.CutPrefix(p, "commitment_"); ok {
-		if n, err := strconv.Atoi(strings.TrimSuffix(m, "m")); err == nil {
-			return 10 + n
-		}
-	}
-	return 1 << 20
-}
-
 // Prices is the latest price of every selected series still on offer (every series
 // with AllSeries): grouped by pricing kind unless one is asked for, cheapest per
 // GPU-hour first within each.
@@ -207,16 +190,134 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if q.Pricing == "" {
 		// Grouped by pricing kind, cheapest first within each: a spot price is not a
 		// cheaper on-demand price.
-		sort.SliceStable(rows, func(i, j int) bool { return pricingRank(rows[i].Pricing) < pricingRank(rows[j].Pricing) })
+		sort.SliceStable(rows, func(i, j int) bool {
+			return analytics.PricingRank(rows[i].Pricing) < analytics.PricingRank(rows[j].Pricing)
+		})
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
 	}
-	if rows == nil {
+	if len(rows) == 0 {
 		rows = []schemas.Observation{}
+		if res.Empty, err = r.emptiedBy(ctx, q, sel); err != nil {
+			return res, err
+		}
 	}
 	res.Data, res.Recorded = rows, recordedRows(rows)
 	return res, nil
+}
+
+// emptiedBy says which of a prices query's filters left no row: it applies them to
+// every series' latest price one at a time, in the order gpu, provider, pricing,
+// region, tier, then the staleness and listed-price rules, and names the first after
+// which nothing is left, with what the rows before it held.
+func (r *Reader) emptiedBy(ctx context.Context, q PricesQuery, sel Selection) (string, error) {
+	rows, err := r.latest(ctx, store.Filter{})
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "the store holds no prices yet", nil
+	}
+	in := func(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	pricing, regions := sel.pricing, sel.regions
+	if pricing == nil {
+		pricing = one(sel.Pricing)
+	}
+	if regions == nil {
+		regions = one(sel.Region)
+	}
+	steps := []struct {
+		name, typed string
+		keep        func([]schemas.Observation) []schemas.Observation
+		of          func(schemas.Observation) string // what the rows before held
+	}{
+		{"gpu", q.GPU, keepBy(func(o schemas.Observation) bool { return in(sel.GPUs(), o.GPU) }),
+			func(o schemas.Observation) string { return o.GPU }},
+		{"provider", q.Provider, keepBy(func(o schemas.Observation) bool { return in(sel.Providers(), o.Provider) }),
+			func(o schemas.Observation) string { return o.Provider }},
+		{"pricing", q.Pricing, keepBy(func(o schemas.Observation) bool { return in(pricing, o.Pricing) }),
+			func(o schemas.Observation) string { return o.Pricing }},
+		{"region", q.Region, keepBy(func(o schemas.Observation) bool { return in(regions, o.Region) }),
+			func(o schemas.Observation) string { return o.Region }},
+		{"tier", q.Tier, keepBy(func(o schemas.Observation) bool { return sel.Tier == "" || o.Tier == sel.Tier }),
+			func(o schemas.Observation) string { return o.Tier }},
+	}
+	var applied []string
+	for _, st := range steps {
+		if st.typed == "" {
+			continue
+		}
+		kept := st.keep(rows)
+		if len(kept) == 0 {
+			return fmt.Sprintf("%s %q leaves nothing of the %s (%s there: %s)", st.name, st.typed,
+				describeRows(len(rows), applied), pluralName(st.name), listOf(rows, st.of)), nil
+		}
+		rows = kept
+		applied = append(applied, fmt.Sprintf("%s %q", st.name, st.typed))
+	}
+	if !q.AllSeries {
+		current := analytics.CurrentOnly(rows, q.Stale)
+		if len(current) == 0 {
+			return fmt.Sprintf("every one of the %s was last seen more than stale %s before its provider's newest "+
+				"price: withdrawn offers; all-series lists them", describeRows(len(rows), applied), FormatSpan(q.Stale)), nil
+		}
+		rows = current
+	}
+	if !q.IncludeDerived && len(ListedOnly(rows)) == 0 {
+		return fmt.Sprintf("the %s are derived prices or \"from\" floors: include-derived lists them",
+			describeRows(len(rows), applied)), nil
+	}
+	return "", nil
+}
+
+func keepBy(keep func(schemas.Observation) bool) func([]schemas.Observation) []schemas.Observation {
+	return func(rows []schemas.Observation) []schemas.Observation {
+		var out []schemas.Observation
+		for _, o := range rows {
+			if keep(o) {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+}
+
+// describeRows says which rows an emptying filter met: "12 series of gpu "h100"".
+func describeRows(n int, applied []string) string {
+	s := fmt.Sprintf("%d series", n)
+	if len(applied) > 0 {
+		s += " of " + strings.Join(applied, " and ")
+	}
+	return s
+}
+
+func pluralName(name string) string {
+	if name == "pricing" {
+		return "pricing kinds"
+	}
+	return name + "s"
+}
+
+// listOf lists the distinct values rows hold, sorted, at most eight of them.
+func listOf(rows []schemas.Observation, of func(schemas.Observation) string) string {
+	var vs []string
+	for _, o := range rows {
+		if v := of(o); v != "" && !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	sort.Strings(vs)
+	if len(vs) > 8 {
+		return strings.Join(vs[:8], ", ") + fmt.Sprintf(" and %d more", len(vs)-8)
+	}
+	return strings.Join(vs, ", ")
 }
 
 // ---- volatility

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"time"
@@ -70,6 +71,33 @@ type Series struct {
 	// provider's day price of this GPU and pricing kind (listed prices, as
 	// `history` computes its percentiles), for each day of the window with one.
 	Band []BandDay `json:"band"`
+	// Newest is the series' newest stored observation when the window holds no bar
+	// (null when it has bars, or when the store holds no such series).
+	Newest *time.Time `json:"newest,omitempty"`
+}
+
+// emptyNote says why a window without bars is empty and what to ask instead;
+// others is how many series the provider has of this pricing kind (and region).
+func (s Series) emptyNote(others int) string {
+	span := "from " + s.From.UTC().Format(time.RFC3339) + " to " + s.To.UTC().Format(time.RFC3339)
+	switch {
+	case len(s.Observations) > 0:
+		return fmt.Sprintf("no bars %s but %d observations: run `gpuprice rollup`", span, len(s.Observations))
+	case s.Newest == nil:
+		return fmt.Sprintf("the store holds no series provider %s, sku %s, region %q, zone %q, pricing %s "+
+			"(%d series of the provider and pricing kind: `gpuprice prices --provider %s --all-series` lists them)",
+			s.Provider, s.SKU, s.Region, s.Zone, s.Pricing, others, s.Provider)
+	case s.Newest.Before(s.From):
+		inForce := ""
+		if s.CarriedIn != nil {
+			inForce = fmt.Sprintf(" (its close %s is still the price in force)", f4(s.CarriedIn.Close))
+		}
+		return fmt.Sprintf("no bars %s: the series' newest observation is %s%s; try --at %s", span,
+			s.Newest.Format(time.RFC3339), inForce, s.Newest.Add(24*time.Hour).Format(time.DateOnly))
+	default:
+		return fmt.Sprintf("no bars %s: the series has observations up to %s, none in this window; "+
+			"try a longer --since or a later --at", span, s.Newest.Format(time.RFC3339))
+	}
 }
 
 // BandDay is one day of a series' market band.
@@ -155,6 +183,19 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		}
 	}
 	s.Observations, s.Bars = nonNil(s.Observations), nonNil(s.Bars)
+	if len(s.Bars) == 0 {
+		latest, err := r.Store.Latest(ctx, store.Filter{Provider: s.Provider, Region: s.Region, Pricing: s.Pricing})
+		if err != nil {
+			return res, err
+		}
+		for _, o := range latest {
+			if o.SKU == s.SKU && o.Zone == s.Zone && o.Region == s.Region {
+				at := o.EffectiveAt.UTC()
+				s.Newest = &at
+			}
+		}
+		res.Empty = s.emptyNote(len(latest))
+	}
 	if s.Band, err = r.band(ctx, s.GPU, s.Pricing, q.Since, q.At); err != nil {
 		return res, err
 	}

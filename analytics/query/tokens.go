@@ -28,7 +28,7 @@ type TokensQuery struct {
 func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
 	p := newParams(v, caps)
 	var q TokensQuery
-	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope")
+	q.read(p, "gpu", "provider", "pricing", "region", "tier", "scope", "interconnect")
 	if !p.has("params") && p.err == nil {
 		p.fail("params", "is required: the model's parameter count, e.g. 7e9")
 	}
@@ -124,14 +124,14 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		}
 		peak, err := analytics.PeakTFLOPS(g, q.Precision)
 		if err != nil {
-			res.Data.Skipped[err.Error()]++
+			res.Data.Skipped[strings.TrimPrefix(err.Error(), "analytics: ")]++
 			continue
 		}
 		m, src := q.MFU, "--mfu"
 		if m == 0 {
 			band, why, err := analytics.MFUForJob(g, o.Interconnect, o.GPUCount, q.Job)
 			if err != nil {
-				res.Data.Skipped["no published MFU band for "+band.Class+" (pass --mfu)"]++
+				res.Data.Skipped["no published MFU band for the class "+band.Class+" (pass --mfu)"]++
 				continue
 			}
 			cites := make([]string, 0, len(band.Sources))

@@ -95,6 +95,9 @@ type Target struct {
 	TermOffers []analytics.Offer `json:"term_offers"`
 	TermMin    *float64          `json:"term_min"`
 	TermMedian *float64          `json:"term_median"`
+	// AtUtilisation is the quote against the on-demand median at the buyer's
+	// utilisation over the term, per GPU (nil without on-demand offers).
+	AtUtilisation *analytics.CostAt `json:"at_utilisation"`
 	// SavingPerHour is quote − the term's cheapest offer per GPU-hour and
 	// SavingOverTerm that over the term for GPUs GPUs; nil without a term offer;
 	// negative when the quote is below it.
@@ -141,6 +144,7 @@ type Report struct {
 	SpotQuery  query.VolatilityQuery  `json:"-"`
 	Tokens     query.Tokens           `json:"tokens"`
 	Index      []analytics.IndexPoint `json:"index"`
+	Terms      query.Terms            `json:"terms"`
 	Sources    []query.SourceRow      `json:"sources"`
 	Excluded   []Exclusion            `json:"excluded"`
 	Target     *Target                `json:"target"`
@@ -156,6 +160,7 @@ const (
 	SecMarket     = "market"
 	SecCheapest   = "cheapest"
 	SecDiscounts  = "discounts"
+	SecTerms      = "terms"
 	SecSpreads    = "spreads"
 	SecVolatility = "volatility"
 	SecTokens     = "tokens"
@@ -170,6 +175,7 @@ var Titles = map[string]string{
 	SecMarket:     "Market price over time",
 	SecCheapest:   "Cheapest offers now",
 	SecDiscounts:  "Reserved and commitment discounts",
+	SecTerms:      "Term curve: on-demand, spot and every commitment",
 	SecSpreads:    "Hyperscaler and specialist spread",
 	SecVolatility: "Spot volatility and drawdowns",
 	SecTokens:     "Cost per 1B training tokens",
@@ -180,7 +186,7 @@ var Titles = map[string]string{
 
 // Sections are the section ids in order (the target price only with a quote).
 func (r *Report) Sections() []string {
-	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecSpreads, SecVolatility, SecTokens, SecIndex}
+	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecIndex}
 	if r.Target != nil {
 		s = append(s, SecTarget)
 	}
@@ -261,7 +267,7 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	for k := range kinds {
 		rep.Kinds = append(rep.Kinds, k)
 	}
-	sort.Slice(rep.Kinds, func(i, j int) bool { return pricingRank(rep.Kinds[i]) < pricingRank(rep.Kinds[j]) })
+	sort.Slice(rep.Kinds, func(i, j int) bool { return analytics.PricingRank(rep.Kinds[i]) < analytics.PricingRank(rep.Kinds[j]) })
 
 	// Every offer of the other kinds on the window's last day: the discounts against
 	// on-demand and the reserved offers of a quote's term.
@@ -305,6 +311,15 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 		}
 	}
 
+	// The term curve of the offers in force on the window's last day.
+	tres, err := src.Terms(ctx, query.TermsQuery{Filter: query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}, At: q.At})
+	if err != nil {
+		return nil, err
+	}
+	used("terms", tres.Data)
+	rep.Terms = tres.Data
+	rep.Commands[SecTerms] = fmt.Sprintf("gpuprice terms --gpu %s%s --at %s", gpu, sel, at)
+
 	// Spreads and the index: the whole market of the GPU and pricing kind.
 	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
 	if err != nil {
@@ -346,12 +361,12 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	// $ per 1B training tokens of the offers now.
 	tq := query.TokensQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
 		Params: q.ModelParams, Precision: analytics.BF16, Limit: q.Cheapest}
-	tres, err := src.Tokens(ctx, tq)
+	kres, err := src.Tokens(ctx, tq)
 	if err != nil {
 		return nil, err
 	}
-	used("tokens", tres.Data)
-	rep.Tokens = tres.Data
+	used("tokens", kres.Data)
+	rep.Tokens = kres.Data
 	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d",
 		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
 
@@ -402,24 +417,6 @@ func cmdFlags(kv ...string) string {
 	return b.String()
 }
 
-// pricingRank orders pricing kinds as `prices` groups them.
-func pricingRank(p string) int {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case schemas.Spot:
-		return 1
-	case schemas.Reserved1Y:
-		return 2
-	case schemas.Reserved3Y:
-		return 3
-	}
-	if h := schemas.TermHours(p); h > 0 {
-		return 10 + int(h/730)
-	}
-	return 1 << 20
-}
-
 // discounts pairs each reserved and commitment offer with its on-demand twin
 // (analytics.CommitmentDiscount) and summarises the discounts per provider and kind.
 func discounts(kinds map[string][]analytics.Offer) []Discount {
@@ -461,7 +458,7 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 		if out[i].Provider != out[j].Provider {
 			return out[i].Provider < out[j].Provider
 		}
-		return pricingRank(out[i].Pricing) < pricingRank(out[j].Pricing)
+		return analytics.PricingRank(out[i].Pricing) < analytics.PricingRank(out[j].Pricing)
 	})
 	return out
 }
@@ -516,6 +513,15 @@ func target(q query.ReportQuery, rep *Report) *Target {
 		versus("median "+w+" offer", q.Quote, t.TermMedian),
 		versus("on-demand median today", q.Quote, t.Verdict.OnDemand),
 		versus("spot median today", q.Quote, t.Verdict.Spot))
+	if od := t.Verdict.OnDemand; od != nil && *od > 0 {
+		u := q.Utilisation
+		if u == 0 {
+			u = 1
+		}
+		if c, err := analytics.CostAtUtilisation(q.Quote, *od, t.Hours, u); err == nil {
+			t.AtUtilisation = &c
+		}
+	}
 	if len(t.TermOffers) > q.Cheapest {
 		t.TermOffers = t.TermOffers[:q.Cheapest]
 	}

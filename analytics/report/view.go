@@ -101,6 +101,8 @@ func (r *Report) Layout() []Section {
 			}
 		case SecDiscounts:
 			r.discounts(&s)
+		case SecTerms:
+			r.terms(&s)
 		case SecSpreads:
 			r.spreads(&s)
 		case SecVolatility:
@@ -395,6 +397,10 @@ func (r *Report) target(s *Section) {
 		"in force on the window's last day, each offer counted once; on-demand and spot are compared for the same hours.",
 		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term)))
 	s.Paras = append(s.Paras, t.Verdict.Sentences()...)
+	if c := t.AtUtilisation; c != nil {
+		s.Paras = append(s.Paras, c.Sentence("quote", t.Term, fmt.Sprintf("today's on-demand median ($%s)", f4(c.Alternative)))+
+			gpusTotal(c.Saving, t.GPUs))
+	}
 	h := []string{"reference", "$/GPU-hour", "quote − reference", "vs reference"}
 	var rows [][]string
 	for _, v := range t.Against {
@@ -423,6 +429,27 @@ func (r *Report) target(s *Section) {
 		s.Paras = append(s.Paras, fmt.Sprintf("Missing: no %s offer (%s) of this GPU in the selection on the window's last day.", t.Term, strings.Join(TermKinds(t.Term), ", ")))
 	}
 	s.Tables = append(s.Tables, Table{ID: "term-offers", Caption: fmt.Sprintf("The cheapest %s offers (%s)", t.Term, strings.Join(TermKinds(t.Term), ", ")), Header: oh, Rows: orows})
+}
+
+// gpusTotal says a saving over the term for the quote's GPUs.
+func gpusTotal(saving float64, gpus int) string {
+	if saving < 0 {
+		return fmt.Sprintf(" For %d GPU(s): a loss of $%s.", gpus, money(-saving*float64(gpus)))
+	}
+	return fmt.Sprintf(" For %d GPU(s): a saving of $%s.", gpus, money(saving*float64(gpus)))
+}
+
+func (r *Report) terms(s *Section) {
+	t := r.Terms
+	s.Paras = append(s.Paras, fmt.Sprintf("Every offer of %s in force on %s, in $/GPU-hour with any upfront amortised over the term, "+
+		"against the term's length: on-demand and spot at 0 months, then each reservation and commitment. The discount is "+
+		"like for like (the same provider's on-demand price of the same SKU, region and zone; missing without one); "+
+		"vs_on_demand_median_pct compares the medians, a different mix of offers.", t.GPU, day(t.Day)))
+	h, rows := t.Table()
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no offer of this GPU is in force on that day.")
+	}
+	s.Tables = append(s.Tables, Table{ID: "terms-table", Caption: "The term curve: the market, then each provider", Header: h, Rows: rows})
 }
 
 // money writes dollars with thousands separators and cents.

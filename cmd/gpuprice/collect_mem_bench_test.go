@@ -209,10 +209,13 @@ func BenchmarkCollectMemory(b *testing.B) {
 	defer srv.Close()
 	dir := b.TempDir()
 	cfg := fmt.Sprintf("data_dir: %s\nhttp: {timeout: 30s, retries: 1, min_interval: 1ms}\nsources:\n", dir)
+	if recordedErr != nil {
+		b.Fatal(recordedErr)
+	}
 	for _, name := range append(scrapers.Names(), "fx") {
-		c, ok := benchSources[name]
-		if !ok {
-			b.Fatalf("source %s has no recorded responses in this benchmark: add it to benchSources (and its fixtures to recordedFixtures)", name)
+		c := benchSources[name]
+		if c == "" {
+			b.Fatalf("source %s has no recorded responses in this benchmark: add a bench entry to its testdata/recorded.json", name)
 		}
 		cfg += "  " + name + ": " + strings.ReplaceAll(c, "BASE", srv.URL) + "\n"
 	}
@@ -322,29 +325,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // the price list host, so on the benchmark's server): generated, not a fixture.
 const offerPath = "/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json"
 
-// benchSources is each source's configuration in BenchmarkCollectMemory (BASE is the
-// replay server): every source requests "BASE/host/path" for the real URL
-// "https://host/path" it requests in production, and the server answers it from
-// recordedFixtures, as in the recorded example (examples/recorded). Vast.ai's search
-// is replayed as the example has it (its unusable offer dropped); GCP and RunPod
-// read their public pages (no key), as the example does.
-var benchSources = map[string]string{
-	"aws": "{endpoint: BASE/pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json, " +
-		"options: {mode: public, regions: [us-east-2], spot_feed: BASE/website.spot.ec2.aws.a2z.com/spot.js, bulk_timeout: 1h}}",
-	"azure":     "{endpoint: BASE/prices.azure.com/api/retail/prices}",
-	"gcp":       "{options: {mode: page, pricing_page: BASE/cloud.google.com/compute/gpus-pricing}}",
-	"oci":       "{endpoint: BASE/apexapps.oracle.com/pls/apex/cetools/api/v1/products/}",
-	"ovhcloud":  "{endpoint: BASE/api.ovh.com/1.0/order/catalog/public/cloud}",
-	"runpod":    "{options: {mode: page, page_url: BASE/www.runpod.io/pricing}}",
-	"coreweave": "{endpoint: BASE/www.coreweave.com/pricing}",
-	"crusoe":    "{endpoint: BASE/crusoe.ai/cloud/pricing}",
-	"gmi":       "{endpoint: BASE/www.gmicloud.ai/pricing}",
-	"together":  "{endpoint: BASE/www.together.ai/pricing}",
-	"lambda":    "{endpoint: BASE/lambda.ai/service/gpu-cloud}",
-	"vast":      "{endpoint: BASE/console.vast.ai/api/v0/bundles/}",
-	"fx":        "{endpoint: BASE/www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml}",
-}
-
 // loadedFixture is a recordedFixtures entry with its body read (and edited).
 type loadedFixture struct {
 	when        func(string) bool
@@ -361,9 +341,6 @@ func loadRecordedFixtures(tb testing.TB) map[string][]loadedFixture {
 			body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", f.file))
 			if err != nil {
 				tb.Fatal(err)
-			}
-			if f.drop != nil {
-				body = f.drop(body)
 			}
 			out[key] = append(out[key], loadedFixture{when: f.when, contentType: f.contentType, body: body})
 		}

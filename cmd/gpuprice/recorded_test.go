@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +45,6 @@ type fixture struct {
 	file        string            // under scrapers/
 	when        func(string) bool // on the raw query; nil: always
 	contentType string
-	drop        func([]byte) []byte // edits the fixture (nil: verbatim)
 	// provenance (archive.Provenance*) and its note are written on the response's
 	// manifest entry: what in the fixture is a real response and what is not (the
 	// fixture folder's README.md says more).
@@ -57,45 +59,75 @@ const (
 
 // recordedFixtures are the sources' test fixtures (scrapers/*/testdata) by the URL
 // ("host/path") each source requests in production: the example archive holds real
-// URLs answered with real-shaped responses.
-var recordedFixtures = map[string][]fixture{
-	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/region_index.json": {{file: "aws/testdata/region_index/region_index.json", contentType: "application/json",
-		provenance: constructed, note: "the region index layout (formatVersion, the disclaimer of opencost's offer-file excerpt); its regions written for the fixture"}},
-	"pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20251101000000/us-east-2/index.json": {{file: "aws/testdata/offer_us-east-2/input.json", contentType: "application/json",
-		provenance: constructed, note: "opencost's bulk offer excerpt (m5.large, a Windows BYOL p3.8xlarge, gp3: real) plus four Linux GPU products in the same layout, their on-demand prices from a re-typed copy of the public EC2 pricing JSON, and a Reserved section derived by fixed discounts (illustrative)"}},
-	"website.spot.ec2.aws.a2z.com/spot.js": {{file: "aws/testdata/spotfeed/input.js", contentType: "application/javascript",
-		provenance: constructed, note: "spot.js in its documented layout; prices illustrative"}},
-	"prices.azure.com/api/retail/prices": {
-		{file: "azure/testdata/page2/input.json", when: func(q string) bool { return strings.Contains(q, "skip=") }, contentType: "application/json",
-			provenance: constructed, note: azureNote},
-		{file: "azure/testdata/page1/input.json", contentType: "application/json", provenance: constructed, note: azureNote},
-	},
-	"cloud.google.com/compute/gpus-pricing": {{file: "gcp/testdata/pricing_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: constructed, note: "the GPU pricing page in the shape this source reads, written for the fixture (no recording of the page was available); prices illustrative"}},
-	"apexapps.oracle.com/pls/apex/cetools/api/v1/products/": {{file: "oci/testdata/full/input.json", contentType: "application/json",
-		provenance: verbatim, note: "the public price list API's answer as opencost's tests recorded it (pkg/cloud/oracle/test/prices_usd.json), cut to its seven GPU items"}},
-	"api.ovh.com/1.0/order/catalog/public/cloud": {{file: "ovhcloud/testdata/catalog_fr/input.json", contentType: "application/json",
-		provenance: constructed, note: "re-typed in the catalog's documented shape: plan codes, GPU models and counts, and the prices public tests of live captures pin (h100-380, h200-1920, t1-45, t1-le-45, a10-45) follow those captures; every other number is illustrative"}},
-	"www.runpod.io/pricing": {{file: "runpod/testdata/page_legacy/input.html", contentType: "text/html; charset=utf-8",
-		provenance: constructed, note: "the markup public scrapers of the page select, in a minimal page; names, tags and prices illustrative"}},
-	"www.coreweave.com/pricing": {{file: "coreweave/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: retyped, note: "five rows of a re-typed public copy of the on-demand table, and five rows re-typed in the same markup with the specs and prices CoreWeave published in 2025, in a page skeleton written for the fixture"}},
-	"crusoe.ai/cloud/pricing": {{file: "crusoe/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: constructed, note: "four cards of a re-typed public copy of the page; five more cards and a reserved table constructed in the same markup, their prices illustrative"}},
-	"www.gmicloud.ai/pricing": {{file: "gmi/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: constructed, note: "five cards of a re-typed public copy of the page; the 1-year reserved section constructed, its prices illustrative"}},
-	"www.together.ai/pricing": {{file: "together/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: constructed, note: "the tables of a re-typed public copy of the page; three Dedicated Inference rows and a Reserved table constructed in the same markup, their prices illustrative"}},
-	"lambda.ai/service/gpu-cloud": {{file: "lambda/testdata/full_page/input.html", contentType: "text/html; charset=utf-8",
-		provenance: retyped, note: "the instances pricing table (four tabs, 22 rows) as a re-typed public copy of the page has it, in a page skeleton written for the fixture"}},
-	"console.vast.ai/api/v0/bundles/": {{file: "vast/testdata/mixed_gpus/input.json", contentType: "application/json", drop: dropVastUnusable,
-		provenance: constructed, note: "two real offers (a re-typed public copy) and eleven offers built on the same layout, their ids, hosts and prices illustrative"}},
-	"www.ecb.europa.eu/stats/eurofxref/eurofxref-hist-90d.xml": {{file: "fx/testdata/hist_90d/input.xml", contentType: "text/xml",
-		provenance: constructed, note: "the ECB file's layout, re-typed; the rates are illustrative, not a recording (the example's EUR prices are converted with them)"}},
+// URLs answered with real-shaped responses. Each source's folder lists its own in
+// testdata/recorded.json (recordedFile), read for every registered source and the
+// ECB rates; recordedOptions are the sources' options there, benchSources their
+// configuration in BenchmarkCollectMemory.
+var recordedFixtures, recordedOptions, benchSources, recordedErr = loadRecorded()
+
+// recordedFile is what a source's testdata/recorded.json says of the recorded
+// example.
+type recordedFile struct {
+	Options   map[string]any `json:"options"` // the source's options in the example
+	Bench     string         `json:"bench"`   // its config in BenchmarkCollectMemory (BASE: the server)
+	Responses []struct {
+		URL           string `json:"url"`            // host/path
+		QueryContains string `json:"query_contains"` // answers only a query containing it ("": any)
+		File          string `json:"file"`           // under the source's testdata/
+		ContentType   string `json:"content_type"`
+		Provenance    string `json:"provenance"`
+		Note          string `json:"note"`
+	} `json:"responses"`
 }
 
-// azureNote is the provenance note of both Azure pages.
-const azureNote = "the 42 GPU meters of a public recording of the Retail Prices API (SKU, region, price, unit, meter and product name as recorded there, re-typed), with placeholder meterId/productId/skuId, skuName, location and effectiveStartDate filled in, and savingsPlan arrays and four Reservation items written for the fixture"
+// loadRecorded reads the testdata/recorded.json of every registered source and of
+// the ECB rates (scrapers/fx).
+func loadRecorded() (map[string][]fixture, map[string]map[string]any, map[string]string, error) {
+	fixtures := map[string][]fixture{}
+	options := map[string]map[string]any{}
+	bench := map[string]string{}
+	var errs []error
+	for _, n := range append(scrapers.Names(), archive.FXSource) {
+		b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", n, "testdata", "recorded.json"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: the recorded example needs its responses: %w", n, err))
+			continue
+		}
+		var rf recordedFile
+		if err := json.Unmarshal(b, &rf); err != nil {
+			errs = append(errs, fmt.Errorf("%s: testdata/recorded.json: %w", n, err))
+			continue
+		}
+		options[n], bench[n] = rf.Options, rf.Bench
+		for _, r := range rf.Responses {
+			f := fixture{file: n + "/testdata/" + r.File, contentType: r.ContentType, provenance: r.Provenance, note: r.Note}
+			if q := r.QueryContains; q != "" {
+				f.when = func(raw string) bool { return strings.Contains(raw, q) }
+			}
+			fixtures[r.URL] = append(fixtures[r.URL], f)
+		}
+	}
+	// A fixture answering only some queries is tried first.
+	for _, fs := range fixtures {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].when != nil && fs[j].when == nil })
+	}
+	return fixtures, options, bench, errors.Join(errs...)
+}
+
+// TestRecordedResponsesOfEverySource fails when a registered source has no
+// testdata/recorded.json (or an unreadable one), or lists a file that is missing.
+func TestRecordedResponsesOfEverySource(t *testing.T) {
+	if recordedErr != nil {
+		t.Fatal(recordedErr)
+	}
+	for url, fs := range recordedFixtures {
+		for _, f := range fs {
+			if _, err := os.Stat(filepath.Join("..", "..", "scrapers", f.file)); err != nil {
+				t.Errorf("%s: %v", url, err)
+			}
+		}
+	}
+}
 
 // robotsNote is the provenance of the robots.txt the generator answers.
 const robotsNote = "written by the example's generator (allows everything)"
@@ -127,35 +159,6 @@ func fixtureFor(u *url.URL) *fixture {
 	return nil
 }
 
-// recordedOptions are the sources' options for the example: AWS reads one region's
-// offer file (the one fixture of an offer file).
-var recordedOptions = map[string]map[string]any{
-	"aws": {"regions": []any{"us-east-2"}},
-}
-
-// dropVastUnusable removes mixed_gpus' deliberately unusable offer (an RTX 4090 at
-// $0.0017 an hour with a zero bid), which the quarantine tests use: every row of the
-// example is a storable price.
-func dropVastUnusable(b []byte) []byte {
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		panic(err)
-	}
-	offers, _ := doc["offers"].([]any)
-	kept := offers[:0]
-	for _, o := range offers {
-		if m, _ := o.(map[string]any); m["id"] != float64(31400017) {
-			kept = append(kept, o)
-		}
-	}
-	doc["offers"] = kept
-	out, err := json.Marshal(doc)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
 // fixtureTransport answers every request from recordedFixtures (robots.txt allows
 // everything); anything else is a 404 the generator reports.
 type fixtureTransport struct {
@@ -175,9 +178,6 @@ func (f *fixtureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", fx.file))
 			if err != nil {
 				f.t.Fatal(err)
-			}
-			if fx.drop != nil {
-				b = fx.drop(b)
 			}
 			status, ctype, body = http.StatusOK, fx.contentType, b
 		}
@@ -230,11 +230,10 @@ func TestRecordedExample(t *testing.T) {
 	if _, err := fx.Fetch(ctx, client(archive.FXSource, nil), fx.History90Endpoint); err != nil {
 		t.Fatalf("ECB rates: %v", err)
 	}
-	names := scrapers.Names()
-	if len(names) != 12 {
-		t.Errorf("%d sources registered, the example is built for 12: add the new one's fixtures to recordedFixtures", len(names))
+	if recordedErr != nil {
+		t.Fatal(recordedErr)
 	}
-	for _, n := range names {
+	for _, n := range scrapers.Names() {
 		_, factory, _ := scrapers.Lookup(n)
 		opts := recordedOptions[n]
 		src, err := factory(scrapers.Config{Name: n, Options: opts, Client: client(n, opts),
@@ -261,7 +260,7 @@ func TestRecordedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(tr.misses) > 0 {
-		t.Errorf("requests no fixture answers (add them to recordedFixtures):\n%s", strings.Join(tr.misses, "\n"))
+		t.Errorf("requests no fixture answers (add them to the source's testdata/recorded.json):\n%s", strings.Join(tr.misses, "\n"))
 	}
 	for _, e := range rec.Manifest().Entries {
 		if e.Provenance == "" || e.ProvenanceNote == "" {

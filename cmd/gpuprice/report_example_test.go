@@ -12,7 +12,7 @@ var updateReport = flag.Bool("update-report", false, "rebuild the example report
 
 // exampleReportArgs are the README's command for the example report (after
 // `gpuprice reparse examples/recorded`), less --out.
-var exampleReportArgs = []string{"report", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02", "--quote", "3.50", "--term", "1y", "--gpus", "8"}
+var exampleReportArgs = []string{"report", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02", "--quote", "3.50", "--term", "1y", "--gpus", "8", "--utilisation", "60%"}
 
 // TestExampleReport: examples/report holds the report the README's command builds
 // from the recorded example (examples/recorded), with the same numbers in every

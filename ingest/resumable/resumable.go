@@ -23,6 +23,9 @@ type Checkpoint struct {
 	Path string
 }
 
+// String is the checkpoint's path.
+func (c Checkpoint) String() string { return c.Path }
+
 // Load reads the checkpoint into v. It reports false, with v untouched, when there is
 // none.
 func (c Checkpoint) Load(v any) (bool, error) {

@@ -49,6 +49,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
+	"github.com/gpuprice/gpuprice/ingest/sample"
 	"github.com/gpuprice/gpuprice/schemas"
 )
 
@@ -381,27 +382,7 @@ type Result struct {
 // or one every few days, and sampling the same history again keeps the same
 // commits. every <= 0 keeps them all.
 func Sample(snaps []Snapshot, every time.Duration) []Snapshot {
-	if every <= 0 {
-		return snaps
-	}
-	type key struct {
-		path   string
-		period int64
-	}
-	seen := map[key]bool{}
-	var out []Snapshot
-	for _, s := range snaps {
-		k := key{s.Path, s.Time.UnixNano() / int64(every)}
-		if s.Time.UnixNano() < 0 {
-			k.period-- // floor, not truncation, before 1970
-		}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, s)
-	}
-	return out
+	return sample.Every(snaps, every, func(s Snapshot) (string, time.Time) { return s.Path, s.Time })
 }
 
 // Pending returns the snapshots of snaps still to import after the checkpoint: for

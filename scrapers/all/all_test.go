@@ -1,6 +1,7 @@
 package all
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,12 @@ func TestEveryRegisteredSourceIsDocumentedAndTested(t *testing.T) {
 		}
 		if info.Provider == "" || info.Method == "" || len(info.Pricing) == 0 || info.DefaultEndpoint == "" || info.Schedule == "" {
 			t.Errorf("%s: incomplete Info %+v", name, info)
+		}
+		if u, err := url.Parse(info.DefaultEndpoint); err != nil || u.Scheme != "https" || u.Host == "" {
+			t.Errorf("%s: default endpoint %q is not an https URL", name, info.DefaultEndpoint)
+		}
+		if _, err := os.Stat(filepath.Join("..", name, "testdata", "recorded.json")); err != nil {
+			t.Errorf("%s: no testdata/recorded.json (its responses in the recorded example): %v", name, err)
 		}
 		if d := info.Doc; d.ProviderTitle == "" || d.Method == "" || d.OnDemand == "" || d.Credentials == "" {
 			t.Errorf("%s: incomplete README row %+v", name, d)

@@ -305,7 +305,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("aws is not registered")
 	}
-	if info.Provider != "aws" || info.DefaultEndpoint != DefaultEndpoint || info.Schedule == "" || info.Credentials == "" {
+	if info.Provider != "aws" || info.Schedule == "" || info.Credentials == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

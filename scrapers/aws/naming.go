@@ -44,6 +44,7 @@ var instanceTypeRE = regexp.MustCompile(`^([a-z][a-z0-9-]*)\.(?:[0-9]*x?large|me
 // or "p5.48xlarge:all-upfront", as this source marks purchase options after a colon)
 // names its family, and the family its GPU.
 var naming = schemas.Naming{
+	Interconnect: interconnect,
 	Normalize: func(s string) string {
 		s, _, _ = strings.Cut(s, ":")
 		if m := instanceTypeRE.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s))); m != nil {

@@ -11,7 +11,6 @@ import (
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
@@ -29,7 +28,7 @@ type SpotBackfill struct {
 	Options       Options       // the AWS source's options (regions, ec2_endpoint)
 	PageSize      int32         // records per page (default and maximum 1000)
 	Restart       bool
-	Checkpoint    resumable.Checkpoint
+	Checkpoint    Checkpoint
 	Timeout       time.Duration // HTTP timeout of the SDK's client; 0: the SDK's
 	Logger        *slog.Logger  // nil: no logging
 	Now           func() time.Time
@@ -49,6 +48,15 @@ type SpotStep interface {
 	scrapers.Emitter
 	scrapers.Rejecter
 	Commit(ctx context.Context) error
+}
+
+// Checkpoint keeps a backfill's progress between runs (ingest/resumable.Checkpoint:
+// a JSON file replaced atomically); String names it in logs.
+type Checkpoint interface {
+	Load(v any) (bool, error) // false, v untouched, when there is none
+	Save(v any) error
+	Remove() error
+	String() string
 }
 
 // spotCheckpoint is the progress of an AWS spot backfill: its time window and, per
@@ -160,9 +168,9 @@ func (b *SpotBackfill) Run(ctx context.Context, step SpotStep) error {
 	}
 	switch {
 	case ok && !b.Restart && cp.Key == b.key:
-		b.log().Info("resuming backfill", "start", cp.Start, "end", cp.End, "checkpoint", b.Checkpoint.Path)
+		b.log().Info("resuming backfill", "start", cp.Start, "end", cp.End, "checkpoint", b.Checkpoint.String())
 	case ok && !b.Restart:
-		b.log().Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.Path)
+		b.log().Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.String())
 		fallthrough
 	default:
 		cp = spotCheckpoint{Key: b.key, Start: now.Add(-b.Since), End: now.Add(-b.Until)}

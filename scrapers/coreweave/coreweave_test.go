@@ -124,7 +124,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("coreweave is not registered")
 	}
-	if info.Provider != "coreweave" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+	if info.Provider != "coreweave" || info.Method != schemas.SourceScrape {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

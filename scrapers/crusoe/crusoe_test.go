@@ -108,7 +108,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("crusoe is not registered")
 	}
-	if info.Provider != "crusoe" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+	if info.Provider != "crusoe" || info.Method != schemas.SourceScrape {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

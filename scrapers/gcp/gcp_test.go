@@ -297,7 +297,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("gcp is not registered")
 	}
-	if info.Provider != "gcp" || info.DefaultEndpoint != DefaultEndpoint || !strings.Contains(info.Credentials, EnvAPIKey) || info.Schedule == "" {
+	if info.Provider != "gcp" || !strings.Contains(info.Credentials, EnvAPIKey) || info.Schedule == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

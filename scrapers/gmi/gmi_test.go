@@ -109,7 +109,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("gmi is not registered")
 	}
-	if info.Provider != "gmi" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+	if info.Provider != "gmi" || info.Method != schemas.SourceScrape {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

@@ -147,7 +147,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("lambda is not registered")
 	}
-	if info.Provider != "lambda" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+	if info.Provider != "lambda" || info.Method != schemas.SourceScrape {
 		t.Errorf("info = %+v", info)
 	}
 	if _, err := f(scrapertest.Config(t, Name, "", map[string]any{"regions": []string{"us-east-1"}})); err == nil {

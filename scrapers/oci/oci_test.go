@@ -143,7 +143,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("oci is not registered")
 	}
-	if info.Provider != "oci" || info.DefaultEndpoint != DefaultEndpoint || info.Credentials != "" || info.Schedule == "" {
+	if info.Provider != "oci" || info.Credentials != "" || info.Schedule == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

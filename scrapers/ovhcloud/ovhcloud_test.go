@@ -166,7 +166,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("ovhcloud is not registered")
 	}
-	if info.Provider != "ovhcloud" || info.DefaultEndpoint != DefaultEndpoint || info.Credentials != "" || info.Schedule == "" {
+	if info.Provider != "ovhcloud" || info.Credentials != "" || info.Schedule == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

@@ -155,7 +155,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("runpod is not registered")
 	}
-	if info.Provider != "runpod" || info.DefaultEndpoint != DefaultEndpoint || !strings.Contains(info.Credentials, EnvAPIKey) || info.Schedule == "" {
+	if info.Provider != "runpod" || !strings.Contains(info.Credentials, EnvAPIKey) || info.Schedule == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

@@ -195,7 +195,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("together is not registered")
 	}
-	if info.Provider != "together" || info.Method != schemas.SourceScrape || info.DefaultEndpoint != DefaultEndpoint {
+	if info.Provider != "together" || info.Method != schemas.SourceScrape {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

@@ -110,7 +110,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("vast is not registered")
 	}
-	if info.Provider != "vast" || info.DefaultEndpoint != DefaultEndpoint || info.Schedule != "*/10 * * * *" {
+	if info.Provider != "vast" || info.Schedule != "*/10 * * * *" {
 		t.Errorf("info = %+v", info)
 	}
 	src, err := f(scrapertest.Config(t, Name, "", nil))

@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -182,7 +181,7 @@ func (s *Store) Spreads(ctx context.Context, f store.Filter) ([]store.SpreadDay,
 		d.Hyperscaler, d.Specialist, d.Marketplace = optNull(h), optNull(sp), optNull(m)
 		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
 			r := *d.Hyperscaler / *d.Specialist
-			d.Ratio, d.PremiumPct = analytics.Opt(r), analytics.Opt((r-1)*100)
+			d.Ratio, d.PremiumPct = opt(r), opt((r-1)*100)
 		}
 		out = append(out, d)
 	}
@@ -196,45 +195,15 @@ func optNull(x sql.NullFloat64) *float64 {
 	if !x.Valid {
 		return nil
 	}
-	return analytics.Opt(x.Float64)
+	return opt(x.Float64)
 }
 
-// History computes the day prices in DuckDB (dayPrices: only the day prices of
-// the window are read, not the bars) and the report from them with
-// analytics.HistoryOf.
-func (s *Store) History(ctx context.Context, f store.Filter, gpu, pricing string, cheapest int) (store.History, error) {
-	if f.Since.IsZero() || f.Until.IsZero() {
-		return store.History{}, fmt.Errorf("duckdb: history: a window with both ends")
+// opt is x, or nil when x is NaN or infinite (a figure that is undefined).
+func opt(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
 	}
-	with, args := dayPrices(f)
-	rows, err := s.db.QueryContext(ctx, with+`SELECT `+seriesCols+`, d, seen, price, g, t, bst FROM priced
-	ORDER BY d, `+seriesCols, args...)
-	if err != nil {
-		return store.History{}, fmt.Errorf("duckdb: history: %w", err)
-	}
-	defer rows.Close()
-	var prices []analytics.DayPrice
-	for rows.Next() {
-		var (
-			p    analytics.DayPrice
-			b    = &p.Bar
-			seen sql.NullTime
-		)
-		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &p.Day, &seen, &p.Price, &b.GPU,
-			&b.Tier, &b.Start); err != nil {
-			return store.History{}, fmt.Errorf("duckdb: history: %w", err)
-		}
-		p.Day, b.Start, b.Close = p.Day.UTC(), b.Start.UTC(), p.Price
-		if seen.Valid {
-			p.LastSeen = seen.Time.UTC()
-		}
-		p.Series = b.SeriesKey()
-		prices = append(prices, p)
-	}
-	if err := rows.Err(); err != nil {
-		return store.History{}, fmt.Errorf("duckdb: history: %w", err)
-	}
-	return analytics.HistoryOf(gpu, pricing, prices, f.Since, f.Until, cheapest), nil
+	return &x
 }
 
 // RecordedSeries counts per provider the series of f with a recorded row in the

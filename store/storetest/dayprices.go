@@ -110,10 +110,9 @@ func DayPriceStats(t *testing.T, open func(t *testing.T) store.Store) {
 	s.dayPriceStats(t)
 }
 
-// dayPriceStats checks a store's own spreads and history (store.DayPriceStats,
-// computed where the bars are) against analytics.Spreads and analytics.HistoryOf
-// over the day prices of the daily bars the same store returns (with carry-in),
-// for windows and filters that select withdrawn series, carried-in bars,
+// dayPriceStats checks a store's own spreads (store.DayPriceStats, computed where
+// the bars are) against analytics.Spreads over the day prices of the daily bars
+// the same store returns (with carry-in), for windows and filters that select withdrawn series, carried-in bars,
 // non-comparable bars and tier changes. Stores without it are skipped.
 func (s *suite) dayPriceStats(t *testing.T) {
 	st := s.fresh(t)
@@ -155,35 +154,6 @@ func (s *suite) dayPriceStats(t *testing.T) {
 			}
 		}
 	}
-	// History: one GPU and pricing kind, every pricing kind read (the others give
-	// the reserved discount), alone or with a provider, tier or region filter.
-	for i, w := range windows[:2] {
-		for _, gp := range [][2]string{{"H100-SXM-80GB", schemas.OnDemand}, {"H100-SXM-80GB", schemas.Spot},
-			{"A100-SXM-80GB", schemas.Reserved1Y}} {
-			for j, f := range []store.Filter{{}, {Tier: schemas.TierSpecialist}, {Provider: "aws", Region: "region-5"}} {
-				f.GPU, f.Since, f.Until = gp[0], w[0], w[1]
-				bars, err := rs.Bars(ctx(t), store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				prices := analytics.DailyPrices(bars, f.Since, f.Until)
-				cheapest := []int{5}
-				if i == 0 && j == 0 {
-					cheapest = []int{5, 0, 1000}
-				}
-				for _, n := range cheapest {
-					want := analytics.HistoryOf(gp[0], gp[1], prices, f.Since, f.Until, n)
-					got, err := ds.History(ctx(t), f, gp[0], gp[1], n)
-					if err != nil {
-						t.Fatalf("History %+v %s: %v", f, gp[1], err)
-					}
-					if d := historyDiff(got, want); d != "" {
-						t.Fatalf("History %+v %s cheapest %d: %s", f, gp[1], n, d)
-					}
-				}
-			}
-		}
-	}
 	// The checks prove something only if the data reaches every case.
 	f := store.Filter{Since: day(20), Until: day(50)}
 	all, err := ds.Spreads(ctx(t), f)
@@ -198,13 +168,6 @@ func (s *suite) dayPriceStats(t *testing.T) {
 	}
 	if len(all) < 100 || ratios < 50 {
 		t.Fatalf("%d spread days, %d with a ratio: the data reaches too little", len(all), ratios)
-	}
-	h, err := ds.History(ctx(t), store.Filter{Since: day(20), Until: day(50), GPU: "H100-SXM-80GB"}, "H100-SXM-80GB", schemas.OnDemand, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.Overall.Samples < 50 || len(h.Providers) < 3 || h.Overall.TrendPer30d == nil || h.Overall.ReservedDiscountPct == nil || len(h.Cheapest) < 3 {
-		t.Fatalf("history reaches too little: %+v", h)
 	}
 }
 
@@ -248,64 +211,6 @@ func spreadsDiff(got, want []store.SpreadDay) string {
 			if !nearOpt(f.g, f.w) {
 				return fmt.Sprintf("%s %s %s %s: got %s, want %s", g.GPU, g.Pricing, g.Day.Format(time.DateOnly), f.name, showOpt(f.g), showOpt(f.w))
 			}
-		}
-	}
-	return ""
-}
-
-func historyDiff(got, want store.History) string {
-	if got.GPU != want.GPU || got.Pricing != want.Pricing || !got.From.Equal(want.From) || !got.To.Equal(want.To) {
-		return fmt.Sprintf("report of %s %s %v–%v, want %s %s %v–%v", got.GPU, got.Pricing, got.From, got.To,
-			want.GPU, want.Pricing, want.From, want.To)
-	}
-	if d := statsDiff(got.Overall, want.Overall); d != "" {
-		return "overall: " + d
-	}
-	if len(got.Providers) != len(want.Providers) {
-		return fmt.Sprintf("%d providers, want %d: got %+v", len(got.Providers), len(want.Providers), got.Providers)
-	}
-	for i := range got.Providers {
-		if d := statsDiff(got.Providers[i], want.Providers[i]); d != "" {
-			return "provider " + want.Providers[i].Provider + ": " + d
-		}
-	}
-	if len(got.Daily) != len(want.Daily) {
-		return fmt.Sprintf("%d daily points, want %d", len(got.Daily), len(want.Daily))
-	}
-	for i := range got.Daily {
-		g, w := got.Daily[i], want.Daily[i]
-		if !g.Day.Equal(w.Day) || g.Group != w.Group || g.Name != w.Name || g.Series != w.Series || !nearly(g.Median, w.Median) ||
-			!nearly(g.P10, w.P10) || !nearly(g.P90, w.P90) || g.Min != w.Min {
-			return fmt.Sprintf("daily point %d:\n got %+v\nwant %+v", i, g, w)
-		}
-	}
-	if len(got.Cheapest) != len(want.Cheapest) {
-		return fmt.Sprintf("%d offers, want %d:\n got %+v\nwant %+v", len(got.Cheapest), len(want.Cheapest), got.Cheapest, want.Cheapest)
-	}
-	for i := range got.Cheapest {
-		g, w := got.Cheapest[i], want.Cheapest[i]
-		if g.Provider != w.Provider || g.SKU != w.SKU || g.Region != w.Region || g.Zone != w.Zone || g.Pricing != w.Pricing ||
-			g.Tier != w.Tier || g.Price != w.Price || !g.Since.Equal(w.Since) || !g.LastSeen.Equal(w.LastSeen) {
-			return fmt.Sprintf("offer %d:\n got %+v\nwant %+v", i, g, w)
-		}
-	}
-	return ""
-}
-
-func statsDiff(g, w store.HistoryStats) string {
-	if g.Provider != w.Provider || g.Series != w.Series || g.Samples != w.Samples ||
-		g.SeriesEntered != w.SeriesEntered || g.SeriesLeft != w.SeriesLeft {
-		return fmt.Sprintf("\n got %+v\nwant %+v", g, w)
-	}
-	for _, f := range []struct {
-		name string
-		g, w *float64
-	}{{"p10", g.P10, w.P10}, {"p25", g.P25, w.P25}, {"p50", g.P50, w.P50}, {"p75", g.P75, w.P75}, {"p90", g.P90, w.P90},
-		{"min", g.Min, w.Min}, {"latest", g.Latest, w.Latest}, {"latest_median", g.LatestMedian, w.LatestMedian},
-		{"trend", g.TrendPer30d, w.TrendPer30d}, {"trend_pct", g.TrendPctPer30d, w.TrendPctPer30d},
-		{"reserved_discount", g.ReservedDiscountPct, w.ReservedDiscountPct}} {
-		if !nearOpt(f.g, f.w) {
-			return fmt.Sprintf("%s: got %s, want %s", f.name, showOpt(f.g), showOpt(f.w))
 		}
 	}
 	return ""

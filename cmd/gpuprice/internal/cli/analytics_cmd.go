@@ -248,6 +248,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 		},
 	}
 	ff.add(cmd)
+	ff.addInterconnect(cmd)
 	fl := cmd.Flags()
 	fl.Var(countFlag(&params), "params", "model parameters, e.g. 7B, 7e9 or 1.5T (required)")
 	fl.Float64Var(&mfu, "mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")

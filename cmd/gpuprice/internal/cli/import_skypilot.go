@@ -1,20 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/ingest/skypilot"
@@ -24,9 +18,8 @@ import (
 func init() { importCommands = append(importCommands, (*app).importSkypilotCmd) }
 
 func (a *app) importSkypilotCmd() *cobra.Command {
-	var clouds, versions, regions []string
-	var since, until, manifest string
-	var every time.Duration
+	var clouds, versions []string
+	var hist historyFlags
 	var restart bool
 	cmd := &cobra.Command{
 		Use:   "skypilot-catalog PATH",
@@ -54,19 +47,8 @@ CSV, the provenance of what was stored; examples/history is built so
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var from, to time.Time
-			for _, b := range []struct {
-				flag, text string
-				t          *time.Time
-			}{{"since", since, &from}, {"until", until, &to}} {
-				if b.text == "" {
-					continue
-				}
-				t, err := query.ParseAt(b.text)
-				if err != nil {
-					return usagef("--%s %q: use a date (2025-01-01) or RFC 3339", b.flag, b.text)
-				}
-				*b.t = t
+			if err := hist.parse(); err != nil {
+				return err
 			}
 			repo, err := filepath.Abs(args[0])
 			if err != nil {
@@ -89,18 +71,16 @@ CSV, the provenance of what was stored; examples/history is built so
 			}
 			var bar *progress
 			var read skypilot.Result
-			var used [][]string
 			res, err := runner.Import(ctx, "import:skypilot-catalog", ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport},
 				func(ctx context.Context, run *ingest.Run) error {
 					im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions, Restart: restart,
-						Since: from, Until: to, Every: every, Regions: regions,
+						Since: hist.from, Until: hist.to, Every: hist.every, Regions: hist.regions,
 						Progress: func(done, total int, s skypilot.Snapshot, rows int) {
 							if bar == nil {
 								bar = newProgress(a.stderr, total, "snapshots")
 							}
 							if done > 0 {
-								used = append(used, []string{s.Commit, s.Time.Format(time.RFC3339), s.Path, s.Cloud, s.Version,
-									strconv.Itoa(rows)})
+								hist.record(s.Commit, s.Time, s.Path, s.Cloud, s.Version, rows)
 								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))], s.Time.Format("2006-01-02"), rows))
 							}
 						}}
@@ -121,36 +101,15 @@ CSV, the provenance of what was stored; examples/history is built so
 				"lines", read.Stats.Lines, "without_gpu", read.Stats.NoGPU, "empty_prices", read.Stats.NoPrice,
 				"other_regions", read.Stats.OtherRegion)
 			a.printResults([]ingest.Result{res})
-			if manifest != "" {
-				if merr := writeManifest(manifest, used); merr != nil && err == nil {
-					err = merr
-				}
+			if merr := hist.writeManifest(); merr != nil && err == nil {
+				err = merr
 			}
 			return err
 		},
 	}
 	cmd.Flags().StringSliceVar(&clouds, "clouds", nil, "only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")
 	cmd.Flags().StringSliceVar(&versions, "versions", nil, "only these catalog versions (v6, v7, …; default all)")
-	cmd.Flags().StringVar(&since, "since", "", "only commits at or after this time (a date or RFC 3339)")
-	cmd.Flags().StringVar(&until, "until", "", "only commits before this time (a date or RFC 3339)")
-	cmd.Flags().Var(spanFlag(&every), "every", "per file, the first snapshot of each period this long (1d, 3d, 1w; default all)")
-	cmd.Flags().StringSliceVar(&regions, "regions", nil, "only rows of these regions, of any cloud (default all)")
-	cmd.Flags().StringVar(&manifest, "manifest", "", "write the snapshots imported (commit, time, path, rows) to this CSV file")
+	hist.add(cmd)
 	cmd.Flags().BoolVar(&restart, "restart", false, "ignore the checkpoint and read the whole history again")
 	return cmd
-}
-
-// writeManifest writes the snapshots an import stored, one a line, oldest first.
-func writeManifest(path string, used [][]string) error {
-	var b bytes.Buffer
-	w := csv.NewWriter(&b)
-	w.Write([]string{"commit", "committed_at", "path", "cloud", "version", "rows"})
-	w.WriteAll(used)
-	if err := w.Error(); err != nil {
-		return fmt.Errorf("--manifest: %w", err)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("--manifest: %w", err)
-	}
-	return nil
 }

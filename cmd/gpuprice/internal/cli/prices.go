@@ -22,6 +22,14 @@ func fnum(v float64) string { return query.Num(v) }
 
 type filterFlags struct {
 	gpu, provider, pricing, region, tier string
+	interconnect                         string // only where addInterconnect registered it
+}
+
+// addInterconnect adds --interconnect (prices, tokens, inference: the offers read
+// from observations, which carry one).
+func (f *filterFlags) addInterconnect(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.interconnect, "interconnect", "",
+		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, nvlink-only, unknown")
 }
 
 func (f *filterFlags) add(cmd *cobra.Command) {
@@ -35,7 +43,8 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 
 // values are the filters as report parameters, with more name/value pairs.
 func (f *filterFlags) values(kv ...string) url.Values {
-	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region, "tier", f.tier}, kv...)...)
+	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region, "tier", f.tier,
+		"interconnect", f.interconnect}, kv...)...)
 }
 
 // flagValues builds report parameters from name/value pairs, leaving out empty values.
@@ -101,6 +110,12 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 				}
 				a.noteMatches(res.Matched)
 				a.noteRecorded(res.Data)
+				if res.Empty != "" {
+					if format == "table" {
+						return query.Write(a.stdout, "table", query.PricesColumns, nil, nil, "(no prices: "+res.Empty+")")
+					}
+					fmt.Fprintf(a.stderr, "gpuprice: no prices: %s\n", res.Empty)
+				}
 				if explain {
 					return writeExplained(a.stdout, format, res.Data)
 				}
@@ -109,6 +124,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 		},
 	}
 	ff.add(cmd)
+	ff.addInterconnect(cmd)
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
 	stale = analytics.StaleAfter

@@ -360,7 +360,10 @@ adds every observation (collected and imported).`,
 				}
 				a.noteMatches(res.Matched)
 				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data)
+				if res.Empty != "" && format != "table" {
+					fmt.Fprintf(a.stderr, "gpuprice: %s\n", res.Empty)
+				}
+				return output(a.stdout, format, header, rows, res.Data, "("+res.Empty+")")
 			})
 		},
 	}

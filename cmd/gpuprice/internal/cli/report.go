@@ -51,7 +51,7 @@ func reportFormat(format, out string) (string, error) {
 }
 
 func (a *app) reportCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot string
+	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot, util string
 	var providers []string
 	var quote float64
 	var gpus, cheapest int
@@ -88,7 +88,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				return usageError{err}
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
-				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams)
+				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams, "utilisation", util)
 			if cmd.Flags().Changed("quote") {
 				v.Set("quote", strconv.FormatFloat(quote, 'f', -1, 64))
 			}
@@ -161,6 +161,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	untilFlag(fl, &until)
 	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
 	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
+	fl.StringVar(&util, "utilisation", "", "share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote saves at it")
 	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
 	fl.StringVar(&modelParams, "model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
 	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")

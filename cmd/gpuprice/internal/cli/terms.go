@@ -192,6 +192,7 @@ one that does not fit the instance is left out. The KV cache counts only with
 		},
 	}
 	ff.add(cmd)
+	ff.addInterconnect(cmd)
 	fl := cmd.Flags()
 	fl.Var(countFlag(&params), "params", "model parameters, e.g. 70B or 70e9 (required)")
 	fl.StringVar(&precision, "precision", analytics.FP16, "weights: fp16, bf16, fp8 or int4")

@@ -61,6 +61,8 @@ func customJSON(t reflect.Type) (func(g *schemaGen) (*openapi3.SchemaRef, error)
 		return volatilitySchema, true
 	case reflect.TypeFor[query.Tokens](): // the rows
 		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]query.TokenRow]()) }, true
+	case reflect.TypeFor[query.Inference](): // the rows
+		return func(g *schemaGen) (*openapi3.SchemaRef, error) { return g.ref(reflect.TypeFor[[]query.InferenceRow]()) }, true
 	}
 	return nil, false
 }

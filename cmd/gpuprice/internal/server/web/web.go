@@ -3,7 +3,7 @@
 // build.sh), embedded in the binary so the page needs no network and no CDN.
 //
 // FS holds the built files (index.html, app.js, app.css). Handler serves the shell
-// at every view path (/, /series, /spreads, /index, /tokens, /alerts, /sources) and
+// at every view path (/, /series, /spreads, /index, /tokens, /terms, /alerts, /sources) and
 // the bundle under /assets/, with ETags, and a Content-Security-Policy that lets the
 // page load nothing from elsewhere.
 package web
@@ -38,7 +38,7 @@ func mustSub(f fs.FS, dir string) fs.FS {
 
 // Views are the paths answered with the page shell; the app picks the view from
 // the path, and its filters from the query string.
-var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/alerts", "/sources"}
+var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/terms", "/alerts", "/sources"}
 
 // CSP is the Content-Security-Policy of every response: scripts, styles, data and
 // images from this server only.

@@ -6,6 +6,7 @@ import { series } from './series.js';
 import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
+import { terms } from './terms.js';
 import { alerts, sources, alertItems, ALERTS_WINDOW } from './health.js';
 import { get, data, recorded, onRecorded } from './api.js';
 import { el } from './util.js';
@@ -16,6 +17,7 @@ const VIEWS = {
   '/spreads': ['Spreads', spreads],
   '/index': ['Index', indexView],
   '/tokens': ['Tokens', tokens],
+  '/terms': ['Terms', terms],
   '/alerts': ['Alerts', alerts],
   '/sources': ['Sources', sources],
 };
