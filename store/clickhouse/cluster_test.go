@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -17,27 +16,6 @@ import (
 	"github.com/gpuprice/gpuprice/store/clickhouse/clustertest"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
-
-// TestIntegrationClickHouseClusterConformance runs the whole store conformance
-// suite on the cluster of deploy/clickhouse-cluster/local.sh: tables made by
-// Migrate on the cluster, every write and read through the Distributed tables. Each
-// subtest migrates a database ON CLUSTER (about 3 to 6 s each, two minutes in all on
-// a busy machine), so it runs in the release check (GPUPRICE_CLICKHOUSE_CLUSTER_FULL=1,
-// see docs/clickhouse-cluster.md), not in every CI run; TestIntegrationClickHouseCluster
-// covers the same paths on one database in CI.
-func TestIntegrationClickHouseClusterConformance(t *testing.T) {
-	c := clustertest.Get(t)
-	if os.Getenv("GPUPRICE_CLICKHOUSE_CLUSTER_FULL") != "1" {
-		t.Skip("SKIPPING the conformance suite on the cluster (two minutes): set GPUPRICE_CLICKHOUSE_CLUSTER_FULL=1 (release check)")
-	}
-	storetest.Run(t, func(t *testing.T) store.Store {
-		st, err := clickhouse.Open(t.Context(), c.DSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	})
-}
 
 // TestIntegrationClickHouseCluster migrates a database on the cluster and checks
 // what every node holds: Replicated local tables and Distributed tables, the views;

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,11 +12,13 @@ import (
 
 func TestAnswerCacheComputesOnceAndClears(t *testing.T) {
 	c := newAnswerCache(10)
-	var computed atomic.Int32
-	release := make(chan struct{})
+	var computed, started atomic.Int32
 	compute := func() (answer, error) {
 		computed.Add(1)
-		<-release
+		// The computation lasts until every caller has asked: they pile up on it.
+		for deadline := time.Now().Add(5 * time.Second); started.Load() < 50 && time.Now().Before(deadline); {
+			runtime.Gosched()
+		}
 		return answer{body: []byte("x")}, nil
 	}
 	var wg sync.WaitGroup
@@ -23,13 +26,12 @@ func TestAnswerCacheComputesOnceAndClears(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Add(1)
 			if a, err := c.get("k", time.Minute, compute); err != nil || string(a.body) != "x" {
 				t.Errorf("get: %q %v", a.body, err)
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // let them pile up on the one computation
-	close(release)
 	wg.Wait()
 	if n := computed.Load(); n != 1 {
 		t.Errorf("50 concurrent callers computed %d times, want once", n)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,7 +19,9 @@ import (
 )
 
 // TestBundleIsCurrent fails when a source of the bundle changed after the
-// committed dist/ was built: run ./build.sh and commit dist/.
+// committed dist/ was built, or dist/ was edited by hand: run ./build.sh and commit
+// dist/. It compares hashes with dist/BUILD.json, the record build.mjs wrote; it does
+// not rebuild (that needs npm: TestBundleRebuilds).
 func TestBundleIsCurrent(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("dist", "BUILD.json"))
 	if err != nil {
@@ -56,6 +59,50 @@ func TestBundleIsCurrent(t *testing.T) {
 	for p, h := range m.Outputs {
 		if sum(filepath.Join("dist", p)) != h {
 			t.Errorf("dist/%s was edited by hand: run ./build.sh", p)
+		}
+	}
+}
+
+// TestBundleRebuilds builds the bundle again from the sources, in a copy of this
+// folder, and fails when the outputs differ from the committed dist/. It needs the
+// node_modules of ./build.sh (npm ci): without them it is skipped, saying so.
+func TestBundleRebuilds(t *testing.T) {
+	if _, err := os.Stat("node_modules"); err != nil {
+		t.Skip("no node_modules: run ./build.sh (npm ci) to rebuild and compare the bundle")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	here, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"package.json", "package-lock.json", "build.mjs", "src"} {
+		if out, err := exec.Command("cp", "-R", filepath.Join(here, p), dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp %s: %v: %s", p, err, out)
+		}
+	}
+	if err := os.Symlink(filepath.Join(here, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "build.mjs")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node build.mjs: %v: %s", err, out)
+	}
+	for _, f := range []string{"app.js", "app.css", "index.html", "BUILD.json"} {
+		got, err := os.ReadFile(filepath.Join(dir, "dist", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("dist", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("dist/%s differs from a rebuild of the sources: run ./build.sh and commit dist/", f)
 		}
 	}
 }
