@@ -46,6 +46,28 @@ func TermMonths(pricing string) float64 {
 	return schemas.TermHours(pricing) / 730
 }
 
+// PricingRank orders pricing kinds by term, as every table, tab and report lists
+// them: on-demand, spot, then each kind sold for a term by its length in months
+// (commitment_1m, commitment_6m, reserved_1y and commitment_12m, commitment_36m and
+// reserved_3y: a reservation right after the commitment of its length), anything
+// else (low priority) last.
+func PricingRank(pricing string) int {
+	switch pricing {
+	case schemas.OnDemand:
+		return 0
+	case schemas.Spot:
+		return 1
+	}
+	if m := TermMonths(pricing); m > 0 {
+		r := 10 + int(m*2)
+		if pricing == schemas.Reserved1Y || pricing == schemas.Reserved3Y {
+			r++
+		}
+		return r
+	}
+	return 1 << 20
+}
+
 // onCurve reports whether a pricing kind belongs on the term curve: on-demand, spot
 // and every kind sold for a term (low-priority capacity is a product of its own).
 func onCurve(pricing string) bool {

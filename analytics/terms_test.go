@@ -3,6 +3,8 @@ package analytics
 import (
 	"errors"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -99,5 +101,19 @@ func TestServe(t *testing.T) {
 	if kv != 163840 || ck.KVCacheGB != 5.369 || ck.GPUs != 1 ||
 		math.Abs(ck.OutputTokensPerSec-8*3.35e12*0.658/(70e9+8*4096*kv)) > 0.01 {
 		t.Errorf("with KV: %+v", ck)
+	}
+}
+
+// TestPricingRankOrdersByTerm: kinds sort by term (issue 23): 1m, 6m, 12m, 36m, a
+// reservation right after the commitment of its length, low priority last, the
+// order `prices`, the report and the web app's tabs use.
+func TestPricingRankOrdersByTerm(t *testing.T) {
+	kinds := []string{"low_priority", "commitment_36m", "reserved_3y", "commitment_12m", "commitment_1m",
+		"reserved_1y", "commitment_7m", "commitment_6m", "spot", "on_demand"}
+	sort.SliceStable(kinds, func(i, j int) bool { return PricingRank(kinds[i]) < PricingRank(kinds[j]) })
+	want := []string{"on_demand", "spot", "commitment_1m", "commitment_6m", "commitment_7m", "commitment_12m",
+		"reserved_1y", "commitment_36m", "reserved_3y", "low_priority"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("sorted %v, want %v", kinds, want)
 	}
 }

@@ -210,7 +210,7 @@ func bandOf(g schemas.GPU, interconnect, class string) (MFUBand, error) {
 		}
 		return b, nil
 	}
-	return MFUBand{}, fmt.Errorf("%w for %s over %q: pass --mfu", ErrNoMFUBand, g.ID, interconnect)
+	return MFUBand{Class: class}, fmt.Errorf("%w for %s over %q: pass --mfu", ErrNoMFUBand, g.ID, interconnect)
 }
 
 // ExplainBands writes every class with its band and sources, for tokens --explain.

@@ -7,7 +7,8 @@
 #   IMPORT_ROWS=2000000 ANALYTICS_ROWS=10000000 OFFER_MB=1024 RUNS=3 ./deploy/bench.sh
 #
 # Needs ClickHouse (GPUPRICE_CLICKHOUSE_DSN, default clickhouse://localhost:9000/default)
-# and clickhouse-client. The analytics data set is loaded once into
+# and clickhouse-client; with libchdb.so (deploy/chdb/install.sh) the import and the
+# analytics also run on chDB, current ClickHouse embedded (CHDB_ROWS, default 2M). The analytics data set is loaded once into
 # gpuprice_bench_<rows> and kept (DROP DATABASE it by hand). CPU-heavy: on a shared
 # machine, run it when the load is low and say what the load was.
 set -euo pipefail
@@ -42,6 +43,13 @@ out="${OUT:-bench-results.md}"
   echo "# analytics: ${ANALYTICS_ROWS} raw rows"
   GPUPRICE_BENCH_ROWS="$ANALYTICS_ROWS" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
     -benchtime 5x -timeout 2h | grep -E '^Benchmark'
+  if lib="$(deploy/chdb/install.sh 2>/dev/null)"; then
+    echo "# analytics on chDB (current ClickHouse embedded, $(basename "$(dirname "$lib")")): ${CHDB_ROWS:-2000000} raw rows"
+    mkdir -p "${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}"
+    CHDB_LIB_PATH="$lib" GPUPRICE_CLICKHOUSE_DSN="chdb://${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}" \
+      GPUPRICE_BENCH_ROWS="${CHDB_ROWS:-2000000}" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
+      -benchtime 5x -timeout 2h | grep -E '^Benchmark'
+  fi
   echo "# analytics on DuckDB: ${DUCKDB_ROWS:-2000000} raw rows (hourly)"
   GPUPRICE_BENCH_DUCKDB_ROWS="${DUCKDB_ROWS:-2000000}" go test ./store/duckdb -run '^$' -bench DuckDBAnalytics \
     -benchtime 5x -timeout 2h | grep -E '^Benchmark'

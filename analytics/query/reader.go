@@ -28,7 +28,8 @@ type Reader struct {
 	// DryRunAlerts evaluates the alert rules as of a time, sending nothing and
 	// keeping the state as it was; nil when no rules are configured.
 	DryRunAlerts func(ctx context.Context, at time.Time) (alert.Report, error)
-	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
+	// Redact removes secrets from run errors, quarantined rows and endpoints; nil:
+	// only URLs' credentials (schemas.RedactText).
 	Redact func(string) string
 	// Current, when set, answers Latest instead of Store: the server's snapshot of
 	// the current prices (see Current), so that a request does not re-run
@@ -165,27 +166,6 @@ func (r *Reader) PricesExplained(ctx context.Context, q PricesQuery) (Result[[]E
 	return out, nil
 }
 
-// pricingRank orders pricing kinds: on-demand, spot, reserved 1y, 3y, commitments by
-// term, anything else last.
-func pricingRank(p string) int {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case "spot":
-		return 1
-	case "reserved_1y":
-		return 2
-	case "reserved_3y":
-		return 3
-	}
-	if m, ok := strings.CutPrefix(p, "commitment_"); ok {
-		if n, err := strconv.Atoi(strings.TrimSuffix(m, "m")); err == nil {
-			return 10 + n
-		}
-	}
-	return 1 << 20
-}
-
 // Prices is the latest price of every selected series still on offer (every series
 // with AllSeries): grouped by pricing kind unless one is asked for, cheapest per
 // GPU-hour first within each.
@@ -210,7 +190,9 @@ func (r *Reader) Prices(ctx context.Context, q PricesQuery) (Result[[]schemas.Ob
 	if q.Pricing == "" {
 		// Grouped by pricing kind, cheapest first within each: a spot price is not a
 		// cheaper on-demand price.
-		sort.SliceStable(rows, func(i, j int) bool { return pricingRank(rows[i].Pricing) < pricingRank(rows[j].Pricing) })
+		sort.SliceStable(rows, func(i, j int) bool {
+			return analytics.PricingRank(rows[i].Pricing) < analytics.PricingRank(rows[j].Pricing)
+		})
 	}
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]

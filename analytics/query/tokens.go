@@ -124,14 +124,14 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		}
 		peak, err := analytics.PeakTFLOPS(g, q.Precision)
 		if err != nil {
-			res.Data.Skipped[err.Error()]++
+			res.Data.Skipped[strings.TrimPrefix(err.Error(), "analytics: ")]++
 			continue
 		}
 		m, src := q.MFU, "--mfu"
 		if m == 0 {
 			band, why, err := analytics.MFUForJob(g, o.Interconnect, o.GPUCount, q.Job)
 			if err != nil {
-				res.Data.Skipped["no published MFU band for "+band.Class+" (pass --mfu)"]++
+				res.Data.Skipped["no published MFU band for the class "+band.Class+" (pass --mfu)"]++
 				continue
 			}
 			cites := make([]string, 0, len(band.Sources))

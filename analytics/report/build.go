@@ -267,7 +267,7 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	for k := range kinds {
 		rep.Kinds = append(rep.Kinds, k)
 	}
-	sort.Slice(rep.Kinds, func(i, j int) bool { return pricingRank(rep.Kinds[i]) < pricingRank(rep.Kinds[j]) })
+	sort.Slice(rep.Kinds, func(i, j int) bool { return analytics.PricingRank(rep.Kinds[i]) < analytics.PricingRank(rep.Kinds[j]) })
 
 	// Every offer of the other kinds on the window's last day: the discounts against
 	// on-demand and the reserved offers of a quote's term.
@@ -417,24 +417,6 @@ func cmdFlags(kv ...string) string {
 	return b.String()
 }
 
-// pricingRank orders pricing kinds as `prices` groups them.
-func pricingRank(p string) int {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case schemas.Spot:
-		return 1
-	case schemas.Reserved1Y:
-		return 2
-	case schemas.Reserved3Y:
-		return 3
-	}
-	if h := schemas.TermHours(p); h > 0 {
-		return 10 + int(h/730)
-	}
-	return 1 << 20
-}
-
 // discounts pairs each reserved and commitment offer with its on-demand twin
 // (analytics.CommitmentDiscount) and summarises the discounts per provider and kind.
 func discounts(kinds map[string][]analytics.Offer) []Discount {
@@ -476,7 +458,7 @@ func discounts(kinds map[string][]analytics.Offer) []Discount {
 		if out[i].Provider != out[j].Provider {
 			return out[i].Provider < out[j].Provider
 		}
-		return pricingRank(out[i].Pricing) < pricingRank(out[j].Pricing)
+		return analytics.PricingRank(out[i].Pricing) < analytics.PricingRank(out[j].Pricing)
 	})
 	return out
 }

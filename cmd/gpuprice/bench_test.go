@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
+	"github.com/gpuprice/gpuprice/store/clickhouse/embedded"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
@@ -30,10 +31,12 @@ import (
 //
 //	ch_rate:       clickhouse-client's time / gpuprice's time into ClickHouse (target ≥ 0.5)
 //	duckdb_vs_ch:  gpuprice's time into DuckDB / clickhouse-client's time (target ≤ 3)
+//	chdb_vs_client: gpuprice's time into chDB (current ClickHouse embedded, when
+//	                libchdb.so is installed) / clickhouse-client's time into the server
 //
 // It needs GPUPRICE_CLICKHOUSE_DSN and clickhouse-client on PATH; the size is
 // GPUPRICE_BENCH_IMPORT_ROWS (default 20,000); GPUPRICE_BENCH_IMPORT_STORES=clickhouse
-// (or duckdb) times gpuprice into that store only, beside the client (for a profile
+// (or duckdb, or chdb) times gpuprice into that store only, beside the client (for a profile
 // of one store's import). deploy/bench.sh runs it at 2M rows:
 //
 //	GPUPRICE_BENCH_IMPORT_ROWS=2000000 go test ./cmd/gpuprice -run '^$' -bench ImportCSV -benchtime 3x
@@ -149,6 +152,13 @@ func BenchmarkImportCSV(b *testing.B) {
 			migrate(chDSN.String())
 			steps = append(steps, func() { timeIt("gpuprice-clickhouse", func() { gpuprice(chDSN.String()) }) })
 		}
+		if (stores == "" && embedded.LibraryPath() != "") || strings.Contains(stores, "chdb") {
+			// current ClickHouse embedded (chDB 26.7): this process's engine, a
+			// database of its own per round
+			chdb := "chdb://" + filepath.Join(dir, "chdb") + fmt.Sprintf("?database=bench_%d", i)
+			migrate(chdb)
+			steps = append(steps, func() { timeIt("gpuprice-chdb", func() { gpuprice(chdb) }) })
+		}
 		if stores == "" || strings.Contains(stores, "duckdb") {
 			migrate("duckdb://" + duck)
 			steps = append(steps, func() { timeIt("gpuprice-duckdb", func() { gpuprice("duckdb://" + duck) }) })
@@ -168,6 +178,10 @@ func BenchmarkImportCSV(b *testing.B) {
 	if d, ok := best["gpuprice-clickhouse"]; ok {
 		b.ReportMetric(d.Seconds(), "ch_s")
 		b.ReportMetric(nat/d.Seconds(), "ch_rate")
+	}
+	if d, ok := best["gpuprice-chdb"]; ok {
+		b.ReportMetric(d.Seconds(), "chdb_s")
+		b.ReportMetric(d.Seconds()/nat, "chdb_vs_client")
 	}
 	if d, ok := best["gpuprice-duckdb"]; ok {
 		b.ReportMetric(d.Seconds(), "duckdb_s")

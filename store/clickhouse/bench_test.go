@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,14 @@ func BenchmarkClickHouseAnalytics(b *testing.B) {
 	const series = 1000
 	steps := rows / series
 	u, _ := url.Parse(base)
-	u.Path = fmt.Sprintf("/gpuprice_bench_%d", rows)
+	if u.Scheme == "chdb" {
+		// current ClickHouse embedded: the data set is kept in a directory of its
+		// own beside the tests' (one engine directory per process)
+		root, _, _ := strings.Cut(strings.TrimPrefix(base, "chdb://"), "?")
+		u, _ = url.Parse(fmt.Sprintf("chdb://%s?database=gpuprice_bench_%d", filepath.Join(root, "bench"), rows))
+	} else {
+		u.Path = fmt.Sprintf("/gpuprice_bench_%d", rows)
+	}
 	ctx := context.Background()
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	end := start.Add(time.Duration(steps) * 5 * time.Minute)

@@ -68,7 +68,7 @@ func embeddedDSN(t testing.TB, u *url.URL, db string) *url.URL {
 func embeddedAdmin(t testing.TB, u *url.URL) ch.Conn {
 	t.Helper()
 	dir, _, _ := strings.Cut(strings.TrimPrefix(u.String(), "chdb://"), "?")
-	if !strings.HasPrefix(filepath.Base(dir), "pid-") {
+	if root, _, _ := strings.Cut(strings.TrimPrefix(os.Getenv(EnvDSN), "chdb://"), "?"); dir == root {
 		dir, _, _ = strings.Cut(strings.TrimPrefix(embeddedDSN(t, u, "default").String(), "chdb://"), "?")
 	}
 	e, err := embedded.Open(dir)

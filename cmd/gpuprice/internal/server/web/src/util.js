@@ -116,11 +116,22 @@ export const PRICING = [
 ];
 export const pricingLabel = (p) => (PRICING.find(([k]) => k === p) || [p, String(p).replace(/_/g, ' ')])[1];
 
-/** pricingKinds lists the pricing kinds present in rows: the usual ones first, then any other (commitment_12m, …). */
+/**
+ * pricingRank orders pricing kinds by term, as the CLI and the report do (analytics.PricingRank):
+ * on-demand, spot, then by months (commitment_1m, commitment_6m, reserved_1y, commitment_12m, …), the rest last.
+ */
+export function pricingRank(p) {
+  if (p === 'on_demand') return 0;
+  if (p === 'spot') return 1;
+  const m = p === 'reserved_1y' ? 12 : p === 'reserved_3y' ? 36 : Number((/^commitment_(\d+)m$/.exec(p) || [])[1] || 0);
+  if (m > 0) return 10 + m * 2 + (p.startsWith('reserved_') ? 1 : 0);
+  return 1 << 20;
+}
+
+/** pricingKinds lists the pricing kinds present in rows by term (pricingRank), others by name. */
 export function pricingKinds(rows) {
-  const seen = new Set(rows.map((o) => o.pricing));
-  const known = PRICING.map(([k]) => k).filter((k) => seen.has(k));
-  return [...known, ...[...seen].filter((k) => k && !known.includes(k)).sort()];
+  const seen = [...new Set(rows.map((o) => o.pricing))].filter(Boolean);
+  return seen.sort((a, b) => pricingRank(a) - pricingRank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** TIERS lists the market tiers. */
