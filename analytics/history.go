@@ -28,9 +28,15 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	if lastDay.Equal(to.UTC()) {
 		lastDay = lastDay.Add(-store.Daily)
 	}
+	type sighting struct {
+		carried int
+		seen    time.Time
+	}
 	type group struct {
-		vals   []float64
-		byDay  map[int64][]float64
+		vals  []float64
+		byDay map[int64][]float64
+		// seen is each day's sighting of the group's prices (HistoryDay.Carried).
+		seen   map[int64]*sighting
 		series map[string]bool
 		latest map[string]float64
 		// daySeries is each day's price of each series: the matched trend.
@@ -38,7 +44,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	}
 	newGroup := func() *group {
 		return &group{byDay: map[int64][]float64{}, series: map[string]bool{}, latest: map[string]float64{},
-			daySeries: map[int64]map[string]float64{}}
+			daySeries: map[int64]map[string]float64{}, seen: map[int64]*sighting{}}
 	}
 	all := newGroup()
 	per := map[string]*group{}
@@ -70,6 +76,19 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			tiers[p.Bar.Tier] = tg
 		}
 		tg.byDay[p.Day.Unix()] = append(tg.byDay[p.Day.Unix()], p.Price)
+		for _, g := range []*group{all, g, tg} {
+			sg := g.seen[p.Day.Unix()]
+			if sg == nil {
+				sg = &sighting{}
+				g.seen[p.Day.Unix()] = sg
+			}
+			if Carried(p.Day, p.LastSeen) {
+				sg.carried++
+			}
+			if p.LastSeen.After(sg.seen) {
+				sg.seen = p.LastSeen
+			}
+		}
 		for _, g := range []*group{all, g} {
 			g.vals = append(g.vals, p.Price)
 			g.byDay[p.Day.Unix()] = append(g.byDay[p.Day.Unix()], p.Price)
@@ -146,8 +165,10 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		for _, d := range days {
 			v := append([]float64(nil), g.byDay[d]...)
 			sort.Float64s(v)
+			sg := g.seen[d]
 			h.Daily = append(h.Daily, HistoryDay{Day: time.Unix(d, 0).UTC(), Group: kind, Name: name, Series: len(v),
-				Median: percentileSorted(v, .5), P10: percentileSorted(v, .1), P90: percentileSorted(v, .9), Min: v[0]})
+				Median: percentileSorted(v, .5), P10: percentileSorted(v, .1), P90: percentileSorted(v, .9), Min: v[0],
+				Carried: sg.carried, LastSeen: sg.seen.UTC()})
 		}
 	}
 	daily("all", "*", all)

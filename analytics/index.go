@@ -38,6 +38,12 @@ type IndexPoint struct {
 	Chained       float64 `json:"chained_usd_gpu_hour"`
 	Matched       int     `json:"chained_matched"`
 	ChainedMethod string  `json:"chained_method"`
+	// Carried is how many of the day's offers are carried past their last sighting
+	// (last seen before the day), LastSeen the latest sighting among them (zero when
+	// unknown): a day whose offers are all carried was not observed (Carried ==
+	// Offers), its price repeats an earlier sighting's.
+	Carried  int       `json:"carried"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // Index computes the daily reference prices of the day prices, sorted by GPU,
@@ -48,6 +54,11 @@ func Index(prices []DayPrice) []IndexPoint {
 		day                 int64
 	}
 	acc := map[key][]float64{}
+	type sighting struct {
+		carried int
+		seen    time.Time
+	}
+	seen := map[key]*sighting{}
 	for _, p := range prices {
 		g := GroupOthers
 		if p.Bar.Tier == schemas.TierHyperscaler {
@@ -55,6 +66,17 @@ func Index(prices []DayPrice) []IndexPoint {
 		}
 		k := key{p.Bar.GPU, p.Bar.Pricing, g, p.Day.Unix()}
 		acc[k] = append(acc[k], p.Price)
+		sg := seen[k]
+		if sg == nil {
+			sg = &sighting{}
+			seen[k] = sg
+		}
+		if Carried(p.Day, p.LastSeen) {
+			sg.carried++
+		}
+		if p.LastSeen.After(sg.seen) {
+			sg.seen = p.LastSeen
+		}
 	}
 	ch := chained(prices)
 	out := make([]IndexPoint, 0, len(acc))
@@ -63,7 +85,8 @@ func Index(prices []DayPrice) []IndexPoint {
 		c := ch[indexKey{k.gpu, k.pricing, k.group}][k.day]
 		out = append(out, IndexPoint{GPU: k.gpu, Pricing: k.pricing, Group: k.group, Day: time.Unix(k.day, 0).UTC(),
 			Price: Round(m, 9), Offers: len(v), Dropped: dropped, Method: IndexVersion,
-			Chained: Round(c.level, 6), Matched: c.matched, ChainedMethod: ChainedVersion})
+			Chained: Round(c.level, 6), Matched: c.matched, ChainedMethod: ChainedVersion,
+			Carried: seen[k].carried, LastSeen: seen[k].seen.UTC()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -39,7 +39,7 @@ func Spreads(prices []DayPrice) []SpreadDay {
 	acc := spreadAcc{}
 	for i := range prices {
 		p := &prices[i]
-		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price)
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price, p.LastSeen)
 	}
 	return acc.days()
 }
@@ -49,7 +49,7 @@ func Spreads(prices []DayPrice) []SpreadDay {
 func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
 	acc := spreadAcc{}
 	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, func(p *DayPrice) {
-		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price)
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price, p.LastSeen)
 	})
 	return acc.days()
 }
@@ -80,7 +80,7 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 	layDays(runs, func(n int) string { return of[n].Provider },
 		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to,
 		func(n int) { days = n },
-		func(d time.Time, day, n, i int, _ time.Time) {
+		func(d time.Time, day, n, i int, seen time.Time) {
 			b := &runs[n][i]
 			if b.Attrs != attrs[n] {
 				k := group{b.Attrs.GPU, of[n].Pricing}
@@ -96,7 +96,7 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 				t = acc.tiers(b.Attrs.GPU, of[n].Pricing, d)
 				byDay[groupOf[n]][day] = t
 			}
-			t.add(b.Attrs.Tier, b.Close)
+			t.add(b.Attrs.Tier, b.Close, d, seen)
 		})
 	return acc.days()
 }
@@ -108,13 +108,18 @@ type (
 		gpu, pricing string
 		day          int64
 	}
-	spreadTiers struct{ h, s, m []float64 }
-	spreadAcc   map[spreadKey]*spreadTiers
+	spreadTiers struct {
+		h, s, m []float64
+		carried int
+		seen    time.Time
+	}
+	spreadAcc map[spreadKey]*spreadTiers
 )
 
-// add counts the day price of a series of gpu, pricing kind and tier on day.
-func (acc spreadAcc) add(gpu, pricing, tier string, day time.Time, price float64) {
-	acc.tiers(gpu, pricing, day).add(tier, price)
+// add counts the day price of a series of gpu, pricing kind and tier on day, last
+// seen at seen.
+func (acc spreadAcc) add(gpu, pricing, tier string, day time.Time, price float64, seen time.Time) {
+	acc.tiers(gpu, pricing, day).add(tier, price, day, seen)
 }
 
 // tiers returns the day prices of gpu and pricing kind on day, by tier.
@@ -128,8 +133,8 @@ func (acc spreadAcc) tiers(gpu, pricing string, day time.Time) *spreadTiers {
 	return t
 }
 
-// add counts a day price of a series of tier.
-func (t *spreadTiers) add(tier string, price float64) {
+// add counts a day price on day of a series of tier last seen at seen.
+func (t *spreadTiers) add(tier string, price float64, day, seen time.Time) {
 	switch tier {
 	case schemas.TierHyperscaler:
 		t.h = append(t.h, price)
@@ -137,8 +142,20 @@ func (t *spreadTiers) add(tier string, price float64) {
 		t.s = append(t.s, price)
 	case schemas.TierMarketplace:
 		t.m = append(t.m, price)
+	default:
+		return
+	}
+	if Carried(day, seen) {
+		t.carried++
+	}
+	if seen.After(t.seen) {
+		t.seen = seen
 	}
 }
+
+// Carried reports whether a price in force on day is carried past its series' last
+// sighting seen: seen before the day began (an unknown sighting, zero, is not).
+func Carried(day, seen time.Time) bool { return !seen.IsZero() && seen.Before(day) }
 
 func (acc spreadAcc) days() []SpreadDay {
 	out := make([]SpreadDay, 0, len(acc))
@@ -146,7 +163,7 @@ func (acc spreadAcc) days() []SpreadDay {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
 			Hyperscaler: Opt(Round(medianInPlace(t.h), 9)), Specialist: Opt(Round(medianInPlace(t.s), 9)),
 			Marketplace:  Opt(Round(medianInPlace(t.m), 9)),
-			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m)}
+			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m), Carried: t.carried, LastSeen: t.seen.UTC()}
 		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
 			r := *d.Hyperscaler / *d.Specialist
 			d.Ratio, d.PremiumPct = Opt(Round(r, 12)), Opt(Round((r-1)*100, 9)) // no float noise

@@ -44,7 +44,8 @@ type Runner struct {
 	Batch         BatchConfig
 	SourceTimeout time.Duration // per source; 0 means none beyond ctx
 	// Redact masks secrets in every text stored (run errors, quarantine reasons and
-	// raw rows, source URLs); nil: only credentials in URLs are masked.
+	// raw rows, source URLs); nil: only credentials in URLs are masked
+	// (schemas.RedactText).
 	Redact func(string) string
 	Logger *slog.Logger // nil: no logging
 	Now    func() time.Time
@@ -517,7 +518,7 @@ type redactingSink struct {
 
 func (r redactingSink) text(s string) string {
 	if r.redact == nil {
-		return s
+		return schemas.RedactText(s)
 	}
 	return r.redact(s)
 }

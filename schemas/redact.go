@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -76,4 +77,46 @@ func RedactURL(raw string) string {
 		return raw
 	}
 	return u.String()
+}
+
+var (
+	// userinfoRe is a URL's user and password: scheme://user:password@.
+	userinfoRe = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s"'<>:]*):([^/?#@\s"'<>]+)@`)
+	// paramRe is a query parameter after ?, & or ; (or the \u0026 JSON writes for &),
+	// its value up to the next parameter or the end of the URL's text (a comma, a
+	// quote, a backslash: the end of a CSV cell or a JSON string).
+	paramRe = regexp.MustCompile(`((?:[?&;]|\\u0026)([A-Za-z0-9_.%~-]+)=)([^&#\s"'<>,;\\]*)`)
+)
+
+// RedactText is RedactURL for free text: every URL's password and every
+// credential-like query parameter in s (a log line, an error, a JSON or CSV body,
+// a manifest) is replaced by REDACTED in place, the rest left byte for byte. It
+// finds parameters after ?, & and JSON's \u0026, and ends a value at a comma, a
+// quote, a backslash or a space, so that it never eats the next field.
+func RedactText(s string) string {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "=") {
+		return s
+	}
+	if strings.Contains(s, "://") {
+		s = userinfoRe.ReplaceAllStringFunc(s, func(m string) string {
+			g := userinfoRe.FindStringSubmatch(m)
+			if g[2] == Redacted {
+				return m
+			}
+			return g[1] + ":" + Redacted + "@"
+		})
+	}
+	return paramRe.ReplaceAllStringFunc(s, func(m string) string {
+		g := paramRe.FindStringSubmatch(m)
+		name := g[2]
+		if dec, err := url.QueryUnescape(name); err == nil {
+			name = dec
+		}
+		// Punctuation ending a sentence ("…&sig=abc: HTTP 500") is the text's.
+		value := strings.TrimRight(g[3], ":.)]")
+		if value == "" || value == Redacted || !SensitiveParam(name) {
+			return m
+		}
+		return g[1] + Redacted + g[3][len(value):]
+	})
 }

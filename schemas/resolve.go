@@ -233,7 +233,7 @@ func nearest(s string, known []string, n int) []string {
 	var cs []cand
 	for _, name := range known {
 		nk := ModelKey(name)
-		d := editDistance(k, nk)
+		d := EditDistance(k, nk)
 		limit := max(2, len(k)/3)
 		if k != "" && nk != "" && (strings.Contains(nk, k) || strings.Contains(k, nk)) {
 			d = min(d, 1)
@@ -255,7 +255,9 @@ func nearest(s string, known []string, n int) []string {
 	return out
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b in runes: the measure of every
+// "did you mean" (GPU names, config keys, flags, API parameters).
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)

@@ -24,6 +24,12 @@ type SpreadDay struct {
 	// when either tier has no price that day.
 	Ratio      *float64 `json:"ratio"`
 	PremiumPct *float64 `json:"premium_pct"`
+	// Carried is how many of the day's prices (of the three tiers) are carried past
+	// their series' last sighting (last seen before the day), and LastSeen the latest
+	// sighting among them (zero when unknown): a day whose prices are all carried was
+	// not observed, its figures repeat an earlier sighting's.
+	Carried  int       `json:"carried"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // HistoryStats is what a buyer brings to a negotiation, for one provider or for all
@@ -100,6 +106,10 @@ type HistoryDay struct {
 	P10    float64   `json:"p10"`
 	P90    float64   `json:"p90"`
 	Min    float64   `json:"min"`
+	// Carried and LastSeen are as SpreadDay's: of the day's prices of the group,
+	// how many are carried past their last sighting, and the latest sighting.
+	Carried  int       `json:"carried"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
 // DayPriceStats is the optional ability of a store to compute, where its daily

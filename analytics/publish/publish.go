@@ -47,7 +47,24 @@ const (
 	// StatusEmpty: the store has no observation and no price in force on the day;
 	// nothing written.
 	StatusEmpty = "empty"
+	// StatusNotObserved: prices are in force on the day only as carried from an
+	// earlier (or later-effective) sighting: nothing was observed on it (no
+	// observation effective on the day, no series in force last seen on it, no live
+	// collection on it). Nothing written: a citable day holds a fresh observation.
+	// DayResult.LastSeen says when the prices in force were last seen.
+	StatusNotObserved = "not_observed"
 )
+
+// recordedRunPrefix starts the run id of a reparse of a recorded example
+// (query.RecordedRunPrefix): such a run collects nothing on the day it ran.
+const recordedRunPrefix = "recorded-"
+
+// RunLister is the optional ability of a Source to list its collection runs (both
+// stores have it): a day with a live collection that stored rows was observed, even
+// when every price it saw keeps an earlier effective_at (a list price).
+type RunLister interface {
+	Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error)
+}
 
 // ErrChanged is returned (wrapped) by Publish when some days' data changed since
 // they were published and they were left as published.
@@ -74,6 +91,9 @@ type DayResult struct {
 	Manifest       string `json:"manifest,omitempty"`
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	Rows           Rows   `json:"rows"` // the rows of the store's data for the day
+	// LastSeen is, for a day not observed (StatusNotObserved), when the prices in
+	// force on it were last seen (RFC 3339; "" when unknown).
+	LastSeen string `json:"last_seen,omitempty"`
 	// Changes say what differs from the published version (changed, republished).
 	Changes []string `json:"changes,omitempty"`
 }
@@ -121,13 +141,17 @@ func Publish(ctx context.Context, src Source, dir string, days []time.Time, o Op
 	slices.SortFunc(days, func(a, b time.Time) int { return a.Compare(b) })
 	days = slices.CompactFunc(days, func(a, b time.Time) bool { return a.Equal(b) })
 
+	collected, err := collectionDays(ctx, src)
+	if err != nil {
+		return nil, err
+	}
 	var out []DayResult
 	changed := 0
 	for _, day := range days {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		r, err := publishDay(ctx, src, dir, tmp, cat, day, o)
+		r, err := publishDay(ctx, src, dir, tmp, cat, day, collected[day.Unix()], o)
 		if err != nil {
 			return out, fmt.Errorf("publish %s: %w", DayString(day), err)
 		}
@@ -250,7 +274,8 @@ type builtFile struct {
 
 // publishDay builds the files of one day in tmp, compares them with the day's
 // newest published version and writes what the comparison calls for.
-func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, day time.Time, o Options) (DayResult, error) {
+func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, day time.Time, collected bool,
+	o Options) (DayResult, error) {
 	r := DayResult{Day: DayString(day)}
 	m := Manifest{Format: Format, Day: r.Day, Method: CurrentMethod(),
 		EffectiveFrom: day.Format(time.RFC3339), EffectiveUntil: day.Add(store.Daily).Format(time.RFC3339),
@@ -262,7 +287,7 @@ func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, 
 	if !through.IsZero() {
 		m.ObservedThrough = through.UTC().Format(time.RFC3339Nano)
 	}
-	index, spreads, err := buildSeries(ctx, src, tmp, day)
+	index, spreads, seen, err := buildSeries(ctx, src, tmp, day)
 	if err != nil {
 		return r, err
 	}
@@ -278,6 +303,13 @@ func publishDay(ctx context.Context, src Source, dir, tmp string, cat *Catalog, 
 	prev, published := cat.Latest(r.Day)
 	if !published && m.Rows.Prices == 0 && m.Rows.Index == 0 && m.Rows.Spreads == 0 {
 		r.Status = StatusEmpty
+		return r, nil
+	}
+	if !published && m.Rows.Prices == 0 && !collected && !seen.onDay {
+		r.Status = StatusNotObserved
+		if !seen.last.IsZero() {
+			r.LastSeen = seen.last.UTC().Format(time.RFC3339)
+		}
 		return r, nil
 	}
 	if published {
@@ -560,15 +592,27 @@ func optcsv(v *float64) string {
 // the series priced on this day and the day before; empty when none is): the
 // chained level from any anchor day is that day's usd_gpu_hour times the product
 // of the links after it.
-func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (builtFile, builtFile, error) {
+func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (builtFile, builtFile, sighting, error) {
 	idx := builtFile{File: File{Kind: KindIndex, Format: "csv"}}
 	spr := builtFile{File: File{Kind: KindSpreads, Format: "csv"}}
+	var seen sighting
 	from, to := day.Add(-store.Daily), day.Add(store.Daily)
 	bars, err := src.Bars(ctx, store.BarQuery{Filter: store.Filter{Since: from, Until: to}, Width: store.Daily, CarryIn: true})
 	if err != nil {
-		return idx, spr, fmt.Errorf("daily bars: %w", err)
+		return idx, spr, seen, fmt.Errorf("daily bars: %w", err)
 	}
 	prices := analytics.DailyPrices(bars, from, to)
+	for _, p := range prices {
+		if !p.Day.Equal(day) {
+			continue
+		}
+		if p.LastSeen.After(seen.last) {
+			seen.last = p.LastSeen
+		}
+		if !p.LastSeen.Before(day) && p.LastSeen.Before(to) {
+			seen.onDay = true
+		}
+	}
 
 	// The index of the day before anchors the day's chained level there, so the
 	// link is the ratio of the two levels.
@@ -596,7 +640,7 @@ func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (bu
 		return nil
 	})
 	if err != nil {
-		return idx, spr, fmt.Errorf("index: %w", err)
+		return idx, spr, seen, fmt.Errorf("index: %w", err)
 	}
 	err = writeCSV(tmp, "spreads-*", &spr, SpreadsColumns, func(write func([]string) error) error {
 		for _, d := range analytics.Spreads(prices) {
@@ -612,9 +656,37 @@ func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (bu
 		return nil
 	})
 	if err != nil {
-		return idx, spr, fmt.Errorf("spreads: %w", err)
+		return idx, spr, seen, fmt.Errorf("spreads: %w", err)
 	}
-	return idx, spr, nil
+	return idx, spr, seen, nil
+}
+
+// sighting is when the prices in force on a day were seen: the latest sighting
+// among them, and whether one was seen on the day itself.
+type sighting struct {
+	last  time.Time
+	onDay bool
+}
+
+// collectionDays are the UTC days (Unix seconds) on which a live collection of src
+// stored rows (RunLister; none when src cannot list its runs): a reparse of a
+// recorded example observes nothing on the day it runs.
+func collectionDays(ctx context.Context, src Source) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	rl, ok := src.(RunLister)
+	if !ok {
+		return out, nil
+	}
+	runs, err := rl.Runs(ctx, "", 0)
+	if err != nil {
+		return nil, fmt.Errorf("publish: runs: %w", err)
+	}
+	for _, r := range runs {
+		if r.RowsAccepted > 0 && r.Status != schemas.RunFailed && !strings.HasPrefix(r.RunID, recordedRunPrefix) {
+			out[r.FinishedAt.UTC().Truncate(store.Daily).Unix()] = true
+		}
+	}
+	return out, nil
 }
 
 // writeCSV writes a CSV file with a header and the records fill gives, counting them.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
@@ -79,6 +80,10 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 		}
 		return nil
 	case "table":
+		var dropped []string
+		if m, ok := w.(marked); ok {
+			header, rows, dropped = fit(m.width, header, rows)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
 		for _, r := range rows {
@@ -97,7 +102,14 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 				fmt.Fprintln(tw, msg)
 			}
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(dropped) > 0 && len(rows) > 0 {
+			_, err := fmt.Fprintf(w, "(--wide adds %s)\n", strings.ToUpper(strings.Join(dropped, ", ")))
+			return err
+		}
+		return nil
 	}
 	return fmt.Errorf("--format %q: use table, json, csv or markdown", format)
 }
@@ -105,14 +117,129 @@ func Write(w io.Writer, format string, header []string, rows [][]string, v any, 
 // RawCSV marks w so that the CSV written to it is raw: cells starting = + - @ (a
 // formula to a spreadsheet) are written as they are, not prefixed with ' as
 // textsafe.CSV does by default (`--raw-csv`).
-func RawCSV(w io.Writer) io.Writer { return rawCSV{w} }
+func RawCSV(w io.Writer) io.Writer {
+	m := marked{Writer: w}
+	if o, ok := w.(marked); ok {
+		m = o
+	}
+	m.raw = true
+	return m
+}
 
-type rawCSV struct{ io.Writer }
+// FitTo marks w so that a table written to it fits width columns (`--wide` leaves
+// it unmarked): the columns of secondary interest (Secondary) are left out, last
+// first, until it fits, and a line under the table names them. Other formats are
+// written whole.
+func FitTo(w io.Writer, width int) io.Writer {
+	m := marked{Writer: w}
+	if o, ok := w.(marked); ok {
+		m = o
+	}
+	m.width = width
+	return m
+}
+
+// marked is a writer with the output options RawCSV and FitTo set.
+type marked struct {
+	io.Writer
+	raw   bool
+	width int
+}
 
 // IsRawCSV reports whether w was marked by RawCSV.
 func IsRawCSV(w io.Writer) bool {
-	_, ok := w.(rawCSV)
-	return ok
+	m, ok := w.(marked)
+	return ok && m.raw
+}
+
+// Secondary are the columns a table fitted to a terminal (FitTo) leaves out, in the
+// order they go: what identifies a row and its price stays.
+var Secondary = []string{
+	"origin", "price_basis", "price_scope", "zone", "observed_at", "tier", "gpu_count", "price_usd_hour",
+	"interconnect", "mfu_source", "region", "market_p10", "market_p90", "first_seen", "last_seen",
+	"finished_at", "started_at", "error", "reason", "detail",
+}
+
+// fit returns header and rows without the Secondary columns that make the table
+// (columns two spaces apart) wider than width, and the names of those left out.
+func fit(width int, header []string, rows [][]string) ([]string, [][]string, []string) {
+	if width <= 0 {
+		return header, rows, nil
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if i < len(widths) {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c))
+			}
+		}
+	}
+	keep := make([]bool, len(header))
+	total := 0
+	for i := range header {
+		keep[i] = true
+		total += widths[i] + 2
+	}
+	var dropped []string
+	for _, name := range Secondary {
+		if total-2 <= width {
+			break
+		}
+		for i, h := range header {
+			if keep[i] && h == name {
+				keep[i] = false
+				total -= widths[i] + 2
+				dropped = append(dropped, h)
+			}
+		}
+	}
+	// Still too wide: long cells are cut (an SKU, a list) to maxCell with an ellipsis,
+	// then the last columns go.
+	const maxCell = 32
+	cut := false
+	if total-2 > width {
+		for i := range header {
+			if keep[i] && widths[i] > maxCell {
+				total -= widths[i] - maxCell
+				widths[i] = maxCell
+				cut = true
+			}
+		}
+	}
+	for i := len(header) - 1; i >= 2 && total-2 > width; i-- {
+		if keep[i] {
+			keep[i] = false
+			total -= widths[i] + 2
+			dropped = append(dropped, header[i])
+		}
+	}
+	if dropped == nil && !cut {
+		return header, rows, nil
+	}
+	pick := func(r []string) []string {
+		out := make([]string, 0, len(r))
+		for i, c := range r {
+			if i >= len(keep) || keep[i] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	fitted := make([][]string, len(rows))
+	for i, r := range rows {
+		fitted[i] = pick(r)
+		if cut {
+			for j, c := range fitted[i] {
+				if utf8.RuneCountInString(c) > maxCell {
+					fitted[i][j] = string([]rune(c)[:maxCell-1]) + "…"
+				}
+			}
+		}
+	}
+	return pick(header), fitted, dropped
 }
 
 // csvCells are the cells of a record as written to w: through textsafe.CSV unless

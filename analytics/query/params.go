@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // ParamError is a parameter (a CLI flag, an API query parameter: the same names)
@@ -351,31 +353,11 @@ func (p *params) done(extra ...string) error {
 func closest(s string, known []string) []string {
 	var out []string
 	for _, k := range known {
-		if lev(s, k) <= 2 {
+		if schemas.EditDistance(s, k) <= 2 {
 			out = append(out, k)
 		}
 	}
 	return out
-}
-
-func lev(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // vals builds url.Values from name/value pairs, leaving out empty values.

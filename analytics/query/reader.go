@@ -28,7 +28,8 @@ type Reader struct {
 	// DryRunAlerts evaluates the alert rules as of a time, sending nothing and
 	// keeping the state as it was; nil when no rules are configured.
 	DryRunAlerts func(ctx context.Context, at time.Time) (alert.Report, error)
-	// Redact removes secrets from run errors and quarantined rows; nil keeps them.
+	// Redact removes secrets from run errors, quarantined rows and endpoints; nil:
+	// only URLs' credentials (schemas.RedactText).
 	Redact func(string) string
 	// Current, when set, answers Latest instead of Store: the server's snapshot of
 	// the current prices (see Current), so that a request does not re-run

@@ -126,7 +126,7 @@ func (q RunsQuery) Values() url.Values {
 
 func (r *Reader) redact(s string) string {
 	if r.Redact == nil {
-		return s
+		return schemas.RedactText(s)
 	}
 	return r.Redact(s)
 }

@@ -179,6 +179,7 @@ func testAPIMatchesCLI(t *testing.T, dsn string) {
 	base, stop := startServe(t, "--config", cfg, "--store", dsn)
 	defer stop()
 	doc := openAPIDoc(t, base)
+	checkSecurity(t, doc, base)
 	if code, body := get(t, base+"/api/v1/quarantine"); code != http.StatusUnauthorized {
 		t.Errorf("/api/v1/quarantine without the admin token: %d %.200s, want 401", code, body)
 	}

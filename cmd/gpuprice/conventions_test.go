@@ -202,3 +202,37 @@ func TestEmptyResultsSayWhy(t *testing.T) {
 		t.Errorf("API prices emptied by pricing: %d %s", status, body)
 	}
 }
+
+// TestTablesFitTheTerminal: on a 120-column terminal ($COLUMNS=120 stands for one) every
+// table command's table fits it, saying what --wide adds; --wide keeps every column
+// (issue 23).
+func TestTablesFitTheTerminal(t *testing.T) {
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "fit.duckdb")
+	if _, errb, code := runAll("--store", dsn, "reparse", filepath.Join("..", "..", "examples", "recorded")); code != cli.ExitOK {
+		t.Fatalf("reparse: exit %d\n%s", code, errb)
+	}
+	t.Setenv("COLUMNS", "120")
+	for _, c := range [][]string{
+		{"prices"}, {"runs"}, {"sources"}, {"gpus"}, {"fx"}, {"volatility", "--at", "2026-11-02", "--window", "30d"},
+		{"tokens", "--params", "7e9"}, {"history", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02"},
+		{"index", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02"}, {"spreads", "--at", "2026-11-02"},
+		{"--config", filepath.Join("..", "..", "examples", "offline.yaml"), "alerts", "--at", "2026-11-02", "--dry-run"},
+	} {
+		out, errb, code := runAll(append([]string{"--store", dsn}, c...)...)
+		if code != cli.ExitOK {
+			t.Errorf("%s: exit %d\n%s", strings.Join(c, " "), code, errb)
+			continue
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "  ") && len([]rune(line)) > 120 { // a table line (columns two spaces apart)
+				t.Errorf("%s: a line of %d columns:\n%s", strings.Join(c, " "), len([]rune(line)), line)
+			}
+		}
+	}
+	out, _, _ := runAll("--store", dsn, "prices")
+	wide, _, _ := runAll("--store", dsn, "--wide", "prices")
+	if !strings.Contains(out, "(--wide adds ORIGIN") || strings.Contains(out, " ORIGIN\n") ||
+		!strings.Contains(wide, " ORIGIN\n") || strings.Contains(wide, "--wide adds") {
+		t.Errorf("prices on 120 columns does not leave ORIGIN to --wide:\n%s\n--wide:\n%s", out, wide)
+	}
+}

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
@@ -165,4 +171,115 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return len(list) // not there: no column
+}
+
+// TestHelperGpuprice is the gpuprice command for the scripts a test runs (the
+// arguments after "--"); it runs only when GPUPRICE_HELPER_MAIN is set.
+func TestHelperGpuprice(t *testing.T) {
+	if os.Getenv("GPUPRICE_HELPER_MAIN") == "" {
+		t.Skip("helper process for the scripts' tests")
+	}
+	os.Exit(cli.Main(context.Background(), flag.Args(), os.Stdout, os.Stderr))
+}
+
+// calculatorRepo builds a google-cloud-pricing-cost-calculator layout with a
+// pricing.yml committed weekly (test values: an H100 machine whose spot price moves).
+func calculatorRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(env []string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(nil, "init", "-q", "-b", "master")
+	git(nil, "config", "user.email", "calc@example.com")
+	git(nil, "config", "user.name", "calc")
+	if err := os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("  Apache License\n  Version 2.0, January 2004\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for week := range 8 {
+		yml := fmt.Sprintf("compute:\n  instance:\n    a3-highgpu-8g:\n      cost:\n        us-central1:\n"+
+			"          hour: 88\n          hour_spot: %v\n      h100-80gb: 8\n", 20+week)
+		if err := os.WriteFile(filepath.Join(dir, "pricing.yml"), []byte(yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(nil, "add", "LICENSE", "pricing.yml")
+		date := time.Date(2026, 3, 2, 6, 0, 0, 0, time.UTC).AddDate(0, 0, 7*week).Format(time.RFC3339)
+		git([]string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, "commit", "-q", "-m", "Pricing updated")
+	}
+	return dir
+}
+
+// TestBuildHistoryScript runs deploy/build-history.sh on a SkyPilot catalog and a
+// pricing calculator laid out as the public repositories are, twice: the files it
+// writes name each source's commits, licence and settings, read back with the
+// commit times, and the second build gives the same Parquet (the same commits are
+// sampled).
+func TestBuildHistoryScript(t *testing.T) {
+	sky := skypilotRepo(t)
+	licence := exec.Command("git", "-C", sky, "commit", "-q", "--allow-empty", "-m", "licence")
+	if err := os.WriteFile(filepath.Join(sky, "LICENSE"), []byte("  Apache License\n  Version 2.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", sky, "add", "LICENSE").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	licence.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-03-06T10:00:00Z", "GIT_COMMITTER_DATE=2026-03-06T10:00:00Z")
+	if out, err := licence.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	calc := calculatorRepo(t)
+	wrapper := filepath.Join(t.TempDir(), "gpuprice")
+	script := fmt.Sprintf("#!/bin/sh\nGPUPRICE_HELPER_MAIN=1 exec %q -test.run '^TestHelperGpuprice$' -- \"$@\"\n", os.Args[0])
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build := func(out string) {
+		cmd := exec.Command("bash", filepath.Join("..", "..", "deploy", "build-history.sh"), "--skypilot", sky, "--gcp-calculator", calc)
+		cmd.Env = append(os.Environ(), "GPUPRICE="+wrapper, "OUT="+out, "SINCE=2026-01-01", "UNTIL=2026-06-01", "EVERY=14d",
+			"REGIONS=us-east-1,us-central1")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build-history.sh: %v\n%s", err, b)
+		}
+	}
+	first, second := t.TempDir(), t.TempDir()
+	build(first)
+	build(second)
+	for _, name := range []string{"skypilot-catalog", "gcp-pricing-calculator"} {
+		a, err1 := os.ReadFile(filepath.Join(first, name+".parquet"))
+		b, err2 := os.ReadFile(filepath.Join(second, name+".parquet"))
+		if err1 != nil || err2 != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s.parquet: two builds differ or are missing (%v, %v)", name, err1, err2)
+		}
+	}
+	commits, _ := os.ReadFile(filepath.Join(first, "gcp-pricing-calculator.commits.csv"))
+	// Weekly commits from Mar 2, in 14-day periods from the epoch: every other week.
+	if n := strings.Count(string(commits), "\n") - 1; n != 4 || !strings.Contains(string(commits), ",2026-03-02T06:00:00Z,pricing.yml,gcp,,") {
+		t.Errorf("gcp commits.csv (%d snapshots):\n%s", n, commits)
+	}
+	prov, _ := os.ReadFile(filepath.Join(first, "PROVENANCE.md"))
+	for _, want := range []string{"## skypilot-catalog", "## gcp-pricing-calculator", "Apache License 2.0 (LICENSE at ",
+		"`catalogs/v7/aws/vms.csv`, `catalogs/v7/lambda/vms.csv`", "commits from 2026-01-01 to 2026-06-01 (excluded)",
+		"Regions kept | us-east-1,us-central1", "Rebuild: `SINCE=2026-01-01 UNTIL=2026-06-01 EVERY=14d"} {
+		if !strings.Contains(string(prov), want) {
+			t.Errorf("PROVENANCE.md lacks %q:\n%s", want, prov)
+		}
+	}
+	// Read back: the commit times, and each row names its commit.
+	cfg, _ := backfillConfig(t, "http://127.0.0.1:1")
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "back.duckdb")
+	run(t, "--config", cfg, "--store", dsn, "import", "parquet", filepath.Join(first, "gcp-pricing-calculator.parquet"))
+	back, _ := run(t, "--config", cfg, "--store", dsn, "export", "--format", "jsonl")
+	rows := strings.Split(strings.TrimSpace(back), "\n")
+	if len(rows) != 8 { // 4 snapshots, on_demand and spot
+		t.Fatalf("%d rows read back:\n%s", len(rows), back)
+	}
+	for _, l := range rows {
+		if !strings.Contains(l, `"original_source_url":"gcp-pricing-calculator:`) || !strings.Contains(l, `"observed_at":"2026-0`) {
+			t.Errorf("row %s: no commit or commit time", l)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -117,4 +118,36 @@ func apiRoutesDoc(doc *openapi3.T) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// checkSecurity: every operation /openapi.json says needs the bearer token refuses a
+// request without it (401), and no other operation does: the document's security is
+// the server's. Each request carries an unknown parameter, so that an open
+// operation answers 400 at once rather than computing its answer.
+func checkSecurity(t *testing.T, doc *openapi3.T, base string) {
+	t.Helper()
+	secured := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			needs := op.Security != nil && len(*op.Security) > 0
+			req, err := http.NewRequest(method, base+path+"?security_probe=1", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if refused := resp.StatusCode == http.StatusUnauthorized; refused != needs {
+				t.Errorf("%s %s without a token: %d, but /openapi.json says it needs one: %v", method, path, resp.StatusCode, needs)
+			}
+			if needs {
+				secured++
+			}
+		}
+	}
+	if secured < 2 {
+		t.Errorf("%d operations need the token: want collect and quarantine at least", secured)
+	}
 }

@@ -24,8 +24,8 @@ import (
 )
 
 // publishInput holds four days of H100 prices from every tier: 2026-10-01, 10-02
-// and 10-04 have observations, 10-03 none (the prices in force carry over), and
-// 09-30 precedes everything.
+// and 10-04 have observations, 10-03 none (the prices in force carry over, but
+// nothing was observed on it: it is not published), and 09-30 precedes everything.
 const publishInput = `observed_at,provider,tier,sku,gpu,gpu_count,region,zone,pricing,price_usd_hour,price_usd_gpu_hour,source_kind,effective_at,gpu_name,gpu_memory_gb,currency,price_native,unit,fx_rate,interconnect,source_url
 2026-10-01T06:00:00Z,aws,hyperscaler,p5.48xlarge,H100-SXM-80GB,8,us-east-1,,on_demand,98.32,12.29,api,2026-10-01T06:00:00Z,NVIDIA H100 SXM,80,USD,98.32,hour,1,efa,https://pricing.us-east-1.amazonaws.com
 2026-10-02T06:00:00Z,aws,hyperscaler,p5.48xlarge,H100-SXM-80GB,8,us-east-1,,on_demand,96,12,api,2026-10-02T06:00:00Z,NVIDIA H100 SXM,80,USD,96,hour,1,efa,https://pricing.us-east-1.amazonaws.com
@@ -142,7 +142,11 @@ func TestPublishDuckDB(t *testing.T) {
 	if r := res["2026-09-30"]; r.Status != publish.StatusEmpty {
 		t.Errorf("2026-09-30 precedes every price: %+v", r)
 	}
-	for _, d := range []string{"2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"} {
+	// 10-03 has prices in force only as carried from 10-02's sightings: not a citable day.
+	if r := res["2026-10-03"]; r.Status != publish.StatusNotObserved || r.LastSeen != "2026-10-02T06:00:00Z" || r.Version != 0 {
+		t.Errorf("2026-10-03 (nothing observed): %+v, want not_observed, last seen 2026-10-02T06:00:00Z", r)
+	}
+	for _, d := range []string{"2026-10-01", "2026-10-02", "2026-10-04"} {
 		r := res[d]
 		if r.Status != publish.StatusPublished || r.Version != 1 || r.Rows.Prices != publishRows[d] || r.Rows.Index == 0 || r.Rows.Spreads == 0 {
 			t.Errorf("%s: %+v, want published v1 with %d prices and index and spreads rows", d, r, publishRows[d])
@@ -164,7 +168,7 @@ func TestPublishDuckDB(t *testing.T) {
 	sameTree(t, "a second directory from the same store", published, tree(t, other))
 	code, res = publishJSON(t, cfg, dsn, snap, days...)
 	for d, r := range res {
-		if want := publish.StatusUnchanged; d != "2026-09-30" && r.Status != want {
+		if want := publish.StatusUnchanged; d != "2026-09-30" && d != "2026-10-03" && r.Status != want {
 			t.Errorf("re-publish %s: %s, want %s", d, r.Status, want)
 		}
 	}
@@ -286,7 +290,9 @@ func TestPublishDuckDB(t *testing.T) {
 	}
 	var wantIndex int64
 	for _, r := range res {
-		wantIndex += r.Rows.Index
+		if r.Status != publish.StatusNotObserved { // not written
+			wantIndex += r.Rows.Index
+		}
 	}
 	if indexRows != wantIndex {
 		t.Errorf("duckdb reads %d index rows, the manifests say %d", indexRows, wantIndex)
@@ -335,19 +341,14 @@ func TestPublishDuckDB(t *testing.T) {
 			}
 		}
 	}
-	spr := readCSVFile(t, filepath.Join(snap, "spreads", "dt=2026-10-03", "part-00000.csv"))
-	found := false
-	for _, rec := range spr[1:] {
-		if rec[0] == "H100-SXM-80GB" && rec[1] == "on_demand" {
-			found = true
-			// Day prices carried into 10-03: hyperscaler median(12, 12.29), specialist median(2.89, 3.29).
-			if rec[3] != "12.145" || rec[4] != "3.09" || rec[5] != "1.75" || rec[8] != "2" || rec[9] != "2" || rec[10] != "1" {
-				t.Errorf("spreads on 2026-10-03: %v", rec)
-			}
+	for _, kind := range []string{"prices", "index", "spreads"} {
+		if _, err := os.Stat(filepath.Join(snap, kind, "dt=2026-10-03")); err == nil {
+			t.Errorf("%s of 2026-10-03, a day nothing was observed on, was written", kind)
 		}
 	}
-	if !found {
-		t.Errorf("no H100 on-demand spread on 2026-10-03: %v", spr)
+	text, _, _ = runCtx(t.Context(), "--config", cfg, "--store", dsn, "publish", "--out", snap, "--day", "2026-10-03")
+	if !strings.Contains(text, "2026-10-03  not observed") || !strings.Contains(text, "last seen 2026-10-02T06:00:00Z") {
+		t.Errorf("publish of a day nothing was observed on does not say so:\n%s", text)
 	}
 
 	// Tampering with any byte fails verify, naming the file.
@@ -382,17 +383,17 @@ func TestPublishDuckDB(t *testing.T) {
 	if err := os.CopyFS(stray, os.DirFS(snap)); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(stray, "prices", "dt=2026-10-03", "part-00001.parquet"), []byte("PAR1"), 0o644)
+	os.WriteFile(filepath.Join(stray, "prices", "dt=2026-10-02", "part-00001.parquet"), []byte("PAR1"), 0o644)
 	os.Remove(filepath.Join(stray, "spreads", "dt=2026-10-01", "part-00000.csv"))
-	if code, out := verifyOut(t, stray); code != 1 || !strings.Contains(out, "FAIL prices/dt=2026-10-03/part-00001.parquet: is listed in no manifest") ||
+	if code, out := verifyOut(t, stray); code != 1 || !strings.Contains(out, "FAIL prices/dt=2026-10-02/part-00001.parquet: is listed in no manifest") ||
 		!strings.Contains(out, "FAIL spreads/dt=2026-10-01/part-00000.csv: missing") {
 		t.Errorf("verify with a stray file and a missing one: exit %d\n%s", code, out)
 	}
 
 	// A price seen again (same identity, later observed_at) changes no snapshot.
 	lines := strings.SplitN(publishInput, "\n", 3)
-	importFile(t, cfg, in, dsn, lines[0]+"\n"+strings.Replace(lines[1], "2026-10-01T06:00:00Z", "2026-10-03T09:00:00Z", 1)+"\n")
-	if out := exportOut(t, cfg, dsn, "--format", "csv", "--provider", "aws", "--pricing", "on_demand", "--until", "2026-10-02"); !strings.Contains(out, "2026-10-03T09:00:00Z,aws") {
+	importFile(t, cfg, in, dsn, lines[0]+"\n"+strings.Replace(lines[1], "2026-10-01T06:00:00Z", "2026-10-02T09:00:00Z", 1)+"\n")
+	if out := exportOut(t, cfg, dsn, "--format", "csv", "--provider", "aws", "--pricing", "on_demand", "--until", "2026-10-02"); !strings.Contains(out, "2026-10-02T09:00:00Z,aws") {
 		t.Fatalf("the re-sighting did not move observed_at:\n%s", out)
 	}
 	if code, res := publishJSON(t, cfg, dsn, snap, "--day", "2026-10-01"); code != 0 || res["2026-10-01"].Status != publish.StatusUnchanged {
@@ -438,12 +439,13 @@ func TestPublishDuckDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cite.Days) != 4 || cite.Days[1].Version != 2 || !slices.Equal(cite.Missing, []string{"2026-10-05"}) || cite.Complete() ||
-		!strings.HasPrefix(cite.ID, "sha256:") || !strings.Contains(cite.String(), "4 of 5 days published") {
+	if len(cite.Days) != 3 || cite.Days[1].Version != 2 || !slices.Equal(cite.Missing, []string{"2026-10-03", "2026-10-05"}) ||
+		cite.Complete() || !strings.HasPrefix(cite.ID, "sha256:") || !strings.Contains(cite.String(), "3 of 5 days published") {
 		t.Errorf("citation %+v\n%s", cite, cite)
 	}
 	again, _ := publish.Cite(snap, time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC), time.Date(2026, 10, 4, 0, 0, 0, 0, time.UTC))
-	if again.ID != cite.ID || !again.Complete() || len(again.Days) != 4 { // the same days cited
+	// The same days cited; 10-03, nothing observed on it, is missing.
+	if again.ID != cite.ID || again.Complete() || len(again.Days) != 3 || !slices.Equal(again.Missing, []string{"2026-10-03"}) {
 		t.Errorf("citation of 10-01..10-04: %+v", again)
 	}
 	if _, err := publish.Cite(filepath.Join(t.TempDir(), "none"), time.Now(), time.Now()); err == nil {

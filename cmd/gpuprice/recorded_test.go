@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
@@ -472,6 +473,33 @@ func TestWebAppMarksRecorded(t *testing.T) {
 	for _, view := range []string{"/index", "/tokens", "/alerts", "/sources"} {
 		do(t, ctx, "open "+view, chromedp.Navigate(base+view), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))
+		if view == "/index" {
+			// The example's one day of sightings carried to now is drawn dashed and said so.
+			if note := eval[string](t, ctx, `(document.querySelector('#index-chart .carried-note') || {}).textContent || ''`); !strings.Contains(note, "last seen") ||
+				!strings.Contains(note, "nothing was observed") {
+				t.Errorf("index: no note of the carried days: %q", note)
+			}
+		}
+	}
+	// The API labels them: every index point after 2026-11-01 is carried, last seen then.
+	var idx struct {
+		Data []analytics.IndexPoint `json:"data"`
+	}
+	resp, err := http.Get(base + "/api/v1/index?since=30d&gpu=H100-SXM-80GB&pricing=on_demand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&idx)
+	resp.Body.Close()
+	if err != nil || len(idx.Data) == 0 {
+		t.Fatalf("index: %v, %d points", err, len(idx.Data))
+	}
+	for _, p := range idx.Data {
+		if p.Carried != p.Offers || !p.LastSeen.Equal(recordedAt) {
+			t.Errorf("index %s %s: %d of %d offers carried, last seen %v; want all, last seen %v", p.Day.Format(time.DateOnly),
+				p.Group, p.Carried, p.Offers, p.LastSeen, recordedAt)
+			break
+		}
 	}
 	do(t, ctx, "open the board", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`#offers tbody tr`)),
 		chromedp.WaitVisible(chromedp.CSS(`#recorded-note`)))

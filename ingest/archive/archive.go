@@ -182,6 +182,9 @@ func (r *Recorder) Source(name string, info SourceInfo) fetch.Observer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	info.ObservedAt = info.ObservedAt.UTC()
+	// An endpoint of the configuration may hold credentials (user:pass@, ?api_key=):
+	// the manifest keeps it redacted, and replay keys requests by redacted URLs.
+	info.Endpoint = r.scrubString(schemas.RedactText(info.Endpoint))
 	r.manifest.Sources[name] = info
 	return observer{r: r, source: name}
 }
@@ -345,6 +348,9 @@ func (r *Recorder) writeManifest() error {
 	if err != nil {
 		return fmt.Errorf("archive: manifest: %w", err)
 	}
+	// The whole manifest passes the redaction of the logs (sources' options too), so
+	// that neither the archive nor its upload (archive.s3) keeps a secret.
+	data = r.scrub([]byte(schemas.RedactText(string(data))))
 	return writeFile(filepath.Join(r.dir, ManifestName), data)
 }
 

@@ -934,25 +934,8 @@ func (s *Store) runs(ctx context.Context, op, where, having string, limit int, a
 		return nil, s.wrap(op, err)
 	}
 	defer rows.Close()
-	var out []schemas.Run
-	for rows.Next() {
-		var (
-			r                                                      schemas.Run
-			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
-			since, until                                           int64
-		)
-		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer, &r.Owner, &since, &until); err != nil {
-			return nil, s.wrap(op, err)
-		}
-		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
-		r.StartedAt, r.FinishedAt = fromCH(r.StartedAt), fromCH(r.FinishedAt)
-		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
-		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
-		r.SpanSince, r.SpanUntil = store.FromUnixSeconds(since), store.FromUnixSeconds(until)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanRuns(rows, fromCH)
+	if err != nil {
 		return nil, s.wrap(op, err)
 	}
 	return out, nil
@@ -988,12 +971,7 @@ func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantine
 	if limit < 0 {
 		return nil, fmt.Errorf("clickhouse: quarantine: negative limit %d", limit)
 	}
-	// A row written twice (a replayed spool segment, a reparsed archive) is listed
-	// once, at the time it was first quarantined.
-	q := `SELECT min(quarantined_at) AS first_at, run_id, source, reason, raw FROM quarantine
-		GROUP BY run_id, source, reason, raw
-		ORDER BY first_at DESC, run_id, source, reason, raw`
-	var args []any
+	q, args := store.QuarantineSQL, []any(nil)
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)
@@ -1003,16 +981,8 @@ func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantine
 		return nil, s.wrap("quarantine", err)
 	}
 	defer rows.Close()
-	var out []schemas.Quarantined
-	for rows.Next() {
-		var r schemas.Quarantined
-		if err := rows.Scan(&r.QuarantinedAt, &r.RunID, &r.Source, &r.Reason, &r.Raw); err != nil {
-			return nil, s.wrap("quarantine", err)
-		}
-		r.QuarantinedAt = fromCH(r.QuarantinedAt)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanQuarantine(rows, fromCH)
+	if err != nil {
 		return nil, s.wrap("quarantine", err)
 	}
 	return out, nil

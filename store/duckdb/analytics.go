@@ -159,8 +159,10 @@ func (s *Store) Spreads(ctx context.Context, f store.Filter) ([]store.SpreadDay,
 	tier := func(t string) string {
 		return `count(*) FILTER (WHERE t = '` + t + `'), quantile_cont(price, 0.5) FILTER (WHERE t = '` + t + `')`
 	}
+	tiers := `t IN ('` + schemas.TierHyperscaler + `', '` + schemas.TierSpecialist + `', '` + schemas.TierMarketplace + `')`
 	rows, err := s.db.QueryContext(ctx, with+`SELECT g, pricing, d, `+tier(schemas.TierHyperscaler)+`, `+
-		tier(schemas.TierSpecialist)+`, `+tier(schemas.TierMarketplace)+`
+		tier(schemas.TierSpecialist)+`, `+tier(schemas.TierMarketplace)+`,
+		count(*) FILTER (WHERE `+tiers+` AND seen < d), max(seen) FILTER (WHERE `+tiers+`)
 	FROM priced GROUP BY g, pricing, d ORDER BY g, pricing, d`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: spreads: %w", err)
@@ -172,9 +174,14 @@ func (s *Store) Spreads(ctx context.Context, f store.Filter) ([]store.SpreadDay,
 			d          store.SpreadDay
 			nh, ns, nm int64
 			h, sp, m   sql.NullFloat64
+			carried    int64
+			seen       sql.NullTime
 		)
-		if err := rows.Scan(&d.GPU, &d.Pricing, &d.Day, &nh, &h, &ns, &sp, &nm, &m); err != nil {
+		if err := rows.Scan(&d.GPU, &d.Pricing, &d.Day, &nh, &h, &ns, &sp, &nm, &m, &carried, &seen); err != nil {
 			return nil, fmt.Errorf("duckdb: spreads: %w", err)
+		}
+		if d.Carried = int(carried); seen.Valid {
+			d.LastSeen = seen.Time.UTC()
 		}
 		d.Day = d.Day.UTC()
 		d.NHyperscaler, d.NSpecialist, d.NMarketplace = int(nh), int(ns), int(nm)

@@ -714,25 +714,8 @@ func (s *Store) runs(ctx context.Context, op, rest string, args ...any) ([]schem
 		return nil, fmt.Errorf("duckdb: %s: %w", op, err)
 	}
 	defer rows.Close()
-	var out []schemas.Run
-	for rows.Next() {
-		var (
-			r                                                      schemas.Run
-			acc, quar, unk, stored, spool, lost, suspect, notOffer int64
-			since, until                                           int64
-		)
-		if err := rows.Scan(&r.RunID, &r.Source, &r.StartedAt, &r.FinishedAt, &r.Status, &acc, &quar,
-			&unk, &r.Error, &stored, &spool, &lost, &suspect, &notOffer, &r.Owner, &since, &until); err != nil {
-			return nil, fmt.Errorf("duckdb: %s: %w", op, err)
-		}
-		r.RowsSuspect, r.RowsNotOffered = int(suspect), int(notOffer)
-		r.StartedAt, r.FinishedAt = r.StartedAt.UTC(), r.FinishedAt.UTC()
-		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
-		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
-		r.SpanSince, r.SpanUntil = store.FromUnixSeconds(since), store.FromUnixSeconds(until)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanRuns(rows, time.Time.UTC)
+	if err != nil {
 		return nil, fmt.Errorf("duckdb: %s: %w", op, err)
 	}
 	return out, nil
@@ -773,12 +756,7 @@ func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantine
 	if limit < 0 {
 		return nil, fmt.Errorf("duckdb: quarantine: negative limit %d", limit)
 	}
-	// A row written twice (a replayed spool segment, a reparsed archive) is listed
-	// once, at the time it was first quarantined.
-	q := `SELECT min(quarantined_at) AS first_at, run_id, source, reason, raw FROM quarantine
-		GROUP BY run_id, source, reason, raw
-		ORDER BY first_at DESC, run_id, source, reason, raw`
-	var args []any
+	q, args := store.QuarantineSQL, []any(nil)
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)
@@ -788,16 +766,8 @@ func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantine
 		return nil, fmt.Errorf("duckdb: quarantine: %w", err)
 	}
 	defer rows.Close()
-	var out []schemas.Quarantined
-	for rows.Next() {
-		var r schemas.Quarantined
-		if err := rows.Scan(&r.QuarantinedAt, &r.RunID, &r.Source, &r.Reason, &r.Raw); err != nil {
-			return nil, fmt.Errorf("duckdb: quarantine: %w", err)
-		}
-		r.QuarantinedAt = r.QuarantinedAt.UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanQuarantine(rows, time.Time.UTC)
+	if err != nil {
 		return nil, fmt.Errorf("duckdb: quarantine: %w", err)
 	}
 	return out, nil

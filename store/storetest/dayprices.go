@@ -200,7 +200,8 @@ func spreadsDiff(got, want []store.SpreadDay) string {
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.GPU != w.GPU || g.Pricing != w.Pricing || !g.Day.Equal(w.Day) || g.NHyperscaler != w.NHyperscaler ||
-			g.NSpecialist != w.NSpecialist || g.NMarketplace != w.NMarketplace {
+			g.NSpecialist != w.NSpecialist || g.NMarketplace != w.NMarketplace || g.Carried != w.Carried ||
+			!g.LastSeen.Equal(w.LastSeen) {
 			return fmt.Sprintf("day %d:\n got %+v\nwant %+v", i, g, w)
 		}
 		for _, f := range []struct {

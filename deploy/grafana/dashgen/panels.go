@@ -314,6 +314,9 @@ ORDER BY usd_per_1b_tokens`,
 	}
 }
 
+// TermCurveTitle is the term curve panel's title (the SQL test finds it by it).
+const TermCurveTitle = "Term curve: lowest and median $/GPU-hour per pricing kind, against the term (offers on offer now)"
+
 func negotiation() Dashboard {
 	pct := func(p string) string { return q7("xs", p) }
 	return Dashboard{
@@ -338,6 +341,26 @@ FROM (
     GROUP BY gpu, p, window_days
 )
 ORDER BY gpu, provider = '*' DESC, provider, window_days`,
+			},
+			{
+				Title:       TermCurveTitle,
+				Description: "gpuprice terms: every listed instance offer on offer now, per GPU and pricing kind, against the term in months (on-demand and spot 0, commitment_<n>m n, reserved 12 and 36), upfront amortised; the median is type 7.",
+				Kind:        kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Columns: []string{"gpu", "pricing", "term_months", "offers", "lowest", "median"},
+				SQL: `SELECT gpu, pricing, term_months, length(xs) AS offers, xs[1] AS lowest, ` + q7("xs", "0.5") + ` AS median
+FROM (
+    SELECT gpu, pricing,
+        multiIf(pricing IN ('on_demand', 'spot'), 0, pricing = 'reserved_1y', 12, pricing = 'reserved_3y', 36,
+            toFloat64OrZero(substring(pricing, 12, length(pricing) - 12))) AS term_months,
+        arraySort(groupArray(price_usd_gpu_hour)) AS xs
+    FROM v_latest
+    WHERE on_offer = 1 AND gpu != 'unknown' AND price_scope IN ('', 'instance') AND price_basis IN ('', 'listed')
+        AND (pricing IN ('on_demand', 'spot', 'reserved_1y', 'reserved_3y')
+            OR (substring(pricing, 1, 11) = 'commitment_' AND substring(pricing, length(pricing), 1) = 'm'))
+        AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
+    GROUP BY gpu, pricing
+)
+ORDER BY gpu, term_months, pricing`,
 			},
 			{
 				Title: "Median day price per provider", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "currencyUSD",

@@ -232,6 +232,83 @@ func dashboardSQL(t *testing.T, dsn string) {
 		t.Error("the datasource's settings let Grafana drop a view")
 	}
 	t.Run("TokensMatchAnalytics", func(t *testing.T) { tokensMatchAnalytics(t, st, plain.String()) })
+	t.Run("TermCurveMatchesAnalytics", func(t *testing.T) { termCurveMatchesAnalytics(t, st, plain.String()) })
+}
+
+// termCurveMatchesAnalytics checks the term curve panel against analytics.TermCurve
+// on the same offers (the series on offer, listed instance prices): per GPU and
+// pricing kind, the term in months, the number of offers, the lowest and the median.
+func termCurveMatchesAnalytics(t *testing.T, st store.Store, dsn string) {
+	ctx := t.Context()
+	latest, err := st.Latest(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byGPU := map[string]map[string][]analytics.Offer{}
+	for _, o := range analytics.CurrentOnly(latest, 24*time.Hour) {
+		if o.GPU == schemas.UnknownGPU || !o.Comparable() || schemas.ScopeOf(o.PriceScope) != schemas.ScopeInstance {
+			continue
+		}
+		if byGPU[o.GPU] == nil {
+			byGPU[o.GPU] = map[string][]analytics.Offer{}
+		}
+		byGPU[o.GPU][o.Pricing] = append(byGPU[o.GPU][o.Pricing], analytics.Offer{Provider: o.Provider, SKU: o.SKU,
+			Region: o.Region, Zone: o.Zone, Pricing: o.Pricing, Price: o.PriceUSDGPUHour})
+	}
+	want := map[string]analytics.TermPoint{}
+	terms := 0
+	for gpu, kinds := range byGPU {
+		market, _ := analytics.TermCurve(kinds)
+		for _, p := range market {
+			want[gpu+"|"+p.Pricing] = p
+			if p.Hours > 0 {
+				terms++
+			}
+		}
+	}
+	if terms == 0 {
+		t.Fatal("no reservation or commitment on offer: the test proves little")
+	}
+	var sql string
+	for _, d := range dashboards() {
+		for _, p := range d.Panels {
+			if p.Title == TermCurveTitle {
+				sql = p.SQL
+			}
+		}
+	}
+	q, err := interpolate(sql, map[string]selection{"gpu": {multi: true, all: true}, "region": {multi: true, all: true}},
+		time.Now().Add(-7*24*time.Hour), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := chtest.Conn(t, dsn, nil)
+	defer conn.Close()
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			gpu, pricing           string
+			months, lowest, median float64
+			offers                 uint64
+		)
+		if err := rows.Scan(&gpu, &pricing, &months, &offers, &lowest, &median); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		w, ok := want[gpu+"|"+pricing]
+		if !ok || w.Months != months || uint64(w.Offers) != offers || math.Abs(w.Min-lowest) > 1e-6 || math.Abs(w.Median-median) > 1e-6 {
+			t.Errorf("%s %s: dashboard %v months, %d offers, lowest %v, median %v; analytics %+v", gpu, pricing, months, offers,
+				lowest, median, w)
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d GPU × pricing rows, analytics has %d", n, len(want))
+	}
 }
 
 func column(t *testing.T, conn driver.Conn, q string) []string {

@@ -10,10 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -44,6 +47,7 @@ type app struct {
 	prof           profiles         // --cpu-profile, --mem-profile
 	command        string           // the command run (its name)
 	rawCSV         bool             // --raw-csv: CSV cells as they are, no formula guard
+	wide           bool             // --wide: tables keep every column, however wide
 }
 
 // Main runs the command line and returns the process exit code.
@@ -108,6 +112,9 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			if a.rawCSV {
 				a.stdout = query.RawCSV(a.stdout)
 			}
+			if width := tableWidth(a.stdout); width > 0 && !a.wide {
+				a.stdout = query.FitTo(a.stdout, width)
+			}
 			if _, err := a.applyMemoryLimit(a.command); err != nil {
 				return err
 			}
@@ -120,6 +127,7 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
 	pf.StringVar(&a.prof.cpuPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
 	pf.BoolVar(&a.rawCSV, "raw-csv", false, "write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
+	pf.BoolVar(&a.wide, "wide", false, "tables keep every column (by default a table on a terminal fits 120 columns, or $COLUMNS)")
 	pf.StringVar(&a.prof.memPath, "mem-profile", "", "write the heap profile of the Go heap's peak to this file (go tool pprof)")
 	for _, c := range commands {
 		root.AddCommand(c(a))
@@ -369,4 +377,21 @@ func (a *app) configCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// defaultTableWidth is the width a table on a terminal fits unless $COLUMNS says
+// another (kubectl's habit: the wide columns on request, --wide).
+const defaultTableWidth = 120
+
+// tableWidth is the width tables written to w fit: $COLUMNS when it is a number,
+// else defaultTableWidth when w is a terminal, else 0 (a file or a pipe gets every
+// column).
+func tableWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return defaultTableWidth
+	}
+	return 0
 }

@@ -65,7 +65,10 @@ data changed since it was published (a backfill, a late import, a new method) is
 reported ("changed", exit status 1) and left as published; --republish writes the
 new data as version 2 (3, …) under revisions/vN/ beside the old, which stays where
 any citation of it points. A day with no observation and no price in force is
-skipped ("empty").
+skipped ("empty"), and so is a day on which nothing was observed ("not observed":
+no observation effective on it, no series in force seen on it, no live collection
+on it), whose prices would only be carried from another day's sighting; the line
+says when they were last seen.
 
 Days: --day (repeatable, YYYY-MM-DD), or --since (and --until) as a duration back
 from now (90d, 2w) or a date; without them, the days after the last published one
@@ -143,6 +146,7 @@ Publish writes only inside DIR: a symbolic link in DIR (a linked index/) is refu
 			a.log.Info("published", "dir", out, "days", len(res), "published", counts[publish.StatusPublished],
 				"unchanged", counts[publish.StatusUnchanged], "changed", counts[publish.StatusChanged],
 				"republished", counts[publish.StatusRepublished], "empty", counts[publish.StatusEmpty],
+				"not_observed", counts[publish.StatusNotObserved],
 				"duration", time.Since(start).Round(time.Millisecond))
 			if err != nil && ctx.Err() != nil {
 				return fmt.Errorf("%w: days written so far are complete (%v)", ErrInterrupted, err)
@@ -196,6 +200,13 @@ func publishLine(r publish.DayResult) string {
 	switch r.Status {
 	case publish.StatusEmpty:
 		return fmt.Sprintf("%s  empty        no observation and no price in force: nothing written", r.Day)
+	case publish.StatusNotObserved:
+		seen := "never seen"
+		if r.LastSeen != "" {
+			seen = "last seen " + r.LastSeen
+		}
+		return fmt.Sprintf("%s  not observed prices in force only carried from another day's sighting (%s): nothing written",
+			r.Day, seen)
 	case publish.StatusUnchanged:
 		return fmt.Sprintf("%s  unchanged    v%d  %s  %s (sha256:%.12s…): same data, nothing written", r.Day, r.Version, rows, r.Manifest, r.ManifestSHA256)
 	case publish.StatusChanged:

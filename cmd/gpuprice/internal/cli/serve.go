@@ -116,6 +116,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		SpoolRows:  spool.Rows,
 		Ready:      runner.Ready,
 		Recover:    runner.Recover,
+		Redact:     a.redactor().Redact,
 		Log:        a.log,
 	}
 	if len(a.cfg.Alerts.Rules) > 0 {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
@@ -100,10 +101,12 @@ func Secrets() []string {
 	return out
 }
 
-// Redactor masks secret values in text. It reads the environment once, when it is
-// built (NewRedactor, or Load for the configuration's Redactor), and each Redact is
-// then one pass of a strings.Replacer over the text: cheap enough for every log line.
-// A nil *Redactor masks nothing.
+// Redactor masks secret values in text: the environment's secrets, and every URL's
+// password and credential parameters (schemas.RedactText: an endpoint written in the
+// configuration with user:pass@ or ?api_key=). It reads the environment once, when
+// it is built (NewRedactor, or Load for the configuration's Redactor), and each
+// Redact is then one pass of a strings.Replacer and of RedactText over the text:
+// cheap enough for every log line. A nil *Redactor masks URLs' secrets only.
 type Redactor struct {
 	secrets []string
 	r       *strings.Replacer
@@ -120,12 +123,14 @@ func NewRedactor() *Redactor {
 	return &Redactor{secrets: secrets, r: strings.NewReplacer(pairs...)}
 }
 
-// Redact replaces every secret in s by REDACTED.
+// Redact replaces every secret in s by REDACTED. It is the one redaction of
+// everything gpuprice logs, stores (run errors, quarantined rows) and answers (the
+// API, the archive's manifest).
 func (r *Redactor) Redact(s string) string {
-	if r == nil || len(r.secrets) == 0 {
-		return s
+	if r != nil && len(r.secrets) > 0 {
+		s = r.r.Replace(s)
 	}
-	return r.r.Replace(s)
+	return schemas.RedactText(s)
 }
 
 // Secrets returns the values the Redactor masks, longest first (the raw archive

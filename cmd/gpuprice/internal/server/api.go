@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -91,11 +92,24 @@ type apiError struct {
 	Suggestions []string `json:"did_you_mean,omitempty"`
 }
 
+// writeJSON answers v as JSON, its URLs' credentials redacted
+// (schemas.RedactText); Server.writeJSON redacts with the server's redactor.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONWith(w, status, v, schemas.RedactText)
+}
+
+func writeJSONWith(w http.ResponseWriter, status int, v any, redact func(string) string) {
+	var body bytes.Buffer
+	_ = json.NewEncoder(&body).Encode(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = io.WriteString(w, redact(body.String()))
+}
+
+// writeJSON answers v as JSON through the server's redactor (Deps.Redact).
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONWith(w, status, v, s.redact)
 }
 
 // fail answers err: a parameter error is 400 naming the parameter, anything else a
@@ -194,7 +208,9 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 				}
 				err = json.NewEncoder(&body).Encode(res)
 			}
-			a.body = body.Bytes()
+			// Every answer passes the redaction of the logs (Deps.Redact): run errors,
+			// quarantined rows, endpoints and source URLs never carry a secret out.
+			a.body = []byte(s.redact(body.String()))
 			if fromBars {
 				sum := sha256.Sum256(a.body)
 				a.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
@@ -293,7 +309,7 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, apiError{Error: "already running: " + strings.Join(busy, ", ")})
 		return
 	}
-	writeJSON(w, http.StatusOK, CollectAnswer{nonNilRuns(runs), append([]string{}, busy...)})
+	s.writeJSON(w, http.StatusOK, CollectAnswer{nonNilRuns(runs), append([]string{}, busy...)})
 }
 
 // CollectAnswer is the answer of POST /api/v1/collect: the runs made, and the
@@ -344,7 +360,9 @@ func (s *Server) apiPricesV0(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	_ = query.WriteObservations(w, format, res.Data)
+	var body bytes.Buffer
+	_ = query.WriteObservations(&body, format, res.Data)
+	_, _ = io.WriteString(w, s.redact(body.String()))
 }
 
 // apiRunsV0 is /api/runs, the first API: the runs alone, 50 by default.
@@ -367,7 +385,7 @@ func (s *Server) apiRunsV0(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res.Data)
+	s.writeJSON(w, http.StatusOK, res.Data)
 }
 
 // Routes lists the API's routes as (method, path): what /openapi.json documents.

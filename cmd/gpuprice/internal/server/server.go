@@ -105,7 +105,10 @@ type Deps struct {
 	// Recover rebuilds the bars of the runs killed before their end and records them
 	// as interrupted (ingest.Runner.Recover); Serve calls it at start. nil: none.
 	Recover func(ctx context.Context) ([]schemas.Run, error)
-	Log     *slog.Logger
+	// Redact is the redaction of the logs, applied to every answer's body; nil:
+	// URLs' credentials only (schemas.RedactText).
+	Redact func(string) string
+	Log    *slog.Logger
 }
 
 // Server is the service. Build it with New.
@@ -118,6 +121,7 @@ type Server struct {
 	spool    func() (int, error)
 	ready    func(ctx context.Context) error
 	recover  func(ctx context.Context) ([]schemas.Run, error)
+	redact   func(string) string
 	log      *slog.Logger
 	metrics  *metrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
@@ -147,10 +151,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Redact == nil {
+		d.Redact = schemas.RedactText
+	}
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
+		redact:  d.Redact,
 		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
 		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}

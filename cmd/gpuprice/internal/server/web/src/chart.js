@@ -24,8 +24,32 @@ export const EXTRA = ['#0f8b8d', '#a0522d', '#c2185b', '#556b2f', '#6a5acd'];
 const css = (name, fallback) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
 
 /**
+ * carriedLines splits a line into its observed part (solid) and the part carried
+ * past its last sighting (dashed, labelled "carried, last seen …"): carried[i] says
+ * that the value at i repeats an earlier sighting (nothing was observed then), seen
+ * is the last sighting to name. A line with nothing carried is returned as it is.
+ */
+export function carriedLines(line, carried, seen) {
+  if (!carried.some(Boolean)) return [line];
+  const solid = line.values.map((v, i) => (carried[i] ? null : v));
+  // The dashed part starts at the last observed value before it, so the two join.
+  const dashed = line.values.map((v, i) => (carried[i] || carried[i + 1] ? v : null));
+  return [
+    { ...line, values: solid, gaps: true },
+    { ...line, label: `${line.label} (carried, last seen ${seen})`, values: dashed, dash: [6, 4], gaps: true },
+  ];
+}
+
+/** carriedNote says under a chart which of its days only carry earlier sightings. */
+export function carriedNote(n, seen) {
+  return el('p', { class: 'note carried-note', role: 'note' }, `Dashed: ${n} day${n === 1 ? '' : 's'} on which nothing was observed; `,
+    `the prices shown are carried from their last sighting (last seen ${seen}), not fresh prices.`);
+}
+
+/**
  * chart draws a time chart into a new <figure> and returns it.
- * xs: times in Unix seconds, ascending. lines: [{label, values, color, dash, stepped}].
+ * xs: times in Unix seconds, ascending. lines: [{label, values, color, dash, stepped, gaps}] (gaps: leave
+ * missing values as gaps rather than join across them).
  * band: {label, lo, hi, color} drawn as a shaded area between two invisible edges.
  */
 export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v) => v.toFixed(2), height = 300 }) {
@@ -49,7 +73,7 @@ export function chart({ title, xs, lines, band, yLabel = '$/GPU-hour', fmt = (v)
       stroke: l.color,
       width: 2,
       dash: l.dash,
-      spanGaps: true,
+      spanGaps: !l.gaps,
       paths: l.stepped === false ? undefined : stepped,
       points: { show: (u, si, i0, i1) => i1 - i0 < 60 },
       value: (u, v) => (v == null ? '–' : fmt(v)),

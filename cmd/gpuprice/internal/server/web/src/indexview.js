@@ -2,8 +2,8 @@
 // price of the hyperscalers and of everyone else.
 
 import { get, rows, problem } from './api.js';
-import { chart, COLORS } from './chart.js';
-import { el, money, params, href, PRICING, pricingLabel, uniq, day, scrollBox } from './util.js';
+import { chart, carriedLines, carriedNote, COLORS } from './chart.js';
+import { el, money, params, href, PRICING, pricingLabel, uniq, day, when, scrollBox } from './util.js';
 
 /** indexView renders the index view into main. */
 export async function indexView(main) {
@@ -37,13 +37,28 @@ export async function indexView(main) {
   const groups = uniq(mine.map((p) => p.group));
   const xs = uniq(mine.map((p) => Date.parse(p.day) / 1000)).map(Number).sort((a, b) => a - b);
   const at = new Map(xs.map((x, i) => [x, i]));
-  const lines = groups.map((g) => {
+  // A day whose offers are all carried past their last sighting was not observed:
+  // dashed, with the last sighting named.
+  let carriedDays = 0;
+  let lastSeen = '';
+  const lines = groups.flatMap((g) => {
     const v = new Array(xs.length).fill(null);
-    for (const p of mine) if (p.group === g) v[at.get(Date.parse(p.day) / 1000)] = p.price_usd_gpu_hour;
-    return { label: g, values: v, color: COLORS[g] || COLORS.index };
+    const carried = new Array(xs.length).fill(false);
+    let seen = '';
+    for (const p of mine) {
+      if (p.group !== g) continue;
+      const i = at.get(Date.parse(p.day) / 1000);
+      v[i] = p.price_usd_gpu_hour;
+      carried[i] = p.offers > 0 && p.carried >= p.offers;
+      if (carried[i] && p.last_seen && p.last_seen > seen) seen = p.last_seen;
+    }
+    carriedDays = Math.max(carriedDays, carried.filter(Boolean).length);
+    if (seen > lastSeen) lastSeen = seen;
+    return carriedLines({ label: g, values: v, color: COLORS[g] || COLORS.index }, carried, seen ? when(seen) : 'unknown');
   });
   const fig = chart({ title: `${state.gpu || 'No GPU'} ${pricingLabel(state.pricing)} index, $/GPU-hour per day`, xs, lines, fmt: money });
   fig.id = 'index-chart';
+  if (carriedDays) fig.append(carriedNote(carriedDays, lastSeen ? when(lastSeen) : 'unknown'));
   const latest = groups.map((g) => mine.filter((p) => p.group === g).sort((a, b) => Date.parse(b.day) - Date.parse(a.day))[0]);
   const method = mine.length ? mine[0].method : '';
   const table = scrollBox(el('table', { id: 'index-latest' },

@@ -3,8 +3,8 @@
 // hyperscaler premium moved over the window.
 
 import { get, data, problem } from './api.js';
-import { chart, COLORS } from './chart.js';
-import { el, money, fixed, params, href, PRICING, pricingLabel, isNum, uniq, scrollBox } from './util.js';
+import { chart, carriedLines, carriedNote, COLORS } from './chart.js';
+import { el, money, fixed, params, href, PRICING, pricingLabel, isNum, uniq, when, scrollBox } from './util.js';
 
 /** spreads renders the spreads view into main. */
 export async function spreads(main) {
@@ -41,17 +41,24 @@ export async function spreads(main) {
   const mine = days.filter((d) => d.gpu === state.gpu).sort((a, b) => Date.parse(a.day) - Date.parse(b.day));
   const xs = mine.map((d) => Date.parse(d.day) / 1000);
   const tiers = ['hyperscaler', 'specialist', 'marketplace'];
+  // A day whose prices are all carried past their last sighting was not observed:
+  // dashed, with the last sighting named.
+  const carried = mine.map((d) => { const n = (d.n_hyperscaler || 0) + (d.n_specialist || 0) + (d.n_marketplace || 0); return n > 0 && d.carried >= n; });
+  const seenAt = mine.filter((d, i) => carried[i] && d.last_seen).map((d) => d.last_seen).sort().pop();
+  const seen = seenAt ? when(seenAt) : 'unknown';
   const fig = chart({
     title: `${state.gpu || 'No GPU'} ${pricingLabel(state.pricing)}: tier medians per day`,
     xs,
-    lines: tiers.map((t) => ({ label: t, values: mine.map((d) => (isNum(d[t]) ? d[t] : null)), color: COLORS[t] })),
+    lines: tiers.flatMap((t) => carriedLines({ label: t, values: mine.map((d) => (isNum(d[t]) ? d[t] : null)), color: COLORS[t] }, carried, seen)),
     fmt: money,
   });
   fig.id = 'spreads-chart';
+  const nCarried = carried.filter(Boolean).length;
+  if (nCarried) fig.append(carriedNote(nCarried, seen));
   const ratio = chart({
     title: `${state.gpu || 'No GPU'} ${pricingLabel(state.pricing)}: hyperscaler ÷ specialist median`,
     xs,
-    lines: [{ label: 'ratio', values: mine.map((d) => (isNum(d.ratio) ? d.ratio : null)), color: COLORS.index }],
+    lines: carriedLines({ label: 'ratio', values: mine.map((d) => (isNum(d.ratio) ? d.ratio : null)), color: COLORS.index }, carried, seen),
     yLabel: 'ratio',
     fmt: (v) => v.toFixed(2),
     height: 200,
