@@ -99,7 +99,9 @@ if [ -n "$CHDB_LIB_PATH" ]; then
   # their own (the native protocol, a process to kill, the cluster) say so and skip.
   phase "go test on current ClickHouse (chDB $(basename "$(dirname "$CHDB_LIB_PATH")"))"
   CHDB_PACKAGES="./store/... ./deploy/... ./cmd/..."
-  CHDB_TESTS='ClickHouse'
+  # every test that runs on GPUPRICE_CLICKHOUSE_DSN: named …ClickHouse…, and two that
+  # take each store in turn
+  CHDB_TESTS='ClickHouse|ReadOnlyCommandsCreateNoStore|PoisonRowsQuarantinedTheRestStored'
   chdb_dir="$(mktemp -d)"
   GPUPRICE_CLICKHOUSE_DSN="chdb://$chdb_dir" GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="" \
     go test -count=1 -timeout 15m -run "$CHDB_TESTS" -skip 'Cluster' $CHDB_PACKAGES || status=$?
