@@ -112,6 +112,8 @@ func (r *Report) Layout() []Section {
 			r.volatility(&s)
 		case SecTokens:
 			r.tokens(&s)
+		case SecInference:
+			r.inference(&s)
 		case SecIndex:
 			r.index(&s)
 		case SecTarget:
@@ -355,15 +357,32 @@ func (r *Report) volatility(s *Section) {
 }
 
 func (r *Report) tokens(s *Section) {
-	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
-		query.FormatCount(r.Query.ModelParams), r.Pricing))
 	h, rows := r.Tokens.Table()
-	if len(rows) == 0 {
+	costSection(s, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
+		query.FormatCount(r.Query.ModelParams), r.Pricing),
+		Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows}, r.Tokens.Skipped)
+}
+
+func (r *Report) inference(s *Section) {
+	h, rows := r.Inference.Table()
+	costSection(s, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
+		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ weight bytes; "+
+		"a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the instance that hold it. "+
+		"Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md for the sources and the gap "+
+		"to measured throughputs.", query.FormatCount(r.Query.ModelParams), analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)),
+		Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows}, r.Inference.Skipped)
+}
+
+// costSection lays out a cost-per-token section: what it computes, its table (or
+// that it is missing) and the offers left out with why.
+func costSection(s *Section, para string, t Table, skipped map[string]int) {
+	s.Paras = append(s.Paras, para)
+	if len(t.Rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
 	}
-	s.Tables = append(s.Tables, Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, t)
 	var why []string
-	for k, n := range r.Tokens.Skipped {
+	for k, n := range skipped {
 		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
 	}
 	sort.Strings(why)
