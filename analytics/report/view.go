@@ -144,8 +144,10 @@ func (r *Report) summary(s *Section) {
 			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
 	}
-	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, %d series-days.",
-		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Samples))
+	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, "+
+		"%d days with offers in force. Every percentile is of the market at a time: each day's offers in force, "+
+		"each counted once, then the median over the days (never a pool of series-days).",
+		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Days))
 	if o.P10 == nil {
 		s.Paras = append(s.Paras, "Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown as missing.")
 		return
@@ -244,7 +246,7 @@ func (r *Report) MarketChart() Chart {
 func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
-	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, each once; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
 	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest_median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
