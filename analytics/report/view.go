@@ -333,13 +333,27 @@ func (r *Report) volatility(s *Section) {
 }
 
 func (r *Report) tokens(s *Section) {
-	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
-		query.FormatCount(r.Query.ModelParams), r.Pricing))
+	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model on a job of %s (6 × parameters FLOPs per token, "+
+		"bf16 dense peak, the midpoint of the published MFU band of the job on each offer: a job that fits one node of "+
+		"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job "+
+		"crosses nodes) at the %s offers listed now.",
+		query.FormatCount(r.Query.ModelParams), r.TokensJob.String(), r.Pricing))
 	h, rows := r.Tokens.Table()
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
 	}
 	s.Tables = append(s.Tables, Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows})
+	// Which band each offer took, and why (`tokens --explain`).
+	bands := map[string]int{}
+	for _, row := range r.Tokens.Rows {
+		bands[row.MFUSource]++
+	}
+	var band []string
+	for b, n := range bands {
+		band = append(band, fmt.Sprintf("MFU of %d offer(s): %s", n, b))
+	}
+	sort.Strings(band)
+	s.Notes = append(s.Notes, band...)
 	var why []string
 	for k, n := range r.Tokens.Skipped {
 		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
