@@ -35,7 +35,18 @@ require github.com/go-zookeeper/zk v1.0.4
 
 require github.com/ebitengine/purego v0.11.3
 
-require aead.dev/minisign v0.3.0
+require (
+	aead.dev/minisign v0.3.0
+	github.com/google/jsonschema-go v0.4.3
+)
+
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
@@ -119,7 +130,7 @@ require (
 	github.com/paulmach/orb v0.14.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/common v0.72.0
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect

@@ -103,28 +103,12 @@ func TermCurve(kinds map[string][]Offer) (market, providers []TermPoint) {
 			if a.Provider != b.Provider {
 				return a.Provider < b.Provider
 			}
-			return curveRank(a.Pricing) < curveRank(b.Pricing)
+			return PricingRank(a.Pricing) < PricingRank(b.Pricing)
 		})
 	}
 	order(market)
 	order(providers)
 	return market, providers
-}
-
-// curveRank orders a term curve's kinds: on-demand, spot, then by term length.
-func curveRank(p string) float64 {
-	switch p {
-	case schemas.OnDemand:
-		return 0
-	case schemas.Spot:
-		return 0.5
-	}
-	// A 12-month commitment after the 1-year reservation of the same length.
-	r := TermMonths(p)
-	if p != schemas.Reserved1Y && p != schemas.Reserved3Y {
-		r += 0.1
-	}
-	return r
 }
 
 func termPoint(pricing, provider string, offers, onDemand []Offer) TermPoint {

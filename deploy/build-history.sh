@@ -29,20 +29,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+usage() {
+  echo "usage: deploy/build-history.sh [--skypilot CLONE] [--gcp-calculator CLONE]" >&2
+  exit 2
+}
 SKYPILOT="" GCPCALC=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skypilot) SKYPILOT="$(cd "${2:?--skypilot CLONE}" && pwd)"; shift 2 ;;
     --gcp-calculator) GCPCALC="$(cd "${2:?--gcp-calculator CLONE}" && pwd)"; shift 2 ;;
-    *) echo "usage: deploy/build-history.sh [--skypilot CLONE] [--gcp-calculator CLONE]" >&2; exit 2 ;;
+    *) usage ;;
   esac
 done
-[ -n "$SKYPILOT$GCPCALC" ] || { echo "usage: deploy/build-history.sh [--skypilot CLONE] [--gcp-calculator CLONE]" >&2; exit 2; }
+[ -n "$SKYPILOT$GCPCALC" ] || usage
 
 OUT="${OUT:-examples/history}"
 EVERY="${EVERY:-3d}"
 CLOUDS="${CLOUDS:-aws,gcp,lambda,azure,oci,runpod,nebius}"
-REGIONS="${REGIONS-us-east-1,us-west-2,eu-west-1,us-central1,us-east1,europe-west4,asia-southeast1,eastus,westus2,us-ashburn-1,us-south-1,us-midwest-1,us-east-3}"
+DEFAULT_REGIONS="us-east-1,us-west-2,eu-west-1,us-central1,us-east1,europe-west4,asia-southeast1"
+DEFAULT_REGIONS+=",eastus,westus2,us-ashburn-1,us-south-1,us-midwest-1,us-east-3"
+REGIONS="${REGIONS-$DEFAULT_REGIONS}"
 read -r -a GP <<<"${GPUPRICE:-go run ./cmd/gpuprice}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -96,15 +102,15 @@ build() {
 | Source repository | $origin (a clone at \`$head\`, last commit $head_at) |
 | Licence | $licence |
 | Paths read | $paths |
-| Commit range kept | \`${first%%,*}\` ($(echo "$first" | cut -d, -f2)) to \`${last%%,*}\` ($(echo "$last" | cut -d, -f2)) |
+| Commit range kept | \`${first%%,*}\` ($(cut -d, -f2 <<<"$first")) to \`${last%%,*}\` ($(cut -d, -f2 <<<"$last")) |
 | Window | commits from $since to $until (excluded), per file the first of each $EVERY period |
 | Snapshots | $snapshots ($per), each listed in \`$name.commits.csv\` |
 | Rows | $rows read, ${kept:-?} stored and exported (the others quarantined by the gates) |
 | Regions kept | ${REGIONS:-all} |
 | File | \`$name.parquet\`, $size bytes, sha256 \`$sum\` |
 
-Rebuild: \`SINCE=$since UNTIL=$until EVERY=$EVERY CLOUDS=$CLOUDS REGIONS=$REGIONS deploy/build-history.sh --$flag CLONE\`
-with a clone that holds \`${last%%,*}\`.
+Rebuild with a clone that holds \`${last%%,*}\`:
+\`SINCE=$since UNTIL=$until EVERY=$EVERY CLOUDS=$CLOUDS REGIONS=$REGIONS deploy/build-history.sh --$flag CLONE\`
 
 EOF
   echo "build-history: $name: $snapshots snapshots, ${kept:-?} rows, $size bytes -> $OUT/$name.parquet"

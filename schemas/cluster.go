@@ -57,6 +57,7 @@ var ShardingKeys = map[string]string{
 	"fx_rates":          "cityHash64(currency)",
 	"alert_episodes":    "cityHash64(rule, subject)",
 	"leases":            "cityHash64(name)",
+	"signals":           "cityHash64(provider, sku, region, zone, kind)",
 }
 
 // ClusterStatement is one statement of a cluster migration.

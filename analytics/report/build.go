@@ -145,6 +145,7 @@ type Report struct {
 	Spot       *query.Volatility      `json:"spot"`
 	SpotQuery  query.VolatilityQuery  `json:"-"`
 	Tokens     query.Tokens           `json:"tokens"`
+	Inference  query.Inference        `json:"inference"`
 	Index      []analytics.IndexPoint `json:"index"`
 	Terms      query.Terms            `json:"terms"`
 	Sources    []query.SourceRow      `json:"sources"`
@@ -166,6 +167,7 @@ const (
 	SecSpreads    = "spreads"
 	SecVolatility = "volatility"
 	SecTokens     = "tokens"
+	SecInference  = "inference"
 	SecIndex      = "index"
 	SecTarget     = "target"
 	SecMethod     = "method"
@@ -181,6 +183,7 @@ var Titles = map[string]string{
 	SecSpreads:    "Hyperscaler and specialist spread",
 	SecVolatility: "Spot volatility and drawdowns",
 	SecTokens:     "Cost per 1B training tokens",
+	SecInference:  "Cost per 1M output tokens (inference)",
 	SecIndex:      "Reference index",
 	SecTarget:     "Target price",
 	SecMethod:     "Method and sources",
@@ -188,7 +191,7 @@ var Titles = map[string]string{
 
 // Sections are the section ids in order (the target price only with a quote).
 func (r *Report) Sections() []string {
-	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecIndex}
+	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecInference, SecIndex}
 	if r.Target != nil {
 		s = append(s, SecTarget)
 	}
@@ -373,6 +376,19 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	rep.Tokens = kres.Data
 	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d --gpus %d",
 		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest, q.GPUs)
+
+	// $ per 1M output tokens of serving the model on the offers now (fp16 weights,
+	// batch 1: the bandwidth-bound floor of a single stream).
+	iq := query.InferenceQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
+		Params: q.ModelParams, Precision: analytics.FP16, Batch: 1, Limit: q.Cheapest}
+	ires2, err := src.Inference(ctx, iq)
+	if err != nil {
+		return nil, err
+	}
+	used("inference", ires2.Data)
+	rep.Inference = ires2.Data
+	rep.Commands[SecInference] = fmt.Sprintf("gpuprice inference --gpu %s --pricing %s%s --params %s --precision fp16 --limit %d",
+		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
 
 	// The method: sources, their last runs, what was left out.
 	src2, err := src.Sources(ctx, query.SourcesQuery{})

@@ -109,6 +109,8 @@ func (r *Report) Layout() []Section {
 			r.volatility(&s)
 		case SecTokens:
 			r.tokens(&s)
+		case SecInference:
+			r.inference(&s)
 		case SecIndex:
 			r.index(&s)
 		case SecTarget:
@@ -356,6 +358,25 @@ func (r *Report) tokens(s *Section) {
 	s.Notes = append(s.Notes, band...)
 	var why []string
 	for k, n := range r.Tokens.Skipped {
+		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
+	}
+	sort.Strings(why)
+	s.Notes = append(s.Notes, why...)
+}
+
+func (r *Report) inference(s *Section) {
+	s.Paras = append(s.Paras, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
+		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ weight bytes; "+
+		"a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the instance that hold it. "+
+		"Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md for the sources and the gap "+
+		"to measured throughputs.", query.FormatCount(r.Query.ModelParams), analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)))
+	h, rows := r.Inference.Table()
+	if len(rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
+	}
+	s.Tables = append(s.Tables, Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows})
+	var why []string
+	for k, n := range r.Inference.Skipped {
 		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
 	}
 	sort.Strings(why)

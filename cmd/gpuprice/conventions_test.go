@@ -97,7 +97,7 @@ var readCommands = [][]string{
 	{"prices"}, {"series", "--provider", "aws", "--sku", "p5.48xlarge", "--pricing", "on_demand"}, {"history", "--gpu", "h100"},
 	{"volatility"}, {"spreads"}, {"index"}, {"tokens", "--params", "7B"}, {"report", "--gpu", "h100"},
 	{"runs"}, {"quarantine"}, {"fx"}, {"export", "--format", "csv"}, {"alerts", "--dry-run"},
-	{"index", "--explain", "2026-11-01", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand"},
+	{"index", "--explain", "2026-11-01", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand"}, {"mcp"},
 }
 
 // TestReadOnlyCommandsCreateNoStore: a read command never creates a store (issue 23).

@@ -17,63 +17,18 @@ import (
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
-	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// vastOffers is a Vast answer of n offers made from the first offer of the recorded
-// reference answer, each given by edit its id, machine, host-written strings and
-// price.
-func vastOffers(t *testing.T, n int, edit func(i int, offer map[string]any)) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "scrapers", "vast", "testdata", "reference_h100_sxm", "input.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ans struct {
-		Offers []map[string]any `json:"offers"`
-	}
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := json.Marshal(ans.Offers[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	offers := make([]map[string]any, n)
-	for i := range offers {
-		if err := json.Unmarshal(tmpl, &offers[i]); err != nil {
-			t.Fatal(err)
-		}
-		offers[i]["id"] = 90000000 + i
-		offers[i]["ask_contract_id"] = 90000000 + i
-		offers[i]["machine_id"] = 700000 + i
-		edit(i, offers[i])
-	}
-	out, err := json.Marshal(map[string]any{"offers": offers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// hostileVast serves a Vast answer whose host-written strings (geolocation, and the
-// GPU name of every other offer) are issue 29's corpus (textsafe.Hostile), plus one
-// offer with a negative price (quarantined). H100 offers cost $0.50-$0.90 per GPU-hour.
+// hostileVast serves the Vast answer of scrapers/vast/testdata/hostile: issue 29's
+// corpus (textsafe.Hostile) in every host-written string, H100 offers at $0.50-$0.90
+// per GPU-hour, and one offer at a negative price (quarantined).
 func hostileVast(t *testing.T) *httptest.Server {
 	t.Helper()
-	corpus := textsafe.Hostile
-	body := vastOffers(t, len(corpus)+1, func(i int, o map[string]any) {
-		if i == len(corpus) {
-			o["dph_total"] = -1.0 // a gate quarantines it, with its source URL
-			return
-		}
-		o["geolocation"] = corpus[i]
-		o["dph_total"] = 0.5 + float64(i%5)/10
-		if i%2 == 1 {
-			o["gpu_name"] = "H100 SXM " + corpus[i]
-		}
-	})
+	body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", "vast", "testdata", "hostile", "input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)

@@ -17,40 +17,46 @@ import (
 
 // volDay is one series' day as the fold combines it: volatility_days' summary of
 // the day's hourly bars (volDayCols), or the same figures computed from the bars
-// the day row keeps (dayOfBars), plus the hours below the threshold (un) of the tt
-// hours its bars cover. It holds no pointer (its GPU and tier are in its
+// the day row keeps (dayOfBars), plus the hours below the threshold (hoursBelow) of the
+// hoursTotal hours its bars cover. It holds no pointer (its GPU and tier are in its
 // series' attrs), so that the garbage collector never scans the days read.
 type volDay struct {
-	dy, fs                     uint32 // the day's start and its first bar's, Unix seconds
-	version                    uint64
-	u                          uint8 // uniform: every bar has the GPU and tier attr names
-	attr                       int32 // its GPU and tier: volSeries.attrs[attr]; −1: not read
-	n, rn, ch                  uint32
-	fc, lc, hi, lo, cx, cn     float64
-	c1, c2, rf, r1, r2, rl, rh float64 // rl, rh: ret_min, ret_max
-	dd                         float64
-	un, tt                     uint64
+	day, firstStart uint32 // the day's start and its first bar's, Unix seconds
+	version         uint64
+	uniform         uint8 // every bar has the GPU and tier attr names
+	attr            int32 // its GPU and tier: volSeries.attrs[attr]; −1: not read
+	// The day's bars, log returns and price changes, and the columns of the same
+	// names in volatility_days (migration 15): first and last close, high, low,
+	// largest and smallest close, Σ (close − first_close) and its square, the first
+	// return, Σ (r − ret_first) and its square, smallest and largest return, the
+	// largest drawdown.
+	bars, returns, changes                               uint32
+	firstClose, lastClose, high, low, closeMax, closeMin float64
+	closeDevSum, closeDevSumSq                           float64
+	retFirst, retDevSum, retDevSumSq, retMin, retMax     float64
+	drawdown                                             float64
+	hoursBelow, hoursTotal                               uint64 // with a threshold: the hours below it of those covered
 }
 
 // dayRow is a volatility_days row read as its bars: its series, day, version,
-// and bars (start, close, high, low); their GPU and tier g, t when they all have
-// the same (u = 1), else each bar's (G, T).
+// and bars (start, close, high, low); their GPU and tier when they all have the
+// same (uniform = 1), else each bar's (gpus, tiers).
 type dayRow struct {
-	dy      uint32
-	version uint64
-	u       uint8
-	g, t    string
-	S       []uint32
-	C, H, L []float64
-	G, T    []string
+	day                 uint32
+	version             uint64
+	uniform             uint8
+	gpu, tier           string
+	starts              []uint32
+	closes, highs, lows []float64
+	gpus, tiers         []string
 }
 
 // attrs returns the GPU and tier of bar i.
 func (r *dayRow) attrs(i int) (gpu, tier string) {
-	if r.u != 0 {
-		return r.g, r.t
+	if r.uniform != 0 {
+		return r.gpu, r.tier
 	}
-	return r.G[i], r.T[i]
+	return r.gpus[i], r.tiers[i]
 }
 
 // volSeries is a series and its rows as read: day summaries and days as bars,
@@ -263,7 +269,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		untilSec = uint32(until.Unix())
 	}
 	keep := func(r *dayRow, i int) bool {
-		x := r.S[i]
+		x := r.starts[i]
 		if (!since.IsZero() && x < sinceSec) || (!until.IsZero() && x >= untilSec) {
 			return false
 		}
@@ -296,7 +302,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		if named {
 			name, ok := names[id]
 			last := days[len(days)-1]
-			named = ok && (last.attr >= 0 || name.dy == last.dy)
+			named = ok && (last.attr >= 0 || name.dy == last.day)
 		}
 	}
 	if !named && !namesDay.IsZero() {
@@ -315,7 +321,7 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 		gpu, tier := name.gpu, name.tr
 		if last := w.days[len(w.days)-1]; last.attr >= 0 {
 			gpu, tier = w.v.attrs[last.attr][0], w.v.attrs[last.attr][1]
-		} else if !name.whole && name.dy != last.dy {
+		} else if !name.whole && name.dy != last.day {
 			// A whole day: its GPU and tier were read with the names.
 			return nil, errVolDaysMoved
 		}
@@ -343,11 +349,11 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, a
 	d := volDay{attr: -1}
 	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day) AS dy, version, bars, first_close, last_close, high, low,
 		close_max, close_min, close_s1, close_s2, returns, ret_first, ret_s1, ret_s2, ret_min, ret_max, changes, drawdown`)
-	dst := []any{&id, &d.dy, &d.version, &d.n, &d.fc, &d.lc, &d.hi, &d.lo, &d.cx, &d.cn, &d.c1, &d.c2, &d.rn, &d.rf,
-		&d.r1, &d.r2, &d.rl, &d.rh, &d.ch, &d.dd}
+	dst := []any{&id, &d.day, &d.version, &d.bars, &d.firstClose, &d.lastClose, &d.high, &d.low, &d.closeMax, &d.closeMin, &d.closeDevSum, &d.closeDevSumSq, &d.returns, &d.retFirst,
+		&d.retDevSum, &d.retDevSumSq, &d.retMin, &d.retMax, &d.changes, &d.drawdown}
 	if attrs {
 		q.add(`, uniform, gpu, tier`)
-		dst = append(dst, &d.u, &g, &t)
+		dst = append(dst, &d.uniform, &g, &t)
 	}
 	if below > 0 {
 		// The first bar's start (for the hours after the day), the hours each bar
@@ -357,7 +363,7 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, a
 			starts, arrayPushBack(arrayPopFront(starts), toUInt32(dy + 86400)))`
 		q.add(`, toUInt32(first_start), toUInt64(arraySum(arrayMap((xk, xc) -> if(xc < ?, xk, toUInt64(0)), `+ks+`, closes))),
 			toUInt64(arraySum(`+ks+`))`, below, end, end)
-		dst = append(dst, &d.fs, &d.un, &d.tt)
+		dst = append(dst, &d.firstStart, &d.hoursBelow, &d.hoursTotal)
 	}
 	q.add(` FROM volatility_days PREWHERE (`).addQ(dayCond).add(`)`).addQ(conds)
 	rows, err := s.conn.Query(ctx, q.b.String(), q.args...)
@@ -435,17 +441,17 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 		switch {
 		case i == 1:
 			// A day has at most 24 hourly bars.
-			cur = &dayRow{dy: dy, version: v, u: u, g: g, t: t, S: make([]uint32, 0, 24), C: make([]float64, 0, 24),
-				H: make([]float64, 0, 24), L: make([]float64, 0, 24)}
+			cur = &dayRow{day: dy, version: v, uniform: u, gpu: g, tier: t, starts: make([]uint32, 0, 24), closes: make([]float64, 0, 24),
+				highs: make([]float64, 0, 24), lows: make([]float64, 0, 24)}
 			sr := m.series(id)
 			sr.bars = append(sr.bars, cur)
 			if u == 0 {
 				mixed, mixedOf = append(mixed, cur), append(mixedOf, id)
 			}
-		case cur == nil || cur.dy != dy || cur.version != v:
+		case cur == nil || cur.day != dy || cur.version != v:
 			return s.wrap("volatility", fmt.Errorf("bars of day %d version %d apart from their row's first", dy, v))
 		}
-		cur.S, cur.C, cur.H, cur.L = append(cur.S, x), append(cur.C, c), append(cur.H, h), append(cur.L, l)
+		cur.starts, cur.closes, cur.highs, cur.lows = append(cur.starts, x), append(cur.closes, c), append(cur.highs, h), append(cur.lows, l)
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap("volatility", err)
@@ -520,7 +526,7 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 	}
 	want := make(map[rowKey]*dayRow, len(rows))
 	for i, r := range rows {
-		want[rowKey{keys[i], r.dy, r.version}] = r
+		want[rowKey{keys[i], r.day, r.version}] = r
 	}
 	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day), version, starts, gpus, tiers
 		FROM volatility_days PREWHERE uniform = 0 AND (`).addQ(dayCond).add(`)`).addQ(conds)
@@ -541,11 +547,11 @@ func (s *Store) readDayAttrs(ctx context.Context, dayCond, conds *sqlText, rows 
 			continue
 		}
 		// The bars read are those of the window and the row's first: by start.
-		r.G, r.T = make([]string, len(r.S)), make([]string, len(r.S))
+		r.gpus, r.tiers = make([]string, len(r.starts)), make([]string, len(r.starts))
 		j := 0
 		for i, x := range S {
-			if j < len(r.S) && r.S[j] == x {
-				r.G[j], r.T[j] = G[i], T[i]
+			if j < len(r.starts) && r.starts[j] == x {
+				r.gpus[j], r.tiers[j] = G[i], T[i]
 				j++
 			}
 		}
@@ -570,7 +576,7 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 	// The highest version of each day first, sorted through 16-byte references.
 	refs = refs[:0]
 	for i, d := range v.days {
-		refs = append(refs, dayRef{d.dy, int32(i), d.version})
+		refs = append(refs, dayRef{d.day, int32(i), d.version})
 	}
 	slices.SortFunc(refs, func(a, b dayRef) int {
 		if a.dy != b.dy {
@@ -580,14 +586,14 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 	})
 	// Days as bars (a few): likewise.
 	slices.SortFunc(v.bars, func(a, b *dayRow) int {
-		if a.dy != b.dy {
-			return cmp.Compare(a.dy, b.dy)
+		if a.day != b.day {
+			return cmp.Compare(a.day, b.day)
 		}
 		return cmp.Compare(b.version, a.version)
 	})
 	bars := v.bars[:0]
 	for _, r := range v.bars {
-		if len(bars) == 0 || r.dy != bars[len(bars)-1].dy {
+		if len(bars) == 0 || r.day != bars[len(bars)-1].day {
 			bars = append(bars, r)
 		}
 	}
@@ -604,12 +610,12 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 		if i > 0 && ref.dy == refs[i-1].dy {
 			continue
 		}
-		for b < len(bars) && bars[b].dy < ref.dy {
+		for b < len(bars) && bars[b].day < ref.dy {
 			addBars(bars[b])
 			b++
 		}
 		d := &v.days[ref.i]
-		if b < len(bars) && bars[b].dy == ref.dy {
+		if b < len(bars) && bars[b].day == ref.dy {
 			// The day as bars when they are as new (a day whose bars differ in GPU
 			// or tier, for a filter).
 			r := bars[b]
@@ -620,7 +626,7 @@ func (v *volSeries) window(attrs bool, gpu, tier string, keep func(*dayRow, int)
 			}
 		}
 		if attrs {
-			if d.u == 0 {
+			if d.uniform == 0 {
 				return refs, out, errVolDaysMoved
 			}
 			if a := v.attrs[d.attr]; (gpu != "" && a[0] != gpu) || (tier != "" && a[1] != tier) {
@@ -645,62 +651,62 @@ type dayRef struct {
 // dayOfBars computes a day's figures (as dayFigures does when the day is written)
 // from the bars of r that keep selects, in one pass; false when it selects none.
 func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (d volDay, gpu, tier string, ok bool) {
-	d.dy = r.dy
+	d.day = r.day
 	var peak float64 // the running maximum close
 	var prev int     // the previous bar kept
 	hours := func(i int, next uint32) {
 		// The hours bar i covers up to next (or end), and those below the threshold.
-		k := (int64(min(next, end)) - int64(r.S[i]) + 3599) / 3600
+		k := (int64(min(next, end)) - int64(r.starts[i]) + 3599) / 3600
 		if k < 0 {
 			k = 0
 		}
-		d.tt += uint64(k)
-		if r.C[i] < below {
-			d.un += uint64(k)
+		d.hoursTotal += uint64(k)
+		if r.closes[i] < below {
+			d.hoursBelow += uint64(k)
 		}
 	}
-	for i, x := range r.C {
+	for i, x := range r.closes {
 		if !keep(r, i) {
 			continue
 		}
-		if d.n == 0 {
-			d.fs, d.fc, d.hi, d.lo, d.cx, d.cn, peak = r.S[i], x, r.H[i], r.L[i], x, x, x
+		if d.bars == 0 {
+			d.firstStart, d.firstClose, d.high, d.low, d.closeMax, d.closeMin, peak = r.starts[i], x, r.highs[i], r.lows[i], x, x, x
 		} else {
-			d.hi, d.lo, d.cx, d.cn = max(d.hi, r.H[i]), min(d.lo, r.L[i]), max(d.cx, x), min(d.cn, x)
-			a := r.C[prev]
+			d.high, d.low, d.closeMax, d.closeMin = max(d.high, r.highs[i]), min(d.low, r.lows[i]), max(d.closeMax, x), min(d.closeMin, x)
+			a := r.closes[prev]
 			if a > 0 && x > 0 {
 				ret := math.Log(x / a)
-				if d.rn == 0 {
-					d.rf, d.rl, d.rh = ret, ret, ret
+				if d.returns == 0 {
+					d.retFirst, d.retMin, d.retMax = ret, ret, ret
 				}
-				d.rn++
-				d.rl, d.rh = min(d.rl, ret), max(d.rh, ret)
-				d.r1 += ret - d.rf
-				d.r2 += (ret - d.rf) * (ret - d.rf)
+				d.returns++
+				d.retMin, d.retMax = min(d.retMin, ret), max(d.retMax, ret)
+				d.retDevSum += ret - d.retFirst
+				d.retDevSumSq += (ret - d.retFirst) * (ret - d.retFirst)
 			}
 			if a != x {
-				d.ch++
+				d.changes++
 			}
 			if below > 0 {
-				hours(prev, r.S[i])
+				hours(prev, r.starts[i])
 			}
 		}
-		d.c1 += x - d.fc
-		d.c2 += (x - d.fc) * (x - d.fc)
+		d.closeDevSum += x - d.firstClose
+		d.closeDevSumSq += (x - d.firstClose) * (x - d.firstClose)
 		// The drawdown from the running peak, 1 − close/peak.
 		peak = max(peak, x)
 		if peak > 0 {
-			d.dd = max(d.dd, 1-x/peak)
+			d.drawdown = max(d.drawdown, 1-x/peak)
 		}
-		d.n++
-		d.lc, prev = x, i
+		d.bars++
+		d.lastClose, prev = x, i
 	}
-	if d.n == 0 {
+	if d.bars == 0 {
 		return volDay{}, "", "", false
 	}
 	gpu, tier = r.attrs(prev)
 	if below > 0 {
-		hours(prev, r.dy+86400)
+		hours(prev, r.day+86400)
 	}
 	return d, gpu, tier, true
 }
@@ -729,12 +735,12 @@ func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float6
 func fold(key [5]string, gpu, tier string, days []*volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
 	last := days[len(days)-1]
 	out := seriesVolatility{store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
-		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lc, Max: math.Inf(-1), Min: math.Inf(1)}}
+		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lastClose, Max: math.Inf(-1), Min: math.Inf(1)}}
 
 	// The returns across days.
 	var across []float64
 	for i := 1; i < len(days); i++ {
-		if a, b := days[i-1].lc, days[i].fc; a > 0 && b > 0 {
+		if a, b := days[i-1].lastClose, days[i].firstClose; a > 0 && b > 0 {
 			across = append(across, math.Log(b/a))
 		}
 	}
@@ -745,36 +751,36 @@ func fold(key [5]string, gpu, tier string, days []*volDay, width time.Duration, 
 	var csum, dd float64
 	peak := 0.0 // the highest close of the days before (closes are positive)
 	for i, d := range days {
-		n += uint64(d.n)
-		nr += uint64(d.rn)
-		rsum += d.r1 + float64(d.rn)*d.rf
-		if d.rn > 0 {
-			rmin, rmax = min(rmin, d.rl), max(rmax, d.rh)
+		n += uint64(d.bars)
+		nr += uint64(d.returns)
+		rsum += d.retDevSum + float64(d.returns)*d.retFirst
+		if d.returns > 0 {
+			rmin, rmax = min(rmin, d.retMin), max(rmax, d.retMax)
 		}
-		csum += d.c1 + float64(d.n)*(d.fc-days[0].fc)
-		cmin, cmax = min(cmin, d.cn), max(cmax, d.cx)
-		out.Max, out.Min = max(out.Max, d.hi), min(out.Min, d.lo)
-		changes += uint64(d.ch)
-		if i > 0 && days[i-1].lc != d.fc {
+		csum += d.closeDevSum + float64(d.bars)*(d.firstClose-days[0].firstClose)
+		cmin, cmax = min(cmin, d.closeMin), max(cmax, d.closeMax)
+		out.Max, out.Min = max(out.Max, d.high), min(out.Min, d.low)
+		changes += uint64(d.changes)
+		if i > 0 && days[i-1].lastClose != d.firstClose {
 			changes++
 		}
 		fromPeak := 0.0
 		if peak > 0 {
-			fromPeak = 1 - d.cn/peak
+			fromPeak = 1 - d.closeMin/peak
 		}
-		dd, peak = max(dd, d.dd, fromPeak), max(peak, d.cx)
+		dd, peak = max(dd, d.drawdown, fromPeak), max(peak, d.closeMax)
 		// The hours the day's last close stays in force after the day.
 		next := end
 		if i+1 < len(days) {
-			next = days[i+1].fs
+			next = days[i+1].firstStart
 		}
-		gap := (int64(min(next, end)) - int64(d.dy) - 86400 + 3599) / 3600
+		gap := (int64(min(next, end)) - int64(d.day) - 86400 + 3599) / 3600
 		if gap < 0 {
 			gap = 0
 		}
-		under += d.un
-		total += d.tt + uint64(gap)
-		if d.lc < below {
+		under += d.hoursBelow
+		total += d.hoursTotal + uint64(gap)
+		if d.lastClose < below {
 			under += uint64(gap)
 		}
 	}
@@ -786,15 +792,15 @@ func fold(key [5]string, gpu, tier string, days []*volDay, width time.Duration, 
 	m := rsum / float64(nr)
 	var ssr float64
 	for _, d := range days {
-		ssr += d.r2 + 2*(d.rf-m)*d.r1 + float64(d.rn)*(d.rf-m)*(d.rf-m)
+		ssr += d.retDevSumSq + 2*(d.retFirst-m)*d.retDevSum + float64(d.returns)*(d.retFirst-m)*(d.retFirst-m)
 	}
 	for _, b := range across {
 		ssr += (b - m) * (b - m)
 	}
-	mc := days[0].fc + csum/float64(n)
+	mc := days[0].firstClose + csum/float64(n)
 	var ssc float64
 	for _, d := range days {
-		ssc += d.c2 + 2*(d.fc-mc)*d.c1 + float64(d.n)*(d.fc-mc)*(d.fc-mc)
+		ssc += d.closeDevSumSq + 2*(d.firstClose-mc)*d.closeDevSum + float64(d.bars)*(d.firstClose-mc)*(d.firstClose-mc)
 	}
 
 	out.Bars, out.Returns, out.Changes = int(n), int(nr), int(changes)

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("MarketCrossSection", s.marketCrossSection)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
+	t.Run("Signals", s.signals)
 	t.Run("Lease", s.lease)
 	t.Run("Close", s.close)
 }

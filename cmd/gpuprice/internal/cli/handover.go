@@ -30,7 +30,7 @@ func (a *app) heldByServer(err error) error {
 		return err
 	}
 	return fmt.Errorf("the embedded store is held by gpuprice serve at %s: read commands (prices, volatility, history, …) ask it; "+
-		"collect hands its work to it when $%s holds serve's token; to import, reparse, backfill or roll up, stop serve first "+
+		"collect hands its work to it when $%s holds serve's token; to import, reparse, backfill, roll up or export, stop serve first "+
 		"or keep the data in ClickHouse: %w", base, server.TokenEnv, err)
 }
 

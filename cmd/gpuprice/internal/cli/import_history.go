@@ -26,9 +26,11 @@ type historyFlags struct {
 func (h *historyFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&h.since, "since", "", "only commits at or after this time (a date or RFC 3339)")
 	cmd.Flags().StringVar(&h.until, "until", "", "only commits before this time (a date or RFC 3339)")
-	cmd.Flags().Var(spanFlag(&h.every), "every", "per file, the first snapshot of each period this long (1d, 3d, 1w; default all)")
+	cmd.Flags().Var(spanFlag(&h.every), "every",
+		"per file, the first snapshot of each period this long (1d, 3d, 1w; default all)")
 	cmd.Flags().StringSliceVar(&h.regions, "regions", nil, "only rows of these regions, of any cloud (default all)")
-	cmd.Flags().StringVar(&h.manifest, "manifest", "", "write the snapshots imported (commit, time, path, rows) to this CSV file")
+	cmd.Flags().StringVar(&h.manifest, "manifest", "",
+		"write the snapshots imported (commit, time, path, rows) to this CSV file")
 }
 
 // parse reads --since and --until.

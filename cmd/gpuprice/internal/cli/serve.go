@@ -45,6 +45,7 @@ HTTP endpoints (bound to 127.0.0.1:8080 unless --listen says otherwise):
                      sources, runs, quarantine, gpus, fx; parameters named like the CLI's flags,
                      ?format=csv where a table fits (see docs/api.md)
   /openapi.json      the API's OpenAPI 3 document
+  /mcp               the read-only MCP tools over streamable HTTP (what ` + "`gpuprice mcp`" + ` serves on stdio)
   POST /api/v1/collect?source=NAME
                      run a source now; needs "Authorization: Bearer $GPUPRICE_API_TOKEN"
                      (off unless GPUPRICE_API_TOKEN is set for serve)

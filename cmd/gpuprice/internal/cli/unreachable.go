@@ -9,35 +9,9 @@ import (
 	"strings"
 
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 )
-
-// networkReasons maps a fragment of a failed request's error to what it means; the
-// first that matches names the reason.
-var networkReasons = []struct{ fragment, reason string }{
-	{"proxyconnect", "the proxy refused or could not be reached"},
-	{"no such host", "host names do not resolve (no DNS)"},
-	{"server misbehaving", "host names do not resolve (no DNS)"},
-	{"network is unreachable", "there is no route to the network"},
-	{"no route to host", "there is no route to the network"},
-	{"connection refused", "connections are refused"},
-	{"connection reset", "connections are reset"},
-	{"i/o timeout", "connections time out"},
-	{"Client.Timeout exceeded", "connections time out"},
-	{"TLS handshake", "TLS fails (an intercepting proxy needs its CA in SSL_CERT_FILE)"},
-	{"x509:", "TLS fails (an intercepting proxy needs its CA in SSL_CERT_FILE)"},
-}
-
-// unreachableReason is why a source's error says it could not reach its host, "" when
-// it failed for another reason.
-func unreachableReason(errText string) string {
-	for _, r := range networkReasons {
-		if strings.Contains(errText, r.fragment) {
-			return r.reason
-		}
-	}
-	return ""
-}
 
 // explainUnreachable writes one short paragraph when sources failed because they
 // could not reach their hosts: which, why, and the ways on (a proxy, a mirror, the
@@ -48,7 +22,7 @@ func explainUnreachable(w io.Writer, results []ingest.Result) {
 		if r.Status != schemas.RunFailed {
 			continue
 		}
-		if why := unreachableReason(r.Error); why != "" {
+		if why := fetch.UnreachableReason(r.Error); why != "" {
 			names = append(names, r.Source)
 			if !slices.Contains(reasons, why) {
 				reasons = append(reasons, why)
@@ -95,7 +69,7 @@ func (q quietUnreachable) Handle(ctx context.Context, r slog.Record) error {
 	drop := false
 	if r.Level < slog.LevelError {
 		r.Attrs(func(at slog.Attr) bool {
-			if at.Key == "error" && unreachableReason(at.Value.String()) != "" {
+			if at.Key == "error" && fetch.UnreachableReason(at.Value.String()) != "" {
 				drop = true
 				return false
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/gpuprice/gpuprice/analytics/alert"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -83,6 +84,7 @@ func reference(t *testing.T) string {
 			if doc == "" {
 				doc = docs[tp.PkgPath()+"|"+tp.Name()+"|"+f.Name]
 			}
+			doc = readerDoc(f.Name, doc)
 			ft := f.Type
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -119,7 +121,10 @@ source has. Secrets never go in the file: see the environment variables below.
 An annotated sample is [deploy/gpuprice.example.yaml](../deploy/gpuprice.example.yaml);
 ` + "`gpuprice config`" + ` prints the configuration in effect (secrets redacted).
 
-Durations are Go durations (` + "`30s`, `5m`, `1h30m`" + `); ` + "`<name>`" + ` stands for any name
+Durations are written ` + "`30s`, `5m`, `1h30m`, `36h`" + ` (a week is ` + "`168h`" + `: the file takes no
+` + "`d` or `w`" + `, which the command line's spans take; an alert rule's ` + "`window`" + ` also takes days,
+` + "`7d`" + `). A duration of 0 or a key left out takes the default the
+description gives; ` + "`gpuprice config`" + ` prints the value in effect. ` + "`<name>`" + ` stands for any name
 (a source, a provider, a currency); ` + "`[]`" + ` marks a list of entries. "Example" is the
 sample file's value.
 
@@ -141,6 +146,38 @@ sample file's value.
 | ` + "`HTTPS_PROXY`, `NO_PROXY`" + ` | proxy for the sources' requests (Go's standard proxy variables) |
 `)
 	return b.String()
+}
+
+// goNames are the Go identifiers the doc comments name, as a reader of the file
+// knows them: their values.
+var goNames = map[string]string{
+	"DefaultSchedule":        "`" + alert.DefaultSchedule + "`, every 15 minutes",
+	"DefaultAlertmanagerTTL": alert.DefaultAlertmanagerTTL.String(),
+}
+
+// readerDoc is a field's doc comment for a reader of the file rather than of the
+// code: without the field's Go name leading it ("DataDir holds …" → "Holds …",
+// "ThresholdPct: …" → "…") and with the Go identifiers it names replaced by their
+// values.
+func readerDoc(field, doc string) string {
+	if rest, ok := strings.CutPrefix(doc, field); ok && (rest == "" || rest[0] == ' ' || rest[0] == ':') {
+		rest = strings.TrimPrefix(rest, ":")
+		rest = strings.TrimSpace(rest)
+		for _, verb := range []string{"is ", "are "} {
+			if r, ok := strings.CutPrefix(rest, verb); ok && !strings.HasPrefix(r, "set") {
+				rest = r
+				break
+			}
+		}
+		if rest != "" {
+			r := []rune(rest)
+			doc = strings.ToUpper(string(r[0])) + string(r[1:])
+		}
+	}
+	for name, v := range goNames {
+		doc = strings.ReplaceAll(doc, name, v)
+	}
+	return doc
 }
 
 func cell(s string) string {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gpuprice/gpuprice/analytics/mcp"
 )
 
 func (s *Server) routes() http.Handler {
@@ -34,6 +36,12 @@ func (s *Server) routes() http.Handler {
 	})
 	for _, rt := range s.apiRoutes() {
 		mux.HandleFunc(rt.method+" "+rt.path, rt.handler)
+	}
+	// The MCP tools (streamable HTTP): the API's reader, its computation slots and
+	// redaction; the Host header is checked by Serve (allowed_hosts).
+	tools := mcp.Handler(s.reader, mcp.Options{Redact: s.redact, Log: s.log, Compute: s.compute, HostsChecked: true})
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		mux.Handle(m+" /mcp", tools)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		for _, rt := range s.apiRoutes() {

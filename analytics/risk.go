@@ -1,0 +1,133 @@
+package analytics
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// HoursPerMonth is the month of the Spot Advisor's trailing-month shares: 730
+// hours, the month every monthly price of gpuprice uses.
+const HoursPerMonth = 730
+
+// InterruptionBand is one published interruption band and the monthly share of
+// interrupted instances gpuprice reads it as (docs/risk.md, "Band to rate").
+type InterruptionBand struct {
+	Index int
+	Label string
+	// MonthlyShare is the share (0..1) of running instances taken back within a
+	// month that the band is read as: the band's midpoint; the open top band
+	// (">20%") is read as 25 %, half a band width above its floor.
+	MonthlyShare float64
+}
+
+// AWSBands are the Spot Advisor's bands (ranges[].index and label of
+// spot-advisor-data.json) and the shares they are read as.
+var AWSBands = []InterruptionBand{
+	{0, "<5%", 0.025},
+	{1, "5-10%", 0.075},
+	{2, "10-15%", 0.125},
+	{3, "15-20%", 0.175},
+	{4, ">20%", 0.25},
+}
+
+// Rate is λ, the interruptions per hour of running of an instance that is taken
+// back with probability share within a month, when interruptions come as a
+// Poisson process: share = 1 − e^(−λ·730), so λ = −ln(1 − share) / 730.
+func (b InterruptionBand) Rate() float64 { return -math.Log1p(-b.MonthlyShare) / HoursPerMonth }
+
+// AWSBand returns the Spot Advisor band of index i.
+func AWSBand(i int) (InterruptionBand, bool) {
+	if i < 0 || i >= len(AWSBands) {
+		return InterruptionBand{}, false
+	}
+	return AWSBands[i], true
+}
+
+// SpotJob is a job to finish: Hours of work (the hours it runs when never interrupted),
+// a checkpoint every CheckpointMin minutes, RestartMin minutes from an
+// interruption to work resuming (a new instance, the checkpoint loaded), billed.
+type SpotJob struct {
+	Hours         float64
+	CheckpointMin float64
+	RestartMin    float64
+}
+
+// ErrJob marks a job that cannot be priced.
+var ErrJob = errors.New("analytics: job")
+
+// Validate reports a job with no hours, or a negative or non-finite figure.
+func (j SpotJob) Validate() error {
+	for _, v := range []float64{j.Hours, j.CheckpointMin, j.RestartMin} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%w: figures must be finite and >= 0 (hours %v, checkpoint %v min, restart %v min)",
+				ErrJob, j.Hours, j.CheckpointMin, j.RestartMin)
+		}
+	}
+	if j.Hours == 0 {
+		return fmt.Errorf("%w: no hours of work", ErrJob)
+	}
+	return nil
+}
+
+// JobCost is what finishing a job costs at a price with an interruption rate.
+type JobCost struct {
+	PriceHour float64 // the sticker price per hour
+	Rate      float64 // λ, interruptions per hour of running
+	Job       SpotJob
+	// Sticker is PriceHour × Hours: the cost if never interrupted.
+	Sticker float64
+	// Interruptions is the expected count, λ × Hours.
+	Interruptions float64
+	// LostHoursEach is the time one interruption costs, (C/2 + R)/60 hours.
+	LostHoursEach float64
+	// Factor is 1 + λ·(C/2 + R)/60; Expected = Sticker × Factor.
+	Factor   float64
+	Expected float64
+}
+
+// ExpectedJobCost is the expected cost of finishing j at priceHour when the offer
+// is interrupted λ = rate times per hour of running (docs/risk.md):
+//
+//	expected = price × H × (1 + λ·(C/2 + R)/60)
+//
+// Each interruption loses on average half a checkpoint interval of work (it falls
+// uniformly between two checkpoints) and the restart time, both billed; the
+// expected count over H hours of work is λ·H. Work redone after an interruption
+// can itself be interrupted: that term is of order (λ·(C/2+R)/60)² and left out.
+// A rate of 0 (on-demand, reserved) gives the sticker cost.
+func ExpectedJobCost(priceHour, rate float64, j SpotJob) (JobCost, error) {
+	if err := j.Validate(); err != nil {
+		return JobCost{}, err
+	}
+	if math.IsNaN(priceHour) || math.IsInf(priceHour, 0) || priceHour < 0 ||
+		math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+		return JobCost{}, fmt.Errorf("%w: price %v and rate %v must be finite and >= 0", ErrJob, priceHour, rate)
+	}
+	c := JobCost{PriceHour: priceHour, Rate: rate, Job: j}
+	c.Sticker = priceHour * j.Hours
+	c.Interruptions = rate * j.Hours
+	c.LostHoursEach = (j.CheckpointMin/2 + j.RestartMin) / 60
+	c.Factor = 1 + rate*c.LostHoursEach
+	c.Expected = c.Sticker * c.Factor
+	return c, nil
+}
+
+// Explain writes the computation of c in words and figures, band the band the rate
+// came from ("" when none: a rate of 0 for capacity that is not interrupted).
+func (c JobCost) Explain(band string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job: %g h of work, checkpoint every %g min, restart %g min\n",
+		c.Job.Hours, c.Job.CheckpointMin, c.Job.RestartMin)
+	if band != "" {
+		fmt.Fprintf(&b, "interruption rate: band %s → λ = %.6g per hour (docs/risk.md)\n", band, c.Rate)
+	} else {
+		fmt.Fprintf(&b, "interruption rate: λ = %.6g per hour\n", c.Rate)
+	}
+	fmt.Fprintf(&b, "expected interruptions: λ × H = %.4g\n", c.Interruptions)
+	fmt.Fprintf(&b, "lost per interruption: (C/2 + R)/60 = %.4g h\n", c.LostHoursEach)
+	fmt.Fprintf(&b, "expected cost = price × H × (1 + λ·(C/2 + R)/60) = %.4f × %g × %.6f = %.4f (sticker %.4f)\n",
+		c.PriceHour, c.Job.Hours, c.Factor, c.Expected, c.Sticker)
+	return b.String()
+}

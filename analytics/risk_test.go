@@ -1,0 +1,99 @@
+package analytics
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// Band rates, hand-checked: λ = −ln(1 − share)/730.
+func TestAWSBandRates(t *testing.T) {
+	for _, c := range []struct {
+		index int
+		label string
+		rate  float64
+	}{
+		{0, "<5%", 3.46819e-5},    // −ln(0.975)/730 = 0.0253178/730
+		{1, "5-10%", 1.06797e-4},  // −ln(0.925)/730 = 0.0779615/730
+		{2, "10-15%", 1.82920e-4}, // −ln(0.875)/730 = 0.133531/730
+		{3, "15-20%", 2.63523e-4}, // −ln(0.825)/730 = 0.192372/730
+		{4, ">20%", 3.94085e-4},   // −ln(0.75)/730 = 0.287682/730
+	} {
+		b, ok := AWSBand(c.index)
+		if !ok || b.Label != c.label || !within(b.Rate(), c.rate, 1e-9) {
+			t.Errorf("band %d = %+v rate %.6g, want %s %.6g", c.index, b, b.Rate(), c.label, c.rate)
+		}
+	}
+	if _, ok := AWSBand(5); ok {
+		t.Error("band 5 exists")
+	}
+	if _, ok := AWSBand(-1); ok {
+		t.Error("band -1 exists")
+	}
+	// Monotonic: a higher band is never cheaper.
+	for i := 1; i < len(AWSBands); i++ {
+		if AWSBands[i].Rate() <= AWSBands[i-1].Rate() {
+			t.Errorf("band %d rate %v <= band %d", i, AWSBands[i].Rate(), i-1)
+		}
+	}
+}
+
+func TestExpectedJobCost(t *testing.T) {
+	// p5.48xlarge spot at $40/h in the >20% band, 100 h, checkpoint 30 min, restart 10 min:
+	// (C/2 + R)/60 = 25/60 = 0.416667 h; factor 1 + 3.94085e-4 × 0.416667 = 1.000164202;
+	// expected 4000 × 1.000164202 = 4000.6568.
+	top, _ := AWSBand(4)
+	c, err := ExpectedJobCost(40, top.Rate(), SpotJob{Hours: 100, CheckpointMin: 30, RestartMin: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sticker != 4000 || !within(c.LostHoursEach, 25.0/60, 1e-12) || !within(c.Factor, 1.000164202, 1e-9) ||
+		!within(c.Expected, 4000.6568, 1e-3) || !within(c.Interruptions, 0.0394085, 1e-6) {
+		t.Errorf("cost %+v", c)
+	}
+	// A rate given directly: 1 interruption every 4 hours, checkpoint 60, restart 15:
+	// factor 1 + 0.25 × (30 + 15)/60 = 1.1875; 10 h at $2 → 20 × 1.1875 = 23.75.
+	c, err = ExpectedJobCost(2, 0.25, SpotJob{Hours: 10, CheckpointMin: 60, RestartMin: 15})
+	if err != nil || c.Factor != 1.1875 || c.Expected != 23.75 || c.Interruptions != 2.5 {
+		t.Errorf("cost %+v %v", c, err)
+	}
+	// Never interrupted: the sticker cost.
+	c, err = ExpectedJobCost(3.5, 0, SpotJob{Hours: 8, CheckpointMin: 30, RestartMin: 10})
+	if err != nil || c.Expected != 28 || c.Factor != 1 {
+		t.Errorf("on-demand cost %+v %v", c, err)
+	}
+	ex := c.Explain("")
+	if !strings.Contains(ex, "= 28.0000 (sticker 28.0000)") {
+		t.Errorf("explain:\n%s", ex)
+	}
+	for _, bad := range []struct {
+		price, rate float64
+		j           SpotJob
+	}{
+		{1, 0, SpotJob{}},
+		{1, 0, SpotJob{Hours: -1}},
+		{1, 0, SpotJob{Hours: 1, CheckpointMin: math.NaN()}},
+		{1, 0, SpotJob{Hours: 1, RestartMin: math.Inf(1)}},
+		{-1, 0, SpotJob{Hours: 1}},
+		{1, -0.1, SpotJob{Hours: 1}},
+	} {
+		if _, err := ExpectedJobCost(bad.price, bad.rate, bad.j); !errors.Is(err, ErrJob) {
+			t.Errorf("%+v: err %v", bad, err)
+		}
+	}
+}
+
+func TestExplainJobCost(t *testing.T) {
+	top, _ := AWSBand(4)
+	c, _ := ExpectedJobCost(40, top.Rate(), SpotJob{Hours: 100, CheckpointMin: 30, RestartMin: 10})
+	ex := c.Explain(top.Label)
+	for _, want := range []string{"band >20% → λ = 0.000394085 per hour", "(C/2 + R)/60 = 0.4167 h",
+		"= 40.0000 × 100 × 1.000164 = 4000.6568 (sticker 4000.0000)"} {
+		if !strings.Contains(ex, want) {
+			t.Errorf("explain lacks %q:\n%s", want, ex)
+		}
+	}
+}
+
+func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
