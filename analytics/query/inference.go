@@ -1,15 +1,12 @@
 package query
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/url"
-	"sort"
 	"strconv"
 
 	"github.com/gpuprice/gpuprice/analytics"
-	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // InferenceQuery is `gpuprice inference` and GET /api/v1/inference: $ per 1M output
@@ -111,32 +108,15 @@ func (t *Inference) UnmarshalJSON(b []byte) error { return jsonUnmarshal(b, &t.R
 // on offer, as Tokens does for training.
 func (r *Reader) Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error) {
 	res := Result[Inference]{Data: Inference{Skipped: map[string]int{}}}
-	sel, err := r.Resolve(ctx, q.Filter)
+	offers, matched, err := r.pricedOffers(ctx, q.Filter, res.Data.Skipped)
+	res.Matched = matched
 	if err != nil {
 		return res, err
 	}
-	res.Matched = sel.Matches
-	latest, err := r.latest(ctx, sel.Filter)
-	if err != nil {
-		return res, err
-	}
-	latest = analytics.CurrentOnly(sel.KeepObservations(latest), analytics.StaleAfter)
 	m := q.Model()
 	var rows []InferenceRow
-	for _, o := range latest {
-		if !o.Comparable() {
-			res.Data.Skipped["not a listed price ("+schemas.BasisOf(o.PriceBasis)+")"]++
-			continue
-		}
-		if want := cmp.Or(sel.Scope, schemas.ScopeInstance); schemas.ScopeOf(o.PriceScope) != want {
-			res.Data.Skipped["price scope "+schemas.ScopeOf(o.PriceScope)+" (scope="+want+" compared)"]++
-			continue
-		}
-		g, ok := r.Catalog.Lookup(o.GPU)
-		if !ok {
-			res.Data.Skipped["GPU not in the catalog"]++
-			continue
-		}
+	for _, po := range offers {
+		o, g := po.Observation, po.GPU
 		c, err := analytics.Serve(g, o.GPUCount, o.PriceUSDGPUHour, m, q.DecodeEff, q.PrefillEff)
 		if errors.Is(err, analytics.ErrNoFit) {
 			res.Data.Skipped["the model does not fit one instance's GPUs"]++
@@ -147,12 +127,9 @@ func (r *Reader) Inference(ctx context.Context, q InferenceQuery) (Result[Infere
 			continue
 		}
 		rows = append(rows, InferenceRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.GPUCount, o.Interconnect, c})
+		res.Recorded = countRecorded(res.Recorded, o)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cost.USDPer1MOutput < rows[j].Cost.USDPer1MOutput })
-	if q.Limit > 0 && len(rows) > q.Limit {
-		rows = rows[:q.Limit]
-	}
-	res.Data.Rows = nonNil(rows)
+	res.Data.Rows = cheapestFirst(rows, func(r InferenceRow) float64 { return r.Cost.USDPer1MOutput }, q.Limit)
 	return res, nil
 }
 

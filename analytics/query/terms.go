@@ -97,6 +97,19 @@ func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time, rec map[s
 	return out, sel.GPU, sel.Matches, day, nil
 }
 
+// marketInto reads the market at a time (marketAt) for a result: its matches and
+// the recorded rows it read go to res.
+func marketInto[T any](ctx context.Context, r *Reader, f Filter, at time.Time, res *Result[T]) (
+	map[string][]analytics.Offer, string, time.Time, error) {
+	res.Recorded = map[string]int{}
+	kinds, gpu, matched, day, err := r.marketAt(ctx, f, at, res.Recorded)
+	res.Matched = matched
+	if len(res.Recorded) == 0 {
+		res.Recorded = nil
+	}
+	return kinds, gpu, day, err
+}
+
 func onTermCurve(p string) bool {
 	return p == schemas.OnDemand || p == schemas.Spot || schemas.TermHours(p) > 0
 }
@@ -104,12 +117,7 @@ func onTermCurve(p string) bool {
 // Terms computes the term curve of one GPU from the offers in force on the day of At.
 func (r *Reader) Terms(ctx context.Context, q TermsQuery) (Result[Terms], error) {
 	var res Result[Terms]
-	res.Recorded = map[string]int{}
-	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At, res.Recorded)
-	res.Matched = matched
-	if len(res.Recorded) == 0 {
-		res.Recorded = nil
-	}
+	kinds, gpu, day, err := marketInto(ctx, r, q.Filter, q.At, &res)
 	if err != nil {
 		return res, err
 	}
@@ -236,12 +244,7 @@ type BreakEvens struct {
 // on the day of At (and of a quote), against on-demand and spot then.
 func (r *Reader) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error) {
 	var res Result[BreakEvens]
-	res.Recorded = map[string]int{}
-	kinds, gpu, matched, day, err := r.marketAt(ctx, q.Filter, q.At, res.Recorded)
-	res.Matched = matched
-	if len(res.Recorded) == 0 {
-		res.Recorded = nil
-	}
+	kinds, gpu, day, err := marketInto(ctx, r, q.Filter, q.At, &res)
 	if err != nil {
 		return res, err
 	}

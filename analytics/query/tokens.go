@@ -90,38 +90,80 @@ func (t Tokens) MarshalJSON() ([]byte, error) { return jsonOf(nonNil(t.Rows)) }
 // UnmarshalJSON reads the rows.
 func (t *Tokens) UnmarshalJSON(b []byte) error { return jsonUnmarshal(b, &t.Rows) }
 
-// Tokens computes $ per 1B training tokens of the latest prices still on offer.
-func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
-	res := Result[Tokens]{Data: Tokens{Skipped: map[string]int{}, HasTokens: q.Tokens > 0}}
-	sel, err := r.Resolve(ctx, q.Filter)
+// pricedOffer is an offer on offer with its GPU's catalog entry.
+type pricedOffer struct {
+	schemas.Observation
+	GPU schemas.GPU
+}
+
+// pricedOffers are the latest prices of f still on offer that a cost per token can be
+// computed on: listed prices of the scope compared whose GPU the catalog holds; the
+// others are counted in skipped with why. Tokens and Inference read them.
+func (r *Reader) pricedOffers(ctx context.Context, f Filter, skipped map[string]int) ([]pricedOffer, []schemas.Match, error) {
+	sel, err := r.Resolve(ctx, f)
 	if err != nil {
-		return res, err
+		return nil, nil, err
 	}
-	res.Matched = sel.Matches
 	latest, err := r.latest(ctx, sel.Filter)
 	if err != nil {
-		return res, err
+		return nil, sel.Matches, err
 	}
-	latest = analytics.CurrentOnly(sel.KeepObservations(latest), analytics.StaleAfter) // offers still listed
-	var rows []TokenRow
-	for _, o := range latest {
+	var out []pricedOffer
+	for _, o := range analytics.CurrentOnly(sel.KeepObservations(latest), analytics.StaleAfter) { // offers still listed
 		if !o.Comparable() {
-			res.Data.Skipped["not a listed price ("+schemas.BasisOf(o.PriceBasis)+")"]++
+			skipped["not a listed price ("+schemas.BasisOf(o.PriceBasis)+")"]++
 			continue
 		}
 		if want := cmp.Or(sel.Scope, schemas.ScopeInstance); schemas.ScopeOf(o.PriceScope) != want {
 			if want == schemas.ScopeInstance {
-				res.Data.Skipped["GPU-only price (the VM it needs is not included; scope=gpu_only compares these)"]++
+				skipped["GPU-only price (the VM it needs is not included; scope=gpu_only compares these)"]++
 			} else {
-				res.Data.Skipped["instance price (scope=gpu_only compares GPU-only prices only)"]++
+				skipped["instance price (scope=gpu_only compares GPU-only prices only)"]++
 			}
 			continue
 		}
 		g, ok := r.Catalog.Lookup(o.GPU)
 		if !ok {
-			res.Data.Skipped["GPU not in the catalog"]++
+			skipped["GPU not in the catalog"]++
 			continue
 		}
+		out = append(out, pricedOffer{o, g})
+	}
+	return out, sel.Matches, nil
+}
+
+// countRecorded counts o in recorded (made when first needed) when it comes from a
+// recorded example.
+func countRecorded(recorded map[string]int, o schemas.Observation) map[string]int {
+	if o.Recorded() {
+		if recorded == nil {
+			recorded = map[string]int{}
+		}
+		recorded[o.Provider]++
+	}
+	return recorded
+}
+
+// cheapestFirst orders rows by cost, keeps at most limit (0: all) and is never nil.
+func cheapestFirst[T any](rows []T, cost func(T) float64, limit int) []T {
+	sort.SliceStable(rows, func(i, j int) bool { return cost(rows[i]) < cost(rows[j]) })
+	if limit > 0 && len(rows) > limit {
+		rows = rows[:limit]
+	}
+	return nonNil(rows)
+}
+
+// Tokens computes $ per 1B training tokens of the latest prices still on offer.
+func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
+	res := Result[Tokens]{Data: Tokens{Skipped: map[string]int{}, HasTokens: q.Tokens > 0}}
+	offers, matched, err := r.pricedOffers(ctx, q.Filter, res.Data.Skipped)
+	res.Matched = matched
+	if err != nil {
+		return res, err
+	}
+	var rows []TokenRow
+	for _, po := range offers {
+		o, g := po.Observation, po.GPU
 		peak, err := analytics.PeakTFLOPS(g, q.Precision)
 		if err != nil {
 			res.Data.Skipped[strings.TrimPrefix(err.Error(), "analytics: ")]++
@@ -145,18 +187,9 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 			return res, err
 		}
 		rows = append(rows, TokenRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.Interconnect, src, c})
-		if o.Recorded() {
-			if res.Recorded == nil {
-				res.Recorded = map[string]int{}
-			}
-			res.Recorded[o.Provider]++
-		}
+		res.Recorded = countRecorded(res.Recorded, o)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Cost.USDPer1BTokens < rows[j].Cost.USDPer1BTokens })
-	if q.Limit > 0 && len(rows) > q.Limit {
-		rows = rows[:q.Limit]
-	}
-	res.Data.Rows = nonNil(rows)
+	res.Data.Rows = cheapestFirst(rows, func(r TokenRow) float64 { return r.Cost.USDPer1BTokens }, q.Limit)
 	return res, nil
 }
 

@@ -18,8 +18,11 @@ import (
 type Table struct {
 	ID      string
 	Caption string
-	Header  []string
+	Header  []string // as the reader reads them (humanHeaders of Columns)
 	Rows    [][]string
+	// Columns are the command's names of the columns (its CSV header), kept in the
+	// HTML's data-col attributes.
+	Columns []string
 }
 
 // Section is one section of the document, for every format.
@@ -118,7 +121,28 @@ func (r *Report) Layout() []Section {
 		case SecMethod:
 			r.method(&s)
 		}
+		for i := range s.Tables {
+			s.Tables[i].Columns = s.Tables[i].Header
+			s.Tables[i].Header = humanHeaders(s.Tables[i].Header)
+		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// humanHeaders are a table's column names as a reader of the document reads them:
+// the commands' snake_case names (quote_vs_reference_pct) as words, a percentage
+// marked % ("median discount %"), points and $ said.
+func humanHeaders(h []string) []string {
+	words := strings.NewReplacer("usd_gpu_hour", "$/GPU-hour", "usd_per_1b_tokens", "$ per 1B tokens", "_", " ")
+	out := make([]string, len(h))
+	for i, c := range h {
+		if n, ok := strings.CutSuffix(c, "_pct"); ok {
+			c = n + " %"
+		} else if n, ok := strings.CutSuffix(c, "_pp"); ok {
+			c = n + " (points)"
+		}
+		out[i] = words.Replace(c)
 	}
 	return out
 }
@@ -249,7 +273,7 @@ func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
 	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, each once; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (samples: series-days, for information); latest is the lowest price in force on the last day, latest_median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
 func (r *Report) discounts(s *Section) {
@@ -335,16 +359,13 @@ func (r *Report) volatility(s *Section) {
 }
 
 func (r *Report) tokens(s *Section) {
-	s.Paras = append(s.Paras, fmt.Sprintf("Training cost of a %s-parameter model on a job of %s (6 × parameters FLOPs per token, "+
+	h, rows := r.Tokens.Table()
+	costSection(s, fmt.Sprintf("Training cost of a %s-parameter model on a job of %s (6 × parameters FLOPs per token, "+
 		"bf16 dense peak, the midpoint of the published MFU band of the job on each offer: a job that fits one node of "+
 		"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job "+
 		"crosses nodes) at the %s offers listed now.",
-		query.FormatCount(r.Query.ModelParams), r.TokensJob.String(), r.Pricing))
-	h, rows := r.Tokens.Table()
-	if len(rows) == 0 {
-		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
-	}
-	s.Tables = append(s.Tables, Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows})
+		query.FormatCount(r.Query.ModelParams), r.TokensJob.String(), r.Pricing),
+		Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows}, r.Tokens.Skipped)
 	// Which band each offer took, and why (`tokens --explain`).
 	bands := map[string]int{}
 	for _, row := range r.Tokens.Rows {
@@ -356,27 +377,28 @@ func (r *Report) tokens(s *Section) {
 	}
 	sort.Strings(band)
 	s.Notes = append(s.Notes, band...)
-	var why []string
-	for k, n := range r.Tokens.Skipped {
-		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
-	}
-	sort.Strings(why)
-	s.Notes = append(s.Notes, why...)
 }
 
 func (r *Report) inference(s *Section) {
-	s.Paras = append(s.Paras, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
+	h, rows := r.Inference.Table()
+	costSection(s, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
 		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ weight bytes; "+
 		"a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the instance that hold it. "+
 		"Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md for the sources and the gap "+
-		"to measured throughputs.", query.FormatCount(r.Query.ModelParams), analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)))
-	h, rows := r.Inference.Table()
-	if len(rows) == 0 {
+		"to measured throughputs.", query.FormatCount(r.Query.ModelParams), analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)),
+		Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows}, r.Inference.Skipped)
+}
+
+// costSection lays out a cost-per-token section: what it computes, its table (or
+// that it is missing) and the offers left out with why.
+func costSection(s *Section, para string, t Table, skipped map[string]int) {
+	s.Paras = append(s.Paras, para)
+	if len(t.Rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer on which to compute it (see the reasons below).")
 	}
-	s.Tables = append(s.Tables, Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, t)
 	var why []string
-	for k, n := range r.Inference.Skipped {
+	for k, n := range skipped {
 		why = append(why, fmt.Sprintf("%d left out: %s", n, k))
 	}
 	sort.Strings(why)
@@ -481,7 +503,7 @@ func (r *Report) terms(s *Section) {
 	s.Paras = append(s.Paras, fmt.Sprintf("Every offer of %s in force on %s, in $/GPU-hour with any upfront amortised over the term, "+
 		"against the term's length: on-demand and spot at 0 months, then each reservation and commitment. The discount is "+
 		"like for like (the same provider's on-demand price of the same SKU, region and zone; missing without one); "+
-		"vs_on_demand_median_pct compares the medians, a different mix of offers.", t.GPU, day(t.Day)))
+		"vs on demand median %% compares the medians, a different mix of offers.", t.GPU, day(t.Day)))
 	h, rows := t.Table()
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer of this GPU is in force on that day.")

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -230,10 +228,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 					return err
 				}
 				a.noteMatches(res.Matched)
-				// Said as sentences on stderr, not log lines: what the table leaves out.
-				for _, reason := range slices.Sorted(maps.Keys(res.Data.Skipped)) {
-					fmt.Fprintf(a.stderr, "%d offerings left out: %s.\n", res.Data.Skipped[reason], reason)
-				}
+				leftOut(a.stderr, res.Data.Skipped, "offerings")
 				if explain && format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainBands())
 				}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -16,6 +17,13 @@ func init() {
 	addCommand((*app).termsCmd)
 	addCommand((*app).breakevenCmd)
 	addCommand((*app).inferenceCmd)
+}
+
+// leftOut says on stderr, as sentences (not log lines), what a table leaves out and why.
+func leftOut(w io.Writer, skipped map[string]int, what string) {
+	for _, reason := range slices.Sorted(maps.Keys(skipped)) {
+		fmt.Fprintf(w, "%d %s left out: %s.\n", skipped[reason], what, reason)
+	}
 }
 
 const scopeHelp = "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices compared with each other only)"
@@ -176,9 +184,7 @@ one that does not fit the instance is left out. The KV cache counts only with
 					return err
 				}
 				a.noteMatches(res.Matched)
-				for _, reason := range slices.Sorted(maps.Keys(res.Data.Skipped)) {
-					fmt.Fprintf(a.stderr, "%d offers left out: %s.\n", res.Data.Skipped[reason], reason)
-				}
+				leftOut(a.stderr, res.Data.Skipped, "offers")
 				if explain && format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainEfficiency())
 					if rows := res.Data.Rows; len(rows) > 0 {
