@@ -143,8 +143,9 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 				perQ[i] = append(perQ[i], percentileSorted(cs, q))
 			}
 			ys = append(ys, percentileSorted(cs, .5))
-			if s.Min == nil || cs[0] < *s.Min {
-				s.Min = Opt(cs[0])
+			// The lowest offer of any day, whatever the weighting (as Latest is).
+			if lo := slices.Min(g.byDay[d]); s.Min == nil || lo < *s.Min {
+				s.Min = Opt(lo)
 			}
 		}
 		win := func(i int) *float64 {

@@ -92,6 +92,7 @@ func (s *suite) marketCrossSection(t *testing.T) {
 	check("p50 by provider", w.Overall.P50, 4.25)
 	check("latest median by provider", w.Overall.LatestMedian, 3)
 	check("latest by provider", w.Overall.Latest, 1) // the lowest offer still
+	check("min by provider", w.Overall.Min, 1)
 	if w.Weight != analytics.WeightProvider {
 		t.Errorf("weight %q", w.Weight)
 	}
