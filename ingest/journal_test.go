@@ -3,8 +3,10 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,4 +118,33 @@ func ownerHostPID(t *testing.T) (host, pid string) {
 		t.Fatalf("Owner() = %q: want host/pid/token", store.Owner())
 	}
 	return parts[0], parts[1]
+}
+
+// A process killed moments ago is a zombie until its parent reaps it: gone all the
+// same.
+func TestGoneSeesAZombie(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep to start:", err)
+	}
+	host, _ := ownerHostPID(t)
+	r := schemas.Run{Status: schemas.RunStarted, Owner: fmt.Sprintf("%s/%d/00000000", host, cmd.Process.Pid), FinishedAt: time.Now()}
+	if store.Gone(r, time.Now()) {
+		t.Fatal("a running process is gone")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Not reaped yet: a zombie.
+	deadline := time.Now().Add(10 * time.Second)
+	for !store.Gone(r, time.Now()) {
+		if time.Now().After(deadline) {
+			t.Fatal("a killed, unreaped process is not gone")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Wait()
+	if !store.Gone(r, time.Now()) {
+		t.Fatal("a reaped process is not gone")
+	}
 }

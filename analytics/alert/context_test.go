@@ -188,3 +188,18 @@ func TestEvaluateAsOf(t *testing.T) {
 		t.Errorf("source_failed now: %+v", in)
 	}
 }
+
+// A run under way (its record says started) has no outcome yet: the failures before
+// it still count, so a firing source_failed does not resolve while the next run is
+// in progress.
+func TestSourceFailedSkipsARunUnderWay(t *testing.T) {
+	runs := []schemas.Run{{Source: "aws", Status: schemas.RunStarted, StartedAt: t0}}
+	for i := 1; i <= 3; i++ {
+		runs = append(runs, schemas.Run{Source: "aws", Status: schemas.RunFailed, StartedAt: t0.Add(-time.Duration(i) * time.Hour)})
+	}
+	rd := &recordingReader{runs: runs}
+	res := Evaluate(context.Background(), rd, []Rule{{Name: "down", Kind: SourceFailed, Source: "aws", Runs: 3}}, nil, t0)
+	if in := res[0].Instances; len(in) != 1 || !in[0].Firing || in[0].Value != 3 {
+		t.Errorf("source_failed with a run under way: %+v", in)
+	}
+}

@@ -343,7 +343,8 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 
 // runsBefore returns the latest n runs of source started by now, newest first:
 // it reads n runs, and more when some of them started after now (an evaluation
-// as of a past time).
+// as of a past time) or are under way (schemas.RunStarted: no outcome yet, so a
+// run in progress neither breaks nor extends a series of failures).
 func runsBefore(ctx context.Context, rd Reader, source string, n int, now time.Time) ([]schemas.Run, error) {
 	for limit := n; ; limit *= 4 {
 		rs, err := rd.Runs(ctx, source, limit)
@@ -352,7 +353,7 @@ func runsBefore(ctx context.Context, rd Reader, source string, n int, now time.T
 		}
 		var out []schemas.Run
 		for _, r := range rs {
-			if !r.StartedAt.After(now) {
+			if !r.StartedAt.After(now) && r.Status != schemas.RunStarted {
 				out = append(out, r)
 			}
 		}

@@ -682,7 +682,8 @@ func collectionDays(ctx context.Context, src Source) (map[int64]bool, error) {
 		return nil, fmt.Errorf("publish: runs: %w", err)
 	}
 	for _, r := range runs {
-		if r.RowsAccepted > 0 && r.Status != schemas.RunFailed && !strings.HasPrefix(r.RunID, recordedRunPrefix) {
+		if r.RowsAccepted > 0 && r.Status != schemas.RunFailed && r.Status != schemas.RunStarted &&
+			!strings.HasPrefix(r.RunID, recordedRunPrefix) {
 			out[r.FinishedAt.UTC().Truncate(store.Daily).Unix()] = true
 		}
 	}
