@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // HoursPerMonth is the month of the Spot Advisor's trailing-month shares: 730
@@ -130,4 +133,52 @@ func (c JobCost) Explain(band string) string {
 	fmt.Fprintf(&b, "expected cost = price × H × (1 + λ·(C/2 + R)/60) = %.4f × %g × %.6f = %.4f (sticker %.4f)\n",
 		c.PriceHour, c.Job.Hours, c.Factor, c.Expected, c.Sticker)
 	return b.String()
+}
+
+// BandChange is a step in a series' interruption band: the band it moved to, from
+// which (FromLabel "" for the first signal of the series), and when.
+type BandChange struct {
+	Provider  string    `json:"provider"`
+	SKU       string    `json:"sku"`
+	Region    string    `json:"region"`
+	Zone      string    `json:"zone"`
+	At        time.Time `json:"at"`
+	From      float64   `json:"from"`
+	FromLabel string    `json:"from_label"`
+	To        float64   `json:"to"`
+	ToLabel   string    `json:"to_label"`
+	// Rise is +1 when the band moved up (more interruptions), -1 down, 0 for the
+	// first signal of a series.
+	Rise int `json:"rise"`
+}
+
+// BandChanges returns, per series (provider, sku, region, zone) of the
+// interruption signals in sigs, its first band and every change after it, ordered
+// by series then time. sigs must be ordered by series then effective_at, as
+// store.Signals returns them; signals of other kinds are ignored.
+func BandChanges(sigs []schemas.Signal) []BandChange {
+	var out []BandChange
+	var last *schemas.Signal
+	for i := range sigs {
+		s := &sigs[i]
+		if s.Kind != schemas.SignalInterruption {
+			continue
+		}
+		same := last != nil && last.Provider == s.Provider && last.SKU == s.SKU && last.Region == s.Region &&
+			last.Zone == s.Zone
+		switch {
+		case !same:
+			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone,
+				At: s.EffectiveAt, To: s.Value, ToLabel: s.Label})
+		case s.Value != last.Value:
+			rise := 1
+			if s.Value < last.Value {
+				rise = -1
+			}
+			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone,
+				At: s.EffectiveAt, From: last.Value, FromLabel: last.Label, To: s.Value, ToLabel: s.Label, Rise: rise})
+		}
+		last = s
+	}
+	return out
 }

@@ -3,8 +3,12 @@ package analytics
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // Band rates, hand-checked: λ = −ln(1 − share)/730.
@@ -97,3 +101,36 @@ func TestExplainJobCost(t *testing.T) {
 }
 
 func within(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestBandChanges(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2025, 6, d, 0, 0, 0, 0, time.UTC) }
+	sig := func(sku, region string, d int, v float64, label string) schemas.Signal {
+		return schemas.Signal{Provider: "aws", SKU: sku, Region: region, Kind: schemas.SignalInterruption,
+			EffectiveAt: day(d), Value: v, Label: label}
+	}
+	stock := schemas.Signal{Provider: "aws", SKU: "p5.48xlarge", Region: "us-east-1", Kind: schemas.SignalStock,
+		EffectiveAt: day(2), Value: 0}
+	in := []schemas.Signal{
+		sig("p5.48xlarge", "us-east-1", 1, 4, ">20%"),
+		stock, // another kind: ignored
+		sig("p5.48xlarge", "us-east-1", 2, 4, ">20%"), // no change
+		sig("p5.48xlarge", "us-east-1", 3, 2, "10-15%"),
+		sig("p5.48xlarge", "us-east-1", 4, 3, "15-20%"),
+		sig("p5.48xlarge", "us-west-2", 1, 1, "5-10%"), // a new series
+	}
+	got := BandChanges(in)
+	want := []BandChange{
+		{Provider: "aws", SKU: "p5.48xlarge", Region: "us-east-1", At: day(1), To: 4, ToLabel: ">20%"},
+		{Provider: "aws", SKU: "p5.48xlarge", Region: "us-east-1", At: day(3), From: 4, FromLabel: ">20%", To: 2,
+			ToLabel: "10-15%", Rise: -1},
+		{Provider: "aws", SKU: "p5.48xlarge", Region: "us-east-1", At: day(4), From: 2, FromLabel: "10-15%", To: 3,
+			ToLabel: "15-20%", Rise: 1},
+		{Provider: "aws", SKU: "p5.48xlarge", Region: "us-west-2", At: day(1), To: 1, ToLabel: "5-10%"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("changes:\n got %+v\nwant %+v", got, want)
+	}
+	if got := BandChanges(nil); got != nil {
+		t.Errorf("no signals: %v", got)
+	}
+}

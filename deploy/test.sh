@@ -26,6 +26,11 @@ if [ ! -x /usr/bin/chromium ]; then
   phase "installing Debian's chromium"
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
+if ! command -v pdftotext >/dev/null; then
+  # The report's PDF test (cmd/gpuprice TestReport*) reads each page's text with it.
+  echo "== installing Debian's poppler-utils"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q poppler-utils
+fi
 # Current ClickHouse (26.7) as a library, for the chdb:// store and the second
 # pass of every ClickHouse test below (deploy/chdb/install.sh: pinned npm package,
 # checksum verified, cached between runs on this machine).

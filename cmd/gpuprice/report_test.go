@@ -7,6 +7,7 @@ import (
 	"html"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -61,6 +62,7 @@ var (
 	tableRE = regexp.MustCompile(`(?s)<table id="([^"]+)">(.*?)</table>`)
 	rowRE   = regexp.MustCompile(`(?s)<tr>(.*?)</tr>`)
 	cellRE  = regexp.MustCompile(`(?s)<t[hd][^>]*>(.*?)</t[hd]>`)
+	colRE   = regexp.MustCompile(`<th[^>]* data-col="([^"]*)"`)
 	cmdRE   = regexp.MustCompile(`<p class="cmd">\$ (.*?)</p>`)
 )
 
@@ -78,7 +80,13 @@ func htmlTables(t *testing.T, doc string) map[string][]map[string]string {
 				cells = append(cells, html.UnescapeString(c[1]))
 			}
 			if i == 0 {
+				// The command's column names (data-col), under the reader's.
 				header = cells
+				if cols := colRE.FindAllStringSubmatch(r[1], -1); len(cols) == len(cells) {
+					for j, c := range cols {
+						header[j] = html.UnescapeString(c[1])
+					}
+				}
 				continue
 			}
 			if len(cells) == 1 && cells[0] == "none" {
@@ -188,8 +196,9 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	if len(stats) < 8 {
 		t.Errorf("history: %d rows, want the market and at least 7 providers", len(stats))
 	}
+	// The report's token costs are of the quote's job (8 GPUs), as tokens --gpus 8 computes them.
 	tok := csvRows(t, mustRun(t, append(g, "tokens", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand", "--params", "7e+10",
-		"--precision", "bf16", "--limit", "10", "--format", "csv")...))
+		"--precision", "bf16", "--limit", "10", "--gpus", "8", "--format", "csv")...))
 	sameRows(t, "tokens", tables["tokens-table"], tok)
 	sp := csvRows(t, mustRun(t, append(append(g, "spreads", "--pricing", "on_demand", "--format", "csv"), win...)...))
 	sameRows(t, "spreads", tables["spreads-days"], sp[max(0, len(sp)-7):])
@@ -414,6 +423,15 @@ func testReport(t *testing.T, dsn string, browse bool) {
 		if len(want) > 0 {
 			t.Errorf("charts not in the page: %v", want)
 		}
+		// Every table fits the page at a desktop's width: no table scrolls in its box
+		// (the percentile table did at 1,300 px).
+		for _, w := range []int64{1300, 1024} {
+			do(t, ctx, "a desktop's width", chromedp.EmulateViewport(w, 900))
+			if clipped := eval[[]string](t, ctx, `[...document.querySelectorAll('.tablewrap')]
+				.filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.firstElementChild.id + ' ' + w.scrollWidth + '>' + w.clientWidth)`); len(clipped) > 0 {
+				t.Errorf("at %d px these tables are wider than the page: %v", w, clipped)
+			}
+		}
 		shotOf(t, ctx, "report", chromedp.FullScreenshot(100))
 		if p := filepath.Join(artifacts(t), "webapp-report.png"); fileSize(p) == 0 {
 			t.Errorf("no screenshot at %s", p)
@@ -505,6 +523,50 @@ func checkPDF(t *testing.T, path string) {
 	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "target", "method"} {
 		if !slices.Contains(titles, report.Titles[id]) {
 			t.Errorf("PDF outline has no section %q: %s", report.Titles[id], fmt.Sprint(titles))
+		}
+	}
+	checkPDFText(t, path, pages)
+}
+
+// checkPDFText reads the text of each page of the PDF (pdftotext, poppler-utils) as a
+// reader would: the verdict on the first page, no page that is a section's heading
+// over empty space, human column headers (vs reference, not quote_vs_reference_pct).
+func checkPDFText(t *testing.T, path string, pages int) {
+	t.Helper()
+	out, err := exec.Command("pdftotext", "-layout", path, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext %s (poppler-utils): %v", path, err)
+	}
+	text := strings.Split(strings.TrimRight(string(out), "\f"), "\f")
+	if len(text) != pages {
+		t.Errorf("pdftotext read %d pages, the PDF has %d", len(text), pages)
+	}
+	if len(text) == 0 || !strings.Contains(text[0], report.Titles["summary"]) || !strings.Contains(text[0], "Verdict") {
+		t.Errorf("PDF page 1 does not open with the verdict:\n%s", text[0])
+	}
+	for i, page := range text {
+		var lines []string
+		for _, l := range strings.Split(page, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 && len(lines) <= 3 {
+			for _, title := range report.Titles {
+				if strings.HasSuffix(lines[len(lines)-1], title) || lines[0] == title {
+					t.Errorf("PDF page %d is the heading %q over empty space:\n%s", i+1, title, page)
+				}
+			}
+		}
+		for _, title := range report.Titles {
+			if len(lines) > 3 && lines[len(lines)-1] == title {
+				t.Errorf("PDF page %d ends with the heading %q, its section on the next page", i+1, title)
+			}
+		}
+		for _, machine := range []string{"quote_vs_reference_pct", "_pct", "median_discount", "latest_median"} {
+			if strings.Contains(page, machine) {
+				t.Errorf("PDF page %d has the column name %q, not the reader's", i+1, machine)
+			}
 		}
 	}
 }

@@ -195,12 +195,25 @@ type observer struct {
 }
 
 // Observe implements fetch.Observer.
-func (o observer) Observe(_ context.Context, method, rawURL string, reqBody []byte, resp *fetch.Response, at time.Time) {
+func (o observer) Observe(
+	_ context.Context,
+	method, rawURL string,
+	reqBody []byte,
+	resp *fetch.Response,
+	at time.Time,
+) {
 	o.r.record(o.source, method, rawURL, reqBody, resp, at)
 }
 
 // ObserveStream implements fetch.StreamObserver.
-func (o observer) ObserveStream(_ context.Context, method, rawURL string, reqBody []byte, status int, header http.Header, at time.Time) fetch.StreamEntry {
+func (o observer) ObserveStream(
+	_ context.Context,
+	method, rawURL string,
+	reqBody []byte,
+	status int,
+	header http.Header,
+	at time.Time,
+) fetch.StreamEntry {
 	return o.r.stream(o.source, method, rawURL, reqBody, status, header, at)
 }
 
@@ -217,7 +230,13 @@ func (r *Recorder) scrubString(s string) string { return string(r.scrub([]byte(s
 
 // entry numbers a new entry and fills in what is known before its body: the request
 // and the response's status and headers, redacted.
-func (r *Recorder) entry(source, method, rawURL string, reqBody []byte, status int, header http.Header, at time.Time) Entry {
+func (r *Recorder) entry(
+	source, method, rawURL string,
+	reqBody []byte,
+	status int,
+	header http.Header,
+	at time.Time,
+) Entry {
 	hdr := fetch.RedactHeader(header)
 	for k, vs := range hdr {
 		for i := range vs {

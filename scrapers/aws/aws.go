@@ -337,7 +337,11 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		if mode == ModeAPI {
 			err = s.collectSpotHistory(ctx, ac, e)
 			if err != nil && s.opts.Mode == ModeAuto && isAuthError(err) {
-				log.Warn("spot price history refused the credentials, reading the public spot feed", "error", err.Error())
+				log.Warn(
+					"spot price history refused the credentials, reading the public spot feed",
+					"error",
+					err.Error(),
+				)
 				err = s.collectSpotFeed(ctx, e)
 			}
 		} else {

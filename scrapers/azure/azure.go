@@ -58,10 +58,18 @@ var sampleOptions string
 
 func init() {
 	scrapers.Register(scrapers.Info{
-		Name:            Name,
-		Provider:        "azure",
-		Method:          schemas.SourceAPI,
-		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.LowPriority, schemas.Reserved1Y, schemas.Reserved3Y, schemas.CommitmentPricing(12), schemas.CommitmentPricing(36)},
+		Name:     Name,
+		Provider: "azure",
+		Method:   schemas.SourceAPI,
+		Pricing: []string{
+			schemas.OnDemand,
+			schemas.Spot,
+			schemas.LowPriority,
+			schemas.Reserved1Y,
+			schemas.Reserved3Y,
+			schemas.CommitmentPricing(12),
+			schemas.CommitmentPricing(36),
+		},
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
@@ -136,7 +144,12 @@ func (s *Source) Expect() scrapers.Expectation {
 	}
 	return scrapers.Expectation{
 		MinRows: 500,
-		SKUs:    []string{"Standard_ND96isr_H100_v5", "Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5", "Standard_ND96asr_v4"},
+		SKUs: []string{
+			"Standard_ND96isr_H100_v5",
+			"Standard_NC24ads_A100_v4",
+			"Standard_NC40ads_H100_v5",
+			"Standard_ND96asr_v4",
+		},
 	}
 }
 

@@ -41,10 +41,16 @@ const DefaultEndpoint = "https://crusoe.ai/cloud/pricing"
 
 func init() {
 	scrapers.Register(scrapers.Info{
-		Name:            Name,
-		Provider:        "crusoe",
-		Method:          schemas.SourceScrape,
-		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y, schemas.CommitmentPricing(6)},
+		Name:     Name,
+		Provider: "crusoe",
+		Method:   schemas.SourceScrape,
+		Pricing: []string{
+			schemas.OnDemand,
+			schemas.Spot,
+			schemas.Reserved1Y,
+			schemas.Reserved3Y,
+			schemas.CommitmentPricing(6),
+		},
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",

@@ -130,11 +130,24 @@ func (t *Table) Rate(ctx context.Context, currency string, at time.Time) (float6
 	// The first day after `day`; the one before it is the latest on or before `day`.
 	i := sort.Search(len(list), func(i int) bool { return list[i].Date.After(day) })
 	if i == 0 {
-		return 0, fmt.Errorf("%w for %s on %s: the first known day is %s", ErrNoRate, cur, day.Format(time.DateOnly), list[0].Date.Format(time.DateOnly))
+		return 0, fmt.Errorf(
+			"%w for %s on %s: the first known day is %s",
+			ErrNoRate,
+			cur,
+			day.Format(time.DateOnly),
+			list[0].Date.Format(time.DateOnly),
+		)
 	}
 	r := list[i-1]
 	if day.Sub(r.Date) > MaxStale {
-		return 0, fmt.Errorf("%w for %s on %s: the latest known day, %s, is more than %s older", ErrNoRate, cur, day.Format(time.DateOnly), r.Date.Format(time.DateOnly), MaxStale)
+		return 0, fmt.Errorf(
+			"%w for %s on %s: the latest known day, %s, is more than %s older",
+			ErrNoRate,
+			cur,
+			day.Format(time.DateOnly),
+			r.Date.Format(time.DateOnly),
+			MaxStale,
+		)
 	}
 	return r.USDPerUnit, nil
 }

@@ -283,7 +283,19 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 			skipped[k] += v
 		}
 		comps = append(comps, p.Components...)
-		log.Debug("page read", "page", n, "skus", p.SKUs, "rows", len(p.Rows), "components", len(p.Components), "rejected", len(p.Rejects))
+		log.Debug(
+			"page read",
+			"page",
+			n,
+			"skus",
+			p.SKUs,
+			"rows",
+			len(p.Rows),
+			"components",
+			len(p.Components),
+			"rejected",
+			len(p.Rejects),
+		)
 		if p.Next == "" {
 			break
 		}
@@ -315,7 +327,8 @@ func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter) error {
 	if err != nil {
 		return err
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("pricing page read", "rows", len(res.Rows), "not_offered", res.Skipped[skipNotOffered])
+	s.cfg.Logger.With("source", s.cfg.Name).
+		Debug("pricing page read", "rows", len(res.Rows), "not_offered", res.Skipped[skipNotOffered])
 	if err := scrapers.EmitResult(e, res, u); err != nil {
 		return fmt.Errorf("gcp: pricing page: %w", err)
 	}

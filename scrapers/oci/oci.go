@@ -168,7 +168,19 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 			o.SourceURL = next
 			e.Emit(o)
 		}
-		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped, "rejected", len(p.Rejects))
+		log.Debug(
+			"page read",
+			"page",
+			n,
+			"items",
+			p.Items,
+			"rows",
+			len(p.Rows),
+			"skipped",
+			p.Skipped,
+			"rejected",
+			len(p.Rejects),
+		)
 		switch {
 		case p.NextLink != "":
 			next, err = rehost(p.NextLink, base)

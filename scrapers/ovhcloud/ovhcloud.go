@@ -99,7 +99,10 @@ var subsidiaryRE = regexp.MustCompile(`^[A-Z]{2,4}$`)
 // Validate checks the options without network I/O.
 func (o Options) Validate() error {
 	if o.Subsidiary != "" && !subsidiaryRE.MatchString(o.Subsidiary) {
-		return fmt.Errorf("ovhcloud: options: subsidiary %q is not an OVH subsidiary code (2-4 upper-case letters)", o.Subsidiary)
+		return fmt.Errorf(
+			"ovhcloud: options: subsidiary %q is not an OVH subsidiary code (2-4 upper-case letters)",
+			o.Subsidiary,
+		)
 	}
 	return nil
 }
@@ -171,6 +174,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	for _, r := range res.Rejects {
 		scrapers.Reject(e, r.Raw, r.Reason)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
+	s.cfg.Logger.With("source", s.cfg.Name).
+		Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
 	return nil
 }

@@ -227,7 +227,8 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	for _, r := range res.Rejects {
 		scrapers.Reject(e, r.Raw, r.Reason)
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("prices read", "mode", s.mode, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
+	s.cfg.Logger.With("source", s.cfg.Name).
+		Debug("prices read", "mode", s.mode, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
 	return nil
 }
 

@@ -51,10 +51,17 @@ const DefaultEndpoint = "https://www.together.ai/pricing"
 
 func init() {
 	scrapers.Register(scrapers.Info{
-		Name:            Name,
-		Provider:        "together",
-		Method:          schemas.SourceScrape,
-		Pricing:         []string{schemas.OnDemand, schemas.CommitmentPricing(1), schemas.CommitmentPricing(3), schemas.CommitmentPricing(6), schemas.CommitmentPricing(7), schemas.Reserved1Y},
+		Name:     Name,
+		Provider: "together",
+		Method:   schemas.SourceScrape,
+		Pricing: []string{
+			schemas.OnDemand,
+			schemas.CommitmentPricing(1),
+			schemas.CommitmentPricing(3),
+			schemas.CommitmentPricing(6),
+			schemas.CommitmentPricing(7),
+			schemas.Reserved1Y,
+		},
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
@@ -81,7 +88,11 @@ var page = pageutil.Page{
 	ErrLayout:       ErrLayout,
 	Expectation: scrapers.Expectation{
 		MinRows: 6,
-		SKUs:    []string{"together:dedicated-inference:hgx-h100", "together:gpu-clusters:hgx-h100", "together:gpu-clusters:hgx-b200"},
+		SKUs: []string{
+			"together:dedicated-inference:hgx-h100",
+			"together:gpu-clusters:hgx-h100",
+			"together:gpu-clusters:hgx-b200",
+		},
 	},
 }
 

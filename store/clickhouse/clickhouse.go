@@ -82,7 +82,10 @@ func open(dsn string) (*Store, error) {
 	redacted := store.Redact(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
-		return nil, fmt.Errorf("clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s", redacted)
+		return nil, fmt.Errorf(
+			"clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s",
+			redacted,
+		)
 	}
 	dsn, cluster, err := clusterParam(u)
 	if err != nil {
@@ -108,7 +111,11 @@ func open(dsn string) (*Store, error) {
 		opts.Auth.Database = "default"
 	}
 	if !identifier.MatchString(opts.Auth.Database) {
-		return nil, fmt.Errorf("clickhouse: database name %q in %s: use letters, digits and _", opts.Auth.Database, redacted)
+		return nil, fmt.Errorf(
+			"clickhouse: database name %q in %s: use letters, digits and _",
+			opts.Auth.Database,
+			redacted,
+		)
 	}
 	conn, err := ch.Open(opts)
 	if err != nil {
@@ -277,9 +284,15 @@ func (s *Store) applied(ctx context.Context) (map[int]bool, error) {
 	}
 	switch distributed := engines[0] == "Distributed"; {
 	case distributed && s.cluster == "":
-		return nil, fmt.Errorf("clickhouse: database %s was created on a cluster (gpuprice migrate --cluster): add ?cluster=NAME to the DSN", s.database)
+		return nil, fmt.Errorf(
+			"clickhouse: database %s was created on a cluster (gpuprice migrate --cluster): add ?cluster=NAME to the DSN",
+			s.database,
+		)
 	case !distributed && s.cluster != "":
-		return nil, fmt.Errorf("clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)", s.database)
+		return nil, fmt.Errorf(
+			"clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)",
+			s.database,
+		)
 	}
 	rows, err = s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
 	if err != nil {
@@ -354,7 +367,12 @@ func (s *Store) Exists(ctx context.Context) error {
 		return s.wrap("look for the tables of "+s.database, err)
 	}
 	if tables == 0 {
-		return fmt.Errorf("%w: ClickHouse database %s holds no gpuprice tables (%s)", store.ErrNotExist, s.database, s.redacted)
+		return fmt.Errorf(
+			"%w: ClickHouse database %s holds no gpuprice tables (%s)",
+			store.ErrNotExist,
+			s.database,
+			s.redacted,
+		)
 	}
 	return nil
 }
@@ -410,7 +428,10 @@ func toCH(t time.Time) (time.Time, error) {
 	}
 	t = t.UTC().Truncate(time.Second)
 	if t.Before(minTime) || t.After(maxTime) {
-		return time.Time{}, fmt.Errorf("time %s outside ClickHouse DateTime's range 1970-01-01..2106-02-07", t.Format(time.RFC3339))
+		return time.Time{}, fmt.Errorf(
+			"time %s outside ClickHouse DateTime's range 1970-01-01..2106-02-07",
+			t.Format(time.RFC3339),
+		)
 	}
 	return t, nil
 }

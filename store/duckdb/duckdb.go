@@ -39,7 +39,10 @@ import (
 func init() {
 	store.Register("duckdb", func(ctx context.Context, u *url.URL) (store.Store, error) {
 		if u.Opaque != "" || u.Host != "" || !strings.HasPrefix(u.Path, "/") {
-			return nil, fmt.Errorf("duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q", store.Redact(u.String()))
+			return nil, fmt.Errorf(
+				"duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q",
+				store.Redact(u.String()),
+			)
 		}
 		return open(ctx, u.Path, u.RawQuery)
 	})
@@ -106,7 +109,12 @@ var ErrLocked = store.ErrLocked
 
 func openError(path string, err error) error {
 	if strings.Contains(err.Error(), "Could not set lock on file") {
-		return fmt.Errorf("%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v", ErrLocked, path, err)
+		return fmt.Errorf(
+			"%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v",
+			ErrLocked,
+			path,
+			err,
+		)
 	}
 	return fmt.Errorf("duckdb: open %s: %w", path, err)
 }
@@ -283,7 +291,12 @@ func tableColumns(ctx context.Context, c driver.QueryerContext, names []string) 
 		}
 	}
 	if len(out) != len(names) {
-		return nil, fmt.Errorf("table observations has %d of the %d columns written (%v): run `gpuprice migrate`", len(out), len(names), names)
+		return nil, fmt.Errorf(
+			"table observations has %d of the %d columns written (%v): run `gpuprice migrate`",
+			len(out),
+			len(names),
+			names,
+		)
 	}
 	return out, nil
 }
@@ -386,7 +399,11 @@ func appendObservations(ctx context.Context, c interface {
 			hi = t
 		}
 	}
-	_, err = c.ExecContext(ctx, obsReplace, []driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}})
+	_, err = c.ExecContext(
+		ctx,
+		obsReplace,
+		[]driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}},
+	)
 	return err
 }
 
@@ -594,7 +611,14 @@ func (s *Store) WriteFXRates(ctx context.Context, rates []schemas.FXRate) error 
 		chunk := rates[start:min(start+rowsPerInsert, len(rates))]
 		args := make([]any, 0, 5*len(chunk))
 		for i, r := range chunk {
-			args = append(args, r.Date.Format(time.DateOnly), r.Currency, r.USDPerUnit, r.Source, version+uint64(start+i))
+			args = append(
+				args,
+				r.Date.Format(time.DateOnly),
+				r.Currency,
+				r.USDPerUnit,
+				r.Source,
+				version+uint64(start+i),
+			)
 		}
 		q := `INSERT INTO fx_rates (date, currency, usd_per_unit, source, version) VALUES ` +
 			strings.TrimSuffix(strings.Repeat("(CAST(? AS DATE), ?, ?, ?, ?), ", len(chunk)), ", ") +

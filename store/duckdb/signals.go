@@ -3,6 +3,7 @@ package duckdb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -25,26 +26,37 @@ func (s *Store) WriteSignals(ctx context.Context, sigs []schemas.Signal) error {
 		return fmt.Errorf("duckdb: write signals: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO signals (observed_at, effective_at, provider, sku, region, zone,
-		gpu, kind, value, label, source, source_url, run_id, attrs, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (provider, sku, region, zone, kind, effective_at) DO UPDATE SET observed_at = excluded.observed_at,
-		gpu = excluded.gpu, value = excluded.value, label = excluded.label, source = excluded.source,
-		source_url = excluded.source_url, run_id = excluded.run_id, attrs = excluded.attrs, version = excluded.version`)
-	if err != nil {
-		return fmt.Errorf("duckdb: write signals: %w", err)
-	}
-	defer stmt.Close()
 	version := s.versions(len(sigs))
 	var enc store.AttrsEncoder
-	for i, g := range lastOfIdentity(sigs) {
-		attrs, err := enc.Encode(g.Attrs)
-		if err != nil {
-			return fmt.Errorf("duckdb: write signals: %w", err)
+	rows := lastOfIdentity(sigs)
+	// One statement per chunk of rows: a statement per row costs a round of
+	// DuckDB's planner each.
+	const chunk = 256
+	for lo := 0; lo < len(rows); lo += chunk {
+		hi := min(lo+chunk, len(rows))
+		var b strings.Builder
+		b.WriteString(`INSERT INTO signals (observed_at, effective_at, provider, sku, region, zone, gpu, kind, value,
+			label, source, source_url, run_id, attrs, version) VALUES `)
+		args := make([]any, 0, (hi-lo)*15)
+		for i := lo; i < hi; i++ {
+			g := rows[i]
+			attrs, err := enc.Encode(g.Attrs)
+			if err != nil {
+				return fmt.Errorf("duckdb: write signals: %w", err)
+			}
+			if i > lo {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, utc(g.ObservedAt), utc(g.EffectiveAt), g.Provider, g.SKU, g.Region, g.Zone, g.GPU,
+				g.Kind, g.Value, g.Label, g.Source, g.SourceURL, g.RunID, attrs, version+uint64(i))
 		}
-		if _, err := stmt.ExecContext(ctx, utc(g.ObservedAt), utc(g.EffectiveAt), g.Provider, g.SKU, g.Region, g.Zone,
-			g.GPU, g.Kind, g.Value, g.Label, g.Source, g.SourceURL, g.RunID, attrs, version+uint64(i)); err != nil {
-			return fmt.Errorf("duckdb: signal %s/%s %s: %w", g.Provider, g.SKU, g.Kind, err)
+		b.WriteString(` ON CONFLICT (provider, sku, region, zone, kind, effective_at) DO UPDATE SET
+			observed_at = excluded.observed_at, gpu = excluded.gpu, value = excluded.value, label = excluded.label,
+			source = excluded.source, source_url = excluded.source_url, run_id = excluded.run_id,
+			attrs = excluded.attrs, version = excluded.version`)
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("duckdb: write signals: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/scrapers/aws"
+)
+
+func init() { addCommand((*app).riskCmd) }
+
+func (a *app) riskCmd() *cobra.Command {
+	var provider, sku, region, since, until, format string
+	var changes bool
+	cmd := &cobra.Command{
+		Use:   "risk",
+		Short: "Interruption band history: each offer's first band and every move since (docs/risk.md)",
+		Long: `risk lists the stored interruption signals as a history per (provider, sku, region):
+the first band of each and every move up or down after it, with the interruption
+rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
+		Example: `  gpuprice risk import-spot-advisor spot-advisor-data.json --at 2025-06-28
+  gpuprice risk --sku p5.48xlarge --changes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := query.RiskQuery{Provider: provider, SKU: sku, Region: region, ChangesOnly: changes}
+			var err error
+			now := time.Now().UTC()
+			if since != "" {
+				if q.Since, err = parseWhen(since, now); err != nil {
+					return usagef("--since: %v", err)
+				}
+			}
+			if until != "" {
+				if q.Until, err = parseWhen(until, now); err != nil {
+					return usagef("--until: %v", err)
+				}
+			}
+			st, err := a.openExistingStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			res, err := query.Risk(cmd.Context(), st, q)
+			if err != nil {
+				return err
+			}
+			header, rows := res.Table()
+			return output(a.stdout, format, header, rows, res, "no interruption signals stored")
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&provider, "provider", "", "provider")
+	fl.StringVar(&sku, "sku", "", "SKU (an instance type: p5.48xlarge)")
+	fl.StringVar(&region, "region", "", "provider region")
+	fl.StringVar(&since, "since", "", "from this time (a date, RFC 3339, or a duration back: 90d)")
+	fl.StringVar(&until, "until", "", "before this time (as --since)")
+	fl.BoolVar(&changes, "changes", false, "only the moves between bands")
+	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	cmd.AddCommand(a.riskImportCmd())
+	return cmd
+}
+
+func (a *app) riskImportCmd() *cobra.Command {
+	var at string
+	cmd := &cobra.Command{
+		Use:   "import-spot-advisor FILE",
+		Short: "Store the interruption bands of a saved AWS Spot Advisor file (spot-advisor-data.json) as of --at",
+		Long: `import-spot-advisor reads a copy of https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json
+and stores the band of every GPU instance type and region (Linux) as of --at, the
+date the copy was taken (the file carries none). Importing dated copies builds the
+band history that ` + "`gpuprice risk`" + ` shows.`,
+		Example: `  gpuprice risk import-spot-advisor spot-advisor-data.json --at 2025-06-28`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if at == "" {
+				return usagef("--at is required: the date the copy was taken")
+			}
+			when, err := parseWhen(at, time.Now().UTC())
+			if err != nil {
+				return usagef("--at: %v", err)
+			}
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			res, err := aws.ParseSpotAdvisor(f, when)
+			if err != nil {
+				return err
+			}
+			for i := range res.Signals {
+				res.Signals[i].SourceURL = "file:" + args[0]
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			imp, err := ingest.ImportSignals(cmd.Context(), st, "import:"+aws.SourceSpotAdvisor, res.Signals, res.Rejects,
+				time.Now())
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "stored %d interruption bands as of %s (run %s, %s)\n", imp.Run.RowsStored,
+				when.Format(time.RFC3339), imp.Run.RunID, imp.Run.Status)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&at, "at", "", "the date the copy was taken (required): 2025-06-28 or RFC 3339")
+	return cmd
+}

@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/store"
+)
+
+// ErrNoSignals marks a store that keeps no risk or availability signals.
+var ErrNoSignals = errors.New("ingest: the store keeps no signals")
+
+// SignalImport is what ImportSignals did: the run record it wrote.
+type SignalImport struct {
+	Run schemas.Run
+}
+
+// ImportSignals stores signals read by source (e.g. "import:aws-spot-advisor") as
+// one run: every signal gets the run's id and, when it has none, observed_at now;
+// a signal that fails Validate and every rejected record are quarantined with the
+// reason; the run record says how many were stored. The run fails when nothing
+// could be stored.
+func ImportSignals(ctx context.Context, st store.Store, source string, sigs []schemas.Signal,
+	rejects []scrapers.Rejected, now time.Time) (SignalImport, error) {
+	sg, ok := st.(store.Signals)
+	if !ok {
+		return SignalImport{}, ErrNoSignals
+	}
+	now = now.UTC().Truncate(time.Second)
+	runID := NewRunID(now)
+	var keep []schemas.Signal
+	var quar []schemas.Quarantined
+	for _, s := range sigs {
+		s.RunID = runID
+		if s.Source == "" {
+			s.Source = source
+		}
+		if s.ObservedAt.IsZero() {
+			s.ObservedAt = now
+		}
+		if err := s.Validate(); err != nil {
+			quar = append(quar, schemas.Quarantined{QuarantinedAt: now, RunID: runID, Source: source,
+				Reason: err.Error(), Raw: fmt.Sprintf("%s %s %s %s %v", s.Provider, s.SKU, s.Region, s.Kind, s.Value)})
+			continue
+		}
+		keep = append(keep, s)
+	}
+	for _, r := range rejects {
+		quar = append(quar, schemas.Quarantined{QuarantinedAt: now, RunID: runID, Source: source, Reason: r.Reason,
+			Raw: r.Raw})
+	}
+	run := schemas.Run{RunID: runID, Source: source, StartedAt: now, Status: schemas.RunOK, Owner: store.Owner()}
+	var problems []string
+	if err := sg.WriteSignals(ctx, keep); err != nil {
+		problems = append(problems, "writing signals: "+err.Error())
+		keep = nil
+	}
+	if len(quar) > 0 {
+		if err := st.WriteQuarantine(ctx, quar); err != nil {
+			problems = append(problems, "writing quarantine: "+err.Error())
+		}
+		problems = append(problems, fmt.Sprintf("%d records quarantined", len(quar)))
+		run.Status = schemas.RunDegraded
+	}
+	if len(keep) == 0 {
+		run.Status = schemas.RunFailed
+		problems = append(problems, "no signals stored")
+	}
+	run.RowsAccepted, run.RowsStored, run.RowsQuarantine = len(keep), len(keep), len(quar)
+	run.FinishedAt = time.Now().UTC().Truncate(time.Second)
+	if run.FinishedAt.Before(now) {
+		run.FinishedAt = now
+	}
+	for i, p := range problems {
+		if i > 0 {
+			run.Error += "; "
+		}
+		run.Error += p
+	}
+	if err := st.WriteRun(ctx, storableRun(run)); err != nil {
+		return SignalImport{Run: run}, fmt.Errorf("ingest: writing run record: %w", err)
+	}
+	if run.Status == schemas.RunFailed {
+		return SignalImport{Run: run}, fmt.Errorf("ingest: %s: %s", source, run.Error)
+	}
+	return SignalImport{Run: run}, nil
+}
