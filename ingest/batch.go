@@ -109,7 +109,13 @@ const addRun = 256
 // once it ends (a signal), what is left is written with a fresh context bounded by
 // FinalWriteTimeout, else spooled. reject, when not nil, takes the rows the store
 // refused on their own; nil counts them as lost.
-func NewBatcher(ctx context.Context, w store.Writer, spool Spooler, cfg BatchConfig, reject func(schemas.Observation, string)) *Batcher {
+func NewBatcher(
+	ctx context.Context,
+	w store.Writer,
+	spool Spooler,
+	cfg BatchConfig,
+	reject func(schemas.Observation, string),
+) *Batcher {
 	b := &Batcher{w: w, spool: spool, reject: reject, cfg: cfg.withDefaults(w), in: make(chan []schemas.Observation, 4),
 		out: make(chan []schemas.Observation), free: make(chan []schemas.Observation, 1),
 		runs: make(chan []schemas.Observation, 8), done: make(chan struct{})}

@@ -98,7 +98,19 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		defer cancel()
 	}
 	_, expects := j.Source.(scrapers.Expecter)
-	run := newStreamingRun(ctx, c.Sink, c.Spool, c.Batch, c.Normalizer, j.Name, runID, c.SourceKind, c.now, expects, c.journalLog(log))
+	run := newStreamingRun(
+		ctx,
+		c.Sink,
+		c.Spool,
+		c.Batch,
+		c.Normalizer,
+		j.Name,
+		runID,
+		c.SourceKind,
+		c.now,
+		expects,
+		c.journalLog(log),
+	)
 	srcErr := safeCollect(sctx, j.Source, run)
 	var ex *scrapers.Expectation
 	if x, ok := j.Source.(scrapers.Expecter); ok {
@@ -120,8 +132,25 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		if res.Status == schemas.RunFailed || res.Status == schemas.RunDegraded {
 			level = slog.LevelWarn
 		}
-		log.Log(ctx, level, "source collected", "status", res.Status, "accepted", res.RowsAccepted, "quarantined", res.RowsQuarantine,
-			"not_offered", res.RowsNotOffered, "unknown_gpus", res.UnknownGPUs, "spooled", res.Spooled, "error", res.Error)
+		log.Log(
+			ctx,
+			level,
+			"source collected",
+			"status",
+			res.Status,
+			"accepted",
+			res.RowsAccepted,
+			"quarantined",
+			res.RowsQuarantine,
+			"not_offered",
+			res.RowsNotOffered,
+			"unknown_gpus",
+			res.UnknownGPUs,
+			"spooled",
+			res.Spooled,
+			"error",
+			res.Error,
+		)
 	}
 	return res
 }

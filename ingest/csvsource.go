@@ -233,7 +233,17 @@ func (s *CSVSource) row(r *csvRow) (schemas.Observation, error) {
 			return o, fmt.Errorf("effective_at: %w", err)
 		}
 	}
-	o.Provider, o.SKU, o.Region, o.Zone, o.Pricing = r.get(cProvider), r.get(cSKU), r.get(cRegion), r.get(cZone), r.get(cPricing)
+	o.Provider, o.SKU, o.Region, o.Zone, o.Pricing = r.get(
+		cProvider,
+	), r.get(
+		cSKU,
+	), r.get(
+		cRegion,
+	), r.get(
+		cZone,
+	), r.get(
+		cPricing,
+	)
 	o.Tier, o.Interconnect = r.get(cTier), r.get(cInterconnect)
 	if o.Tier != "" && !schemas.ValidTier(o.Tier) {
 		return o, fmt.Errorf("tier %q is not hyperscaler, specialist or marketplace", o.Tier)
@@ -316,7 +326,13 @@ func (s *CSVSource) known(r *csvRow, g string) bool {
 
 const maxKnownCache = 10_000
 
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"}
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05",
+	"2006-01-02T15:04:05",
+	"2006-01-02",
+}
 
 func parseTime(v string) (time.Time, error) {
 	if v == "" {

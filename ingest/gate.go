@@ -142,8 +142,20 @@ func (p *Peers) Judge(o schemas.Observation) string {
 	if ratio >= p.cfg.Below && ratio <= p.cfg.Above {
 		return ""
 	}
-	return fmt.Sprintf("%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s %s prices (held below %g× or above %g×); release with `gpuprice quarantine release` if it is real",
-		SuspectPrefix, o.PriceUSDGPUHour, ratio, med, len(prices), k.tier, k.gpu, k.pricing, k.scope, p.cfg.Below, p.cfg.Above)
+	return fmt.Sprintf(
+		"%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s %s prices (held below %g× or above %g×); release with `gpuprice quarantine release` if it is real",
+		SuspectPrefix,
+		o.PriceUSDGPUHour,
+		ratio,
+		med,
+		len(prices),
+		k.tier,
+		k.gpu,
+		k.pricing,
+		k.scope,
+		p.cfg.Below,
+		p.cfg.Above,
+	)
 }
 
 func median(v []float64) float64 {

@@ -106,7 +106,10 @@ func (r *Rejection) Error() string { return r.Reason }
 // Normalize fills the normalised fields of o and checks it. It returns a *Rejection
 // error when the row must go to quarantine. unknownGPU reports a GPU name the catalog
 // could not place (the row is kept with gpu "unknown").
-func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out schemas.Observation, unknownGPU bool, err error) {
+func (n *Normalizer) Normalize(
+	ctx context.Context,
+	o schemas.Observation,
+) (out schemas.Observation, unknownGPU bool, err error) {
 	reject := func(format string, args ...any) (schemas.Observation, bool, error) {
 		return o, false, &Rejection{Reason: fmt.Sprintf(format, args...)}
 	}
@@ -194,7 +197,12 @@ func (n *Normalizer) Normalize(ctx context.Context, o schemas.Observation) (out 
 		b = DefaultBounds()
 	}
 	if o.PriceUSDGPUHour < b.MinUSDGPUHour || o.PriceUSDGPUHour > b.MaxUSDGPUHour {
-		return reject("$%.4g per GPU-hour is outside the plausible range [%g, %g]", o.PriceUSDGPUHour, b.MinUSDGPUHour, b.MaxUSDGPUHour)
+		return reject(
+			"$%.4g per GPU-hour is outside the plausible range [%g, %g]",
+			o.PriceUSDGPUHour,
+			b.MinUSDGPUHour,
+			b.MaxUSDGPUHour,
+		)
 	}
 	if !schemas.ValidScope(o.PriceScope) {
 		return reject("unknown price scope %q", o.PriceScope)

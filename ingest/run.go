@@ -333,10 +333,18 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	}
 	if st.Lost > 0 {
 		// First, so that a summary cut short still says it.
-		problems = append([]string{fmt.Sprintf("%d rows lost: neither the store nor the spool took them", st.Lost)}, problems...)
+		problems = append(
+			[]string{fmt.Sprintf("%d rows lost: neither the store nor the spool took them", st.Lost)},
+			problems...)
 	}
 	if spooled > 0 {
-		problems = append(problems, fmt.Sprintf("%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them", spooled))
+		problems = append(
+			problems,
+			fmt.Sprintf(
+				"%d rows spooled: the store was unavailable; the next run or `gpuprice spool replay` writes them",
+				spooled,
+			),
+		)
 	}
 	problems = append(problems, r.notes...)
 	notes := len(r.notes)

@@ -110,7 +110,10 @@ func ECBRates(client *fetch.Client, endpoint string) func(context.Context) ([]sc
 		}
 		out := make([]schemas.FXRate, 0, len(rates))
 		for _, r := range rates {
-			out = append(out, schemas.FXRate{Date: r.Date, Currency: r.Currency, USDPerUnit: r.USDPerUnit, Source: "ecb"})
+			out = append(
+				out,
+				schemas.FXRate{Date: r.Date, Currency: r.Currency, USDPerUnit: r.USDPerUnit, Source: "ecb"},
+			)
 		}
 		return out, nil
 	}
@@ -172,7 +175,12 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 // committed, even when ctx was cancelled: what was committed is in the store. Import
 // returns the run's result and step's error; a run record that could not be written
 // is logged.
-func (r *Runner) Import(ctx context.Context, source string, o Options, step func(context.Context, *Run) error) (Result, error) {
+func (r *Runner) Import(
+	ctx context.Context,
+	source string,
+	o Options,
+	step func(context.Context, *Run) error,
+) (Result, error) {
 	r.replay(ctx)
 	r.recover(ctx)
 	runID := o.RunID
@@ -335,7 +343,8 @@ const peerWindow = 7 * 24 * time.Hour
 func (r *Runner) peers(ctx context.Context) *Peers {
 	latest, err := r.Store.Latest(ctx, store.Filter{})
 	if err != nil {
-		r.log().Warn("suspect gate: current prices not read; judging against this run's rows only", "error", err.Error())
+		r.log().
+			Warn("suspect gate: current prices not read; judging against this run's rows only", "error", err.Error())
 	}
 	now := time.Now()
 	if r.Now != nil {

@@ -44,7 +44,11 @@ func Storable(o schemas.Observation, now time.Time) error {
 		at   time.Time
 	}{{"observed_at", o.ObservedAt}, {"effective_at", o.EffectiveAt}} {
 		if t.at.Before(MinStorableTime) || t.at.After(MaxStorableTime) {
-			return fmt.Errorf("%s %s is outside the storable range 1970-01-01..2106-02-07", t.name, t.at.UTC().Format(time.RFC3339))
+			return fmt.Errorf(
+				"%s %s is outside the storable range 1970-01-01..2106-02-07",
+				t.name,
+				t.at.UTC().Format(time.RFC3339),
+			)
 		}
 		if !now.IsZero() && t.at.After(now.Add(MaxFutureSkew)) {
 			return fmt.Errorf("%s %s is more than a day in the future", t.name, t.at.UTC().Format(time.RFC3339))

@@ -158,7 +158,16 @@ var (
 		"oam":       FormOAM,
 		"superchip": FormSuperchip,
 	}
-	memTypeTokens = map[string]bool{"hbm2": true, "hbm2e": true, "hbm3": true, "hbm3e": true, "gddr6": true, "gddr6x": true, "gddr7": true, "gddr5": true}
+	memTypeTokens = map[string]bool{
+		"hbm2":   true,
+		"hbm2e":  true,
+		"hbm3":   true,
+		"hbm3e":  true,
+		"gddr6":  true,
+		"gddr6x": true,
+		"gddr7":  true,
+		"gddr5":  true,
+	}
 	// Tokens right after a model name that make it a different product (RTX 3090 Ti,
 	// RTX 4090 D, A10 G written apart…): never collapse those into the base model.
 	variantSuffixes = map[string]bool{

@@ -77,9 +77,13 @@ type ClusterMigration struct {
 }
 
 var (
-	identRe        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	createTableRe  = regexp.MustCompile(`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`)
-	createViewRe   = regexp.MustCompile(`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`)
+	identRe       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	createTableRe = regexp.MustCompile(
+		`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`,
+	)
+	createViewRe = regexp.MustCompile(
+		`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`,
+	)
 	dropRe         = regexp.MustCompile(`(?is)^DROP\s+(TABLE|VIEW)\s+IF\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 	alterAddRe     = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+(ADD\s+COLUMN\s+.*)$`)
 	materializedRe = regexp.MustCompile(`(?i)(\s)MATERIALIZED(\s)`)
@@ -129,7 +133,11 @@ func translateMigrations(ms []Migration, cluster, database string) ([]ClusterMig
 				if err != nil {
 					return fmt.Errorf("schemas: cluster translation of migration %04d_%s: %w", m.Version, m.Name, err)
 				}
-				cm.Statements = append(cm.Statements, ClusterStatement{SQL: "DROP TABLE IF EXISTS " + tr.q(name) + tr.on()}, ClusterStatement{SQL: dist})
+				cm.Statements = append(
+					cm.Statements,
+					ClusterStatement{SQL: "DROP TABLE IF EXISTS " + tr.q(name) + tr.on()},
+					ClusterStatement{SQL: dist},
+				)
 			}
 			altered = altered[:0]
 			return nil
@@ -137,7 +145,13 @@ func translateMigrations(ms []Migration, cluster, database string) ([]ClusterMig
 		for i, s := range m.Statements {
 			stmts, err := tr.statement(s)
 			if err != nil {
-				return nil, fmt.Errorf("schemas: cluster translation of migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+				return nil, fmt.Errorf(
+					"schemas: cluster translation of migration %04d_%s statement %d: %w",
+					m.Version,
+					m.Name,
+					i+1,
+					err,
+				)
 			}
 			if len(stmts) == 1 && stmts[0].Column != "" {
 				if name := strings.TrimSuffix(stmts[0].Table, LocalSuffix); !slices.Contains(altered, name) {
@@ -174,7 +188,11 @@ func (t translator) distributed(name string) (string, error) {
 			known = append(known, k)
 		}
 		sort.Strings(known)
-		return "", fmt.Errorf("table %s has no sharding key: add one to schemas.ShardingKeys (has %s)", name, strings.Join(known, ", "))
+		return "", fmt.Errorf(
+			"table %s has no sharding key: add one to schemas.ShardingKeys (has %s)",
+			name,
+			strings.Join(known, ", "),
+		)
 	}
 	return "CREATE TABLE IF NOT EXISTS " + t.q(name) + t.on() + " AS " + t.q(name+LocalSuffix) +
 		" ENGINE = Distributed(" + t.cluster + ", " + t.db + ", " + name + LocalSuffix + ", " + key + ")", nil
@@ -194,7 +212,11 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 			return nil, err
 		}
 		return []ClusterStatement{
-			{SQL: "CREATE TABLE IF NOT EXISTS " + t.q(local) + t.on() + " (" + cols + ") ENGINE = Replicated" + engine + "(" + rargs + ")" + rest},
+			{
+				SQL: "CREATE TABLE IF NOT EXISTS " + t.q(
+					local,
+				) + t.on() + " (" + cols + ") ENGINE = Replicated" + engine + "(" + rargs + ")" + rest,
+			},
 			{SQL: dist},
 		}, nil
 	}
@@ -210,11 +232,17 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		clause = materializedRe.ReplaceAllString(clause, "${1}DEFAULT${2}")
 		// The migration recreates the Distributed table once, after its last ALTER.
 		return []ClusterStatement{
-			{SQL: "ALTER TABLE " + t.q(name+LocalSuffix) + t.on() + " " + clause, Table: table + LocalSuffix, Column: column},
+			{
+				SQL:    "ALTER TABLE " + t.q(name+LocalSuffix) + t.on() + " " + clause,
+				Table:  table + LocalSuffix,
+				Column: column,
+			},
 		}, nil
 	}
 	if g := createViewRe.FindStringSubmatch(s); g != nil {
-		return []ClusterStatement{{SQL: "CREATE VIEW IF NOT EXISTS " + t.q(g[1]) + t.on() + " AS " + t.qualify(g[2])}}, nil
+		return []ClusterStatement{
+			{SQL: "CREATE VIEW IF NOT EXISTS " + t.q(g[1]) + t.on() + " AS " + t.qualify(g[2])},
+		}, nil
 	}
 	if g := dropRe.FindStringSubmatch(s); g != nil {
 		kind, name := strings.ToUpper(g[1]), g[2]
@@ -234,7 +262,10 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 	if i := strings.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	return nil, fmt.Errorf("no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS, INSERT INTO … (…) SELECT)", first)
+	return nil, fmt.Errorf(
+		"no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS, INSERT INTO … (…) SELECT)",
+		first,
+	)
 }
 
 // qualify names the database in every FROM and JOIN of a known table or view.

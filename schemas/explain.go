@@ -68,13 +68,28 @@ func ExplainPrice(o Observation) PriceSteps {
 	case UnitMonth:
 		p.USDPerHour = fmt.Sprintf("%s/month ÷ 730 h = %s/h", money(usd), money(o.PriceUSDHour))
 	case UnitGPUMonth:
-		p.USDPerHour = fmt.Sprintf("%s/GPU-month ÷ 730 h × %s GPUs = %s/h", money(usd), num(o.GPUCount), money(o.PriceUSDHour))
+		p.USDPerHour = fmt.Sprintf(
+			"%s/GPU-month ÷ 730 h × %s GPUs = %s/h",
+			money(usd),
+			num(o.GPUCount),
+			money(o.PriceUSDHour),
+		)
 	case UnitTerm:
-		p.USDPerHour = fmt.Sprintf("%s for the term ÷ %s h = %s/h", money(usd), num(TermHours(o.Pricing)), money(o.PriceUSDHour))
+		p.USDPerHour = fmt.Sprintf(
+			"%s for the term ÷ %s h = %s/h",
+			money(usd),
+			num(TermHours(o.Pricing)),
+			money(o.PriceUSDHour),
+		)
 	default:
 		p.USDPerHour = money(o.PriceUSDHour) + "/h"
 	}
-	p.USDGPUHour = fmt.Sprintf("%s/h ÷ %s GPUs = %s/GPU-h", money(o.PriceUSDHour), num(o.GPUCount), money(o.PriceUSDGPUHour))
+	p.USDGPUHour = fmt.Sprintf(
+		"%s/h ÷ %s GPUs = %s/GPU-h",
+		money(o.PriceUSDHour),
+		num(o.GPUCount),
+		money(o.PriceUSDGPUHour),
+	)
 	switch ScopeOf(o.PriceScope) {
 	case ScopeGPUOnly:
 		p.Scope = "gpu_only: the GPU alone; the VM it attaches to is billed apart"

@@ -85,7 +85,12 @@ func migrationsFrom(fsys fs.FS, dir string) ([]Migration, error) {
 			if i > 0 && m.Version == out[i-1].Version {
 				return nil, fmt.Errorf("schemas: %s: version %04d appears twice", dir, m.Version)
 			}
-			return nil, fmt.Errorf("schemas: %s: expected version %04d, found %04d (versions start at 1 without gaps)", dir, i+1, m.Version)
+			return nil, fmt.Errorf(
+				"schemas: %s: expected version %04d, found %04d (versions start at 1 without gaps)",
+				dir,
+				i+1,
+				m.Version,
+			)
 		}
 	}
 	if len(out) == 0 {

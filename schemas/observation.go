@@ -288,6 +288,8 @@ type Quarantined struct {
 // of a SHA-256 over its time, source, run and raw text), for `gpuprice quarantine
 // release ID`. The quarantine log has no key of its own.
 func (q Quarantined) ID() string {
-	h := sha256.Sum256([]byte(q.QuarantinedAt.UTC().Format(time.RFC3339) + "\x00" + q.Source + "\x00" + q.RunID + "\x00" + q.Raw))
+	h := sha256.Sum256(
+		[]byte(q.QuarantinedAt.UTC().Format(time.RFC3339) + "\x00" + q.Source + "\x00" + q.RunID + "\x00" + q.Raw),
+	)
 	return hex.EncodeToString(h[:6])
 }

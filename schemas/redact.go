@@ -26,7 +26,16 @@ func SensitiveParam(name string) bool {
 }
 
 // sensitiveHeaderWords mark a header whose value is a credential.
-var sensitiveHeaderWords = []string{"authorization", "cookie", "api-key", "apikey", "token", "secret", "password", "credential"}
+var sensitiveHeaderWords = []string{
+	"authorization",
+	"cookie",
+	"api-key",
+	"apikey",
+	"token",
+	"secret",
+	"password",
+	"credential",
+}
 
 // SensitiveHeader reports whether an HTTP header of this name carries a credential
 // (Authorization, Cookie, X-Api-Key, X-Goog-Api-Key, X-Amz-Security-Token, …).

@@ -180,16 +180,32 @@ func rename(cs ...string) string {
 func q7(a string, p string) string {
 	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
 	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
-	return fmt.Sprintf("if(length(%[1]s) = 0, 0, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
-		a, lo, h)
+	return fmt.Sprintf(
+		"if(length(%[1]s) = 0, 0, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		a,
+		lo,
+		h,
+	)
 }
 
 var obsCols = []string{"observed_at", "tier", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb",
 	"price_usd_hour", "price_usd_gpu_hour", "currency", "price_native", "unit", "fx_rate",
 	"interconnect", "source_kind", "source_url", "run_id", "attrs", "price_scope", "price_basis"}
 
-var barCols = []string{"gpu", "tier", "interconnect", "price_scope", "price_basis", "open", "high", "low", "close", "mean", "count",
-	"last_observed_at"}
+var barCols = []string{
+	"gpu",
+	"tier",
+	"interconnect",
+	"price_scope",
+	"price_basis",
+	"open",
+	"high",
+	"low",
+	"close",
+	"mean",
+	"count",
+	"last_observed_at",
+}
 
 var views = []View{
 	{
@@ -253,10 +269,27 @@ FROM (
 	{
 		Name: ViewBars,
 		Key:  []string{"width", "provider", "sku", "region", "zone", "pricing", "bar_start"},
-		Columns: cols("width UInt32", "bar_start DateTime('UTC')", "provider String", "sku String",
-			"region String", "zone String", "pricing String", "gpu String", "tier String",
-			"interconnect String", "price_scope String", "price_basis String", "open Float64", "high Float64", "low Float64", "close Float64",
-			"mean Float64", "count UInt64", "last_observed_at DateTime('UTC')"),
+		Columns: cols(
+			"width UInt32",
+			"bar_start DateTime('UTC')",
+			"provider String",
+			"sku String",
+			"region String",
+			"zone String",
+			"pricing String",
+			"gpu String",
+			"tier String",
+			"interconnect String",
+			"price_scope String",
+			"price_basis String",
+			"open Float64",
+			"high Float64",
+			"low Float64",
+			"close Float64",
+			"mean Float64",
+			"count UInt64",
+			"last_observed_at DateTime('UTC')",
+		),
 		sel: func(o ViewOptions) string {
 			return `SELECT width, bar_start, provider, sku, region, zone, pricing,
     ` + rename(barCols...) + `
@@ -316,11 +349,21 @@ FROM (
                     SELECT provider, sku, region, zone, pricing,
                         arraySort(groupArray((bar_start, d_close, d_gpu, d_tier, d_interconnect, d_price_scope, d_price_basis))) AS bs,
                         max(d_last_observed_at) AS s_last_seen
-                    FROM (` + dailyBars(o, "close", "gpu", "tier", "interconnect", "last_observed_at") + `)
+                    FROM (` + dailyBars(
+				o,
+				"close",
+				"gpu",
+				"tier",
+				"interconnect",
+				"last_observed_at",
+			) + `)
                     GROUP BY provider, sku, region, zone, pricing
                 ) AS l ANY LEFT JOIN (
                     SELECT provider, max(d_last_observed_at) AS p_last_seen
-                    FROM (` + dailyBars(o, "last_observed_at") + `)
+                    FROM (` + dailyBars(
+				o,
+				"last_observed_at",
+			) + `)
                     GROUP BY provider
                 ) AS r USING provider
             )

@@ -69,7 +69,11 @@ func SampleSources() string {
 		fmt.Fprintf(&b, "  %s:\n", i.Name)
 		b.WriteString("    enabled: true\n")
 		fmt.Fprintf(&b, "    schedule: %q\n", i.Schedule)
-		fmt.Fprintf(&b, "    # endpoint: %s   # the first URL: point it at a mirror or a recording\n", i.DefaultEndpoint)
+		fmt.Fprintf(
+			&b,
+			"    # endpoint: %s   # the first URL: point it at a mirror or a recording\n",
+			i.DefaultEndpoint,
+		)
 		if opts := strings.TrimSpace(i.SampleOptions); opts != "" {
 			b.WriteString("    options:\n")
 			for _, l := range strings.Split(opts, "\n") {

@@ -171,14 +171,23 @@ func Register(info Info, f Factory) {
 		panic("scrapers: Register " + info.Name + " without a provider")
 	}
 	if info.QuarantineShare < 0 || info.QuarantineShare >= 1 {
-		panic(fmt.Sprintf("scrapers: Register %s with QuarantineShare %g, not in [0, 1)", info.Name, info.QuarantineShare))
+		panic(
+			fmt.Sprintf(
+				"scrapers: Register %s with QuarantineShare %g, not in [0, 1)",
+				info.Name,
+				info.QuarantineShare,
+			),
+		)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := registry[info.Name]; dup {
 		panic("scrapers: Register called twice for " + info.Name)
 	}
-	schemas.RegisterProvider(schemas.Provider{Name: info.Provider, Tier: info.Tier, Interconnect: info.Interconnect}, info.Naming)
+	schemas.RegisterProvider(
+		schemas.Provider{Name: info.Provider, Tier: info.Tier, Interconnect: info.Interconnect},
+		info.Naming,
+	)
 	registry[info.Name] = entry{info, f}
 }
 

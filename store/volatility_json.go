@@ -63,8 +63,23 @@ func (n NullFigures) Into(stdLogReturn, annualised, cv, rng, maxDrawdown *float6
 		}
 		return *p
 	}
-	*stdLogReturn, *annualised, *cv, *rng, *maxDrawdown = val(n.StdLogReturn), val(n.Annualised), val(n.CV), val(n.Range), val(n.MaxDrawdown)
-	return Defined{Std: n.StdLogReturn != nil && n.Annualised != nil, CV: n.CV != nil, Range: n.Range != nil, Drawdown: n.MaxDrawdown != nil}
+	*stdLogReturn, *annualised, *cv, *rng, *maxDrawdown = val(
+		n.StdLogReturn,
+	), val(
+		n.Annualised,
+	), val(
+		n.CV,
+	), val(
+		n.Range,
+	), val(
+		n.MaxDrawdown,
+	)
+	return Defined{
+		Std:      n.StdLogReturn != nil && n.Annualised != nil,
+		CV:       n.CV != nil,
+		Range:    n.Range != nil,
+		Drawdown: n.MaxDrawdown != nil,
+	}
 }
 
 type seriesVolatility SeriesVolatility // without the methods

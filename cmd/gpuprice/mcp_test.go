@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,6 +82,7 @@ func testMCPRecorded(t *testing.T, dsn string) {
 	if len(lambda) == 0 {
 		t.Fatal("the recorded example has no Lambda on-demand offer")
 	}
+	checkOpenCost(t, dsn)
 	cases := mcpCases(lambda[0].SKU)
 	want := make([]any, len(cases))
 	for i, c := range cases {
@@ -159,18 +161,10 @@ func testMCPRecorded(t *testing.T, dsn string) {
 	ss.Close()
 	st.Close()
 
-	// Over stdio: `gpuprice mcp`, this test binary running main().
-	cmd := exec.Command(os.Args[0], "--store", dsn, "mcp")
-	cmd.Env = append(os.Environ(), asGPUPrice+"=1")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	cs, err = client().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("gpuprice mcp: %v\n%s", err, stderr.String())
-	}
-	check("stdio", cs)
-	if err := cs.Close(); err != nil {
-		t.Errorf("gpuprice mcp did not end with its input: %v\n%s", err, stderr.String())
+	// Over stdio: `gpuprice mcp`, this test binary running main() (not on the
+	// embedded ClickHouse, whose directory one process holds: this one).
+	if !chtest.Embedded() {
+		checkStdio(t, dsn, check)
 	}
 
 	// Over streamable HTTP: serve's /mcp.
@@ -205,4 +199,59 @@ func unmarkOffers(t *testing.T, data any) any {
 		delete(row, "origin")
 	}
 	return data
+}
+
+// checkOpenCost: `export opencost` writes a node row per region and instance type
+// of `prices` (on-demand by default) at its $/hour, and a row without a region.
+func checkOpenCost(t *testing.T, dsn string) {
+	t.Helper()
+	var rows []schemas.Observation
+	runJSON(t, &rows, "--store", dsn, "prices", "--provider", "aws", "--pricing", "on_demand", "--format", "json")
+	file := filepath.Join(t.TempDir(), "pricing.csv")
+	if _, code := run(t, "--store", dsn, "export", "opencost", "--provider", "aws", "--out", file); code != 0 {
+		t.Fatalf("export opencost: exit %d", code)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := parseCSV(t, string(b))
+	if strings.Join(recs[0], ",") != "EndTimestamp,InstanceID,Region,AssetClass,InstanceIDField,InstanceType,MarketPriceHourly,Version" {
+		t.Fatalf("header %v", recs[0])
+	}
+	got := map[string]string{}
+	for _, r := range recs[1:] {
+		got[r[2]+"/"+r[1]] = r[6]
+		if r[3] != "node" || r[4] != "metadata.labels.node.kubernetes.io/instance-type" || r[5] != r[1] ||
+			r[0] != "2026-11-01 12:00:00 UTC" {
+			t.Errorf("row %v", r)
+		}
+	}
+	if len(rows) == 0 || len(got) != 2*len(rows) {
+		t.Errorf("%d rows for %d offers: %v", len(got), len(rows), got)
+	}
+	for _, o := range rows {
+		want := strconv.FormatFloat(o.PriceUSDHour, 'f', -1, 64)
+		if got[o.Region+"/"+o.SKU] != want || got["/"+o.SKU] != want {
+			t.Errorf("%s %s: %q and %q, want %s", o.Region, o.SKU, got[o.Region+"/"+o.SKU], got["/"+o.SKU], want)
+		}
+	}
+}
+
+// checkStdio runs check on `gpuprice mcp` over its stdin and stdout.
+func checkStdio(t *testing.T, dsn string, check func(string, *sdk.ClientSession)) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--store", dsn, "mcp")
+	cmd.Env = append(os.Environ(), asGPUPrice+"=1")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "test"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("gpuprice mcp: %v\n%s", err, stderr.String())
+	}
+	check("stdio", cs)
+	if err := cs.Close(); err != nil {
+		t.Errorf("gpuprice mcp did not end with its input: %v\n%s", err, stderr.String())
+	}
 }

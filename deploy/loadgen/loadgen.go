@@ -50,9 +50,26 @@ func (r Result) String() string {
 		}
 		return n / int64(r.Requests)
 	}
-	return fmt.Sprintf("%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; Accept-Encoding %q: %d zstd and %d gzip answers, %d bytes per answer on the wire, %d decoded",
-		r.URL, r.Clients, r.Duration, r.Requests, r.Errors, r.RPS, r.P50.Round(time.Microsecond), r.P90.Round(time.Microsecond),
-		r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond), r.AcceptEncoding, r.Zstd, r.Gzipped, per(r.Bytes), per(r.Decoded))
+	return fmt.Sprintf(
+		"%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; Accept-Encoding %q: %d zstd and %d gzip answers, %d bytes per answer on the wire, %d decoded",
+		r.URL,
+		r.Clients,
+		r.Duration,
+		r.Requests,
+		r.Errors,
+		r.RPS,
+		r.P50.Round(time.Microsecond),
+		r.P90.Round(time.Microsecond),
+		r.P99.Round(
+			time.Microsecond,
+		),
+		r.Max.Round(time.Microsecond),
+		r.AcceptEncoding,
+		r.Zstd,
+		r.Gzipped,
+		per(r.Bytes),
+		per(r.Decoded),
+	)
 }
 
 // DefaultAcceptEncoding is what Run's requests say in Accept-Encoding: the codings
@@ -71,9 +88,14 @@ func Run(ctx context.Context, url string, clients int, d time.Duration) Result {
 // stream, comes in a coding not asked for, or whose Content-Length is not what
 // came, is an error.
 func RunAccepting(ctx context.Context, url string, clients int, d time.Duration, acceptEncoding string) Result {
-	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, IdleConnTimeout: time.Minute,
-		DisableCompression: true, // asked and decoded here, to count both sizes
-		ReadBufferSize:     readBuffer}
+	tr := &http.Transport{
+		MaxIdleConns:        clients,
+		MaxIdleConnsPerHost: clients,
+		MaxConnsPerHost:     clients,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true, // asked and decoded here, to count both sizes
+		ReadBufferSize:      readBuffer,
+	}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: time.Minute}
 	ctx, cancel := context.WithTimeout(ctx, d)

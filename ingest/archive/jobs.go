@@ -77,7 +77,13 @@ func (a *Archive) Jobs(only []string, o JobOptions) ([]ingest.Job, error) {
 		}
 		src := job.Source
 		if info.ExpectRows > 0 || a.Manifest.Origin != "" {
-			src = recordedSource{Source: src, expect: info.ExpectRows, origin: a.Manifest.Origin, prov: prov, count: a.countProvenance}
+			src = recordedSource{
+				Source: src,
+				expect: info.ExpectRows,
+				origin: a.Manifest.Origin,
+				prov:   prov,
+				count:  a.countProvenance,
+			}
 		}
 		jobs = append(jobs, ingest.Job{Name: n, Source: src})
 	}

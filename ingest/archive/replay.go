@@ -49,7 +49,12 @@ func Open(dir string) (*Archive, error) {
 		return nil, fmt.Errorf("archive: %s: %w", ManifestName, err)
 	}
 	if a.Manifest.Version != FormatVersion {
-		return nil, fmt.Errorf("archive: %s: format version %d, this gpuprice reads %d", dir, a.Manifest.Version, FormatVersion)
+		return nil, fmt.Errorf(
+			"archive: %s: format version %d, this gpuprice reads %d",
+			dir,
+			a.Manifest.Version,
+			FormatVersion,
+		)
 	}
 	metas, err := filepath.Glob(filepath.Join(dir, "responses", "*.json"))
 	if err != nil {
@@ -126,7 +131,12 @@ func (a *Archive) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(list) == 0 {
 		a.misses = append(a.misses, req.Method+" "+redactedURL(req))
 		a.mu.Unlock()
-		return response(req, http.StatusNotFound, http.Header{"Content-Type": {"text/plain"}}, []byte("gpuprice archive: not recorded\n")), nil
+		return response(
+			req,
+			http.StatusNotFound,
+			http.Header{"Content-Type": {"text/plain"}},
+			[]byte("gpuprice archive: not recorded\n"),
+		), nil
 	}
 	i := min(a.served[key], len(list)-1)
 	a.served[key]++

@@ -39,7 +39,13 @@ type streamEntry struct {
 	closed bool
 }
 
-func (r *Recorder) stream(source, method, rawURL string, reqBody []byte, status int, header http.Header, at time.Time) fetch.StreamEntry {
+func (r *Recorder) stream(
+	source, method, rawURL string,
+	reqBody []byte,
+	status int,
+	header http.Header,
+	at time.Time,
+) fetch.StreamEntry {
 	s := &streamEntry{r: r, e: r.entry(source, method, rawURL, reqBody, status, header, at), h: sha256.New()}
 	tmp, err := os.CreateTemp(filepath.Join(r.dir, "responses"), ".tmp-*")
 	if err != nil {

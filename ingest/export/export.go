@@ -105,9 +105,13 @@ func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // (the format of `gpuprice prices --format csv`).
 func Record(o schemas.Observation) []string {
 	return []string{
-		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, fnum(o.GPUCount), o.Region, o.Zone, o.Pricing,
+		o.ObservedAt.UTC().
+			Format(time.RFC3339),
+		o.Provider, o.Tier, o.SKU, o.GPU, fnum(o.GPUCount), o.Region, o.Zone, o.Pricing,
 		fnum(o.PriceUSDHour), fnum(o.PriceUSDGPUHour), o.SourceKind,
-		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, fnum(o.GPUMemoryGB), o.Currency, fnum(o.PriceNative), o.Unit, fnum(o.FXRate),
+		o.EffectiveAt.UTC().
+			Format(time.RFC3339),
+		o.GPUName, fnum(o.GPUMemoryGB), o.Currency, fnum(o.PriceNative), o.Unit, fnum(o.FXRate),
 		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis, o.Origin(),
 	}
 }

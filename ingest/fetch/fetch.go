@@ -308,13 +308,31 @@ func (c *Client) do(ctx context.Context, method, url string, hdr http.Header, bo
 		if c.Observer != nil {
 			c.Observer.Observe(ctx, method, url, body, r, start)
 		}
-		c.log("response", "url", shown, "status", resp.StatusCode, "bytes", len(data), "attempt", attempt, "duration", time.Since(start))
+		c.log(
+			"response",
+			"url",
+			shown,
+			"status",
+			resp.StatusCode,
+			"bytes",
+			len(data),
+			"attempt",
+			attempt,
+			"duration",
+			time.Since(start),
+		)
 		out = r
 		switch {
 		case resp.StatusCode >= 200 && resp.StatusCode < 300, resp.StatusCode == http.StatusNotModified:
 			return false, 0, nil
 		case retryable(resp.StatusCode):
-			return again, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &StatusError{URL: shown, Status: resp.StatusCode}
+			return again, retryAfter(
+					resp.Header.Get("Retry-After"),
+					time.Now(),
+				), &StatusError{
+					URL:    shown,
+					Status: resp.StatusCode,
+				}
 		default:
 			return false, 0, &StatusError{URL: shown, Status: resp.StatusCode}
 		}

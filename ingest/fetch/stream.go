@@ -24,7 +24,14 @@ type StreamEntry interface {
 // failed attempts only.
 type StreamObserver interface {
 	Observer
-	ObserveStream(ctx context.Context, method, url string, reqBody []byte, status int, header http.Header, at time.Time) StreamEntry
+	ObserveStream(
+		ctx context.Context,
+		method, url string,
+		reqBody []byte,
+		status int,
+		header http.Header,
+		at time.Time,
+	) StreamEntry
 }
 
 // errStatusBodyLimit bounds what is read of a failed streamed response.
@@ -42,7 +49,13 @@ const errStatusBodyLimit = 64 << 10
 // to its entry as read consumes it, and what read leaves unread is then read on into
 // the entry, so that the whole body is kept even when read gives up on it (a parser
 // bug is what an archive is for).
-func (c *Client) Stream(ctx context.Context, url string, hdr http.Header, timeout time.Duration, read func(io.Reader) error) error {
+func (c *Client) Stream(
+	ctx context.Context,
+	url string,
+	hdr http.Header,
+	timeout time.Duration,
+	read func(io.Reader) error,
+) error {
 	shown := RedactURL(url)
 	hc := http.Client{Timeout: timeout}
 	if c.HTTP != nil {
@@ -86,7 +99,14 @@ func (c *Client) Stream(ctx context.Context, url string, hdr http.Header, timeou
 		data, _ := io.ReadAll(io.LimitReader(r.Body, errStatusBodyLimit))
 		r.Body.Close()
 		if c.Observer != nil {
-			c.Observer.Observe(ctx, http.MethodGet, url, nil, &Response{URL: url, Status: r.StatusCode, Header: r.Header, Body: data}, at)
+			c.Observer.Observe(
+				ctx,
+				http.MethodGet,
+				url,
+				nil,
+				&Response{URL: url, Status: r.StatusCode, Header: r.Header, Body: data},
+				at,
+			)
 		}
 		c.log("response", "url", shown, "status", r.StatusCode, "attempt", attempt, "duration", time.Since(at))
 		serr := &StatusError{URL: shown, Status: r.StatusCode}

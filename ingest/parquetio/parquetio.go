@@ -185,7 +185,10 @@ func ToCSV(r io.ReaderAt, size int64, w io.Writer) error {
 			return fmt.Errorf("parquetio: column %s not in the schema", strings.Join(p, "."))
 		}
 		if leaf.MaxRepetitionLevel > 0 || len(p) != 1 {
-			return fmt.Errorf("parquetio: column %s is nested or repeated: only flat files can be read", strings.Join(p, "."))
+			return fmt.Errorf(
+				"parquetio: column %s is nested or repeated: only flat files can be read",
+				strings.Join(p, "."),
+			)
 		}
 		cols[i] = column{name: p[0], format: formatter(leaf.Node)}
 		header[i] = p[0]

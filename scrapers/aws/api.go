@@ -114,7 +114,11 @@ func isAuthError(err error) bool {
 // on-demand capacity.
 func priceListFilters(region string) []pricingtypes.Filter {
 	f := func(field, value string) pricingtypes.Filter {
-		return pricingtypes.Filter{Type: pricingtypes.FilterTypeTermMatch, Field: awssdk.String(field), Value: awssdk.String(value)}
+		return pricingtypes.Filter{
+			Type:  pricingtypes.FilterTypeTermMatch,
+			Field: awssdk.String(field),
+			Value: awssdk.String(value),
+		}
 	}
 	return []pricingtypes.Filter{
 		f("regionCode", region),
@@ -248,7 +252,11 @@ func (s *Source) collectSpotHistory(ctx context.Context, ac awssdk.Config, e scr
 // one per availability zone and price change (effective_at is the record's timestamp).
 // It is pure. A record without an instance type or zone is a reject; a price that is
 // not a number is emitted as 0 with the text in Attrs["price_text"].
-func parseSpotHistory(records []ec2types.SpotPrice, region string, observedAt time.Time) ([]schemas.Observation, []reject) {
+func parseSpotHistory(
+	records []ec2types.SpotPrice,
+	region string,
+	observedAt time.Time,
+) ([]schemas.Observation, []reject) {
 	rows := []schemas.Observation{}
 	var rejects []reject
 	for _, r := range records {
@@ -256,7 +264,10 @@ func parseSpotHistory(records []ec2types.SpotPrice, region string, observedAt ti
 		zone := awssdk.ToString(r.AvailabilityZone)
 		if it == "" || zone == "" {
 			raw, _ := json.Marshal(r)
-			rejects = append(rejects, reject{Raw: string(raw), Reason: "aws: spot price record without instance type or availability zone"})
+			rejects = append(
+				rejects,
+				reject{Raw: string(raw), Reason: "aws: spot price record without instance type or availability zone"},
+			)
 			continue
 		}
 		spec := specOf(it)

@@ -125,7 +125,13 @@ func SourceURL(region, endpoint string) string {
 // the first error of EC2 or of page and returns it; a page is handed over only once
 // it was read whole, so a caller that checkpoints page.NextToken after page returns
 // resumes exactly after the last page it handled.
-func ReadSpotHistory(ctx context.Context, ac awssdk.Config, q SpotHistoryQuery, observedAt time.Time, page func(SpotPage) error) error {
+func ReadSpotHistory(
+	ctx context.Context,
+	ac awssdk.Config,
+	q SpotHistoryQuery,
+	observedAt time.Time,
+	page func(SpotPage) error,
+) error {
 	names := q.InstanceTypes
 	if len(names) == 0 {
 		names = gpuInstanceTypes()

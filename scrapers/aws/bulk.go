@@ -72,7 +72,12 @@ var ErrTermsFirst = errors.New("aws: offer file lists terms before products")
 // terms of each product are decoded one product at a time. The file lists "products"
 // before "terms", as AWS publishes it. It is pure: regionHint is the region the file
 // is for, used when a product has no regionCode.
-func streamOffer(r io.Reader, regionHint string, observedAt time.Time, emit func(schemas.Observation)) (offerStats, error) {
+func streamOffer(
+	r io.Reader,
+	regionHint string,
+	observedAt time.Time,
+	emit func(schemas.Observation),
+) (offerStats, error) {
 	var st offerStats
 	dec := json.NewDecoder(r)
 	if err := expectDelim(dec, '{'); err != nil {
@@ -111,7 +116,12 @@ func streamOffer(r io.Reader, regionHint string, observedAt time.Time, emit func
 	return st, nil
 }
 
-func readProducts(dec *json.Decoder, regionHint string, observedAt time.Time, st *offerStats) (map[string]wantedProduct, error) {
+func readProducts(
+	dec *json.Decoder,
+	regionHint string,
+	observedAt time.Time,
+	st *offerStats,
+) (map[string]wantedProduct, error) {
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
 	}
@@ -170,7 +180,12 @@ func (w wantedProduct) observation() schemas.Observation {
 	return o
 }
 
-func readTerms(dec *json.Decoder, wanted map[string]wantedProduct, st *offerStats, emit func(schemas.Observation)) error {
+func readTerms(
+	dec *json.Decoder,
+	wanted map[string]wantedProduct,
+	st *offerStats,
+	emit func(schemas.Observation),
+) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}

@@ -24,12 +24,17 @@ type family struct {
 // families are the GPU instance families. The GPU names carry the form factor AWS
 // documents (SXM for the HGX boards of the P family) so the canonicaliser can place them.
 var families = map[string]family{
-	"p2":        {"NVIDIA K80", 12, map[string]float64{"xlarge": 1, "8xlarge": 8, "16xlarge": 16}, nil},
-	"p3":        {"NVIDIA V100 SXM2", 16, map[string]float64{"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, nil},
-	"p3dn":      {"NVIDIA V100 SXM2", 32, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
-	"p4d":       {"NVIDIA A100 SXM", 40, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
-	"p4de":      {"NVIDIA A100 SXM", 80, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
-	"p5":        {"NVIDIA H100 SXM", 80, map[string]float64{"4xlarge": 1, "48xlarge": 8}, map[string]bool{"48xlarge": true}},
+	"p2":   {"NVIDIA K80", 12, map[string]float64{"xlarge": 1, "8xlarge": 8, "16xlarge": 16}, nil},
+	"p3":   {"NVIDIA V100 SXM2", 16, map[string]float64{"2xlarge": 1, "8xlarge": 4, "16xlarge": 8}, nil},
+	"p3dn": {"NVIDIA V100 SXM2", 32, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
+	"p4d":  {"NVIDIA A100 SXM", 40, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
+	"p4de": {"NVIDIA A100 SXM", 80, map[string]float64{"24xlarge": 8}, map[string]bool{"24xlarge": true}},
+	"p5": {
+		"NVIDIA H100 SXM",
+		80,
+		map[string]float64{"4xlarge": 1, "48xlarge": 8},
+		map[string]bool{"48xlarge": true},
+	},
 	"p5e":       {"NVIDIA H200 SXM", 141, map[string]float64{"48xlarge": 8}, map[string]bool{"48xlarge": true}},
 	"p5en":      {"NVIDIA H200 SXM", 141, map[string]float64{"48xlarge": 8}, map[string]bool{"48xlarge": true}},
 	"p6-b200":   {"NVIDIA B200", 180, map[string]float64{"48xlarge": 8}, map[string]bool{"48xlarge": true}},

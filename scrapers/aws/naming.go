@@ -38,7 +38,9 @@ var familyGPUs = map[string]string{
 	"g7e":       "RTXPRO6000SERVER-PCIE-96GB", // RTX PRO 6000 Blackwell Server Edition
 }
 
-var instanceTypeRE = regexp.MustCompile(`^([a-z][a-z0-9-]*)\.(?:[0-9]*x?large|metal(?:-[0-9]+xl)?|[0-9]+xlarge|medium|small|micro|nano)$`)
+var instanceTypeRE = regexp.MustCompile(
+	`^([a-z][a-z0-9-]*)\.(?:[0-9]*x?large|metal(?:-[0-9]+xl)?|[0-9]+xlarge|medium|small|micro|nano)$`,
+)
 
 // naming is what the canonicaliser applies to AWS rows: an instance type ("p5.48xlarge",
 // or "p5.48xlarge:all-upfront", as this source marks purchase options after a colon)

@@ -104,7 +104,9 @@ func (b *SpotBackfill) Prepare(ctx context.Context) error {
 		return err
 	}
 	if !HasCredentials(ctx, ac) {
-		return errors.New("backfill aws-spot: no AWS credentials in the standard chain (environment, shared config, SSO, instance role); it needs ec2:DescribeSpotPriceHistory")
+		return errors.New(
+			"backfill aws-spot: no AWS credentials in the standard chain (environment, shared config, SSO, instance role); it needs ec2:DescribeSpotPriceHistory",
+		)
 	}
 	b.ac = ac
 	if len(b.Regions) == 0 {
@@ -170,7 +172,8 @@ func (b *SpotBackfill) Run(ctx context.Context, step SpotStep) error {
 	case ok && !b.Restart && cp.Key == b.key:
 		b.log().Info("resuming backfill", "start", cp.Start, "end", cp.End, "checkpoint", b.Checkpoint.String())
 	case ok && !b.Restart:
-		b.log().Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.String())
+		b.log().
+			Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.String())
 		fallthrough
 	default:
 		cp = spotCheckpoint{Key: b.key, Start: now.Add(-b.Since), End: now.Add(-b.Until)}

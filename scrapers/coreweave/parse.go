@@ -21,7 +21,26 @@ var ErrLayout = errors.New("coreweave: pricing page layout changed")
 // countRE reads a GPU count with an optional footnote marker: "8", "4^1", "4¹".
 var countRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*(?:\^\s*([0-9]+)|([¹²³⁴⁵⁶⁷⁸⁹]+))?$`)
 
-var superscripts = strings.NewReplacer("¹", "1", "²", "2", "³", "3", "⁴", "4", "⁵", "5", "⁶", "6", "⁷", "7", "⁸", "8", "⁹", "9")
+var superscripts = strings.NewReplacer(
+	"¹",
+	"1",
+	"²",
+	"2",
+	"³",
+	"3",
+	"⁴",
+	"4",
+	"⁵",
+	"5",
+	"⁶",
+	"6",
+	"⁷",
+	"7",
+	"⁸",
+	"8",
+	"⁹",
+	"9",
+)
 
 // priceCol is one price a row may carry.
 type priceCol struct {
@@ -130,7 +149,12 @@ func spec(meta map[string]string, cells map[string]*goquery.Selection, label, he
 	return ""
 }
 
-func parseRow(row *goquery.Selection, headers []string, region string, observedAt time.Time) ([]schemas.Observation, []pageutil.Rejected) {
+func parseRow(
+	row *goquery.Selection,
+	headers []string,
+	region string,
+	observedAt time.Time,
+) ([]schemas.Observation, []pageutil.Rejected) {
 	raw := func() string {
 		h, _ := goquery.OuterHtml(row)
 		return pageutil.RawText(h)

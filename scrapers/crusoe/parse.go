@@ -41,7 +41,13 @@ func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, er
 			for _, o := range rows {
 				key := o.SKU + "|" + o.Pricing
 				if seen[key] {
-					rej = append(rej, pageutil.Rejected{Raw: rawCard(card), Reason: fmt.Sprintf("crusoe: %s %s listed twice", o.SKU, o.Pricing)})
+					rej = append(
+						rej,
+						pageutil.Rejected{
+							Raw:    rawCard(card),
+							Reason: fmt.Sprintf("crusoe: %s %s listed twice", o.SKU, o.Pricing),
+						},
+					)
 					continue
 				}
 				seen[key] = true
@@ -51,7 +57,10 @@ func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, er
 		})
 	})
 	if cards == 0 {
-		return res, fmt.Errorf("%w: no GPU price cards (.pricing-table-heading with .pricing_gpu-item) found", ErrLayout)
+		return res, fmt.Errorf(
+			"%w: no GPU price cards (.pricing-table-heading with .pricing_gpu-item) found",
+			ErrLayout,
+		)
 	}
 	if len(res.Rows) == 0 {
 		return res, fmt.Errorf("%w: %d GPU cards found but none readable", ErrLayout, cards)
@@ -65,7 +74,11 @@ func rawCard(card *goquery.Selection) string {
 }
 
 // parseCard reads one GPU card against the column labels of its table.
-func parseCard(card *goquery.Selection, labels []string, observedAt time.Time) ([]schemas.Observation, []pageutil.Rejected) {
+func parseCard(
+	card *goquery.Selection,
+	labels []string,
+	observedAt time.Time,
+) ([]schemas.Observation, []pageutil.Rejected) {
 	reject := func(format string, args ...any) []pageutil.Rejected {
 		return []pageutil.Rejected{{Raw: rawCard(card), Reason: "crusoe: " + fmt.Sprintf(format, args...)}}
 	}

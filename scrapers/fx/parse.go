@@ -84,7 +84,11 @@ func Parse(r io.Reader) ([]Rate, error) {
 		}
 		usd, ok := perEUR["USD"]
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: the ECB file has no USD rate that day, so nothing can be expressed in dollars", ErrNoRate, d.Time)
+			return nil, fmt.Errorf(
+				"%w: %s: the ECB file has no USD rate that day, so nothing can be expressed in dollars",
+				ErrNoRate,
+				d.Time,
+			)
 		}
 		out = append(out, Rate{Date: day, Currency: "EUR", USDPerUnit: usd})
 		for cur, v := range perEUR {

@@ -16,7 +16,11 @@ var naming = schemas.Naming{
 		schemas.Rule(`^g2-standard-[0-9]+$`, "L4-PCIE-24GB"),
 	},
 	Assumptions: map[string]schemas.Assumption{
-		"a100": {Form: schemas.FormSXM, MemoryGB: 40, Why: "GCP attaches A100 only to A2 machines (SXM4); 40GB unless the SKU says 80GB"},
+		"a100": {
+			Form:     schemas.FormSXM,
+			MemoryGB: 40,
+			Why:      "GCP attaches A100 only to A2 machines (SXM4); 40GB unless the SKU says 80GB",
+		},
 		"h100": {Form: schemas.FormSXM, Why: "GCP sells H100 only in A3 machines (SXM)"},
 		"h200": {Form: schemas.FormSXM, Why: "GCP sells H200 only in A3 Ultra machines (SXM)"},
 		"v100": {Form: schemas.FormSXM, MemoryGB: 16, Why: "GCP V100s are 16GB NVLink (SXM2) parts"},

@@ -195,7 +195,10 @@ func parseSkus(r io.Reader, observedAt time.Time) (page, error) {
 		}
 		rows, comps, reason, err := skuRows(s, observedAt)
 		if err != nil {
-			p.Rejects = append(p.Rejects, rejected{Raw: string(raw), Reason: "gcp: sku " + s.SkuID + ": " + err.Error()})
+			p.Rejects = append(
+				p.Rejects,
+				rejected{Raw: string(raw), Reason: "gcp: sku " + s.SkuID + ": " + err.Error()},
+			)
 			continue
 		}
 		if reason != "" {
@@ -433,7 +436,17 @@ func gpuNameOf(desc string) string {
 // "Spot Preemptible A2 Instance Core running in Americas" → "A2";
 // "Commitment v1: A3 Cpu in Americas for 1 Year" → "A3".
 func familyOf(desc string) string {
-	return cutAtFirst(trimUsagePrefix(desc), " Instance", " Cpu", " Ram", " Core", " Memory", " running in", " in ", " for ")
+	return cutAtFirst(
+		trimUsagePrefix(desc),
+		" Instance",
+		" Cpu",
+		" Ram",
+		" Core",
+		" Memory",
+		" running in",
+		" in ",
+		" for ",
+	)
 }
 
 // accelerator is a GCP accelerator type (the name gcloud and the API use).
@@ -608,12 +621,17 @@ func deriveMachines(comps []component, observedAt time.Time) ([]schemas.Observat
 				SourceKind:  schemas.SourceAPI,
 				Attrs: map[string]string{
 					"derived_from": g.SkuID + "," + cpu.SkuID + "," + ram.SkuID,
-					"formula":      fmt.Sprintf("%d × gpu + %d × core + %s GiB × ram", mt.GPUs, mt.VCPUs, fmtNum(mt.MemGB)),
-					"gpu_price":    fmtNum(g.Price),
-					"core_price":   fmtNum(cpu.Price),
-					"ram_price":    fmtNum(ram.Price),
-					"vcpus":        strconv.Itoa(mt.VCPUs),
-					"memory_gb":    fmtNum(mt.MemGB),
+					"formula": fmt.Sprintf(
+						"%d × gpu + %d × core + %s GiB × ram",
+						mt.GPUs,
+						mt.VCPUs,
+						fmtNum(mt.MemGB),
+					),
+					"gpu_price":  fmtNum(g.Price),
+					"core_price": fmtNum(cpu.Price),
+					"ram_price":  fmtNum(ram.Price),
+					"vcpus":      strconv.Itoa(mt.VCPUs),
+					"memory_gb":  fmtNum(mt.MemGB),
 				},
 			})
 		}

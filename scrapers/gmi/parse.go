@@ -52,7 +52,10 @@ func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, er
 		}
 		key := o.SKU + "|" + o.Pricing
 		if seen[key] {
-			res.Rejects = append(res.Rejects, pageutil.Rejected{Raw: rawCard(card), Reason: fmt.Sprintf("gmi: %s %s listed twice", o.SKU, o.Pricing)})
+			res.Rejects = append(
+				res.Rejects,
+				pageutil.Rejected{Raw: rawCard(card), Reason: fmt.Sprintf("gmi: %s %s listed twice", o.SKU, o.Pricing)},
+			)
 			return
 		}
 		seen[key] = true
@@ -85,9 +88,16 @@ func sectionKind(section string) (string, bool) {
 	return schemas.OnDemand, true
 }
 
-func parseCard(card, h3, unitSpan *goquery.Selection, section string, observedAt time.Time) (schemas.Observation, *pageutil.Rejected) {
+func parseCard(
+	card, h3, unitSpan *goquery.Selection,
+	section string,
+	observedAt time.Time,
+) (schemas.Observation, *pageutil.Rejected) {
 	reject := func(format string, args ...any) (schemas.Observation, *pageutil.Rejected) {
-		return schemas.Observation{}, &pageutil.Rejected{Raw: rawCard(card), Reason: "gmi: " + fmt.Sprintf(format, args...)}
+		return schemas.Observation{}, &pageutil.Rejected{
+			Raw:    rawCard(card),
+			Reason: "gmi: " + fmt.Sprintf(format, args...),
+		}
 	}
 	name := pageutil.Clean(h3.Text())
 	if name == "" {

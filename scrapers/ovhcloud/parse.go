@@ -99,10 +99,12 @@ const (
 
 var (
 	// gpuFlavourRE recognises the GPU families by flavour name, for records without a brick.
-	gpuFlavourRE = regexp.MustCompile(`^(?:win-)?(?:h100|h200|a100|a10|l40s|l4|v100s|t1|t2|rtx5000)(?:-le)?-[0-9]+(?:\.|$)`)
-	gpuBrickRE   = regexp.MustCompile(`"brick"\s*:\s*"gpu"`)
-	savingsRE    = regexp.MustCompile(`^savings-plan[.-]?([0-9]+)m$`)
-	shownRE      = regexp.MustCompile(`[0-9][0-9.,\x{00a0}\x{202f} ]*`)
+	gpuFlavourRE = regexp.MustCompile(
+		`^(?:win-)?(?:h100|h200|a100|a10|l40s|l4|v100s|t1|t2|rtx5000)(?:-le)?-[0-9]+(?:\.|$)`,
+	)
+	gpuBrickRE = regexp.MustCompile(`"brick"\s*:\s*"gpu"`)
+	savingsRE  = regexp.MustCompile(`^savings-plan[.-]?([0-9]+)m$`)
+	shownRE    = regexp.MustCompile(`[0-9][0-9.,\x{00a0}\x{202f} ]*`)
 )
 
 // parseCatalog turns one public cloud catalog into GPU observations. subsidiary is the
@@ -122,7 +124,12 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 		return result{}, fmt.Errorf("%w: no locale.currencyCode; refusing to guess the currency", ErrLayout)
 	}
 	if c.Locale.Subsidiary != "" && subsidiary != "" && c.Locale.Subsidiary != subsidiary {
-		return result{}, fmt.Errorf("ovhcloud: asked for the %s catalog, got the %s one (%s)", subsidiary, c.Locale.Subsidiary, c.Locale.CurrencyCode)
+		return result{}, fmt.Errorf(
+			"ovhcloud: asked for the %s catalog, got the %s one (%s)",
+			subsidiary,
+			c.Locale.Subsidiary,
+			c.Locale.CurrencyCode,
+		)
 	}
 	res := result{Result: scrapers.Result{Rows: []schemas.Observation{}}}
 	for _, raw := range append(slices.Clone(c.Plans), *c.Addons...) {
@@ -135,7 +142,10 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 			}
 			_ = json.Unmarshal(raw, &head)
 			if gpuFlavourRE.MatchString(head.PlanCode) || gpuBrickRE.Match(raw) {
-				res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "ovhcloud: " + head.PlanCode + ": " + err.Error()})
+				res.Rejects = append(
+					res.Rejects,
+					rejected{Raw: string(raw), Reason: "ovhcloud: " + head.PlanCode + ": " + err.Error()},
+				)
 			} else {
 				res.Skip(skipNotGPU)
 			}
@@ -144,7 +154,10 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 		rows, reason, rej := offerRows(o, c.Locale.CurrencyCode, c.Locale.Subsidiary, observedAt)
 		switch {
 		case rej != "":
-			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "ovhcloud: " + o.PlanCode + ": " + rej})
+			res.Rejects = append(
+				res.Rejects,
+				rejected{Raw: string(raw), Reason: "ovhcloud: " + o.PlanCode + ": " + rej},
+			)
 		case reason != "":
 			res.Skip(reason)
 		default:
@@ -156,7 +169,11 @@ func parseCatalog(r io.Reader, subsidiary string, observedAt time.Time) (result,
 
 // offerRows maps one record to its rows; or names why it has none (reason, counted)
 // or why it cannot be read (rej, quarantined).
-func offerRows(o offer, currency, subsidiary string, observedAt time.Time) (rows []schemas.Observation, reason, rej string) {
+func offerRows(
+	o offer,
+	currency, subsidiary string,
+	observedAt time.Time,
+) (rows []schemas.Observation, reason, rej string) {
 	brick := ""
 	if o.Blobs != nil && o.Blobs.Commercial != nil {
 		brick = o.Blobs.Commercial.Brick
@@ -202,7 +219,13 @@ func offerRows(o offer, currency, subsidiary string, observedAt time.Time) (rows
 		return nil, "", perr
 	}
 	if shown, ok := shownPrice(p.FormattedPrice); ok && math.Abs(shown-price) > 0.0051 {
-		return nil, "", fmt.Sprintf("price %s (%.8g %s) disagrees with its formattedPrice %q: the 1e-8 scale changed", p.Price, price, currency, p.FormattedPrice)
+		return nil, "", fmt.Sprintf(
+			"price %s (%.8g %s) disagrees with its formattedPrice %q: the 1e-8 scale changed",
+			p.Price,
+			price,
+			currency,
+			p.FormattedPrice,
+		)
 	}
 	var unit string
 	switch mode {

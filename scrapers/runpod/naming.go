@@ -6,6 +6,9 @@ import "github.com/gpuprice/gpuprice/schemas"
 // device names.
 var naming = schemas.Naming{
 	Assumptions: map[string]schemas.Assumption{
-		"h200": {Form: schemas.FormSXM, Why: "RunPod uses nvidia-smi names: bare \"NVIDIA H200\" is the SXM part (shown as \"H200 SXM\")"},
+		"h200": {
+			Form: schemas.FormSXM,
+			Why:  "RunPod uses nvidia-smi names: bare \"NVIDIA H200\" is the SXM part (shown as \"H200 SXM\")",
+		},
 	},
 }

@@ -118,11 +118,17 @@ func parseGPUTypes(r io.Reader, observedAt time.Time) (result, error) {
 	for _, raw := range *resp.Data.GPUTypes {
 		var g gpuType
 		if err := json.Unmarshal(raw, &g); err != nil {
-			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry: " + err.Error()})
+			res.Rejects = append(
+				res.Rejects,
+				rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry: " + err.Error()},
+			)
 			continue
 		}
 		if strings.TrimSpace(g.ID) == "" {
-			res.Rejects = append(res.Rejects, rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry without an id"})
+			res.Rejects = append(
+				res.Rejects,
+				rejected{Raw: string(raw), Reason: "runpod: gpuTypes entry without an id"},
+			)
 			continue
 		}
 		if g.ID == unknownID {
@@ -204,11 +210,20 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 				o.Attrs["price_text"] = "null"
 			case c.available != nil && !*c.available && *p.price > 0:
 				// The API says this cloud does not offer the GPU: its price is no offer.
-				o.Attrs["price_text"] = fmt.Sprintf("not offered in %s cloud (%sCloud false; listed %s)", c.cloud, c.cloud, formatFloat(*p.price))
+				o.Attrs["price_text"] = fmt.Sprintf(
+					"not offered in %s cloud (%sCloud false; listed %s)",
+					c.cloud,
+					c.cloud,
+					formatFloat(*p.price),
+				)
 			case c.stock.none() && *p.price > 0:
 				// The API's own availability for this cloud: no stock status, no
 				// unreserved GPU. The listed price is no offer one can take.
-				o.Attrs["price_text"] = fmt.Sprintf("not offered in %s cloud (lowestPrice stockStatus null, maxUnreservedGpuCount 0; listed %s)", c.cloud, formatFloat(*p.price))
+				o.Attrs["price_text"] = fmt.Sprintf(
+					"not offered in %s cloud (lowestPrice stockStatus null, maxUnreservedGpuCount 0; listed %s)",
+					c.cloud,
+					formatFloat(*p.price),
+				)
 			default:
 				o.PriceNative = *p.price
 				if why := placeholder(g, c.cloud, p.pricing, *p.price); why != "" {
@@ -241,7 +256,13 @@ func placeholder(g gpuType, cloud, pricing string, price float64) string {
 			low = lp.MinimumBidPrice
 		}
 		if low != nil && *low > 0 && price < *low*0.999 {
-			return fmt.Sprintf("placeholder: %s %s $%s is under the API's lowestPrice $%s", cloud, pricing, formatFloat(price), formatFloat(*low))
+			return fmt.Sprintf(
+				"placeholder: %s %s $%s is under the API's lowestPrice $%s",
+				cloud,
+				pricing,
+				formatFloat(price),
+				formatFloat(*low),
+			)
 		}
 	}
 	if strings.Contains(strings.ToLower(g.ID), "geforce") {
@@ -264,8 +285,14 @@ func placeholder(g gpuType, cloud, pricing string, price float64) string {
 		return ""
 	}
 	if other != nil && *other > 0 && price > 0 && price <= placeholderRatio**other {
-		return fmt.Sprintf("placeholder: %s %s $%s is a quarter or less of %s $%s for a data-centre GPU", cloud, pricing,
-			formatFloat(price), otherCloud, formatFloat(*other))
+		return fmt.Sprintf(
+			"placeholder: %s %s $%s is a quarter or less of %s $%s for a data-centre GPU",
+			cloud,
+			pricing,
+			formatFloat(price),
+			otherCloud,
+			formatFloat(*other),
+		)
 	}
 	return ""
 }
@@ -310,14 +337,20 @@ func parsePage(r io.Reader, observedAt time.Time) (result, error) {
 		cards = legacyCards(doc)
 	}
 	if len(cards) == 0 {
-		return result{}, fmt.Errorf("%w: no GPU card (.gpu_table-row or .gpu-pricing-row) on the pricing page", ErrLayout)
+		return result{}, fmt.Errorf(
+			"%w: no GPU card (.gpu_table-row or .gpu-pricing-row) on the pricing page",
+			ErrLayout,
+		)
 	}
 	res := result{Rows: []schemas.Observation{}}
 	seen := map[string]bool{}
 	for _, c := range cards {
 		if c.name == "" {
 			html, _ := goquery.OuterHtml(c.raw)
-			res.Rejects = append(res.Rejects, rejected{Raw: strings.TrimSpace(html), Reason: "runpod: pricing page card without a GPU name"})
+			res.Rejects = append(
+				res.Rejects,
+				rejected{Raw: strings.TrimSpace(html), Reason: "runpod: pricing page card without a GPU name"},
+			)
 			continue
 		}
 		if seen[c.name] {

@@ -108,7 +108,11 @@ func Golden(t testing.TB, path string, got any) {
 		t.Fatalf("reading golden file (run with -update to create it): %v", err)
 	}
 	if string(want) != string(data) {
-		t.Errorf("%s: output differs from golden file (run with -update after checking the change)\n--- got ---\n%s", path, truncate(string(data), 4000))
+		t.Errorf(
+			"%s: output differs from golden file (run with -update after checking the change)\n--- got ---\n%s",
+			path,
+			truncate(string(data), 4000),
+		)
 	}
 }
 

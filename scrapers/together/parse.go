@@ -91,7 +91,13 @@ func parseDoc(doc *goquery.Selection, observedAt time.Time) (pageutil.Result, er
 			for _, o := range rows {
 				key := o.SKU + "|" + o.Pricing
 				if seen[key] {
-					rej = append(rej, pageutil.Rejected{Raw: rawRow(tr), Reason: fmt.Sprintf("together: %s %s listed twice", o.SKU, o.Pricing)})
+					rej = append(
+						rej,
+						pageutil.Rejected{
+							Raw:    rawRow(tr),
+							Reason: fmt.Sprintf("together: %s %s listed twice", o.SKU, o.Pricing),
+						},
+					)
 					continue
 				}
 				seen[key] = true
@@ -203,8 +209,10 @@ func span(s *goquery.Selection, attr string) int {
 }
 
 var (
-	perGPUHourRE = regexp.MustCompile(`(?i)\bper\s+gpu[\s-]*(?:per\s+|/\s*)?(?:hour|hr)\b|/\s*gpu[\s/-]*(?:hour|hr|h)\b|\bgpu[\s-]hours?\b`)
-	perNodeRE    = regexp.MustCompile(`(?i)\bper\s+(?:node|instance|server|machine)\b`)
+	perGPUHourRE = regexp.MustCompile(
+		`(?i)\bper\s+gpu[\s-]*(?:per\s+|/\s*)?(?:hour|hr)\b|/\s*gpu[\s/-]*(?:hour|hr|h)\b|\bgpu[\s-]hours?\b`,
+	)
+	perNodeRE = regexp.MustCompile(`(?i)\bper\s+(?:node|instance|server|machine)\b`)
 )
 
 // tableUnit is the unit a table's prices are stated in, from its header first, then
@@ -248,7 +256,13 @@ func kindOf(col column, sub string, cell *goquery.Selection) (string, bool) {
 	return "", false
 }
 
-func parseRow(tr *goquery.Selection, cols []column, section, sub, unit string, stated bool, observedAt time.Time) ([]schemas.Observation, []pageutil.Rejected) {
+func parseRow(
+	tr *goquery.Selection,
+	cols []column,
+	section, sub, unit string,
+	stated bool,
+	observedAt time.Time,
+) ([]schemas.Observation, []pageutil.Rejected) {
 	reject := func(format string, args ...any) []pageutil.Rejected {
 		return []pageutil.Rejected{{Raw: rawRow(tr), Reason: "together: " + fmt.Sprintf(format, args...)}}
 	}
@@ -291,7 +305,9 @@ func parseRow(tr *goquery.Selection, cols []column, section, sub, unit string, s
 		kind, ok := kindOf(col, sub, td)
 		switch {
 		case !ok && (isPrice || err != nil):
-			rejects = append(rejects, reject("%s: %s: column %q states no pricing kind or term for %q", section, name, col.text, text)...)
+			rejects = append(
+				rejects,
+				reject("%s: %s: column %q states no pricing kind or term for %q", section, name, col.text, text)...)
 			return
 		case !ok:
 			return // a note ("Contact sales") under a column without a kind: nothing to record
@@ -303,7 +319,15 @@ func parseRow(tr *goquery.Selection, cols []column, section, sub, unit string, s
 			if sub != "" {
 				where += " / " + sub
 			}
-			rejects = append(rejects, reject("%s: %s: %s %q: the table states no price unit (no \"per GPU per hour\" or \"per node\" in its header or caption); not assumed per GPU", where, name, col.label, text)...)
+			rejects = append(
+				rejects,
+				reject(
+					"%s: %s: %s %q: the table states no price unit (no \"per GPU per hour\" or \"per node\" in its header or caption); not assumed per GPU",
+					where,
+					name,
+					col.label,
+					text,
+				)...)
 			return
 		case !stated && !isPrice:
 			return // a note ("Contact sales") in a table without a unit: nothing to record

@@ -14,7 +14,10 @@ func (s *Store) PutAlertEpisodes(ctx context.Context, eps []store.AlertEpisode) 
 		return nil
 	}
 	const op = "write alert episodes"
-	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO alert_episodes (rule, kind, subject, starts_at, ends_at, fired, resolved, version)`)
+	batch, err := s.conn.PrepareBatch(
+		ctx,
+		`INSERT INTO alert_episodes (rule, kind, subject, starts_at, ends_at, fired, resolved, version)`,
+	)
 	if err != nil {
 		return s.wrap(op, err)
 	}

@@ -50,7 +50,10 @@ func EmbeddedDir(dsn string) (dir, database string, err error) {
 	}
 	dir, query, _ := strings.Cut(rest, "?")
 	if dir == "" {
-		return "", "", fmt.Errorf("clickhouse: chdb:// DSN %s names no data directory (chdb:///path/to/dir)", store.Redact(dsn))
+		return "", "", fmt.Errorf(
+			"clickhouse: chdb:// DSN %s names no data directory (chdb:///path/to/dir)",
+			store.Redact(dsn),
+		)
 	}
 	if dir, err = url.PathUnescape(dir); err != nil {
 		return "", "", fmt.Errorf("clickhouse: chdb:// DSN %s: %w", store.Redact(dsn), err)
@@ -61,7 +64,11 @@ func EmbeddedDir(dsn string) (dir, database string, err error) {
 	}
 	for k := range q {
 		if k != "database" {
-			return "", "", fmt.Errorf("clickhouse: chdb:// DSN %s: unknown parameter %q (only database=NAME)", store.Redact(dsn), k)
+			return "", "", fmt.Errorf(
+				"clickhouse: chdb:// DSN %s: unknown parameter %q (only database=NAME)",
+				store.Redact(dsn),
+				k,
+			)
 		}
 	}
 	database = q.Get("database")
@@ -69,7 +76,11 @@ func EmbeddedDir(dsn string) (dir, database string, err error) {
 		database = "default"
 	}
 	if !identifier.MatchString(database) {
-		return "", "", fmt.Errorf("clickhouse: database name %q in %s: use letters, digits and _", database, store.Redact(dsn))
+		return "", "", fmt.Errorf(
+			"clickhouse: database name %q in %s: use letters, digits and _",
+			database,
+			store.Redact(dsn),
+		)
 	}
 	return dir, database, nil
 }

@@ -1,22 +1,6 @@
 // Package clickhouse is the production store backend over ClickHouse's native
 // protocol (clickhouse-go/v2). It registers the DSN scheme "clickhouse":
-//
-//	clickhouse://[user[:password]@]host:9000[,host2:9000]/database[?dial_timeout=5s&…]
-//
-// Query parameters are clickhouse-go's (dial_timeout, read_timeout, compress,
-// secure, skip_verify, …); any other parameter is sent to the server as a setting.
-// The database defaults to "default". Open does not dial: a server that is down
-// shows up as store.ErrUnavailable on the first write, so ingest can spool. Migrate
-// creates the database when it is missing.
-//
-// The DDL (schemas/ddl/clickhouse) and every query here run on ClickHouse 18.16
-// through 24.x and later. Observations live in a ReplacingMergeTree(version) whose
-// sort key keeps a series' history together; since merges are eventual, every read
-// groups by the identity (provider, sku, region, zone, pricing, effective_at) and
-// takes each column's argMax by version, the last write, so a row written twice
-// counts once whether or not its parts have merged. Runs are read the same way on
-// (run_id, source). Times are DateTime('UTC'), whole seconds; a zero time.Time is
-// stored as the epoch and read back as zero.
+// The long story (modes, rules, limits) is in its README.md.
 package clickhouse
 
 import (
@@ -82,7 +66,10 @@ func open(dsn string) (*Store, error) {
 	redacted := store.Redact(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
-		return nil, fmt.Errorf("clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s", redacted)
+		return nil, fmt.Errorf(
+			"clickhouse: DSN must be clickhouse://[user[:password]@]host:port/database, got %s",
+			redacted,
+		)
 	}
 	dsn, cluster, err := clusterParam(u)
 	if err != nil {
@@ -108,7 +95,11 @@ func open(dsn string) (*Store, error) {
 		opts.Auth.Database = "default"
 	}
 	if !identifier.MatchString(opts.Auth.Database) {
-		return nil, fmt.Errorf("clickhouse: database name %q in %s: use letters, digits and _", opts.Auth.Database, redacted)
+		return nil, fmt.Errorf(
+			"clickhouse: database name %q in %s: use letters, digits and _",
+			opts.Auth.Database,
+			redacted,
+		)
 	}
 	conn, err := ch.Open(opts)
 	if err != nil {
@@ -277,9 +268,15 @@ func (s *Store) applied(ctx context.Context) (map[int]bool, error) {
 	}
 	switch distributed := engines[0] == "Distributed"; {
 	case distributed && s.cluster == "":
-		return nil, fmt.Errorf("clickhouse: database %s was created on a cluster (gpuprice migrate --cluster): add ?cluster=NAME to the DSN", s.database)
+		return nil, fmt.Errorf(
+			"clickhouse: database %s was created on a cluster (gpuprice migrate --cluster): add ?cluster=NAME to the DSN",
+			s.database,
+		)
 	case !distributed && s.cluster != "":
-		return nil, fmt.Errorf("clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)", s.database)
+		return nil, fmt.Errorf(
+			"clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)",
+			s.database,
+		)
 	}
 	rows, err = s.conn.Query(ctx, `SELECT DISTINCT version FROM schema_migrations`)
 	if err != nil {
@@ -354,7 +351,12 @@ func (s *Store) Exists(ctx context.Context) error {
 		return s.wrap("look for the tables of "+s.database, err)
 	}
 	if tables == 0 {
-		return fmt.Errorf("%w: ClickHouse database %s holds no gpuprice tables (%s)", store.ErrNotExist, s.database, s.redacted)
+		return fmt.Errorf(
+			"%w: ClickHouse database %s holds no gpuprice tables (%s)",
+			store.ErrNotExist,
+			s.database,
+			s.redacted,
+		)
 	}
 	return nil
 }
@@ -410,7 +412,10 @@ func toCH(t time.Time) (time.Time, error) {
 	}
 	t = t.UTC().Truncate(time.Second)
 	if t.Before(minTime) || t.After(maxTime) {
-		return time.Time{}, fmt.Errorf("time %s outside ClickHouse DateTime's range 1970-01-01..2106-02-07", t.Format(time.RFC3339))
+		return time.Time{}, fmt.Errorf(
+			"time %s outside ClickHouse DateTime's range 1970-01-01..2106-02-07",
+			t.Format(time.RFC3339),
+		)
 	}
 	return t, nil
 }

@@ -36,7 +36,10 @@ func clusterParam(u *url.URL) (string, string, error) {
 	}
 	vals := q[ClusterParam]
 	if len(vals) != 1 || !identifier.MatchString(vals[0]) {
-		return "", "", fmt.Errorf("cluster parameter %q: give one cluster name of letters, digits and _", q.Get(ClusterParam))
+		return "", "", fmt.Errorf(
+			"cluster parameter %q: give one cluster name of letters, digits and _",
+			q.Get(ClusterParam),
+		)
 	}
 	q.Del(ClusterParam)
 	v := *u
@@ -181,7 +184,11 @@ func (s *Store) ensureClusterDatabase(ctx context.Context, force bool) (bool, er
 		return false, s.wrap("create database", err)
 	}
 	if n == 0 {
-		return false, fmt.Errorf("clickhouse: %s: the server knows no cluster %q (see system.clusters and remote_servers in its config)", s.redacted, s.cluster)
+		return false, fmt.Errorf(
+			"clickhouse: %s: the server knows no cluster %q (see system.clusters and remote_servers in its config)",
+			s.redacted,
+			s.cluster,
+		)
 	}
 	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, s.database).Scan(&n); err != nil {
 		return false, s.wrap("create database", err)
@@ -210,7 +217,11 @@ func (s *Store) clusterDDL(ctx context.Context, conn ch.Conn, op, query string) 
 // every node: it waited distributed_ddl_task_timeout for one, a replicated ALTER
 // waited replication_alter_columns_timeout for a replica, or the shard's other
 // replica gave up waiting for the one running it.
-var clusterDDLSigns = []string{"distributed_ddl_task_timeout", "replication_alter_columns_timeout", "Cannot enqueue replicated DDL query"}
+var clusterDDLSigns = []string{
+	"distributed_ddl_task_timeout",
+	"replication_alter_columns_timeout",
+	"Cannot enqueue replicated DDL query",
+}
 
 // clusterDDLHint adds to the error of an ON CLUSTER statement that did not finish on
 // every node what the operator has to do (docs/clickhouse-cluster.md, "A ZooKeeper
@@ -218,9 +229,12 @@ var clusterDDLSigns = []string{"distributed_ddl_task_timeout", "replication_alte
 func clusterDDLHint(err error) error {
 	for _, sign := range clusterDDLSigns {
 		if strings.Contains(err.Error(), sign) {
-			return fmt.Errorf("%w (a node did not run it: one that is down, or, on ClickHouse 18.16, one whose ZooKeeper "+
-				"session expired or whose DDL worker ended, which runs no ON CLUSTER DDL again until restarted; see \"A ZooKeeper "+
-				"session lost\" in docs/clickhouse-cluster.md, then run migrate again: it completes what this one began)", err)
+			return fmt.Errorf(
+				"%w (a node did not run it: one that is down, or, on ClickHouse 18.16, one whose ZooKeeper "+
+					"session expired or whose DDL worker ended, which runs no ON CLUSTER DDL again until restarted; see \"A ZooKeeper "+
+					"session lost\" in docs/clickhouse-cluster.md, then run migrate again: it completes what this one began)",
+				err,
+			)
 		}
 	}
 	return err

@@ -342,7 +342,11 @@ func (row *dailyRow) closeBar() store.CloseBar {
 //
 // ok is false, with no error, when day_series cannot name every bar read (a bar
 // written after the states read, or a series_id collision).
-func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (reads []dayRead, n int, ok bool, err error) {
+func (s *Store) readDays(
+	ctx context.Context,
+	q store.BarQuery,
+	full bool,
+) (reads []dayRead, n int, ok bool, err error) {
 	// The states and the bars are read at once (two round trips in the time of one).
 	type stateRead struct {
 		states map[uint64]*daySeries
@@ -480,7 +484,8 @@ func (s *Store) readDays(ctx context.Context, q store.BarQuery, full bool) (read
 	for _, id := range need {
 		st := states[id]
 		l := &st.last
-		if !l.Start.IsZero() && l.Start.Before(lo) && (q.GPU == "" || l.GPU == q.GPU) && (q.Tier == "" || l.Tier == q.Tier) {
+		if !l.Start.IsZero() && l.Start.Before(lo) && (q.GPU == "" || l.GPU == q.GPU) &&
+			(q.Tier == "" || l.Tier == q.Tier) {
 			carryFrom(id, l)
 			continue
 		}

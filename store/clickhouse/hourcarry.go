@@ -24,7 +24,11 @@ import (
 // while a rollup that adds the series is still writing), all history is read.
 // window reads the window's bars, by series (while the days before it and the
 // states are read); they are returned with the carried-in bars.
-func (s *Store) hourlyCarry(ctx context.Context, q store.BarQuery, window func() ([]series, error)) ([]series, map[[5]string]store.Bar, carryPaths, error) {
+func (s *Store) hourlyCarry(
+	ctx context.Context,
+	q store.BarQuery,
+	window func() ([]series, error),
+) ([]series, map[[5]string]store.Bar, carryPaths, error) {
 	var paths carryPaths
 	lo := q.Since.Add(-carryLookback)
 	// The window's bars, the bars of the days before it and the series' states

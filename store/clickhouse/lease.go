@@ -11,7 +11,10 @@ import (
 var _ store.Leaser = (*Store)(nil)
 
 // leaseState reads name's winning row (the highest version) and the server's clock.
-func (s *Store) leaseState(ctx context.Context, name string) (owner string, until, now time.Time, maxVersion uint64, err error) {
+func (s *Store) leaseState(
+	ctx context.Context,
+	name string,
+) (owner string, until, now time.Time, maxVersion uint64, err error) {
 	err = s.conn.QueryRow(ctx, `SELECT argMax(owner, version), argMax(expires_at, version), max(version), now()
 		FROM leases WHERE name = ?`, name).Scan(&owner, &until, &maxVersion, &now)
 	if err != nil {

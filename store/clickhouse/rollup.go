@@ -155,7 +155,11 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	if !q.CarryIn || q.Since.IsZero() {
 		return s.TableBars(ctx, q)
 	}
-	window, carry, _, err := s.hourlyCarry(ctx, q, func() ([]series, error) { return s.barSeries(ctx, q, q.Since, q.Until) })
+	window, carry, _, err := s.hourlyCarry(
+		ctx,
+		q,
+		func() ([]series, error) { return s.barSeries(ctx, q, q.Since, q.Until) },
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +391,12 @@ func (s *Store) carryBars(ctx context.Context, q store.BarQuery, ids []uint64) (
 // carryBarsFrom is carryBars over the bars from from (zero: all history): a
 // series with a bar there that matches q has the same answer as from all
 // history, as its latest such bar is there too.
-func (s *Store) carryBarsFrom(ctx context.Context, q store.BarQuery, from time.Time, ids []uint64) (map[[5]string]store.Bar, error) {
+func (s *Store) carryBarsFrom(
+	ctx context.Context,
+	q store.BarQuery,
+	from time.Time,
+	ids []uint64,
+) (map[[5]string]store.Bar, error) {
 	where, args := barConds(q, from, q.Since)
 	if ids != nil {
 		where += " AND has(?, series_id)"

@@ -14,7 +14,12 @@ var _ store.VolatilityStats = (*Store)(nil)
 // Volatilities computes every series' volatility figures without reading its bars:
 // hourly bars from the per-day summaries of volatility_days (dayVolatilities),
 // daily bars on the server with BarVolatilities (one row per series).
-func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+func (s *Store) Volatilities(
+	ctx context.Context,
+	q store.BarQuery,
+	end time.Time,
+	below float64,
+) ([]store.SeriesVolatility, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
@@ -40,7 +45,12 @@ func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Tim
 // Volatilities of hourly bars combine the per-day summaries of volatility_days
 // instead (dayVolatilities); this is what daily bars use, and what hourly bars used
 // before (kept for the benchmark).
-func (s *Store) BarVolatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+func (s *Store) BarVolatilities(
+	ctx context.Context,
+	q store.BarQuery,
+	end time.Time,
+	below float64,
+) ([]store.SeriesVolatility, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("clickhouse: %w", err)
 	}

@@ -116,7 +116,12 @@ var errVolDaysMoved = errors.New("volatility_days changed during the read")
 // 18.16 spends most of a second analysing a query that does the same arithmetic
 // with nested lambdas and subqueries, whatever the data; reading the rows (about
 // 30 per series for 30 days) takes milliseconds.
-func (s *Store) dayVolatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+func (s *Store) dayVolatilities(
+	ctx context.Context,
+	q store.BarQuery,
+	end time.Time,
+	below float64,
+) ([]store.SeriesVolatility, error) {
 	out, err := s.readDayVolatilities(ctx, q, end, below)
 	if errors.Is(err, errVolDaysMoved) {
 		out, err = s.readDayVolatilities(ctx, q, end, below)
@@ -124,7 +129,12 @@ func (s *Store) dayVolatilities(ctx context.Context, q store.BarQuery, end time.
 	return out, err
 }
 
-func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+func (s *Store) readDayVolatilities(
+	ctx context.Context,
+	q store.BarQuery,
+	end time.Time,
+	below float64,
+) ([]store.SeriesVolatility, error) {
 	const day = 24 * time.Hour
 	var since, until time.Time
 	if !q.Since.IsZero() {
@@ -342,15 +352,43 @@ func (s *Store) readDayVolatilities(ctx context.Context, q store.BarQuery, end t
 // conds selects, every version, into m (days: the rows a series likely has): with
 // attrs (a GPU or tier filter), each day's GPU and tier; with a threshold (below >
 // 0), the hours of each day below it.
-func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, attrs bool, end uint32, below float64, days int, m volRead) error {
+func (s *Store) readDaySummaries(
+	ctx context.Context,
+	dayCond, conds *sqlText,
+	attrs bool,
+	end uint32,
+	below float64,
+	days int,
+	m volRead,
+) error {
 	// Every column is a call per row to scan: only those the figures need.
 	var id seriesID
 	var g, t string
 	d := volDay{attr: -1}
 	q := (&sqlText{}).add(`SELECT series_id, toUInt32(day) AS dy, version, bars, first_close, last_close, high, low,
 		close_max, close_min, close_s1, close_s2, returns, ret_first, ret_s1, ret_s2, ret_min, ret_max, changes, drawdown`)
-	dst := []any{&id, &d.day, &d.version, &d.bars, &d.firstClose, &d.lastClose, &d.high, &d.low, &d.closeMax, &d.closeMin, &d.closeDevSum, &d.closeDevSumSq, &d.returns, &d.retFirst,
-		&d.retDevSum, &d.retDevSumSq, &d.retMin, &d.retMax, &d.changes, &d.drawdown}
+	dst := []any{
+		&id,
+		&d.day,
+		&d.version,
+		&d.bars,
+		&d.firstClose,
+		&d.lastClose,
+		&d.high,
+		&d.low,
+		&d.closeMax,
+		&d.closeMin,
+		&d.closeDevSum,
+		&d.closeDevSumSq,
+		&d.returns,
+		&d.retFirst,
+		&d.retDevSum,
+		&d.retDevSumSq,
+		&d.retMin,
+		&d.retMax,
+		&d.changes,
+		&d.drawdown,
+	}
 	if attrs {
 		q.add(`, uniform, gpu, tier`)
 		dst = append(dst, &d.uniform, &g, &t)
@@ -361,8 +399,13 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, a
 		// threshold: as dayOfBars.
 		ks := `arrayMap((xa, xb) -> toUInt64(greatest(0, intDiv(toInt64(least(xb, ?)) - toInt64(xa) + 3599, 3600))),
 			starts, arrayPushBack(arrayPopFront(starts), toUInt32(dy + 86400)))`
-		q.add(`, toUInt32(first_start), toUInt64(arraySum(arrayMap((xk, xc) -> if(xc < ?, xk, toUInt64(0)), `+ks+`, closes))),
-			toUInt64(arraySum(`+ks+`))`, below, end, end)
+		q.add(
+			`, toUInt32(first_start), toUInt64(arraySum(arrayMap((xk, xc) -> if(xc < ?, xk, toUInt64(0)), `+ks+`, closes))),
+			toUInt64(arraySum(`+ks+`))`,
+			below,
+			end,
+			end,
+		)
 		dst = append(dst, &d.firstStart, &d.hoursBelow, &d.hoursTotal)
 	}
 	q.add(` FROM volatility_days PREWHERE (`).addQ(dayCond).add(`)`).addQ(conds)
@@ -403,7 +446,11 @@ func (s *Store) readDaySummaries(ctx context.Context, dayCond, conds *sqlText, a
 func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since, until time.Time, m volRead) error {
 	q := (&sqlText{}).add(`SELECT series_id, dy, version, uniform, if(i = 1, gpu, ''), if(i = 1, tier, ''), i, x, c, hb, lb
 		FROM (SELECT series_id, toUInt32(day) AS dy, version, uniform, gpu, tier, starts, closes, highs, lows
-			FROM volatility_days PREWHERE (`).addQ(dayCond).add(`)`).addQ(conds).add(`)
+			FROM volatility_days PREWHERE (`).
+		addQ(dayCond).
+		add(`)`).
+		addQ(conds).
+		add(`)
 		ARRAY JOIN arrayEnumerate(starts) AS i, starts AS x, closes AS c, highs AS hb, lows AS lb`)
 	var window []string
 	if !since.IsZero() {
@@ -441,8 +488,17 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 		switch {
 		case i == 1:
 			// A day has at most 24 hourly bars.
-			cur = &dayRow{day: dy, version: v, uniform: u, gpu: g, tier: t, starts: make([]uint32, 0, 24), closes: make([]float64, 0, 24),
-				highs: make([]float64, 0, 24), lows: make([]float64, 0, 24)}
+			cur = &dayRow{
+				day:     dy,
+				version: v,
+				uniform: u,
+				gpu:     g,
+				tier:    t,
+				starts:  make([]uint32, 0, 24),
+				closes:  make([]float64, 0, 24),
+				highs:   make([]float64, 0, 24),
+				lows:    make([]float64, 0, 24),
+			}
 			sr := m.series(id)
 			sr.bars = append(sr.bars, cur)
 			if u == 0 {
@@ -451,7 +507,19 @@ func (s *Store) readDayBars(ctx context.Context, dayCond, conds *sqlText, since,
 		case cur == nil || cur.day != dy || cur.version != v:
 			return s.wrap("volatility", fmt.Errorf("bars of day %d version %d apart from their row's first", dy, v))
 		}
-		cur.starts, cur.closes, cur.highs, cur.lows = append(cur.starts, x), append(cur.closes, c), append(cur.highs, h), append(cur.lows, l)
+		cur.starts, cur.closes, cur.highs, cur.lows = append(
+			cur.starts,
+			x,
+		), append(
+			cur.closes,
+			c,
+		), append(
+			cur.highs,
+			h,
+		), append(
+			cur.lows,
+			l,
+		)
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap("volatility", err)
@@ -650,7 +718,12 @@ type dayRef struct {
 
 // dayOfBars computes a day's figures (as dayFigures does when the day is written)
 // from the bars of r that keep selects, in one pass; false when it selects none.
-func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float64) (d volDay, gpu, tier string, ok bool) {
+func dayOfBars(
+	r *dayRow,
+	keep func(*dayRow, int) bool,
+	end uint32,
+	below float64,
+) (d volDay, gpu, tier string, ok bool) {
 	d.day = r.day
 	var peak float64 // the running maximum close
 	var prev int     // the previous bar kept
@@ -732,7 +805,14 @@ func dayOfBars(r *dayRow, keep func(*dayRow, int) bool, end uint32, below float6
 // Sets of equal values (a flat series, equal returns) take the figures the
 // sequential sums of analytics.Mean and SampleStd give them (sampleStdOf), so that
 // a series that never moved reads exactly what it reads from bars.
-func fold(key [5]string, gpu, tier string, days []*volDay, width time.Duration, end uint32, below float64) store.SeriesVolatility {
+func fold(
+	key [5]string,
+	gpu, tier string,
+	days []*volDay,
+	width time.Duration,
+	end uint32,
+	below float64,
+) store.SeriesVolatility {
 	last := days[len(days)-1]
 	out := seriesVolatility{store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
 		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lastClose, Max: math.Inf(-1), Min: math.Inf(1)}}

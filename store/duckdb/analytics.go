@@ -25,7 +25,12 @@ const seriesCols = `provider, sku, region, zone, pricing`
 // a running max for the drawdown, lead for the time each close stays in force)
 // and reads one row per series. The definitions are analytics.SeriesVolatilityOf's;
 // the storetest conformance suite compares the two on the same bars.
-func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Time, below float64) ([]store.SeriesVolatility, error) {
+func (s *Store) Volatilities(
+	ctx context.Context,
+	q store.BarQuery,
+	end time.Time,
+	below float64,
+) ([]store.SeriesVolatility, error) {
 	if err := store.CheckWidth(q.Width); err != nil {
 		return nil, fmt.Errorf("duckdb: %w", err)
 	}
@@ -36,9 +41,17 @@ func (s *Store) Volatilities(ctx context.Context, q store.BarQuery, end time.Tim
 	// analytics.Mean and SampleStd do (a left fold over each list), so that they
 	// agree to the last bit where the figures are exact (a flat series: 0).
 	fold := func(l string) string { return `list_reduce(list_prepend(0.0::DOUBLE, ` + l + `), (a, x) -> a + x)` }
-	query := `SELECT ` + seriesCols + `, g, t, n, len(rets), mr, sqrt(` + fold(`list_transform(rets, x -> (x - mr) * (x - mr))`) + ` / (len(rets) - 1)),
-		mc, sqrt(` + fold(`list_transform(cs, x -> (x - mc) * (x - mc))`) + ` / (n - 1)), hi, lo, c, changes, dd, under, total
-	FROM (SELECT *, ` + fold(`rets`) + ` / len(rets) AS mr, ` + fold(`cs`) + ` / n AS mc
+	query := `SELECT ` + seriesCols + `, g, t, n, len(rets), mr, sqrt(` + fold(
+		`list_transform(rets, x -> (x - mr) * (x - mr))`,
+	) + ` / (len(rets) - 1)),
+		mc, sqrt(` + fold(
+		`list_transform(cs, x -> (x - mc) * (x - mc))`,
+	) + ` / (n - 1)), hi, lo, c, changes, dd, under, total
+	FROM (SELECT *, ` + fold(
+		`rets`,
+	) + ` / len(rets) AS mr, ` + fold(
+		`cs`,
+	) + ` / n AS mc
 		FROM (SELECT ` + seriesCols + `, arg_max(gpu, bar_start) AS g, arg_max(tier, bar_start) AS t, count(*) AS n,
 				coalesce(list(r ORDER BY bar_start) FILTER (WHERE r IS NOT NULL), []) AS rets, list(close ORDER BY bar_start) AS cs,
 				max(high) AS hi, min(low) AS lo, arg_max(close, bar_start) AS c,

@@ -1,17 +1,6 @@
 // Package duckdb is the embedded store backend: one DuckDB file, no server. It
 // registers the DSN scheme "duckdb" (duckdb:///abs/path/file.duckdb).
-//
-// Observations are upserted on their identity (provider, sku, region, zone, pricing,
-// effective_at): writing an identity again replaces the stored row, so the last
-// write wins, as in the ClickHouse backend. The table has no primary key (an index
-// on five strings and a time cost most of a bulk write): each write appends its rows
-// and deletes the stored rows of those identities in one transaction, one write at
-// a time. Runs are
-// upserted on (run_id, source); quarantine is an append-only log. Times are kept as
-// TIMESTAMP in UTC, truncated to whole seconds.
-//
-// This is the only package that imports the DuckDB driver (cgo; slow to link), so
-// only binaries that blank-import it pay for it.
+// The long story (modes, rules, limits) is in its README.md.
 package duckdb
 
 import (
@@ -39,7 +28,10 @@ import (
 func init() {
 	store.Register("duckdb", func(ctx context.Context, u *url.URL) (store.Store, error) {
 		if u.Opaque != "" || u.Host != "" || !strings.HasPrefix(u.Path, "/") {
-			return nil, fmt.Errorf("duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q", store.Redact(u.String()))
+			return nil, fmt.Errorf(
+				"duckdb: DSN must be duckdb:///absolute/path/file.duckdb, got %q",
+				store.Redact(u.String()),
+			)
 		}
 		return open(ctx, u.Path, u.RawQuery)
 	})
@@ -106,7 +98,12 @@ var ErrLocked = store.ErrLocked
 
 func openError(path string, err error) error {
 	if strings.Contains(err.Error(), "Could not set lock on file") {
-		return fmt.Errorf("%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v", ErrLocked, path, err)
+		return fmt.Errorf(
+			"%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v",
+			ErrLocked,
+			path,
+			err,
+		)
 	}
 	return fmt.Errorf("duckdb: open %s: %w", path, err)
 }
@@ -283,7 +280,12 @@ func tableColumns(ctx context.Context, c driver.QueryerContext, names []string) 
 		}
 	}
 	if len(out) != len(names) {
-		return nil, fmt.Errorf("table observations has %d of the %d columns written (%v): run `gpuprice migrate`", len(out), len(names), names)
+		return nil, fmt.Errorf(
+			"table observations has %d of the %d columns written (%v): run `gpuprice migrate`",
+			len(out),
+			len(names),
+			names,
+		)
 	}
 	return out, nil
 }
@@ -386,7 +388,11 @@ func appendObservations(ctx context.Context, c interface {
 			hi = t
 		}
 	}
-	_, err = c.ExecContext(ctx, obsReplace, []driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}})
+	_, err = c.ExecContext(
+		ctx,
+		obsReplace,
+		[]driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}},
+	)
 	return err
 }
 
@@ -594,7 +600,14 @@ func (s *Store) WriteFXRates(ctx context.Context, rates []schemas.FXRate) error 
 		chunk := rates[start:min(start+rowsPerInsert, len(rates))]
 		args := make([]any, 0, 5*len(chunk))
 		for i, r := range chunk {
-			args = append(args, r.Date.Format(time.DateOnly), r.Currency, r.USDPerUnit, r.Source, version+uint64(start+i))
+			args = append(
+				args,
+				r.Date.Format(time.DateOnly),
+				r.Currency,
+				r.USDPerUnit,
+				r.Source,
+				version+uint64(start+i),
+			)
 		}
 		q := `INSERT INTO fx_rates (date, currency, usd_per_unit, source, version) VALUES ` +
 			strings.TrimSuffix(strings.Repeat("(CAST(? AS DATE), ?, ?, ?, ?), ", len(chunk)), ", ") +

@@ -20,11 +20,29 @@ func (s *suite) alertEpisodes(t *testing.T) {
 		t.Fatalf("empty store: %v %v", got, err)
 	}
 	at := func(h int) time.Time { return T0.Add(time.Duration(h) * time.Hour) }
-	old := store.AlertEpisode{Rule: "cheap-h100", Kind: "price_below", Subject: "H100-SXM-80GB on_demand", StartsAt: at(-48),
-		EndsAt: at(-40), Fired: `{"value":1.5}`, Resolved: `{"value":2.5}`}
-	firing := store.AlertEpisode{Rule: "cheap-h100", Kind: "price_below", Subject: "H100-SXM-80GB on_demand", StartsAt: at(-10),
-		Fired: `{"value":1.4,"summary":"it's \"cheap\"; 'quoted'"}`}
-	down := store.AlertEpisode{Rule: "source-down", Kind: "source_failed", Subject: "crusoe", StartsAt: at(-5), Fired: `{"value":1}`}
+	old := store.AlertEpisode{
+		Rule:     "cheap-h100",
+		Kind:     "price_below",
+		Subject:  "H100-SXM-80GB on_demand",
+		StartsAt: at(-48),
+		EndsAt:   at(-40),
+		Fired:    `{"value":1.5}`,
+		Resolved: `{"value":2.5}`,
+	}
+	firing := store.AlertEpisode{
+		Rule:     "cheap-h100",
+		Kind:     "price_below",
+		Subject:  "H100-SXM-80GB on_demand",
+		StartsAt: at(-10),
+		Fired:    `{"value":1.4,"summary":"it's \"cheap\"; 'quoted'"}`,
+	}
+	down := store.AlertEpisode{
+		Rule:     "source-down",
+		Kind:     "source_failed",
+		Subject:  "crusoe",
+		StartsAt: at(-5),
+		Fired:    `{"value":1}`,
+	}
 	if err := h.PutAlertEpisodes(ctx(t), []store.AlertEpisode{old, firing, down}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,14 @@ func BenchRows(tb testing.TB, env string, def int) int {
 // its backend), migrates it and closes it when the benchmark ends. Unless loaded
 // says the store already holds the data (kept from an earlier run), it writes
 // spec's SYNTHETIC history (Generate, batch rows a write) and builds its bars.
-func BenchStore(tb testing.TB, ctx context.Context, dsn string, spec GenSpec, batch int, loaded func(store.Store) bool) store.Store {
+func BenchStore(
+	tb testing.TB,
+	ctx context.Context,
+	dsn string,
+	spec GenSpec,
+	batch int,
+	loaded func(store.Store) bool,
+) store.Store {
 	tb.Helper()
 	st, err := store.Open(ctx, dsn)
 	if err != nil {

@@ -210,7 +210,15 @@ func spreadsDiff(got, want []store.SpreadDay) string {
 		}{{"hyperscaler", g.Hyperscaler, w.Hyperscaler}, {"specialist", g.Specialist, w.Specialist},
 			{"marketplace", g.Marketplace, w.Marketplace}, {"ratio", g.Ratio, w.Ratio}, {"premium", g.PremiumPct, w.PremiumPct}} {
 			if !nearOpt(f.g, f.w) {
-				return fmt.Sprintf("%s %s %s %s: got %s, want %s", g.GPU, g.Pricing, g.Day.Format(time.DateOnly), f.name, showOpt(f.g), showOpt(f.w))
+				return fmt.Sprintf(
+					"%s %s %s %s: got %s, want %s",
+					g.GPU,
+					g.Pricing,
+					g.Day.Format(time.DateOnly),
+					f.name,
+					showOpt(f.g),
+					showOpt(f.w),
+				)
 			}
 		}
 	}

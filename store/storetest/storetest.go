@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("DayCloses", s.dayCloses)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("RecordedSeries", s.recordedSeries)
+	t.Run("MarketCrossSection", s.marketCrossSection)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
 	t.Run("Signals", s.signals)
@@ -609,7 +610,13 @@ func (s *suite) hostileFilters(t *testing.T) {
 	st := s.fresh(t)
 	all := Observations()
 	write(t, st, all)
-	run := schemas.Run{RunID: "r1", Source: "aws", StartedAt: T0, FinishedAt: T0.Add(time.Minute), Status: schemas.RunOK}
+	run := schemas.Run{
+		RunID:      "r1",
+		Source:     "aws",
+		StartedAt:  T0,
+		FinishedAt: T0.Add(time.Minute),
+		Status:     schemas.RunOK,
+	}
 	if err := st.WriteRun(ctx(t), run); err != nil {
 		t.Fatal(err)
 	}
@@ -692,11 +699,28 @@ func Runs() []schemas.Run {
 	return []schemas.Run{
 		{RunID: "run-2025-02-28T23", Source: "aws", StartedAt: T0, FinishedAt: T0.Add(95 * time.Second),
 			Status: schemas.RunOK, RowsAccepted: 1840, RowsQuarantine: 2, UnknownGPUs: 1, RowsStored: 1840},
-		{RunID: "run-2025-02-28T23", Source: "lambda", StartedAt: T0.Add(time.Second), FinishedAt: T0.Add(3 * time.Second),
-			Status: schemas.RunOK, RowsAccepted: 21},
-		{RunID: "run-2025-03-01T00", Source: "aws", StartedAt: T0.Add(time.Hour), FinishedAt: T0.Add(time.Hour + 80*time.Second),
-			Status: schemas.RunDegraded, RowsAccepted: 1790, RowsQuarantine: 50, RowsSuspect: 4, RowsNotOffered: 12, RowsStored: 1700, RowsSpooled: 90,
-			Error: "spot: 3 regions timed out"},
+		{
+			RunID:        "run-2025-02-28T23",
+			Source:       "lambda",
+			StartedAt:    T0.Add(time.Second),
+			FinishedAt:   T0.Add(3 * time.Second),
+			Status:       schemas.RunOK,
+			RowsAccepted: 21,
+		},
+		{
+			RunID:          "run-2025-03-01T00",
+			Source:         "aws",
+			StartedAt:      T0.Add(time.Hour),
+			FinishedAt:     T0.Add(time.Hour + 80*time.Second),
+			Status:         schemas.RunDegraded,
+			RowsAccepted:   1790,
+			RowsQuarantine: 50,
+			RowsSuspect:    4,
+			RowsNotOffered: 12,
+			RowsStored:     1700,
+			RowsSpooled:    90,
+			Error:          "spot: 3 regions timed out",
+		},
 		{RunID: "run-2025-03-01T00", Source: "coreweave", StartedAt: T0.Add(time.Hour + 1500*time.Millisecond),
 			Status: schemas.RunFailed, RowsAccepted: 7, RowsSpooled: 2, RowsLost: 5,
 			Error: `coreweave: parse "GPU Pricing": table 'H100' not found`},
@@ -775,7 +799,9 @@ func (s *suite) startedRuns(t *testing.T) {
 		Status: schemas.RunStarted, RowsAccepted: 122880, Owner: "host-1/4242/0a0b0c0d",
 		SpanSince: T0.Add(-48 * time.Hour), SpanUntil: T0.Add(-time.Hour + time.Second)}
 	b := a
-	b.RunID, b.Source, b.StartedAt, b.SpanSince, b.SpanUntil = "run-b", "vast", T0.Add(time.Hour), time.Time{}, time.Time{}
+	b.RunID, b.Source, b.StartedAt, b.SpanSince, b.SpanUntil = "run-b", "vast", T0.Add(
+		time.Hour,
+	), time.Time{}, time.Time{}
 	c := a
 	c.RunID, c.Source = "run-c", "azure"
 	for _, r := range []schemas.Run{a, b, c} {
@@ -998,7 +1024,12 @@ func FXRates() []schemas.FXRate {
 		{Date: day(0), Currency: "EUR", USDPerUnit: 1.0412, Source: "ecb"},
 		{Date: day(1).Add(15 * time.Hour), Currency: "EUR", USDPerUnit: 1.0401, Source: "ecb"},
 		// 2025-03-01 00:30 in CET is still 2025-02-28 in UTC: it replaces the row above.
-		{Date: time.Date(2025, 3, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600)), Currency: "EUR", USDPerUnit: 1.0405, Source: "ecb-revised"},
+		{
+			Date:       time.Date(2025, 3, 1, 0, 30, 0, 0, time.FixedZone("CET", 3600)),
+			Currency:   "EUR",
+			USDPerUnit: 1.0405,
+			Source:     "ecb-revised",
+		},
 		{Date: day(2), Currency: "EUR", USDPerUnit: 1.0384, Source: "ecb"},
 		{Date: day(0), Currency: "GBP", USDPerUnit: 1.2587, Source: "ecb"},
 		{Date: day(2), Currency: "GBP", USDPerUnit: 1.2601, Source: "ecb"},
@@ -1219,7 +1250,8 @@ func (s *suite) rollup(t *testing.T) {
 	var want []store.Bar
 	daily := WantBars(all, store.Daily)
 	for i, b := range daily {
-		lastBefore := b.Start.Before(since) && (i+1 == len(daily) || daily[i+1].SeriesKey() != b.SeriesKey() || !daily[i+1].Start.Before(since))
+		lastBefore := b.Start.Before(since) &&
+			(i+1 == len(daily) || daily[i+1].SeriesKey() != b.SeriesKey() || !daily[i+1].Start.Before(since))
 		if !b.Start.Before(since) || lastBefore {
 			want = append(want, b)
 		}

@@ -100,7 +100,14 @@ func (s *suite) rollupLastObserved(t *testing.T) {
 	// of its last effective_at. Lambda's day bar: its list price (effective at
 	// 00:00), last collected on day 9, and a point effective at 06:00, the bar's
 	// close, observed once at W0−1h.
-	early := h100("lambda", schemas.TierSpecialist, "gpu_8x_h100_sxm5", W0.Add(-time.Hour), W0.Truncate(store.Daily).Add(6*time.Hour), 2.59)
+	early := h100(
+		"lambda",
+		schemas.TierSpecialist,
+		"gpu_8x_h100_sxm5",
+		W0.Add(-time.Hour),
+		W0.Truncate(store.Daily).Add(6*time.Hour),
+		2.59,
+	)
 	write(t, st, []schemas.Observation{early})
 	rollup(t, st, early.EffectiveAt, early.EffectiveAt.Add(time.Second))
 	got := bars(t, st, store.BarQuery{Width: store.Daily, Filter: store.Filter{Provider: "lambda"}})
@@ -184,10 +191,12 @@ func (s *suite) withdrawnSeries(t *testing.T) {
 	for _, o := range h.Cheapest {
 		offers = append(offers, o.SKU)
 	}
-	if len(offers) != 3 || offers[0] != "m2" || offers[1] != "gpu_8x_h100_sxm5" || offers[2] != "Standard_ND96isr_H100_v5" {
+	if len(offers) != 3 || offers[0] != "m2" || offers[1] != "gpu_8x_h100_sxm5" ||
+		offers[2] != "Standard_ND96isr_H100_v5" {
 		t.Errorf("cheapest offers now: %v, want m2, lambda, azure", offers)
 	}
-	if len(h.Cheapest) == 3 && (!h.Cheapest[2].Since.Equal(AzureListed) || !h.Cheapest[2].LastSeen.Equal(W0.AddDate(0, 0, 9))) {
+	if len(h.Cheapest) == 3 &&
+		(!h.Cheapest[2].Since.Equal(AzureListed) || !h.Cheapest[2].LastSeen.Equal(W0.AddDate(0, 0, 9))) {
 		t.Errorf("azure offer: %+v", h.Cheapest[2])
 	}
 

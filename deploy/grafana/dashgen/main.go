@@ -144,7 +144,11 @@ func thresholds(levels []float64) *dashboard.ThresholdsConfigBuilder {
 	sort.Float64s(sorted)
 	var steps []dashboard.Threshold
 	if len(sorted) == 2 {
-		steps = []dashboard.Threshold{{Color: "red"}, {Value: &sorted[0], Color: "green"}, {Value: &sorted[1], Color: "red"}}
+		steps = []dashboard.Threshold{
+			{Color: "red"},
+			{Value: &sorted[0], Color: "green"},
+			{Value: &sorted[1], Color: "red"},
+		}
 	} else {
 		steps = []dashboard.Threshold{{Color: "green"}, {Value: &sorted[0], Color: "red"}}
 	}
@@ -174,7 +178,8 @@ func panel(p Panel) cog.Builder[dashboard.Panel] {
 		return b
 	case kindBarChart:
 		return barchart.NewPanelBuilder().Title(p.Title).Description(p.Description).Datasource(ds).WithTarget(t).
-			Span(p.Width).Height(p.Height).Unit(p.Unit).XField(p.Columns[0]).Orientation(common.VizOrientationHorizontal)
+			Span(p.Width).
+			Height(p.Height).Unit(p.Unit).XField(p.Columns[0]).Orientation(common.VizOrientationHorizontal)
 	default:
 		return table.NewPanelBuilder().Title(p.Title).Description(p.Description).Datasource(ds).WithTarget(t).
 			Span(p.Width).Height(p.Height).Unit(p.Unit).CellHeight(common.TableCellHeightSm)

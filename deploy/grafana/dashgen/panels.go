@@ -82,8 +82,12 @@ func in(col, v string) string {
 func q7(a, p string) string {
 	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
 	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
-	return fmt.Sprintf("if(length(%[1]s) = 0, nan, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
-		a, lo, h)
+	return fmt.Sprintf(
+		"if(length(%[1]s) = 0, nan, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		a,
+		lo,
+		h,
+	)
 }
 
 var gpuVar = Variable{Name: "gpu", Label: "GPU", Multi: true,
@@ -96,7 +100,11 @@ var regionVar = Variable{Name: "region", Label: "Region", Multi: true,
 	Query: "SELECT DISTINCT region FROM v_latest ORDER BY region"}
 
 // onePricing is a single-valued pricing kind, on-demand by default.
-var onePricing = Variable{Name: "kind", Label: "Pricing", Values: []string{"on_demand", "spot", "reserved_1y", "reserved_3y"}}
+var onePricing = Variable{
+	Name:   "kind",
+	Label:  "Pricing",
+	Values: []string{"on_demand", "spot", "reserved_1y", "reserved_3y"},
+}
 
 func dashboards() []Dashboard {
 	return []Dashboard{
@@ -112,7 +120,16 @@ func priceBoard() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "Cheapest $/GPU-hour by GPU × provider", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
-				Columns: []string{"gpu", "provider", "pricing", "usd_gpu_hour", "cheapest_sku", "cheapest_region", "offers", "last_observed_at"},
+				Columns: []string{
+					"gpu",
+					"provider",
+					"pricing",
+					"usd_gpu_hour",
+					"cheapest_sku",
+					"cheapest_region",
+					"offers",
+					"last_observed_at",
+				},
 				SQL: `SELECT gpu, provider, pricing, min(price_usd_gpu_hour) AS usd_gpu_hour,
     argMin(sku, price_usd_gpu_hour) AS cheapest_sku, argMin(region, price_usd_gpu_hour) AS cheapest_region,
     count() AS offers, max(observed_at) AS last_observed_at
@@ -135,7 +152,19 @@ ORDER BY usd_gpu_hour`,
 }
 
 func seriesExplorer() Dashboard {
-	filters := in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("pricing", "pricing") + ` AND ` + in("region", "region")
+	filters := in(
+		"gpu",
+		"gpu",
+	) + ` AND ` + in(
+		"provider",
+		"provider",
+	) + ` AND ` + in(
+		"pricing",
+		"pricing",
+	) + ` AND ` + in(
+		"region",
+		"region",
+	)
 	return Dashboard{
 		UID: "gpuprice-series", Title: "gpuprice · Series explorer", From: "7d",
 		Description: "Every series (provider, sku, region, zone, pricing) matching the filters: hourly closes and its observations.",
@@ -151,7 +180,23 @@ ORDER BY time`,
 			},
 			{
 				Title: "Observations", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
-				Columns: []string{"effective_at", "observed_at", "provider", "sku", "region", "zone", "pricing", "gpu", "gpu_count", "price_usd_gpu_hour", "price_usd_hour", "currency", "price_native", "source_kind", "source_url"},
+				Columns: []string{
+					"effective_at",
+					"observed_at",
+					"provider",
+					"sku",
+					"region",
+					"zone",
+					"pricing",
+					"gpu",
+					"gpu_count",
+					"price_usd_gpu_hour",
+					"price_usd_hour",
+					"currency",
+					"price_native",
+					"source_kind",
+					"source_url",
+				},
 				SQL: `SELECT effective_at, observed_at, provider, sku, region, zone, pricing, gpu, gpu_count,
     price_usd_gpu_hour, price_usd_hour, currency, price_native, source_kind, source_url
 FROM v_observations
@@ -174,7 +219,17 @@ func spotVolatility() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "Annualised volatility by series", Kind: kindTable, Width: 24, Height: 12, Unit: "percentunit",
-				Columns: []string{"gpu", "provider", "region", "zone", "sku", "bars", "std_log_return", "annualised", "price_range"},
+				Columns: []string{
+					"gpu",
+					"provider",
+					"region",
+					"zone",
+					"sku",
+					"bars",
+					"std_log_return",
+					"annualised",
+					"price_range",
+				},
 				SQL: `SELECT gpu, provider, region, zone, sku, length(closes) AS bars,
     if(length(rets) >= 2, arrayReduce('stddevSamp', rets), 0) AS std_log_return,
     std_log_return * sqrt(8760) AS annualised,
@@ -204,8 +259,11 @@ GROUP BY time, series
 ORDER BY time`,
 			},
 			{
-				Title: fmt.Sprintf("Largest 24 h spot move per GPU × provider, %% (alert spot_move at ±%g %%)", SpotMoveThresholdPct),
-				Kind:  kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
+				Title: fmt.Sprintf(
+					"Largest 24 h spot move per GPU × provider, %% (alert spot_move at ±%g %%)",
+					SpotMoveThresholdPct,
+				),
+				Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
 				Thresholds: []float64{-SpotMoveThresholdPct, SpotMoveThresholdPct},
 				Columns:    []string{"time", "series", "move_pct"},
 				SQL: `SELECT day AS time, concat(gpu, ' ', provider) AS series, (max(close) / min(open) - 1) * 100 AS move_pct
@@ -213,7 +271,16 @@ FROM (
     SELECT toDateTime(intDiv(toUInt32(bar_start), 86400) * 86400, 'UTC') AS day, gpu, provider, open, close
     FROM v_bars
     WHERE width = 3600 AND pricing = 'spot' AND open > 0 AND $__timeFilter(bar_start)
-        AND ` + in("gpu", "gpu") + ` AND ` + in("provider", "provider") + ` AND ` + in("region", "region") + `
+        AND ` + in(
+					"gpu",
+					"gpu",
+				) + ` AND ` + in(
+					"provider",
+					"provider",
+				) + ` AND ` + in(
+					"region",
+					"region",
+				) + `
 )
 GROUP BY time, series
 ORDER BY time`,
@@ -238,8 +305,12 @@ WHERE ratio > 0 AND pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu",
 ORDER BY time`,
 			},
 			{
-				Title: fmt.Sprintf("Ratio change against %d days earlier, %% (spread_shift alert at ±%g %%)", SpreadShiftWindowDays, SpreadShiftThresholdPct),
-				Kind:  kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
+				Title: fmt.Sprintf(
+					"Ratio change against %d days earlier, %% (spread_shift alert at ±%g %%)",
+					SpreadShiftWindowDays,
+					SpreadShiftThresholdPct,
+				),
+				Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "percent",
 				Thresholds: []float64{-SpreadShiftThresholdPct, SpreadShiftThresholdPct},
 				Columns:    []string{"time", "gpu", "change_pct"},
 				SQL: fmt.Sprintf(`SELECT day AS time, gpu, (ratio / ratio_before - 1) * 100 AS change_pct
@@ -275,16 +346,17 @@ func tokens() Dashboard {
 	// with no band, or whose GPU has no dense figure, are left out, as in
 	// `gpuprice tokens`.
 	offers := `SELECT gpu, provider, interconnect, price_usd_gpu_hour, ` + denseFlops("gpu") + ` AS flops,
-        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "provider", "interconnect") + `, toFloat64OrZero('${mfu}')) AS mfu,
+        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "interconnect", "'${job}' = 'multi_node'") + `, toFloat64OrZero('${mfu}')) AS mfu,
         price_usd_gpu_hour * 1e9 * 6 * ${params} / (flops * mfu * 3600) AS usd
     FROM v_latest
     WHERE on_offer = 1 AND pricing = '${kind}' AND ` + in("gpu", "gpu")
 	return Dashboard{
 		UID: "gpuprice-tokens", Title: "gpuprice · $ per 1B training tokens", From: "7d",
-		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band (docs/analytics.md) or the value chosen. Offerings without a band are left out.",
+		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band for the job's shape (docs/analytics.md: a job inside one node of NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job crosses nodes) or the value chosen. Offerings without a band are left out.",
 		Variables: []Variable{gpuVar, onePricing,
 			{Name: "params", Label: "Parameters", Values: []string{"7e9", "13e9", "70e9", "405e9"}},
-			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}}},
+			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}},
+			{Name: "job", Label: "Job", Values: []string{"one_node", "multi_node"}}},
 		Panels: []Panel{
 			{
 				Title: "$ per 1B tokens by GPU (cheapest offering)", Kind: kindBarChart, Width: 24, Height: 12, Unit: "currencyUSD",
@@ -299,7 +371,16 @@ ORDER BY usd_per_1b_tokens`,
 			},
 			{
 				Title: "$ per 1B tokens by GPU × provider (cheapest offering)", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
-				Columns: []string{"gpu", "provider", "usd_per_1b_tokens", "usd_gpu_hour", "offer_mfu", "offer_interconnect", "dense_tflops", "gpu_hours_per_1b_tokens"},
+				Columns: []string{
+					"gpu",
+					"provider",
+					"usd_per_1b_tokens",
+					"usd_gpu_hour",
+					"offer_mfu",
+					"offer_interconnect",
+					"dense_tflops",
+					"gpu_hours_per_1b_tokens",
+				},
 				SQL: `SELECT gpu, provider, min(usd) AS usd_per_1b_tokens, argMin(price_usd_gpu_hour, usd) AS usd_gpu_hour,
     argMin(mfu, usd) AS offer_mfu, argMin(interconnect, usd) AS offer_interconnect, any(flops) / 1e12 AS dense_tflops,
     1e9 * 6 * ${params} / (dense_tflops * 1e12 * offer_mfu * 3600) AS gpu_hours_per_1b_tokens
@@ -327,14 +408,26 @@ func negotiation() Dashboard {
 			{
 				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
 				Columns: []string{"gpu", "provider", "window_days", "p10", "p50", "p90", "lowest", "series_days"},
-				SQL: `SELECT gpu, p AS provider, window_days, ` + pct("0.1") + ` AS p10, ` + pct("0.5") + ` AS p50, ` + pct("0.9") + ` AS p90,
+				SQL: `SELECT gpu, p AS provider, window_days, ` + pct(
+					"0.1",
+				) + ` AS p10, ` + pct(
+					"0.5",
+				) + ` AS p50, ` + pct(
+					"0.9",
+				) + ` AS p90,
     xs[1] AS lowest, length(xs) AS series_days
 FROM (
     SELECT gpu, p, window_days, arraySort(groupArray(price)) AS xs
     FROM (
         SELECT gpu, arrayJoin([provider, '*']) AS p, arrayJoin([90, 180, 365]) AS window_days, price, day
         FROM v_day_prices
-        WHERE pricing = '${kind}' AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
+        WHERE pricing = '${kind}' AND ` + in(
+					"gpu",
+					"gpu",
+				) + ` AND ` + in(
+					"region",
+					"region",
+				) + `
             AND day >= toDateTime(intDiv(toUInt32(now()), 86400) * 86400 - 365 * 86400, 'UTC')
     )
     WHERE day > toDateTime(intDiv(toUInt32(now()), 86400) * 86400 - window_days * 86400, 'UTC')
@@ -347,7 +440,10 @@ ORDER BY gpu, provider = '*' DESC, provider, window_days`,
 				Description: "gpuprice terms: every listed instance offer on offer now, per GPU and pricing kind, against the term in months (on-demand and spot 0, commitment_<n>m n, reserved 12 and 36), upfront amortised; the median is type 7.",
 				Kind:        kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
 				Columns: []string{"gpu", "pricing", "term_months", "offers", "lowest", "median"},
-				SQL: `SELECT gpu, pricing, term_months, length(xs) AS offers, xs[1] AS lowest, ` + q7("xs", "0.5") + ` AS median
+				SQL: `SELECT gpu, pricing, term_months, length(xs) AS offers, xs[1] AS lowest, ` + q7(
+					"xs",
+					"0.5",
+				) + ` AS median
 FROM (
     SELECT gpu, pricing,
         multiIf(pricing IN ('on_demand', 'spot'), 0, pricing = 'reserved_1y', 12, pricing = 'reserved_3y', 36,
@@ -357,7 +453,13 @@ FROM (
     WHERE on_offer = 1 AND gpu != 'unknown' AND price_scope IN ('', 'instance') AND price_basis IN ('', 'listed')
         AND (pricing IN ('on_demand', 'spot', 'reserved_1y', 'reserved_3y')
             OR (substring(pricing, 1, 11) = 'commitment_' AND substring(pricing, length(pricing), 1) = 'm'))
-        AND ` + in("gpu", "gpu") + ` AND ` + in("region", "region") + `
+        AND ` + in(
+					"gpu",
+					"gpu",
+				) + ` AND ` + in(
+					"region",
+					"region",
+				) + `
     GROUP BY gpu, pricing
 )
 ORDER BY gpu, term_months, pricing`,
@@ -403,7 +505,12 @@ LIMIT 500`,
 }
 
 func sourceHealth() Dashboard {
-	srcVar := Variable{Name: "source", Label: "Source", Multi: true, Query: "SELECT DISTINCT source FROM v_runs ORDER BY source"}
+	srcVar := Variable{
+		Name:  "source",
+		Label: "Source",
+		Multi: true,
+		Query: "SELECT DISTINCT source FROM v_runs ORDER BY source",
+	}
 	return Dashboard{
 		UID: "gpuprice-source-health", Title: "gpuprice · Source health", From: "7d",
 		Description: "Runs, rows, quarantined rows and failures per source: from the store (run records, quarantine) and from gpuprice serve's /metrics (Prometheus).",
@@ -411,7 +518,18 @@ func sourceHealth() Dashboard {
 		Panels: []Panel{
 			{
 				Title: "Last run per source (store)", Kind: kindTable, Width: 24, Height: 10,
-				Columns: []string{"source", "last_started_at", "status", "rows_accepted", "rows_quarantined", "unknown_gpus", "duration_seconds", "error", "failed_runs", "runs"},
+				Columns: []string{
+					"source",
+					"last_started_at",
+					"status",
+					"rows_accepted",
+					"rows_quarantined",
+					"unknown_gpus",
+					"duration_seconds",
+					"error",
+					"failed_runs",
+					"runs",
+				},
 				SQL: `SELECT source, max(started_at) AS last_started_at, argMax(r_status, started_at) AS status,
     argMax(r_accepted, started_at) AS rows_accepted, argMax(r_quarantined, started_at) AS rows_quarantined,
     argMax(r_unknown, started_at) AS unknown_gpus, argMax(r_duration, started_at) AS duration_seconds,
@@ -430,7 +548,10 @@ ORDER BY source`,
 				Columns: []string{"time", "status", "runs"},
 				SQL: `SELECT toDateTime(intDiv(toUInt32(started_at), 86400) * 86400, 'UTC') AS time, status, count() AS runs
 FROM v_runs
-WHERE $__timeFilter(started_at) AND ` + in("source", "source") + `
+WHERE $__timeFilter(started_at) AND ` + in(
+					"source",
+					"source",
+				) + `
 GROUP BY time, status
 ORDER BY time`,
 			},
@@ -463,42 +584,86 @@ WHERE status = 'failed' AND $__timeFilter(started_at) AND ` + in("source", "sour
 ORDER BY started_at DESC
 LIMIT 100`,
 			},
-			{Title: "Source up (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_up{source=~"${source:regex}"}`},
-			{Title: "Runs per hour by status (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `sum by (source, status) (increase(gpuprice_runs_total{source=~"${source:regex}"}[1h]))`},
-			{Title: "Rows accepted, last run (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_last_rows_accepted{source=~"${source:regex}"}`},
-			{Title: "Rows quarantined, last run (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_source_last_rows_quarantined{source=~"${source:regex}"}`},
-			{Title: "Run duration p90, s (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, Unit: "s", PromQL: `histogram_quantile(0.9, sum by (source, le) (rate(gpuprice_source_run_duration_seconds_bucket{source=~"${source:regex}"}[6h])))`},
-			{Title: "Spool rows and alerts firing (Prometheus)", Kind: kindTimeSeries, Width: 12, Height: 8, PromQL: `gpuprice_spool_rows or sum by (rule) (gpuprice_alerts_firing)`},
+			{
+				Title:  "Source up (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				PromQL: `gpuprice_source_up{source=~"${source:regex}"}`,
+			},
+			{
+				Title:  "Runs per hour by status (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				PromQL: `sum by (source, status) (increase(gpuprice_runs_total{source=~"${source:regex}"}[1h]))`,
+			},
+			{
+				Title:  "Rows accepted, last run (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				PromQL: `gpuprice_source_last_rows_accepted{source=~"${source:regex}"}`,
+			},
+			{
+				Title:  "Rows quarantined, last run (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				PromQL: `gpuprice_source_last_rows_quarantined{source=~"${source:regex}"}`,
+			},
+			{
+				Title:  "Run duration p90, s (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				Unit:   "s",
+				PromQL: `histogram_quantile(0.9, sum by (source, le) (rate(gpuprice_source_run_duration_seconds_bucket{source=~"${source:regex}"}[6h])))`,
+			},
+			{
+				Title:  "Spool rows and alerts firing (Prometheus)",
+				Kind:   kindTimeSeries,
+				Width:  12,
+				Height: 8,
+				PromQL: `gpuprice_spool_rows or sum by (rule) (gpuprice_alerts_firing)`,
+			},
 		},
 	}
 }
 
-// mfuBandMid is the midpoint of the MFU band of the offering's class
-// (analytics.MFUFor: the GPU's form factor and the offering's interconnect pick
-// it), 0 when the class has no published band or the GPU is not in the catalog.
-// provider is unused: the provider's brand never picks a band.
-func mfuBandMid(gpu, provider, interconnect string) string {
-	_ = provider
+// mfuBandMid is the midpoint of the MFU band of the job on the offering
+// (analytics.MFUForJob: the GPU's form factor, and the offering's interconnect only
+// when the job crosses nodes, which crosses, a SQL condition, says), 0 when the
+// class has no published band or the GPU is not in the catalog.
+func mfuBandMid(gpu, interconnect, crosses string) string {
 	cat, err := schemas.LoadCatalog()
 	if err != nil {
 		panic(err) // the embedded catalog is validated by its own tests
 	}
-	var ids, rdma, other []string
+	// The band of each GPU (analytics.MFUForJob on an 8-GPU instance) for a job in
+	// one node or across nodes, over an RDMA fabric or not.
+	var ids, oneRDMA, oneOther, multiRDMA, multiOther []string
 	for _, g := range cat.All() {
-		mid := func(ic string) string {
-			b, err := analytics.MFUFor(g, ic)
+		mid := func(ic string, j analytics.Job) string {
+			b, _, err := analytics.MFUForJob(g, ic, 8, j)
 			if err != nil {
 				return "0."
 			}
 			return fmt.Sprintf("%g", b.Mid())
 		}
+		one, multi := analytics.Job{}, analytics.Job{Nodes: 2}
 		ids = append(ids, "'"+strings.ReplaceAll(g.ID, "'", "")+"'")
-		rdma = append(rdma, mid(schemas.InterconnectInfiniband))
-		other = append(other, mid(schemas.InterconnectEthernet))
+		oneRDMA, oneOther = append(oneRDMA, mid(schemas.InterconnectInfiniband, one)), append(oneOther, mid(schemas.InterconnectEthernet, one))
+		multiRDMA = append(multiRDMA, mid(schemas.InterconnectInfiniband, multi))
+		multiOther = append(multiOther, mid(schemas.InterconnectEthernet, multi))
 	}
-	return fmt.Sprintf("if(%s IN ('%s', '%s', '%s'), transform(%s, [%s], [%s], 0.), transform(%s, [%s], [%s], 0.))",
-		interconnect, schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA,
-		gpu, strings.Join(ids, ", "), strings.Join(rdma, ", "), gpu, strings.Join(ids, ", "), strings.Join(other, ", "))
+	rdma := fmt.Sprintf("%s IN ('%s', '%s', '%s')", interconnect, schemas.InterconnectInfiniband, schemas.InterconnectRoCE,
+		schemas.InterconnectEFA)
+	pick := func(a, b []string) string {
+		return fmt.Sprintf("if(%s, transform(%s, [%s], [%s], 0.), transform(%s, [%s], [%s], 0.))", rdma,
+			gpu, strings.Join(ids, ", "), strings.Join(a, ", "), gpu, strings.Join(ids, ", "), strings.Join(b, ", "))
+	}
+	return fmt.Sprintf("if(%s, %s, %s)", crosses, pick(multiRDMA, multiOther), pick(oneRDMA, oneOther))
 }
 
 // denseFlops is the dense BF16 (else FP16) FLOP/s of the GPU column col, from the

@@ -27,9 +27,13 @@ func ServerDSN(t testing.TB) *url.URL {
 	dsn := os.Getenv(EnvDSN)
 	if dsn == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatal(EnvDSN + " is not set under CI: start ClickHouse and set it (e.g. clickhouse://localhost:9000/default)")
+			t.Fatal(
+				EnvDSN + " is not set under CI: start ClickHouse and set it (e.g. clickhouse://localhost:9000/default)",
+			)
 		}
-		t.Skip("!!! SKIPPING ClickHouse integration test: set " + EnvDSN + " (e.g. clickhouse://localhost:9000/default) to run it !!!")
+		t.Skip(
+			"!!! SKIPPING ClickHouse integration test: set " + EnvDSN + " (e.g. clickhouse://localhost:9000/default) to run it !!!",
+		)
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {

@@ -93,9 +93,15 @@ func get(t testing.TB) *Cluster {
 	raw := os.Getenv(EnvDSNs)
 	if raw == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is not: deploy/test.sh starts the cluster with deploy/clickhouse-cluster/local.sh up and sets it", EnvDSNs)
+			t.Fatalf(
+				"CI is set but %s is not: deploy/test.sh starts the cluster with deploy/clickhouse-cluster/local.sh up and sets it",
+				EnvDSNs,
+			)
 		}
-		t.Skipf("!!! SKIPPING ClickHouse cluster test: run deploy/clickhouse-cluster/local.sh up and set %s to the DSNs it prints !!!", EnvDSNs)
+		t.Skipf(
+			"!!! SKIPPING ClickHouse cluster test: run deploy/clickhouse-cluster/local.sh up and set %s to the DSNs it prints !!!",
+			EnvDSNs,
+		)
 	}
 	c := &Cluster{}
 	for _, f := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
@@ -187,7 +193,12 @@ func (c *Cluster) StuckNodes(ctx context.Context, seen map[string]time.Time, aft
 		return nil
 	}
 	defer conn.Close()
-	tasks, err := names(ctx, conn, `SELECT name FROM system.zookeeper WHERE path = ? ORDER BY name DESC LIMIT 10`, DDLQueue)
+	tasks, err := names(
+		ctx,
+		conn,
+		`SELECT name FROM system.zookeeper WHERE path = ? ORDER BY name DESC LIMIT 10`,
+		DDLQueue,
+	)
 	if err != nil {
 		return nil
 	}
@@ -326,8 +337,13 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 	if len(stuck) == 0 {
 		return fmt.Errorf("ON CLUSTER DDL through node 1: %w", ddlErr)
 	}
-	return fmt.Errorf("an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the node (deploy/clickhouse-cluster/local.sh heal, for one a lost ZooKeeper session broke) or the cluster (local.sh down && up)",
-		task, ddlTimeout, strings.Join(stuck, "; by "), ddlErr)
+	return fmt.Errorf(
+		"an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the node (deploy/clickhouse-cluster/local.sh heal, for one a lost ZooKeeper session broke) or the cluster (local.sh down && up)",
+		task,
+		ddlTimeout,
+		strings.Join(stuck, "; by "),
+		ddlErr,
+	)
 }
 
 // DDLQueue is where the cluster's nodes keep ON CLUSTER DDL tasks in ZooKeeper
@@ -398,7 +414,10 @@ func (c *Cluster) runningDDL(ctx context.Context, i int) string {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	rows, err := conn.Query(ctx, "SELECT toFloat64(elapsed), query FROM system.processes WHERE query LIKE '/* ddl_entry=%'")
+	rows, err := conn.Query(
+		ctx,
+		"SELECT toFloat64(elapsed), query FROM system.processes WHERE query LIKE '/* ddl_entry=%'",
+	)
 	if err != nil {
 		return ""
 	}
@@ -482,9 +501,15 @@ func Control(t testing.TB) string {
 	p := os.Getenv(EnvControl)
 	if p == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is not: deploy/test.sh sets it to deploy/clickhouse-cluster/local.sh", EnvControl)
+			t.Fatalf(
+				"CI is set but %s is not: deploy/test.sh sets it to deploy/clickhouse-cluster/local.sh",
+				EnvControl,
+			)
 		}
-		t.Skipf("!!! SKIPPING: set %s to deploy/clickhouse-cluster/local.sh to let this test kill and restart a node !!!", EnvControl)
+		t.Skipf(
+			"!!! SKIPPING: set %s to deploy/clickhouse-cluster/local.sh to let this test kill and restart a node !!!",
+			EnvControl,
+		)
 	}
 	return p
 }

@@ -116,6 +116,7 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 	fl.StringVar(&format, "format", "csv", "csv, jsonl or parquet")
 	fl.StringVar(&out, "out", "", "write to this file (default: standard output)")
 	fl.Int64Var(&rowGroup, "parquet-row-group", 0, "rows per Parquet row group, the bound of the memory Parquet export holds (default 65536)")
+	cmd.AddCommand(a.exportOpenCostCmd())
 	return cmd
 }
 

@@ -29,7 +29,8 @@ type filterFlags struct {
 // from observations, which carry one).
 func (f *filterFlags) addInterconnect(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.interconnect, "interconnect", "",
-		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, nvlink-only, unknown")
+		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, "+
+			"nvlink-only, unknown")
 }
 
 func (f *filterFlags) add(cmd *cobra.Command) {
