@@ -20,10 +20,21 @@ type (
 )
 
 // HistoryOf computes the report of one pricing kind from the day prices of one GPU
-// over all pricing kinds (the other kinds give the reserved discount). cheapest
-// bounds the offers listed.
+// over all pricing kinds (the other kinds give the reserved discount), each offer
+// weighted once (HistoryWeighted with WeightOffer). cheapest bounds the offers
+// listed.
 func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheapest int) History {
-	h := History{GPU: gpu, Pricing: pricing, From: from, To: to}
+	return HistoryWeighted(gpu, pricing, prices, from, to, cheapest, WeightOffer)
+}
+
+// HistoryWeighted is HistoryOf with the cross-sections weighted as weight says
+// (WeightOffer, WeightProvider): every percentile, median and minimum is of the
+// market at a time (MarketMethod), per day, never of pooled series-days.
+func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time, cheapest int, weight string) History {
+	if weight != WeightProvider {
+		weight = WeightOffer
+	}
+	h := History{GPU: gpu, Pricing: pricing, From: from, To: to, Weight: weight, Method: MarketMethod}
 	lastDay := to.UTC().Truncate(store.Daily)
 	if lastDay.Equal(to.UTC()) {
 		lastDay = lastDay.Add(-store.Daily)
@@ -35,6 +46,8 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	type group struct {
 		vals  []float64
 		byDay map[int64][]float64
+		// provs is the provider of each price of byDay, in its order.
+		provs map[int64][]string
 		// seen is each day's sighting of the group's prices (HistoryDay.Carried).
 		seen   map[int64]*sighting
 		series map[string]bool
@@ -43,7 +56,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		daySeries map[int64]map[string]float64
 	}
 	newGroup := func() *group {
-		return &group{byDay: map[int64][]float64{}, series: map[string]bool{}, latest: map[string]float64{},
+		return &group{byDay: map[int64][]float64{}, provs: map[int64][]string{}, series: map[string]bool{}, latest: map[string]float64{},
 			daySeries: map[int64]map[string]float64{}, seen: map[int64]*sighting{}}
 	}
 	all := newGroup()
@@ -76,6 +89,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			tiers[p.Bar.Tier] = tg
 		}
 		tg.byDay[p.Day.Unix()] = append(tg.byDay[p.Day.Unix()], p.Price)
+		tg.provs[p.Day.Unix()] = append(tg.provs[p.Day.Unix()], p.Bar.Provider)
 		for _, g := range []*group{all, g, tg} {
 			sg := g.seen[p.Day.Unix()]
 			if sg == nil {
@@ -92,6 +106,7 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		for _, g := range []*group{all, g} {
 			g.vals = append(g.vals, p.Price)
 			g.byDay[p.Day.Unix()] = append(g.byDay[p.Day.Unix()], p.Price)
+			g.provs[p.Day.Unix()] = append(g.provs[p.Day.Unix()], p.Bar.Provider)
 			g.series[p.Series] = true
 			if g.daySeries[p.Day.Unix()] == nil {
 				g.daySeries[p.Day.Unix()] = map[string]float64{}
@@ -109,22 +124,6 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 	}
 	stats := func(name string, g *group, odv, resv []Offer) HistoryStats {
 		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
-		sorted := append([]float64(nil), g.vals...)
-		sort.Float64s(sorted)
-		s.P10, s.P25, s.P50 = Opt(percentileSorted(sorted, .10)), Opt(percentileSorted(sorted, .25)), Opt(percentileSorted(sorted, .50))
-		s.P75, s.P90 = Opt(percentileSorted(sorted, .75)), Opt(percentileSorted(sorted, .90))
-		if len(sorted) > 0 {
-			s.Min = Opt(sorted[0])
-		}
-		var latest []float64
-		for _, v := range g.latest {
-			latest = append(latest, v)
-		}
-		sort.Float64s(latest)
-		if len(latest) > 0 {
-			s.Latest = Opt(latest[0])
-		}
-		s.LatestMedian = Opt(Median(latest))
 		// Days in order: the same answer to the last bit every time (a map's order
 		// would move the sums' rounding).
 		days := make([]int64, 0, len(g.byDay))
@@ -132,9 +131,45 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 			days = append(days, d)
 		}
 		slices.Sort(days)
+		s.Days = len(days)
+		// Each day's cross-section; the window's percentile is the median of the
+		// days' (MarketMethod).
+		qs := []float64{.10, .25, .50, .75, .90}
+		perQ := make([][]float64, len(qs))
 		var ys []float64
 		for _, d := range days {
-			ys = append(ys, Median(g.byDay[d]))
+			cs := CrossSection(g.byDay[d], g.provs[d], weight)
+			for i, q := range qs {
+				perQ[i] = append(perQ[i], percentileSorted(cs, q))
+			}
+			ys = append(ys, percentileSorted(cs, .5))
+			// The lowest offer of any day, whatever the weighting (as Latest is).
+			if lo := slices.Min(g.byDay[d]); s.Min == nil || lo < *s.Min {
+				s.Min = Opt(lo)
+			}
+		}
+		win := func(i int) *float64 {
+			if len(perQ[i]) == 0 {
+				return nil
+			}
+			return Opt(Median(perQ[i]))
+		}
+		s.P10, s.P25, s.P50, s.P75, s.P90 = win(0), win(1), win(2), win(3), win(4)
+		keys := make([]string, 0, len(g.latest))
+		for k := range g.latest {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var latest []float64
+		var latestProvs []string
+		for _, k := range keys {
+			latest, latestProvs = append(latest, g.latest[k]), append(latestProvs, providerOf(k))
+		}
+		if cs := CrossSection(latest, latestProvs, weight); len(cs) > 0 {
+			s.Latest, s.LatestMedian = Opt(cs[0]), Opt(percentileSorted(cs, .5))
+			if weight == WeightProvider {
+				s.Latest = Opt(slices.Min(latest)) // the lowest offer, not a provider's median
+			}
 		}
 		s.TrendPer30d, s.TrendPctPer30d, s.SeriesEntered, s.SeriesLeft = MatchedTrend(days, g.daySeries, Mean(ys))
 		if d := CommitmentDiscount(odv, resv); len(d) > 0 {
@@ -163,10 +198,9 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 		}
 		slices.Sort(days)
 		for _, d := range days {
-			v := append([]float64(nil), g.byDay[d]...)
-			sort.Float64s(v)
+			v := CrossSection(g.byDay[d], g.provs[d], weight)
 			sg := g.seen[d]
-			h.Daily = append(h.Daily, HistoryDay{Day: time.Unix(d, 0).UTC(), Group: kind, Name: name, Series: len(v),
+			h.Daily = append(h.Daily, HistoryDay{Day: time.Unix(d, 0).UTC(), Group: kind, Name: name, Series: len(g.byDay[d]),
 				Median: percentileSorted(v, .5), P10: percentileSorted(v, .1), P90: percentileSorted(v, .9), Min: v[0],
 				Carried: sg.carried, LastSeen: sg.seen.UTC()})
 		}

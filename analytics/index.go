@@ -47,13 +47,19 @@ type IndexPoint struct {
 }
 
 // Index computes the daily reference prices of the day prices, sorted by GPU,
-// pricing, group, day.
-func Index(prices []DayPrice) []IndexPoint {
+// pricing, group, day: each offer once (IndexWeighted with WeightOffer).
+func Index(prices []DayPrice) []IndexPoint { return IndexWeighted(prices, WeightOffer) }
+
+// IndexWeighted is Index with each day's cross-section weighted as weight says:
+// WeightProvider takes the trimmed median of the providers' medians (Offers still
+// counts the offers). The chained index is of the offers either way.
+func IndexWeighted(prices []DayPrice, weight string) []IndexPoint {
 	type key struct {
 		gpu, pricing, group string
 		day                 int64
 	}
 	acc := map[key][]float64{}
+	provs := map[key][]string{}
 	type sighting struct {
 		carried int
 		seen    time.Time
@@ -66,6 +72,7 @@ func Index(prices []DayPrice) []IndexPoint {
 		}
 		k := key{p.Bar.GPU, p.Bar.Pricing, g, p.Day.Unix()}
 		acc[k] = append(acc[k], p.Price)
+		provs[k] = append(provs[k], p.Bar.Provider)
 		sg := seen[k]
 		if sg == nil {
 			sg = &sighting{}
@@ -82,6 +89,9 @@ func Index(prices []DayPrice) []IndexPoint {
 	out := make([]IndexPoint, 0, len(acc))
 	for k, v := range acc {
 		m, dropped := TrimmedMedian(v)
+		if weight == WeightProvider {
+			m, dropped = TrimmedMedian(CrossSection(v, provs[k], weight))
+		}
 		c := ch[indexKey{k.gpu, k.pricing, k.group}][k.day]
 		out = append(out, IndexPoint{GPU: k.gpu, Pricing: k.pricing, Group: k.group, Day: time.Unix(k.day, 0).UTC(),
 			Price: Round(m, 9), Offers: len(v), Dropped: dropped, Method: IndexVersion,

@@ -139,7 +139,8 @@ func ComputeTFLOPS(g schemas.GPU, precision string) (float64, error) {
 
 // Serve computes the cost of serving m on an offer of GPU g with perInstance GPUs
 // at priceUSDGPUHour, with decode and prefill efficiencies (0: the bands' midpoints).
-func Serve(g schemas.GPU, perInstance, priceUSDGPUHour float64, m Model, decodeEff, prefillEff float64) (ServeCost, error) {
+func Serve(g schemas.GPU, perInstance, priceUSDGPUHour float64, m Model, decodeEff, prefillEff float64) (
+	ServeCost, error) {
 	bpp, err := BytesPerParam(m.Precision)
 	if err != nil {
 		return ServeCost{}, err

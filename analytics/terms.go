@@ -159,7 +159,8 @@ type CostAt struct {
 func CostAtUtilisation(price, alternative, hours, utilisation float64) (CostAt, error) {
 	switch {
 	case !(price > 0) || !(alternative > 0):
-		return CostAt{}, fmt.Errorf("analytics: break-even of %v against %v: both prices must be positive", price, alternative)
+		return CostAt{}, fmt.Errorf("analytics: break-even of %v against %v: both prices must be positive",
+			price, alternative)
 	case !(hours > 0):
 		return CostAt{}, fmt.Errorf("analytics: break-even over %v hours: must be positive", hours)
 	case !(utilisation >= 0 && utilisation <= 1):

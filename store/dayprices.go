@@ -38,8 +38,13 @@ type SpreadDay struct {
 type HistoryStats struct {
 	Provider string `json:"provider"`
 	Series   int    `json:"series"`
-	Samples  int    `json:"samples"` // series-days
-	// Percentiles (type 7) and minimum of the series-day prices. Every figure of
+	Samples  int    `json:"samples"` // series-days: the days' cross-sections' sizes summed
+	// Days is how many days of the window have a cross-section (offers in force).
+	Days int `json:"days"`
+	// Percentiles (type 7) of the market at a time (analytics.MarketMethod): each
+	// the median over the days of that day's percentile, of the offers in force then
+	// (each once, or each provider once: History.Weight), never of pooled
+	// series-days; the minimum is the lowest price of any day. Every figure of
 	// HistoryStats is nil when it is undefined (no samples; a trend needs two days;
 	// a discount needs both prices).
 	P10 *float64 `json:"p10"`
@@ -83,8 +88,13 @@ type Offer struct {
 
 // History is the negotiation report of one GPU and pricing kind.
 type History struct {
-	GPU       string         `json:"gpu"`
-	Pricing   string         `json:"pricing"`
+	GPU     string `json:"gpu"`
+	Pricing string `json:"pricing"`
+	// Weight is how each day's cross-section counts its offers: "offer" (each
+	// once) or "provider" (each provider once, its offers' median); Method the
+	// definition of the market at a time the figures use (analytics.MarketMethod).
+	Weight    string         `json:"weight"`
+	Method    string         `json:"method"`
 	From      time.Time      `json:"from"`
 	To        time.Time      `json:"to"`
 	Overall   HistoryStats   `json:"overall"`

@@ -1,27 +1,7 @@
 // Package publish writes and checks citable snapshots of a gpuprice store: immutable
 // daily snapshots in a directory that anyone can read without gpuprice, and that
 // `gpuprice verify` (Verify) checks byte for byte.
-//
-// Layout of a snapshot directory (docs/user-guide.md, "Citable snapshots"):
-//
-//	catalog.json                              every published day and version
-//	manifests/2026-11-01.json                 the day's manifest (version 1)
-//	prices/dt=2026-11-01/part-00000.parquet   the day's observations (Hive-partitioned)
-//	index/dt=2026-11-01/part-00000.csv        the day's reference index
-//	spreads/dt=2026-11-01/part-00000.csv      the day's tier spreads
-//	manifests/2026-11-01.v2.json              a later version of a day (--republish)
-//	revisions/v2/prices/dt=2026-11-01/…       its files, outside the top-level dataset
-//
-// A day is the UTC day of effective_at. The prices files are those of `gpuprice
-// export --format parquet` (ingest/parquetio: timestamps as TIMESTAMP (UTC, µs),
-// numbers as DOUBLE, strings as UTF-8); the index and spreads are computed as
-// `gpuprice index` and `gpuprice spreads` compute them for that day. Every file is
-// written once and never changed: the same store gives byte-identical files, a day
-// published again with the same data changes nothing, and a day whose data changed
-// since is reported and kept as published unless a new version is asked for, which
-// goes beside the old one (revisions/vN), so that every cited byte stays where it was.
-//
-// Cite finds the snapshot days covering a span of days, for a report to cite.
+// The long story (modes, rules, limits) is in its README.md.
 package publish
 
 import (

@@ -54,7 +54,8 @@ func (f *Filter) read(p *params, names ...string) {
 }
 
 func (f Filter) values() []string {
-	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier, "scope", f.Scope, "interconnect", f.Interconnect}
+	return []string{"gpu", f.GPU, "provider", f.Provider, "pricing", f.Pricing, "region", f.Region, "tier", f.Tier,
+		"scope", f.Scope, "interconnect", f.Interconnect}
 }
 
 // Selection is a resolved Filter: the store filter of the single-valued parts, and

@@ -41,7 +41,8 @@ func ParseInference(v url.Values, caps Caps) (InferenceQuery, error) {
 	q.Layers = p.integer("layers", 0, 0, 1<<12)
 	q.KVHeads = p.integer("kv-heads", 0, 0, 1<<12)
 	q.HeadDim = p.integer("head-dim", 0, 0, 1<<14)
-	if (q.Layers > 0 || q.KVHeads > 0 || q.HeadDim > 0) && (q.Layers == 0 || q.KVHeads == 0 || q.HeadDim == 0) && p.err == nil {
+	some := q.Layers > 0 || q.KVHeads > 0 || q.HeadDim > 0
+	if some && (q.Layers == 0 || q.KVHeads == 0 || q.HeadDim == 0) && p.err == nil {
 		p.fail("layers", "layers, kv-heads and head-dim size the KV cache together: give all three")
 	}
 	q.DecodeEff = p.number("decode-efficiency", 0, 0, 1)
@@ -126,7 +127,8 @@ func (r *Reader) Inference(ctx context.Context, q InferenceQuery) (Result[Infere
 			res.Data.Skipped[err.Error()]++
 			continue
 		}
-		rows = append(rows, InferenceRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.GPUCount, o.Interconnect, c})
+		rows = append(rows, InferenceRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.GPUCount,
+			o.Interconnect, c})
 		res.Recorded = countRecorded(res.Recorded, o)
 	}
 	res.Data.Rows = cheapestFirst(rows, func(r InferenceRow) float64 { return r.Cost.USDPer1MOutput }, q.Limit)

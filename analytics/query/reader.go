@@ -513,6 +513,15 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), from, to, nil
 }
 
+// weightParam reads the weight parameter: "" (each offer once, the default) or
+// analytics.WeightProvider.
+func weightParam(p *params) string {
+	if w := p.enum("weight", analytics.WeightOffer, analytics.WeightOffer, analytics.WeightProvider); w != analytics.WeightOffer {
+		return w
+	}
+	return ""
+}
+
 // recordedDays is the provenance of an answer over the day prices of sel in the
 // window dayPrices reads (the price carried into it included).
 func (r *Reader) recordedDays(ctx context.Context, sel Selection, span time.Duration, end time.Time) (map[string]int, error) {
@@ -607,6 +616,9 @@ type HistoryQuery struct {
 	Since    time.Duration
 	At       time.Time
 	Cheapest int
+	// Weight is how each day's cross-section counts its offers: "" (each offer
+	// once, the default) or analytics.WeightProvider.
+	Weight string
 }
 
 // ParseHistory reads a HistoryQuery's parameters.
@@ -623,6 +635,7 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 	q.Since = p.span("since", "180d")
 	q.At = p.at("at")
 	q.Cheapest = p.integer("cheapest", 5, 0, 1000)
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
@@ -630,6 +643,9 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 func (q HistoryQuery) Values() url.Values {
 	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	v.Set("cheapest", strconv.Itoa(q.Cheapest))
+	if q.Weight != "" && q.Weight != analytics.WeightOffer {
+		v.Set("weight", q.Weight)
+	}
 	return v
 }
 
@@ -651,8 +667,9 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	}
 	pricing := sel.Pricing
 	sel.Pricing = "" // every pricing kind: the others give the reserved discount
-	// The store computes instance prices only; GPU-only ones are laid out here.
-	if sel.KeepsAll() && sel.Scope == "" {
+	// The store computes instance prices, each offer once, only; GPU-only ones and
+	// the provider weighting are laid out here.
+	if sel.KeepsAll() && sel.Scope == "" && q.Weight != analytics.WeightProvider {
 		// The store computes the report where the bars are when it can.
 		ro, err := r.rollups()
 		if err != nil {
@@ -668,7 +685,7 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 		if err != nil {
 			return res, err
 		}
-		res.Data = analytics.HistoryOf(sel.GPU, pricing, prices, from, to, q.Cheapest)
+		res.Data = analytics.HistoryWeighted(sel.GPU, pricing, prices, from, to, q.Cheapest, q.Weight)
 	}
 	res.Data.Providers = nonNil(res.Data.Providers)
 	res.Data.Cheapest = nonNil(res.Data.Cheapest)
@@ -733,6 +750,9 @@ type IndexQuery struct {
 	// are answered instead of the index (GET /api/v1/index?explain=DAY; `index
 	// --explain DAY`); it needs a canonical GPU and a pricing kind.
 	Explain string
+	// Weight is how each day's cross-section counts its offers: "" (each offer
+	// once, the default) or analytics.WeightProvider.
+	Weight string
 }
 
 // ParseIndex reads an IndexQuery's parameters.
@@ -747,6 +767,7 @@ func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
 			p.fail("explain", "%q: a day, YYYY-MM-DD", q.Explain)
 		}
 	}
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
@@ -755,6 +776,9 @@ func (q IndexQuery) Values() url.Values {
 	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	if q.Explain != "" {
 		v.Set("explain", q.Explain)
+	}
+	if q.Weight != "" && q.Weight != analytics.WeightOffer {
+		v.Set("weight", q.Weight)
 	}
 	return v
 }
@@ -802,7 +826,7 @@ func (r *Reader) Index(ctx context.Context, q IndexQuery) (Result[[]analytics.In
 	if err != nil {
 		return res, err
 	}
-	res.Data = nonNil(analytics.Index(prices))
+	res.Data = nonNil(analytics.IndexWeighted(prices, q.Weight))
 	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
 	return res, err
 }

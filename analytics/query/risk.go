@@ -77,3 +77,122 @@ func (r RiskHistory) Table() ([]string, [][]string) {
 	}
 	return header, rows
 }
+
+// SignalSource is the optional ability of a Source to read stored signals: the
+// Reader over a store that keeps them has it; the API client does not yet.
+type SignalSource interface {
+	Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error)
+}
+
+// Signals reads the store's signals.
+func (r *Reader) Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
+	sg, ok := r.Store.(store.Signals)
+	if !ok {
+		return nil, fmt.Errorf("query: %T keeps no signals", r.Store)
+	}
+	return sg.Signals(ctx, q)
+}
+
+// Signals passes through to the Source noted, when it reads signals.
+func (n *noting) Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
+	ss, ok := n.Source.(SignalSource)
+	if !ok {
+		return nil, fmt.Errorf("query: risk-adjusted prices need the store itself (not the API of gpuprice serve)")
+	}
+	return ss.Signals(ctx, q)
+}
+
+// RiskAdjusted is a price with the expected cost of the work it buys once
+// interruptions are counted (docs/risk.md).
+type RiskAdjusted struct {
+	schemas.Observation
+	Risk RiskCost `json:"risk"`
+}
+
+// RiskCost is the risk part of a RiskAdjusted: the band read (spot rows), the rate,
+// and the expected $ per GPU-hour of work, with the computation when asked.
+type RiskCost struct {
+	Band      string    `json:"band,omitempty"`
+	BandAt    time.Time `json:"band_at,omitzero"`
+	Rate      float64   `json:"rate_per_hour"`
+	Known     bool      `json:"known"` // false: a spot price without a band (no expected cost)
+	Expected  float64   `json:"expected_usd_gpu_hour,omitempty"`
+	Factor    float64   `json:"factor,omitempty"`
+	Explained string    `json:"explain,omitempty"`
+}
+
+// RiskAdjust prices one GPU-hour of work of job's checkpoint and restart (its
+// Hours are taken as 1) on each row: on-demand, reserved and commitment capacity
+// is not interrupted (λ = 0); a spot row takes the newest interruption band stored
+// for its (provider, sku, region); a spot or low-priority row without one is kept
+// with Known false. explain adds each computation.
+func RiskAdjust(ctx context.Context, src SignalSource, rows []schemas.Observation, job analytics.SpotJob,
+	explain bool) ([]RiskAdjusted, error) {
+	job.Hours = 1
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	type key struct{ provider, sku, region string }
+	bands := map[key]schemas.Signal{}
+	read := map[string]bool{}
+	for _, o := range rows {
+		if o.Pricing != schemas.Spot || read[o.Provider] {
+			continue
+		}
+		read[o.Provider] = true
+		sigs, err := src.Signals(ctx, store.SignalQuery{Provider: o.Provider, Kind: schemas.SignalInterruption})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sigs { // ordered by series then time: the last one is the newest
+			bands[key{s.Provider, s.SKU, s.Region}] = s
+		}
+	}
+	out := make([]RiskAdjusted, 0, len(rows))
+	for _, o := range rows {
+		ra := RiskAdjusted{Observation: o}
+		band, rate, known := "", 0.0, true
+		switch o.Pricing {
+		case schemas.Spot:
+			s, ok := bands[key{o.Provider, o.SKU, o.Region}]
+			b, mapped := analytics.AWSBand(int(s.Value))
+			known = ok && o.Provider == "aws" && mapped && b.Label == s.Label
+			if known {
+				band, rate, ra.Risk.BandAt = s.Label, b.Rate(), s.EffectiveAt
+			}
+		case schemas.LowPriority:
+			known = false
+		}
+		ra.Risk.Band, ra.Risk.Rate, ra.Risk.Known = band, rate, known
+		if known {
+			c, err := analytics.ExpectedJobCost(o.PriceUSDGPUHour, rate, job)
+			if err != nil {
+				return nil, err
+			}
+			ra.Risk.Expected, ra.Risk.Factor = c.Expected, c.Factor
+			if explain {
+				ra.Risk.Explained = c.Explain(band)
+			}
+		}
+		out = append(out, ra)
+	}
+	return out, nil
+}
+
+// RiskAdjustedTable is the table of risk-adjusted prices.
+func RiskAdjustedTable(rows []RiskAdjusted) ([]string, [][]string) {
+	header := []string{"provider", "sku", "region", "gpu", "pricing", "usd_gpu_hour", "band", "rate_per_hour",
+		"risk_adj_usd_gpu_hour"}
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		band, rate, adj := r.Risk.Band, strconv.FormatFloat(r.Risk.Rate, 'g', 6, 64), Missing
+		if r.Risk.Known {
+			adj = strconv.FormatFloat(r.Risk.Expected, 'f', 6, 64)
+		} else {
+			band, rate = "unknown", Missing
+		}
+		out = append(out, []string{r.Provider, r.SKU, r.Region, r.GPU, r.Pricing,
+			strconv.FormatFloat(r.PriceUSDGPUHour, 'f', 6, 64), band, rate, adj})
+	}
+	return header, out
+}

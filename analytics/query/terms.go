@@ -36,7 +36,8 @@ func ParseTerms(v url.Values, caps Caps) (TermsQuery, error) {
 
 // Values are the query's parameters.
 func (q TermsQuery) Values() url.Values {
-	return vals("gpu", q.GPU, "region", q.Region, "provider", q.Provider, "scope", q.Scope, "at", q.At.UTC().Format(time.RFC3339))
+	return vals("gpu", q.GPU, "region", q.Region, "provider", q.Provider, "scope", q.Scope,
+		"at", q.At.UTC().Format(time.RFC3339))
 }
 
 // Terms is a GPU's term curve: the market's points and each provider's.
@@ -55,7 +56,8 @@ const termWindow = 7 * 24 * time.Hour
 // marketAt is every offer of each pricing kind of one GPU in force on the day of at
 // (the history's offers on its last day, as the report reads them): pricing kind →
 // offers. It answers the canonical GPU too.
-func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time, rec map[string]int) (map[string][]analytics.Offer, string, []schemas.Match, time.Time, error) {
+func (r *Reader) marketAt(ctx context.Context, f Filter, at time.Time, rec map[string]int) (
+	map[string][]analytics.Offer, string, []schemas.Match, time.Time, error) {
 	sel, err := r.Resolve(ctx, f)
 	if err != nil {
 		return nil, "", nil, time.Time{}, err
@@ -136,7 +138,8 @@ func (t Terms) Table() ([]string, [][]string) {
 		if who == "" {
 			who = "market"
 		}
-		rows = append(rows, []string{who, pt.Pricing, analytics.FormatNumber(pt.Months, 2), strconv.Itoa(pt.Offers), f4(pt.Min),
+		rows = append(rows, []string{who, pt.Pricing, analytics.FormatNumber(pt.Months, 2), strconv.Itoa(pt.Offers),
+			f4(pt.Min),
 			f4(pt.Median), pt.Cheapest.Provider + " " + pt.Cheapest.SKU, optf(pt.VsOnDemandPct, 2), optf(pt.DiscountPct, 2),
 			strconv.Itoa(pt.Pairs)})
 	}
@@ -218,7 +221,8 @@ func ParseUtilisation(s string) (float64, error) {
 
 // Values are the query's parameters.
 func (q BreakEvenQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "region", q.Region, "provider", q.Provider, "scope", q.Scope, "at", q.At.UTC().Format(time.RFC3339),
+	v := vals("gpu", q.GPU, "region", q.Region, "provider", q.Provider, "scope", q.Scope,
+		"at", q.At.UTC().Format(time.RFC3339),
 		"term", q.Term, "utilisation", strconv.FormatFloat(q.Utilisation, 'g', -1, 64))
 	if q.Quote > 0 {
 		v.Set("quote", strconv.FormatFloat(q.Quote, 'g', -1, 64))
@@ -347,7 +351,8 @@ func (b BreakEvens) Sentences() []string {
 		e, what = &b.Offers[0], "offer ("+b.Offers[0].Offer.Provider+" "+b.Offers[0].Offer.SKU+", the cheapest)"
 	}
 	if e == nil {
-		return []string{fmt.Sprintf("No %s offer of %s is in force on %s.", analytics.TermWords(b.Term), b.GPU, b.Day.Format(time.DateOnly))}
+		return []string{fmt.Sprintf("No %s offer of %s is in force on %s.", analytics.TermWords(b.Term), b.GPU,
+			b.Day.Format(time.DateOnly))}
 	}
 	if e.Market != nil {
 		out = append(out, e.Market.Sentence(what, b.Term, "today's on-demand median ($"+f2(e.Market.Alternative)+")"))

@@ -99,7 +99,8 @@ type pricedOffer struct {
 // pricedOffers are the latest prices of f still on offer that a cost per token can be
 // computed on: listed prices of the scope compared whose GPU the catalog holds; the
 // others are counted in skipped with why. Tokens and Inference read them.
-func (r *Reader) pricedOffers(ctx context.Context, f Filter, skipped map[string]int) ([]pricedOffer, []schemas.Match, error) {
+func (r *Reader) pricedOffers(ctx context.Context, f Filter, skipped map[string]int) (
+	[]pricedOffer, []schemas.Match, error) {
 	sel, err := r.Resolve(ctx, f)
 	if err != nil {
 		return nil, nil, err

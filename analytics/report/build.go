@@ -135,6 +135,8 @@ type Report struct {
 	// RecordedRows counts, per provider, the rows of the report's GPU loaded from a
 	// recorded example (attrs origin "recorded"): provenance by row, whatever ran since.
 	RecordedRows map[string]int `json:"-"`
+	// TokensJob is the training job the token costs are of: the quote's GPUs.
+	TokensJob analytics.Job `json:"-"`
 	// SpotOffers are the spot offers on the last day (with a quote: its verdict).
 	SpotOffers []analytics.Offer `json:"-"`
 	Discounts  []Discount        `json:"discounts"`
@@ -362,16 +364,18 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	}
 
 	// $ per 1B training tokens of the offers now.
+	// The job is the quote's GPUs (one node of the offer when they fit it).
+	rep.TokensJob = analytics.Job{GPUs: q.GPUs}
 	tq := query.TokensQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
-		Params: q.ModelParams, Precision: analytics.BF16, Limit: q.Cheapest}
+		Params: q.ModelParams, Precision: analytics.BF16, Limit: q.Cheapest, Job: rep.TokensJob}
 	kres, err := src.Tokens(ctx, tq)
 	if err != nil {
 		return nil, err
 	}
 	used("tokens", kres.Data)
 	rep.Tokens = kres.Data
-	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d",
-		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
+	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d --gpus %d",
+		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest, q.GPUs)
 
 	// $ per 1M output tokens of serving the model on the offers now (fp16 weights,
 	// batch 1: the bandwidth-bound floor of a single stream).

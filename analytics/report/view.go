@@ -170,8 +170,10 @@ func (r *Report) summary(s *Section) {
 			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
 	}
-	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, %d series-days.",
-		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Samples))
+	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, "+
+		"%d days with offers in force. Every percentile is of the market at a time: each day's offers in force, "+
+		"each counted once, then the median over the days (never a pool of series-days).",
+		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Days))
 	if o.P10 == nil {
 		s.Paras = append(s.Paras, "Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown as missing.")
 		return
@@ -270,8 +272,8 @@ func (r *Report) MarketChart() Chart {
 func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
-	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the series-day prices, latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are percentiles (type 7) of every series' daily price; latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
+	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, each once; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
 func (r *Report) discounts(s *Section) {
@@ -358,9 +360,23 @@ func (r *Report) volatility(s *Section) {
 
 func (r *Report) tokens(s *Section) {
 	h, rows := r.Tokens.Table()
-	costSection(s, fmt.Sprintf("Training cost of a %s-parameter model (6 × parameters FLOPs per token, bf16 dense peak, the published MFU band's midpoint for the GPU and interconnect) at the %s offers listed now.",
-		query.FormatCount(r.Query.ModelParams), r.Pricing),
+	costSection(s, fmt.Sprintf("Training cost of a %s-parameter model on a job of %s (6 × parameters FLOPs per token, "+
+		"bf16 dense peak, the midpoint of the published MFU band of the job on each offer: a job that fits one node of "+
+		"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job "+
+		"crosses nodes) at the %s offers listed now.",
+		query.FormatCount(r.Query.ModelParams), r.TokensJob.String(), r.Pricing),
 		Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows}, r.Tokens.Skipped)
+	// Which band each offer took, and why (`tokens --explain`).
+	bands := map[string]int{}
+	for _, row := range r.Tokens.Rows {
+		bands[row.MFUSource]++
+	}
+	var band []string
+	for b, n := range bands {
+		band = append(band, fmt.Sprintf("MFU of %d offer(s): %s", n, b))
+	}
+	sort.Strings(band)
+	s.Notes = append(s.Notes, band...)
 }
 
 func (r *Report) inference(s *Section) {

@@ -196,8 +196,9 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	if len(stats) < 8 {
 		t.Errorf("history: %d rows, want the market and at least 7 providers", len(stats))
 	}
+	// The report's token costs are of the quote's job (8 GPUs), as tokens --gpus 8 computes them.
 	tok := csvRows(t, mustRun(t, append(g, "tokens", "--gpu", "H100-SXM-80GB", "--pricing", "on_demand", "--params", "7e+10",
-		"--precision", "bf16", "--limit", "10", "--format", "csv")...))
+		"--precision", "bf16", "--limit", "10", "--gpus", "8", "--format", "csv")...))
 	sameRows(t, "tokens", tables["tokens-table"], tok)
 	sp := csvRows(t, mustRun(t, append(append(g, "spreads", "--pricing", "on_demand", "--format", "csv"), win...)...))
 	sameRows(t, "spreads", tables["spreads-days"], sp[max(0, len(sp)-7):])

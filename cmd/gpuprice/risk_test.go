@@ -2,13 +2,18 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -92,10 +97,80 @@ func testRiskSpotAdvisor(t *testing.T, dsn string) {
 	if up.Region != "us-west-2" || up.FromLabel != "5-10%" || up.ToLabel != "15-20%" || up.Rise != 1 {
 		t.Errorf("us-west-2 move %+v", up)
 	}
+	testRiskAdjustedPrices(t, dsn)
+
 	var hist struct{ Changes []change }
 	runJSON(t, &hist, "--store", dsn, "risk", "--sku", "p5.48xlarge", "--region", "us-east-1", "--format", "json")
 	if len(hist.Changes) != 2 || hist.Changes[0].ToLabel != ">20%" || hist.Changes[0].Rise != 0 ||
 		hist.Changes[0].At != "2025-06-28T00:00:00Z" || hist.Changes[1].ToLabel != "10-15%" {
 		t.Errorf("history of p5.48xlarge us-east-1 %+v", hist.Changes)
+	}
+}
+
+// testRiskAdjustedPrices: prices --risk-adjusted on constructed p5.48xlarge spot rows
+// ($40/h, $5/GPU-hour) against the bands imported above (the second file's: us-east-1
+// 10-15 %, us-west-2 15-20 %), an on-demand row and a spot row in a region the file
+// does not list. Hand-checked: (C/2 + R)/60 = (15 + 10)/60 = 0.416667 h;
+// 10-15 %: λ = −ln(0.875)/730 = 1.829197e-4, factor 1.0000762165, 5 × factor = 5.000381;
+// 15-20 %: λ = −ln(0.825)/730 = 2.635231e-4, factor 1.0001098013, 5.000549.
+func testRiskAdjustedPrices(t *testing.T, dsn string) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2025, 7, 5, 12, 0, 0, 0, time.UTC)
+	row := func(region, pricing string, usdHour float64) schemas.Observation {
+		return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: "aws", Tier: schemas.TierHyperscaler,
+			SKU: "p5.48xlarge", Region: region, GPU: "H100-SXM-80GB", GPUName: "NVIDIA H100 SXM", GPUCount: 8,
+			GPUMemoryGB: 80, Pricing: pricing, PriceUSDHour: usdHour, PriceUSDGPUHour: usdHour / 8, Currency: "USD",
+			PriceNative: usdHour, Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectEFA,
+			SourceKind: schemas.SourceAPI, SourceURL: "https://example.test", RunID: "constructed"}
+	}
+	obs := []schemas.Observation{row("us-east-1", schemas.Spot, 40), row("us-west-2", schemas.Spot, 40),
+		row("eu-west-1", schemas.Spot, 40), row("us-east-1", schemas.OnDemand, 55.04)}
+	if err := st.WriteObservations(ctx, obs); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var adj []struct {
+		Region  string `json:"region"`
+		Pricing string `json:"pricing"`
+		Risk    struct {
+			Band     string  `json:"band"`
+			Known    bool    `json:"known"`
+			Expected float64 `json:"expected_usd_gpu_hour"`
+			Factor   float64 `json:"factor"`
+			Explain  string  `json:"explain"`
+		} `json:"risk"`
+	}
+	runJSON(t, &adj, "--store", dsn, "prices", "--provider", "aws", "--risk-adjusted", "--checkpoint", "30m",
+		"--restart", "10m", "--explain", "--format", "json")
+	got := map[string]int{}
+	for i, r := range adj {
+		got[r.Region+" "+r.Pricing] = i
+	}
+	if len(adj) != 4 {
+		t.Fatalf("rows %+v", adj)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	e1, w2 := adj[got["us-east-1 spot"]].Risk, adj[got["us-west-2 spot"]].Risk
+	if e1.Band != "10-15%" || !near(e1.Factor, 1.0000762165) || !near(e1.Expected, 5.000381) ||
+		!strings.Contains(e1.Explain, "band 10-15% → λ = 0.00018292 per hour") {
+		t.Errorf("us-east-1 spot %+v", e1)
+	}
+	if w2.Band != "15-20%" || !near(w2.Factor, 1.0001098013) || !near(w2.Expected, 5.000549) {
+		t.Errorf("us-west-2 spot %+v", w2)
+	}
+	if eu := adj[got["eu-west-1 spot"]].Risk; eu.Known || eu.Expected != 0 {
+		t.Errorf("a spot row without a band was priced: %+v", eu)
+	}
+	if od := adj[got["us-east-1 on_demand"]].Risk; !od.Known || od.Factor != 1 || !near(od.Expected, 6.88) {
+		t.Errorf("on-demand %+v", od)
+	}
+	out, code := run(t, "--store", dsn, "prices", "--provider", "aws", "--pricing", "spot", "--risk-adjusted")
+	if code != 0 || !strings.Contains(out, "RISK_ADJ_USD_GPU_HOUR") || !strings.Contains(out, "5.000381") ||
+		!strings.Contains(out, "unknown") {
+		t.Errorf("table:\n%s", out)
 	}
 }

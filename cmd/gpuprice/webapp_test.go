@@ -297,6 +297,18 @@ func testWebApp(t *testing.T, dsn string) {
 	if err := json.Unmarshal([]byte(tokOut), &tok); err != nil || len(tok) == 0 {
 		t.Fatalf("tokens --format json: %v\n%s", err, tokOut)
 	}
+	// A job across two nodes: the band follows each offer's interconnect.
+	jobOut, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "7e9", "--gpu", "H100-SXM-80GB", "--gpus", "16",
+		"--nodes", "2", "--format", "json")
+	var job []struct {
+		MFUSource string `json:"mfu_source"`
+		Cost      struct {
+			USDPer1BTokens float64 `json:"usd_per_1b_tokens"`
+		} `json:"cost"`
+	}
+	if err := json.Unmarshal([]byte(jobOut), &job); code != 0 || err != nil || len(job) == 0 || !strings.Contains(job[0].MFUSource, "crosses") {
+		t.Fatalf("tokens --gpus 16 --nodes 2: exit %d, %v\n%s", code, err, jobOut)
+	}
 	tok70Out, code := run(t, "--config", cfg, "--store", dsn, "tokens", "--params", "70e9", "--mfu", "0.4", "--tokens", "1.4e12", "--gpu", "H100-SXM-80GB", "--format", "json")
 	if code != 0 {
 		t.Fatal("tokens failed")
@@ -519,6 +531,16 @@ func testWebApp(t *testing.T, dsn string) {
 			t.Errorf("arithmetic:\n%s", ar)
 		}
 		shot(t, ctx, "tokens")
+		// The job's shape: the calculator's fields, the CLI's band and figure.
+		do(t, ctx, "open the calculator for 16 GPUs on 2 nodes", chromedp.Navigate(base+"/tokens?params=7e9&gpu=H100-SXM-80GB&gpus=16&nodes=2"),
+			chromedp.WaitVisible(chromedp.CSS(`#tokens-answer`)))
+		if got := eval[float64](t, ctx, `Number(document.querySelector('#tokens-answer').dataset.value)`); got != job[0].Cost.USDPer1BTokens {
+			t.Errorf("calculator, 16 GPUs on 2 nodes: $%v per 1B tokens, CLI: $%v", got, job[0].Cost.USDPer1BTokens)
+		}
+		if txt := eval[string](t, ctx, `document.getElementById('tokens-out').textContent`); !strings.Contains(txt, "crosses") {
+			t.Errorf("calculator, 16 GPUs on 2 nodes: the band's reason is not shown:\n%.600s", txt)
+		}
+		do(t, ctx, "back to one node", chromedp.Navigate(base+"/tokens?params=7e9&gpu=H100-SXM-80GB"), chromedp.WaitVisible(chromedp.CSS(`#tokens-answer`)))
 		// The form: another model and an MFU, submitted as a person would.
 		do(t, ctx, "ask for 70B at MFU 0.4 over 1.4e12 tokens",
 			chromedp.Clear(chromedp.CSS(`#t-params`)), chromedp.SendKeys(chromedp.CSS(`#t-params`), "70e9"),

@@ -1,24 +1,7 @@
 // Package archive keeps the raw provider responses of a collection, so that prices
 // can be rebuilt after a parser fix (`gpuprice collect --record DIR`, then
 // `gpuprice reparse DIR`), and uploads an archive to S3 when configured.
-//
-// An archive is a directory:
-//
-//	manifest.json          run id, start and end, each source's observation time,
-//	                       endpoint and options, and every entry below
-//	responses/000001.json  one response: source, method, URL and headers with
-//	                       credentials redacted, status, time, request body (POST),
-//	                       the body's SHA-256
-//	responses/000001.gz    its body, gzip'd
-//
-// Every file is written to a temporary name, synced and renamed, so a crash leaves
-// whole files only. Recording goes through fetch.Observer (one per source), which is
-// also a fetch.StreamObserver: a body streamed by fetch.Client.Stream (an AWS offer
-// file of gigabytes) is scrubbed, hashed and gzip'd to its file as it is read, never
-// held. Replay is an http.RoundTripper that answers each request from the archive,
-// streaming the body from its file, so the sources' real parsers run on the archived
-// bytes. Requests are matched on method, URL and body, not headers, so signed
-// requests (AWS SigV4) match whatever time they are signed at.
+// The long story (modes, rules, limits) is in its README.md.
 package archive
 
 import (

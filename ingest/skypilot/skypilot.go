@@ -3,32 +3,7 @@
 // catalogs/v<N>/<cloud>/vms.csv is a table of instance types with the on-demand Price
 // and SpotPrice SkyPilot's fetchers read from the cloud; each commit that changed a
 // file is a snapshot of that cloud's prices at the commit time.
-//
-// Rows (per snapshot, through a stepwise ingest.Run so they are normalised, gated and
-// quarantined like collected rows):
-//   - provider: the cloud directory (Providers maps the names that differ);
-//     SKU: InstanceType (GCP lists GPUs that attach to any N1 VM with no instance
-//     type: their SKU is "<AcceleratorName>:<AcceleratorCount>", SkyPilot's own
-//     accelerator notation, with Attrs["gpu_only"] = "true": the price excludes the
-//     host VM); region: Region; zone: AvailabilityZone for spot rows where the file
-//     has one (on-demand prices are per region: zone "", one row per SKU and region,
-//     unless zones of one region disagree, when each other price keeps its zone).
-//   - GPU name: AcceleratorName (the canonicaliser places it with the provider and
-//     SKU), GPU count: AcceleratorCount, GPU memory from GpuInfo's SizeInMiB when
-//     given. Rows without an accelerator are skipped (counted), and so is a price
-//     left empty.
-//   - on_demand from Price and spot from SpotPrice, USD per instance-hour.
-//   - observed_at = effective_at = the commit's committer time; source_kind import;
-//     source_url "skypilot-catalog:<commit>:<path>"; Attrs original_source (the
-//     clone's origin URL, else its path) and catalog_version.
-//
-// An import can keep part of the history: Since and Until bound the commit times,
-// Every samples it (per file, the first snapshot of each period, see Sample) and
-// Regions keeps the rows of a few regions; examples/history is built that way.
-//
-// The import is resumable: after each snapshot is stored, a checkpoint records the
-// last imported commit of its file; a later import starts after it. The store keeps
-// one row per identity, so importing twice adds nothing.
+// The long story (modes, rules, limits) is in its README.md.
 package skypilot
 
 import (

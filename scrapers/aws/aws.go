@@ -1,43 +1,6 @@
 // Package aws collects EC2 GPU instance prices: on-demand, reserved (1 and 3 years,
 // standard offering class) and spot, Linux, shared tenancy.
-//
-// Two ways in, chosen by the mode option (auto, api, public; default auto: api when the
-// standard AWS credential chain yields credentials, public otherwise, and public again
-// for a part whose API call AWS refuses for authorization):
-//
-//   - api: on-demand and reserved prices from the Price List Query API (GetProducts in
-//     us-east-1, ServiceCode AmazonEC2, TERM_MATCH filters regionCode, instanceFamily
-//     "GPU instance", operatingSystem Linux, tenancy Shared, preInstalledSw NA,
-//     capacitystatus Used; one paginated query per region); spot prices per
-//     availability zone from EC2 DescribeSpotPriceHistory in every region (product
-//     "Linux/UNIX", the GPU instance types of the family table, from now − since:
-//     AWS also returns the last change before the start, so every zone's current
-//     price is there).
-//   - public (no credentials): the bulk price list offer file of each region
-//     (…/offers/v1.0/aws/AmazonEC2/current/region_index.json, then each region's
-//     currentVersionUrl), streamed token by token because it is gigabytes; and the
-//     spot price feed of the EC2 spot pricing page (spot.js), which has no zones
-//     (zone "") and no timestamps.
-//
-// Rows:
-//   - SKU is the instance type; region is the product's regionCode (or the region the
-//     file or API call is for); spot rows carry the availability zone.
-//   - on_demand: the "Hrs" price, unit hour. effective_at is the offer term's
-//     effectiveDate (spot: the record's timestamp; spot feed: the observation time).
-//   - reserved_1y / reserved_3y (LeaseContractLength 1yr / 3yr), OfferingClass standard
-//     only (convertible terms are skipped and counted). The purchase option keeps its
-//     own series through the SKU: "No Upfront" is the bare instance type with the
-//     hourly price (unit hour); "All Upfront" is "<type>:all-upfront" with the upfront
-//     fee (unit term, ingest divides by the term's hours); "Partial Upfront" is
-//     "<type>:partial-upfront" with the whole-term cost, fee + hourly × term hours
-//     (unit term; Attrs upfront_fee and hourly_fee). Attrs["purchase_option"] names it.
-//   - GPU count is the product's gpu attribute, GPU memory its gpuMemory (the total of
-//     the instance) divided by the count; the GPU name, and count and memory where the
-//     product does not state them (spot records), come from the family table of AWS's
-//     accelerated-computing documentation. P-family cluster sizes are EFA.
-//   - A price that is not a number is emitted as 0 with Attrs["price_text"]; a
-//     PriceList item that is not JSON is rejected (scrapers.Reject) and the others go
-//     on; a region that fails is recorded and the others go on.
+// The long story (modes, rules, limits) is in its README.md.
 package aws
 
 import (

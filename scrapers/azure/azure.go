@@ -2,22 +2,7 @@
 // API (https://prices.azure.com/api/retail/prices, no credentials): on-demand, spot,
 // low-priority, reservation and savings-plan meters of every NC, ND, NG and NV size,
 // Linux only.
-//
-// Rules:
-//   - Windows meters (productName contains "Windows") and Dev/Test meters are skipped
-//     (counted and logged); every other meter becomes a row whatever its price.
-//   - type "Consumption": meterName "… Spot" is pricing spot; "… Low Priority" is
-//     pricing low_priority (a different product from Spot, never mixed into it), with
-//     " Low Priority" appended to the SKU (as Azure appends it to the meter name) and
-//     Attrs["azure_priority"]="low";
-//     anything else is on_demand. An on-demand meter's savingsPlan entries become
-//     commitment_12m / commitment_36m rows (hourly price).
-//   - type "Reservation": the price is for the whole term (unit "term"); "1 Year" is
-//     reserved_1y, "3 Years" reserved_3y, other terms commitment_<n>m.
-//   - unitOfMeasure "1 Hour" is an hourly price; any other unit is passed verbatim.
-//   - EffectiveAt is the meter's effectiveStartDate.
-//   - GPU model, count (fractional for partitioned GPUs) and memory come from the ARM
-//     SKU name; the "r" capability letter (RDMA) marks InfiniBand.
+// The long story (modes, rules, limits) is in its README.md.
 package azure
 
 import (

@@ -1,31 +1,6 @@
 // Package coreweave collects CoreWeave's GPU instance prices from its public pricing
 // page (https://www.coreweave.com/pricing, the "On-demand GPU instances" table).
-//
-// The page is crawled with colly through the project's HTTP client (pageutil.Page:
-// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. The table is
-// built of divs: div.table-v2 > .table-row-v2, one per GPU instance. Rules:
-//   - GPU name: the row's h3[data-product] text, verbatim ("NVIDIA HGX H100",
-//     "NVIDIA GB200 NVL72"); SKU: "coreweave:" + data-product without its "nvidia-"
-//     prefix ("coreweave:gb200-nvl72", "coreweave:hgx-h100"), the slug of the name
-//     when data-product is missing.
-//   - Specs come from the row's labelled mobile column (GPU Count, VRAM, vCPUs, System
-//     RAM, Local Storage), falling back to the desktop cells under the table headers.
-//     A GPU count with a footnote marker ("4^1") is read as 4, the text and marker
-//     kept in Attrs (gpu_count_text, footnote). VRAM is per GPU (GB).
-//   - Prices are per instance-hour (unit hour, USD): span.instance-price → on_demand,
-//     span.spot-price → spot, span.inference-price ("Inference Single GPU Price") →
-//     on_demand of the single-GPU inference offering, SKU suffix "-inference-1gpu",
-//     gpu_count 1, Attrs["offering"]="inference_single_gpu".
-//   - An empty price next to a "Contact sales" link is a row with price 0 and
-//     Attrs["price_text"]; "N/A" or an empty price without a link means not offered
-//     (no row). A price that is there but unreadable is quarantined (scrapers.Reject);
-//     a row without a name or a GPU count likewise.
-//   - Region: the "REGION: …" eyebrow before the table ("NORTH AMERICA"), verbatim.
-//   - Interconnect is set (infiniband) only when the row itself says InfiniBand.
-//   - A page without rows is an error wrapping ErrLayout (the run fails).
-//
-// CoreWeave publishes reserved capacity only through sales; the page shows no reserved
-// prices to record.
+// The long story (modes, rules, limits) is in its README.md.
 package coreweave
 
 import (

@@ -1,24 +1,7 @@
 // Package fx reads the European Central Bank's euro foreign exchange reference rates
 // (https://www.ecb.europa.eu/stats/eurofxref/, no credentials) and answers "how many US
 // dollars is one unit of currency X worth on day D".
-//
-// The ECB publishes, on every TARGET working day around 16:00 CET, the price of one euro
-// in about thirty currencies (the daily file) and keeps the last 90 days in a second
-// file. Both are the same gesmes:Envelope XML: Cube > Cube[time] > Cube[currency, rate].
-// Since every rate is "X per EUR", the USD value of one unit of X is rate(USD)/rate(X),
-// and that of one euro is rate(USD) itself.
-//
-// This package is not a price source and does not register with scrapers: it has no GPU
-// prices. Ingest uses a Table to convert prices published in EUR (OVHcloud) or any
-// other ECB currency; a Table's Rate method has the signature of ingest.FX.
-//
-// Rules of Table.Rate:
-//   - USD is always 1.
-//   - The rate used is that of the latest ECB day on or before the asked time (the ECB
-//     publishes nothing on weekends and TARGET holidays), compared by calendar date in
-//     UTC.
-//   - A rate older than MaxStale (7 days) before the asked time, a currency the ECB does
-//     not quote, or a time before the first known day is an error wrapping ErrNoRate.
+// The long story (modes, rules, limits) is in its README.md.
 package fx
 
 import (

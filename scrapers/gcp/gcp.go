@@ -3,37 +3,7 @@
 // (https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus, pageSize 5000,
 // nextPageToken paging); without one it reads the public GPU pricing page
 // (https://cloud.google.com/compute/gpus-pricing).
-//
-// Catalog API rules:
-//   - A GPU SKU is one of category.resourceGroup "GPU" (or a Compute SKU described
-//     "Nvidia … GPU …"). usageType OnDemand is on_demand, Preemptible is spot (GCP bills
-//     Spot VMs under the Preemptible usage type: "… attached to Spot Preemptible VMs"),
-//     Commit1Yr is reserved_1y and Commit3Yr reserved_3y (hourly prices under a
-//     commitment); another usage type is passed on as "gcp_usage:<type>" for ingest to
-//     quarantine.
-//   - One row per serviceRegions entry. GPU SKUs are per GPU-hour (usageUnit "h": unit
-//     gpu_hour, GPUCount 1; another usage unit is passed verbatim). SKU is GCP's
-//     accelerator type (nvidia-h100-80gb, nvidia-tesla-a100 …) read from the
-//     description, or a slug of the GPU name when the type is not known; GPUName is the
-//     name as the description writes it ("Nvidia Tesla A100 80GB"). These rows price
-//     the GPU alone: PriceScope gpu_only (docs/analytics.md, "Like with like").
-//   - The price is units + nanos/1e9 of pricingInfo[0]'s tier with startUsageAmount 0;
-//     when that tier is free and a later one is not, the first non-zero tier (its start
-//     in Attrs["tier_start_usage_amount"]). EffectiveAt is pricingInfo[0].effectiveTime.
-//   - Skipped (counted, logged): Dynamic Workload Scheduler SKUs (DWS, calendar mode,
-//     flex-start, defined duration: a different way of buying capacity, not one of our
-//     pricing kinds) and "Reserved …" SKUs (reserved capacity billed at its own rate).
-//   - Machine types that bundle GPUs (A2, A3, A3 Mega, A3 Ultra, A4, G2; see machines)
-//     get an instance-hour row (unit hour) where all three published components exist
-//     for the same usage type, region and currency: GPUs × the GPU SKU + vCPUs ×
-//     "<Family> Instance Core" + GiB × "<Family> Instance Ram". These are GCP's own
-//     prices summed, so SourceKind stays api, with Attrs["derived_from"] listing the
-//     three SKU ids. They are emitted after the last page.
-//   - The key is sent in the X-Goog-Api-Key header, never in a URL: no SourceURL, log
-//     line or error carries it.
-//
-// Pricing page rules: see parsePricingPage. Rows are SourceKind scrape, with the same
-// SKUs (accelerator types) as the API rows so that both fill the same series.
+// The long story (modes, rules, limits) is in its README.md.
 package gcp
 
 import (

@@ -1,23 +1,6 @@
 // Package gmi collects GMI Cloud's GPU prices from its public pricing page
 // (https://www.gmicloud.ai/pricing, the GPU price cards).
-//
-// The page is crawled with colly through the project's HTTP client (pageutil.Page:
-// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. Its markup is
-// utility classes only (Tailwind), so cards are found by structure, not class: an h3
-// (the GPU) whose parent also holds a price span followed by a unit span starting with
-// "/" ("/GPU-hour"). Rules:
-//   - GPU name: the h3, verbatim ("NVIDIA H100 GPU", "NVIDIA GB200"); SKU: "gmi:" +
-//     the name's slug without "NVIDIA" and "GPU" ("gmi:h100", "gmi:gb200").
-//   - Pricing kind: on_demand, unless the nearest h2 before the card names another
-//     kind or a commitment term ("Reserved capacity: 1-year commitment" →
-//     reserved_1y); a reserved heading without a term quarantines its cards.
-//   - The unit span gives the unit ("/GPU-hour" → gpu_hour, gpu_count 1).
-//   - "from $2.00" is kept as 2.00 with Attrs["price_qualifier"]="from"; a text without
-//     an amount ("Pre order", "Contact sales") is a row with price 0 and
-//     Attrs["price_text"]; "—" is no row; an unreadable amount is quarantined
-//     (scrapers.Reject). The availability badge goes to Attrs["availability"].
-//   - Region is ""; interconnect only where the card says InfiniBand.
-//   - A page without cards is an error wrapping ErrLayout (the run fails).
+// The long story (modes, rules, limits) is in its README.md.
 package gmi
 
 import (

@@ -1,19 +1,6 @@
 // Package lambda collects Lambda's on-demand GPU instance prices from its public
 // pricing page (https://lambda.ai/service/gpu-cloud, the "Instances pricing" table).
-//
-// The page is read as every single-page source reads its page (pageutil.Page) and
-// parsed with goquery. Rules:
-//   - Every tr[data-plan] of every tab panel is a row; the panel's tab ("8x", "4x",
-//     "2x", "1x") is the GPU count, the plan ("NVIDIA H100 SXM") the GPU name, the
-//     VRAM/GPU cell the memory.
-//   - The price column is PRICE/GPU/HR: unit gpu_hour, pricing on_demand, USD.
-//   - A row with no dollar amount ("Contact sales") is kept with price 0 and
-//     Attrs["price_text"].
-//   - SKU is gpu_<n>x_<model>_<vram>gb (e.g. gpu_8x_h100_sxm_80gb): Lambda's own
-//     gpu_<n>x_<model> pattern, with the memory always added because the page lists
-//     the same model in two memory sizes (A100 SXM 40 GB and 80 GB).
-//   - Region is "": Lambda prices are the same in every region.
-//   - A page without rows is an error wrapping ErrLayout.
+// The long story (modes, rules, limits) is in its README.md.
 package lambda
 
 import (

@@ -1,25 +1,7 @@
 // Package oci collects Oracle Cloud Infrastructure GPU prices from the public price
 // list API (https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/, no
 // credentials).
-//
-// Rules:
-//   - A GPU part is one of serviceCategory "Compute - GPU" or metricName "GPU Per
-//     Hour"; other parts are skipped (counted). Each GPU part is an on_demand row priced
-//     at its PAY_AS_YOU_GO list price in the requested currency, per GPU-hour (unit
-//     gpu_hour; GPUCount is the N of an N-GPU shape such as BM.GPU.H100.8, so the
-//     stored price_usd_hour is N × the per-GPU price; another metric is passed
-//     verbatim for ingest to quarantine).
-//     A part without such a price is a row with price 0 and Attrs["price_text"].
-//   - SKU is the OCI shape the part prices, read from its displayName ("Compute - GPU -
-//     H100" → BM.GPU.H100.8), or the partNumber when the name is not known; a part that
-//     covers several shapes lists them in Attrs["oci_shapes"].
-//   - Region is "": OCI list prices are the same in every region.
-//   - Spot: OCI sells preemptible capacity at 50% of the on-demand price, a documented
-//     rule rather than a published price. Every on-demand row with a positive price gets
-//     a spot row at half of it with SourceKind derived and Attrs["rule"] =
-//     "oci-preemptible-50pct-of-on-demand": never presented as scraped.
-//   - Paging: the API answers in one page today; when it says hasMore, the next link
-//     (Oracle REST Data Services links[rel=next]) is followed, or the offset advanced.
+// The long story (modes, rules, limits) is in its README.md.
 package oci
 
 import (

@@ -1,38 +1,7 @@
 // Package ovhcloud collects OVHcloud Public Cloud GPU instance prices from the public
 // order catalog API (https://api.ovh.com/1.0/order/catalog/public/cloud, no
 // credentials), in the currency of the subsidiary asked for (EUR for FR, the default).
-//
-// The catalog lists every Public Cloud product as addons with a planCode
-// "<flavour>.<billing mode>" ("h100-380.consumption", "l40s-90.monthly.postpaid"),
-// pricings[] whose price is an integer in 1e-8 of the currency unit (280000000 =
-// 2.80 EUR), and blobs: commercial{brick}, technical{gpu{model, number, memory{size}},
-// os{family}} and tags.
-//
-// Rules:
-//   - A GPU instance is an addon (or plan) whose blobs.commercial.brick is "gpu", or
-//     one without a brick whose flavour is of a GPU family (h100, h200, a100, a10, l40s,
-//     l4, v100s, t1, t2, rtx5000). AI Training/Deploy addons carry a GPU blob too but
-//     are brick "ai-serving" and priced per minute: they are not instances and are left
-//     out with every other addon (counted as not_gpu).
-//   - Windows flavours (os.family "windows", "win-" plan codes) are left out (counted):
-//     the price includes a licence.
-//   - The billing mode comes from the planCode suffix, never from intervalUnit (which
-//     the US catalog writes "none"): ".consumption" is on_demand per instance-hour
-//     (unit hour); ".monthly.postpaid" is a month billed without a longer term,
-//     commitment_1m per instance-month (unit month); "savings-plan-<n>m" is
-//     commitment_<n>m, unit from intervalUnit. ".monthly" alone is a configuration stub
-//     and is left out (counted). Any other suffix is emitted with pricing
-//     "ovhcloud:<suffix>" so ingest quarantines it where it is seen.
-//   - SKU is the flavour ("h100-380"), so the hourly and monthly prices of a flavour
-//     are two pricing kinds of one SKU. Legacy "-le-" flavours keep their own SKU.
-//   - Region is "" (catalog-wide) unless the addon lists region configurations; then
-//     one row per region.
-//   - Currency is locale.currencyCode as published; ingest converts it with the day's
-//     ECB rate (package scrapers/fx). A catalog of another subsidiary than the one
-//     asked for is an error.
-//   - The price is cross-checked against the addon's own formattedPrice: a record
-//     whose two figures disagree (the 1e-8 scale changed), or that has no usable
-//     pricing, is handed to scrapers.Reject. A price of 0 is emitted as published.
+// The long story (modes, rules, limits) is in its README.md.
 package ovhcloud
 
 import (

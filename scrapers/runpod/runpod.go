@@ -2,45 +2,7 @@
 // Cloud kept apart, from its GraphQL API (https://api.runpod.io/graphql, query
 // gpuTypes) or, without an API key, from its public pricing page
 // (https://www.runpod.io/pricing).
-//
-// Modes (option "mode"):
-//   - "api": POST the gpuTypes query to the GraphQL endpoint. The key, when the
-//     environment has RUNPOD_API_KEY, is sent as "Authorization: Bearer …"; it is never
-//     logged, recorded or put in an error or a URL.
-//   - "page": read the pricing page's GPU cards (name, VRAM, Secure and Community
-//     $/hr) with goquery. The page shows on-demand prices only.
-//   - "auto" (the default): "api" when RUNPOD_API_KEY is set, else "page".
-//
-// Rules:
-//   - SKU is "<gpu>:secure" or "<gpu>:community": the two clouds are distinct
-//     offerings. <gpu> is the GraphQL id ("NVIDIA H100 80GB HBM3") in api mode and the
-//     card's name ("H100 SXM") in page mode: the page does not show ids, so the two
-//     modes write different series (Attrs["sku_basis"] says which).
-//   - api mode: on_demand from securePrice/communityPrice, spot from
-//     secureSpotPrice/communitySpotPrice. page mode: on_demand only.
-//   - A price of 0 or null means "not offered" in that cloud (RunPod lists every GPU
-//     type in both clouds); the row is still emitted, with price 0 (and
-//     Attrs["price_text"] "null" for null), and ingest counts it as not offered
-//     (runs.rows_not_offered): neither stored nor quarantined, no problem of the run.
-//   - Availability signals (api mode): a cloud the API says does not offer the GPU
-//     (secureCloud / communityCloud false), a cloud whose own stock answer has no
-//     stockStatus and no maxUnreservedGpuCount (lowestPrice asked per cloud, the
-//     secureStock / communityStock aliases; the stock status is kept in
-//     Attrs["stockStatus"]), a price under the API's own lowestPrice
-//     (uninterruptablePrice for on-demand, minimumBidPrice for spot), and, on a
-//     data-centre GPU (not GeForce), a price at a quarter or less of the other cloud's
-//     (the round placeholders real responses carry) are emitted as 0 with the reason
-//     in Attrs["price_text"]: the first two start "not offered" (counted as not
-//     offered), the placeholders "placeholder:" (quarantined with that reason, within
-//     Info.QuarantineShare: they never become a price, and a few do not degrade the
-//     run).
-//   - Unit gpu_hour, GPUCount 1, currency USD, region "" (RunPod publishes one price
-//     per GPU type and cloud, not per data centre). GPUName is displayName; the id and
-//     memoryInGb are kept in Attrs and GPUMemoryGB.
-//   - A gpuTypes entry or page card that cannot be read (no id, no name, fields of the
-//     wrong type) is handed to scrapers.Reject with the reason.
-//   - A GraphQL "errors" array fails the run (ErrGraphQL); a response without
-//     data.gpuTypes, or a page with no GPU card, fails it with ErrLayout.
+// The long story (modes, rules, limits) is in its README.md.
 package runpod
 
 import (

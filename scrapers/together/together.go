@@ -1,40 +1,7 @@
 // Package together collects Together AI's GPU prices from its public pricing page
 // (https://www.together.ai/pricing: the "Dedicated Inference" and "GPU Clusters"
 // tables).
-//
-// The page is crawled with colly through the project's HTTP client (pageutil.Page:
-// robots.txt, retries, body cap, charset, the raw archive) and parsed with goquery. Every
-// table.pricing_table is read with the section heading (h2) and sub-heading (p.h4,
-// "On-demand", "Reserved") before it. Rules:
-//   - The first cell is the hardware, verbatim ("NVIDIA HGX H100", "NVIDIA GB200
-//     NVL72"); each other cell's price is the p[data-batch] text.
-//   - SKU: "together:" + section slug + ":" + model slug
-//     ("together:gpu-clusters:hgx-h100", "together:dedicated-inference:hgx-h100"): the
-//     same GPU is sold at different prices in each section.
-//   - Tables the page hides (inside class "hide", Webflow's display:none; the real page
-//     keeps an older GPU Clusters "Hourly" table there) are not read.
-//   - The header is laid out with its rowspan and colspan; a column's label joins the
-//     captions stacked over it ("Reserved" over "7-30 days" → "Reserved 7-30 days"); a
-//     cell spanning columns belongs to the first.
-//   - Pricing kind from the column header ("On-demand", "Hourly" → on_demand; a term
-//     such as "1 month", "6 months", "12 months" → commitment_<n>m / reserved_1y /
-//     reserved_3y; a range of days the longest term it covers, "7-30 days" →
-//     commitment_1m, "31-90 days" → commitment_3m, "91-180 days" → commitment_6m, an
-//     open "181+ days" → commitment_7m), else from the sub-heading; a "Reserved" column
-//     with no term takes it from the cell's link ("/monthly-reserved" →
-//     commitment_1m). A price under a column with no kind or term is quarantined; a
-//     note there is not recorded.
-//   - The unit is what the table states, never assumed: its header ("All prices per
-//     gpu per hour" in Dedicated Inference), else the paragraphs captioning it (the GPU
-//     Clusters table is under "All prices are per GPU per hour."), its footnotes, or
-//     its section's introduction. "per GPU per hour", "/GPU-hr", "GPU-hours" → unit
-//     gpu_hour, gpu_count 1; "per node", "per instance", "per server" → hour. A price
-//     in a table that states no unit is quarantined with the reason unless the price
-//     text carries its own ("$2.50/GPU-hr").
-//   - "Contact sales" is a row with price 0 and Attrs["price_text"]; "—" (not offered)
-//     is no row; an unreadable price is quarantined (scrapers.Reject).
-//   - Region is ""; interconnect is set only where the row says InfiniBand.
-//   - A page without table rows is an error wrapping ErrLayout (the run fails).
+// The long story (modes, rules, limits) is in its README.md.
 package together
 
 import (

@@ -1,18 +1,6 @@
 // Package vast collects GPU offers from the public Vast.ai offer search
 // (https://console.vast.ai/api/v0/bundles/, no credentials).
-//
-// Rules:
-//   - Every offer the query returns (default: every rentable, unrented on-demand GPU
-//     offer) becomes an on_demand row priced at dph_total: the offer's total $/hour,
-//     which is dph_base (the GPU/machine rate) plus storage_total_cost (the hourly cost
-//     of the disk the query allocates, 8 GB by default); both parts are in Attrs.
-//   - An offer stating min_bid also becomes a spot row priced at min_bid, the lowest
-//     accepted bid for the interruptible instance (GPU rate, no storage).
-//   - SKU is "vast:<machine_id>:<num_gpus>x", so a series is one machine's offer of one
-//     size over time (offer ids change on every re-listing).
-//   - Region is the country code ending geolocation ("Texas, US" → "US"); GPU name and
-//     count are gpu_name and num_gpus; memory is gpu_ram (MB) / 1024.
-//   - Reliability, geolocation, verification and machine/host/offer ids go to Attrs.
+// The long story (modes, rules, limits) is in its README.md.
 package vast
 
 import (

@@ -1,22 +1,6 @@
 // Package clickhouse is the production store backend over ClickHouse's native
 // protocol (clickhouse-go/v2). It registers the DSN scheme "clickhouse":
-//
-//	clickhouse://[user[:password]@]host:9000[,host2:9000]/database[?dial_timeout=5s&…]
-//
-// Query parameters are clickhouse-go's (dial_timeout, read_timeout, compress,
-// secure, skip_verify, …); any other parameter is sent to the server as a setting.
-// The database defaults to "default". Open does not dial: a server that is down
-// shows up as store.ErrUnavailable on the first write, so ingest can spool. Migrate
-// creates the database when it is missing.
-//
-// The DDL (schemas/ddl/clickhouse) and every query here run on ClickHouse 18.16
-// through 24.x and later. Observations live in a ReplacingMergeTree(version) whose
-// sort key keeps a series' history together; since merges are eventual, every read
-// groups by the identity (provider, sku, region, zone, pricing, effective_at) and
-// takes each column's argMax by version, the last write, so a row written twice
-// counts once whether or not its parts have merged. Runs are read the same way on
-// (run_id, source). Times are DateTime('UTC'), whole seconds; a zero time.Time is
-// stored as the epoch and read back as zero.
+// The long story (modes, rules, limits) is in its README.md.
 package clickhouse
 
 import (

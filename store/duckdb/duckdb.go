@@ -1,17 +1,6 @@
 // Package duckdb is the embedded store backend: one DuckDB file, no server. It
 // registers the DSN scheme "duckdb" (duckdb:///abs/path/file.duckdb).
-//
-// Observations are upserted on their identity (provider, sku, region, zone, pricing,
-// effective_at): writing an identity again replaces the stored row, so the last
-// write wins, as in the ClickHouse backend. The table has no primary key (an index
-// on five strings and a time cost most of a bulk write): each write appends its rows
-// and deletes the stored rows of those identities in one transaction, one write at
-// a time. Runs are
-// upserted on (run_id, source); quarantine is an append-only log. Times are kept as
-// TIMESTAMP in UTC, truncated to whole seconds.
-//
-// This is the only package that imports the DuckDB driver (cgo; slow to link), so
-// only binaries that blank-import it pay for it.
+// The long story (modes, rules, limits) is in its README.md.
 package duckdb
 
 import (

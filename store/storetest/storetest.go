@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("DayCloses", s.dayCloses)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("RecordedSeries", s.recordedSeries)
+	t.Run("MarketCrossSection", s.marketCrossSection)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
 	t.Run("Signals", s.signals)

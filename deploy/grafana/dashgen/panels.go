@@ -346,16 +346,17 @@ func tokens() Dashboard {
 	// with no band, or whose GPU has no dense figure, are left out, as in
 	// `gpuprice tokens`.
 	offers := `SELECT gpu, provider, interconnect, price_usd_gpu_hour, ` + denseFlops("gpu") + ` AS flops,
-        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "provider", "interconnect") + `, toFloat64OrZero('${mfu}')) AS mfu,
+        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "interconnect", "'${job}' = 'multi_node'") + `, toFloat64OrZero('${mfu}')) AS mfu,
         price_usd_gpu_hour * 1e9 * 6 * ${params} / (flops * mfu * 3600) AS usd
     FROM v_latest
     WHERE on_offer = 1 AND pricing = '${kind}' AND ` + in("gpu", "gpu")
 	return Dashboard{
 		UID: "gpuprice-tokens", Title: "gpuprice · $ per 1B training tokens", From: "7d",
-		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band (docs/analytics.md) or the value chosen. Offerings without a band are left out.",
+		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band for the job's shape (docs/analytics.md: a job inside one node of NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job crosses nodes) or the value chosen. Offerings without a band are left out.",
 		Variables: []Variable{gpuVar, onePricing,
 			{Name: "params", Label: "Parameters", Values: []string{"7e9", "13e9", "70e9", "405e9"}},
-			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}}},
+			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}},
+			{Name: "job", Label: "Job", Values: []string{"one_node", "multi_node"}}},
 		Panels: []Panel{
 			{
 				Title: "$ per 1B tokens by GPU (cheapest offering)", Kind: kindBarChart, Width: 24, Height: 12, Unit: "currencyUSD",
@@ -630,32 +631,39 @@ LIMIT 100`,
 	}
 }
 
-// mfuBandMid is the midpoint of the MFU band of the offering's class
-// (analytics.MFUFor: the GPU's form factor and the offering's interconnect pick
-// it), 0 when the class has no published band or the GPU is not in the catalog.
-// provider is unused: the provider's brand never picks a band.
-func mfuBandMid(gpu, provider, interconnect string) string {
-	_ = provider
+// mfuBandMid is the midpoint of the MFU band of the job on the offering
+// (analytics.MFUForJob: the GPU's form factor, and the offering's interconnect only
+// when the job crosses nodes, which crosses, a SQL condition, says), 0 when the
+// class has no published band or the GPU is not in the catalog.
+func mfuBandMid(gpu, interconnect, crosses string) string {
 	cat, err := schemas.LoadCatalog()
 	if err != nil {
 		panic(err) // the embedded catalog is validated by its own tests
 	}
-	var ids, rdma, other []string
+	// The band of each GPU (analytics.MFUForJob on an 8-GPU instance) for a job in
+	// one node or across nodes, over an RDMA fabric or not.
+	var ids, oneRDMA, oneOther, multiRDMA, multiOther []string
 	for _, g := range cat.All() {
-		mid := func(ic string) string {
-			b, err := analytics.MFUFor(g, ic)
+		mid := func(ic string, j analytics.Job) string {
+			b, _, err := analytics.MFUForJob(g, ic, 8, j)
 			if err != nil {
 				return "0."
 			}
 			return fmt.Sprintf("%g", b.Mid())
 		}
+		one, multi := analytics.Job{}, analytics.Job{Nodes: 2}
 		ids = append(ids, "'"+strings.ReplaceAll(g.ID, "'", "")+"'")
-		rdma = append(rdma, mid(schemas.InterconnectInfiniband))
-		other = append(other, mid(schemas.InterconnectEthernet))
+		oneRDMA, oneOther = append(oneRDMA, mid(schemas.InterconnectInfiniband, one)), append(oneOther, mid(schemas.InterconnectEthernet, one))
+		multiRDMA = append(multiRDMA, mid(schemas.InterconnectInfiniband, multi))
+		multiOther = append(multiOther, mid(schemas.InterconnectEthernet, multi))
 	}
-	return fmt.Sprintf("if(%s IN ('%s', '%s', '%s'), transform(%s, [%s], [%s], 0.), transform(%s, [%s], [%s], 0.))",
-		interconnect, schemas.InterconnectInfiniband, schemas.InterconnectRoCE, schemas.InterconnectEFA,
-		gpu, strings.Join(ids, ", "), strings.Join(rdma, ", "), gpu, strings.Join(ids, ", "), strings.Join(other, ", "))
+	rdma := fmt.Sprintf("%s IN ('%s', '%s', '%s')", interconnect, schemas.InterconnectInfiniband, schemas.InterconnectRoCE,
+		schemas.InterconnectEFA)
+	pick := func(a, b []string) string {
+		return fmt.Sprintf("if(%s, transform(%s, [%s], [%s], 0.), transform(%s, [%s], [%s], 0.))", rdma,
+			gpu, strings.Join(ids, ", "), strings.Join(a, ", "), gpu, strings.Join(ids, ", "), strings.Join(b, ", "))
+	}
+	return fmt.Sprintf("if(%s, %s, %s)", crosses, pick(multiRDMA, multiOther), pick(oneRDMA, oneOther))
 }
 
 // denseFlops is the dense BF16 (else FP16) FLOP/s of the GPU column col, from the

@@ -366,13 +366,23 @@ func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The job in one node (the default) and across nodes: MFU by the job's shape.
+	for job, shape := range map[string]analytics.Job{"one_node": {}, "multi_node": {Nodes: 2}} {
+		tokensMatchJob(t, st, dsn, cat, latest, params, job, shape)
+	}
+}
+
+// tokensMatchJob is tokensMatchAnalytics for one job shape.
+func tokensMatchJob(t *testing.T, st store.Store, dsn string, cat *schemas.Catalog, latest []schemas.Observation,
+	params float64, job string, shape analytics.Job) {
+	ctx := t.Context()
 	want := map[string]float64{}
 	for _, o := range analytics.CurrentOnly(latest, 24*time.Hour) {
 		g, ok := cat.Lookup(o.GPU)
 		if !ok {
 			continue
 		}
-		band, err := analytics.MFUFor(g, o.Interconnect)
+		band, _, err := analytics.MFUForJob(g, o.Interconnect, o.GPUCount, shape)
 		if err != nil {
 			continue // no band: left out
 		}
@@ -401,7 +411,7 @@ func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 	}
 	q, err := interpolate(sql, map[string]selection{
 		"gpu": {multi: true, all: true}, "kind": {values: []string{schemas.OnDemand}},
-		"params": {values: []string{"7e9"}}, "mfu": {values: []string{"band"}},
+		"params": {values: []string{"7e9"}}, "mfu": {values: []string{"band"}}, "job": {values: []string{job}},
 	}, time.Now().Add(-7*24*time.Hour), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -425,12 +435,12 @@ func tokensMatchAnalytics(t *testing.T, st store.Store, dsn string) {
 		got[gpu+"|"+provider] = usd
 	}
 	if len(got) != len(want) {
-		t.Errorf("%d GPU × provider rows, analytics has %d:\n got  %v\n want %v", len(got), len(want), got, want)
+		t.Errorf("%s: %d GPU × provider rows, analytics has %d:\n got  %v\n want %v", job, len(got), len(want), got, want)
 	}
 	for k, w := range want {
 		// analytics.Tokens rounds $ per 1B tokens to 6 decimals (no float noise).
 		if g, ok := got[k]; !ok || math.Abs(g-w) > 1e-6+1e-9*w {
-			t.Errorf("%s: dashboard %v, analytics %v", k, g, w)
+			t.Errorf("%s, %s: dashboard %v, analytics %v", job, k, g, w)
 		}
 	}
 }

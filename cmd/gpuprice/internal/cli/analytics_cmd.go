@@ -302,7 +302,7 @@ func (a *app) spreadsCmd() *cobra.Command {
 }
 
 func (a *app) historyCmd() *cobra.Command {
-	var gpu, pricing, region, provider, since, at, until, format, scope string
+	var gpu, pricing, region, provider, since, at, until, format, scope, weight string
 	var cheapest int
 	cmd := &cobra.Command{
 		Use:   "history",
@@ -314,7 +314,8 @@ func (a *app) historyCmd() *cobra.Command {
 			if gpu == "" {
 				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope)
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope,
+				"weight", weight)
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := query.ParseHistory(v, query.NoCaps)
 			if err != nil {
@@ -356,12 +357,13 @@ func (a *app) historyCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	fl.StringVar(&weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider (every provider once, its offers' median)")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
 }
 
 func (a *app) indexCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format, explainDay, scope string
+	var gpu, pricing, since, at, until, format, explainDay, scope, weight string
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
@@ -374,7 +376,8 @@ func (a *app) indexCmd() *cobra.Command {
 			if explainDay != "" {
 				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
 			}
-			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), query.NoCaps)
+			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope,
+				"weight", weight), query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -397,6 +400,7 @@ func (a *app) indexCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	fl.StringVar(&weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider (every provider once, its offers' median)")
 	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd
 }

@@ -29,7 +29,8 @@ type filterFlags struct {
 // from observations, which carry one).
 func (f *filterFlags) addInterconnect(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.interconnect, "interconnect", "",
-		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, nvlink-only, unknown")
+		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, "+
+			"nvlink-only, unknown")
 }
 
 func (f *filterFlags) add(cmd *cobra.Command) {
@@ -63,7 +64,8 @@ func (a *app) pricesCmd() *cobra.Command {
 	var format string
 	var limit int
 	var stale time.Duration
-	var allSeries, withDerived, explain bool
+	var allSeries, withDerived, explain, riskAdjusted bool
+	var checkpoint, restart time.Duration
 	cmd := &cobra.Command{
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
@@ -116,6 +118,9 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 					}
 					fmt.Fprintf(a.stderr, "gpuprice: no prices: %s\n", res.Empty)
 				}
+				if riskAdjusted {
+					return a.writeRiskAdjusted(cmd, src, format, res.Data, checkpoint, restart, explain)
+				}
 				if explain {
 					return writeExplained(a.stdout, format, res.Data)
 				}
@@ -132,7 +137,37 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
 	cmd.Flags().BoolVar(&withDerived, "include-derived", false, "also list derived prices and \"from\" floors (marked in the BASIS column)")
 	cmd.Flags().BoolVar(&explain, "explain", false, "show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
+	cmd.Flags().BoolVar(&riskAdjusted, "risk-adjusted", false,
+		"add the expected $ per GPU-hour of work once interruptions are counted (docs/risk.md)")
+	checkpoint, restart = 30*time.Minute, 10*time.Minute
+	cmd.Flags().Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
+	cmd.Flags().Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	return cmd
+}
+
+// writeRiskAdjusted writes rows with their expected cost per GPU-hour of work
+// (query.RiskAdjust); --explain adds each computation.
+func (a *app) writeRiskAdjusted(cmd *cobra.Command, src query.Source, format string, rows []schemas.Observation,
+	checkpoint, restart time.Duration, explain bool) error {
+	ss, ok := src.(query.SignalSource)
+	if !ok {
+		return fmt.Errorf("--risk-adjusted: this source of prices reads no signals")
+	}
+	job := analytics.SpotJob{CheckpointMin: checkpoint.Minutes(), RestartMin: restart.Minutes()}
+	adj, err := query.RiskAdjust(cmd.Context(), ss, rows, job, explain)
+	if err != nil {
+		return err
+	}
+	header, table := query.RiskAdjustedTable(adj)
+	if err := output(a.stdout, format, header, table, adj); err != nil || !explain || format != "table" {
+		return err
+	}
+	for _, r := range adj {
+		if r.Risk.Explained != "" {
+			fmt.Fprintf(a.stdout, "\n%s %s %s %s:\n%s", r.Provider, r.SKU, r.Region, r.Pricing, r.Risk.Explained)
+		}
+	}
+	return nil
 }
 
 // explained is a row of `prices --explain --format json`: the observation and the

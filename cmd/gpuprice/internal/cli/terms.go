@@ -26,7 +26,8 @@ func leftOut(w io.Writer, skipped map[string]int, what string) {
 	}
 }
 
-const scopeHelp = "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices compared with each other only)"
+const scopeHelp = "price scope compared: instance (whole machines, the default) or gpu_only " +
+	"(GPU-only prices compared with each other only)"
 
 func (a *app) termsCmd() *cobra.Command {
 	var gpu, region, provider, scope, at, until, format string
@@ -189,7 +190,8 @@ one that does not fit the instance is left out. The KV cache counts only with
 					fmt.Fprintln(a.stdout, analytics.ExplainEfficiency())
 					if rows := res.Data.Rows; len(rows) > 0 {
 						r := rows[0]
-						fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s)\n%s\n", r.Provider, r.SKU, r.Region, r.Pricing, r.GPU, r.Cost.Explain())
+						fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s)\n%s\n", r.Provider, r.SKU, r.Region, r.Pricing, r.GPU,
+							r.Cost.Explain())
 					}
 				}
 				header, rows := res.Data.Table()
@@ -207,10 +209,13 @@ one that does not fit the instance is left out. The KV cache counts only with
 	fl.IntVar(&layers, "layers", 0, "the model's layers (for the KV cache)")
 	fl.IntVar(&kvHeads, "kv-heads", 0, "the model's KV heads (for the KV cache)")
 	fl.IntVar(&headDim, "head-dim", 0, "the model's head dimension (for the KV cache)")
-	fl.Float64Var(&decodeEff, "decode-efficiency", 0, "share of peak bandwidth decode reaches (default: the band's midpoint)")
-	fl.Float64Var(&prefillEff, "prefill-efficiency", 0, "share of dense peak prefill reaches (default: the band's midpoint)")
+	fl.Float64Var(&decodeEff, "decode-efficiency", 0,
+		"share of peak bandwidth decode reaches (default: the band's midpoint)")
+	fl.Float64Var(&prefillEff, "prefill-efficiency", 0,
+		"share of dense peak prefill reaches (default: the band's midpoint)")
 	fl.IntVar(&limit, "limit", 0, "show at most this many offers (0: all)")
-	fl.BoolVar(&explain, "explain", false, "print the efficiency bands with their sources and the cheapest offer's arithmetic")
+	fl.BoolVar(&explain, "explain", false,
+		"print the efficiency bands with their sources and the cheapest offer's arithmetic")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", scopeHelp)
 	return cmd

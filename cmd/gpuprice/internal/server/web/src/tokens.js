@@ -6,7 +6,7 @@
 import { get, rows, matched, problem } from './api.js';
 import { el, money, fixed, big, params, setParams, href, PRICING, pricingLabel, isNum, scrollBox } from './util.js';
 
-const FIELDS = ['params', 'mfu', 'tokens', 'precision', 'gpu', 'provider', 'pricing'];
+const FIELDS = ['params', 'mfu', 'tokens', 'precision', 'gpus', 'nodes', 'gpu', 'provider', 'pricing'];
 
 /** tokens renders the calculator into main. */
 export async function tokens(main) {
@@ -14,13 +14,15 @@ export async function tokens(main) {
   const state = Object.fromEntries(FIELDS.map((f) => [f, q.get(f) || '']));
   if (!state.params) state.params = '7e9';
   main.append(el('h1', {}, 'Cost of training tokens'),
-    el('p', { class: 'lead' }, '$ per 1B tokens = $/GPU-hour × 1e9 × 6 × params / (peak dense FLOP/s × MFU × 3600). Leave MFU empty to use the published band\'s midpoint for each GPU and interconnect.'));
+    el('p', { class: 'lead' }, '$ per 1B tokens = $/GPU-hour × 1e9 × 6 × params / (peak dense FLOP/s × MFU × 3600). Leave MFU empty to use the published band\'s midpoint for the job on each offering: a job that fits one node of NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job (GPUs, nodes; default one node) crosses nodes.'));
   const input = (name, label, attrs) => el('label', { for: 't-' + name }, label,
     el('input', { id: 't-' + name, name, value: state[name], autocomplete: 'off', ...attrs }));
   const form = el('form', { class: 'filters calc', id: 'tokens-form' },
     input('params', 'parameters', { required: true, inputmode: 'decimal', placeholder: '7e9', pattern: '[0-9.eE+]+', 'aria-describedby': 't-help' }),
     input('mfu', 'MFU', { inputmode: 'decimal', placeholder: 'band midpoint', pattern: '0?\\.[0-9]+|1' }),
     input('tokens', 'tokens in the run', { inputmode: 'decimal', placeholder: 'e.g. 1.4e12', pattern: '[0-9.eE+]*' }),
+    input('gpus', 'job GPUs', { inputmode: 'numeric', placeholder: 'one node', pattern: '[0-9]*' }),
+    input('nodes', 'job nodes', { inputmode: 'numeric', placeholder: '1', pattern: '[0-9]*' }),
     el('label', { for: 't-precision' }, 'precision', el('select', { id: 't-precision', name: 'precision' },
       ['bf16', 'fp8'].map((p) => el('option', { value: p, selected: p === (state.precision || 'bf16') }, p)))),
     input('gpu', 'GPU', { placeholder: 'any, e.g. H100-SXM-80GB' }),
