@@ -88,7 +88,7 @@ go vet ./...
 
 phase "go test"
 status=0
-go test -count=1 -timeout 15m ./... || status=$?
+go test -count=1 -timeout 25m ./... || status=$?
 if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL:-}" ]; then
   # What the local cluster went through (expired ZooKeeper sessions, nodes the tests
   # restarted for them): the first thing to read when a cluster test failed.
@@ -109,7 +109,7 @@ if [ -n "$CHDB_LIB_PATH" ]; then
   CHDB_TESTS='ClickHouse|ReadOnlyCommandsCreateNoStore|PoisonRowsQuarantinedTheRestStored'
   chdb_dir="$(mktemp -d)"
   GPUPRICE_CLICKHOUSE_DSN="chdb://$chdb_dir" GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="" \
-    go test -count=1 -timeout 15m -run "$CHDB_TESTS" -skip 'Cluster' $CHDB_PACKAGES || status=$?
+    go test -count=1 -timeout 25m -run "$CHDB_TESTS" -skip 'Cluster' $CHDB_PACKAGES || status=$?
   rm -rf "$chdb_dir"
   [ "$status" = 0 ] || exit "$status"
 fi
