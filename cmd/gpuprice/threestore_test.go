@@ -120,24 +120,32 @@ func loadRealistic(t *testing.T, dsn string, rows []schemas.Observation) {
 }
 
 // numbers counts the numbers of a decoded answer.
-func numbers(v any) int {
+func numbers(v any) int { return count(v, true) }
+
+// leaves counts the numbers, strings and booleans of a decoded answer.
+func leaves(v any) int { return count(v, false) }
+
+// count walks a decoded answer and counts its leaves, or only its numbers.
+func count(v any, onlyNumbers bool) int {
+	n := 0
 	switch x := v.(type) {
 	case map[string]any:
-		n := 0
 		for _, m := range x {
-			n += numbers(m)
+			n += count(m, onlyNumbers)
 		}
-		return n
 	case []any:
-		n := 0
 		for _, m := range x {
-			n += numbers(m)
+			n += count(m, onlyNumbers)
 		}
-		return n
+	case nil:
 	case float64:
-		return 1
+		n = 1
+	default:
+		if !onlyNumbers {
+			n = 1
+		}
 	}
-	return 0
+	return n
 }
 
 // answerDiff returns where two decoded JSON answers differ ("" when they do not):
@@ -195,25 +203,4 @@ func lenOf(v any) string {
 		return fmt.Sprintf("%d items", len(y))
 	}
 	return fmt.Sprint(v)
-}
-
-// leaves counts the numbers, strings and booleans of a decoded answer.
-func leaves(v any) int {
-	switch x := v.(type) {
-	case map[string]any:
-		n := 0
-		for _, m := range x {
-			n += leaves(m)
-		}
-		return n
-	case []any:
-		n := 0
-		for _, m := range x {
-			n += leaves(m)
-		}
-		return n
-	case nil:
-		return 0
-	}
-	return 1
 }
