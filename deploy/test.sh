@@ -128,7 +128,7 @@ for pkg in $(go list ./...); do
     # also stop with a bare "context deadline exceeded" when -fuzztime ends while a
     # worker is busy (no input at fault): that one is retried, twice at most.
     for attempt in 1 2 3; do
-      if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-5s}" "$pkg" 2>&1); then
+      if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-3s}" "$pkg" 2>&1); then
         echo "$out" | tail -1; break
       fi
       echo "$out"

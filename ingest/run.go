@@ -63,6 +63,7 @@ type Run struct {
 	unknownGPU int
 	notOffered int             // rows the source said are not offered: counted, neither stored nor quarantined
 	skus       map[string]bool // accepted SKUs, for a source's expectation (nil: not noted)
+	models     map[string]bool // GPU models of the accepted rows (scrapers.Model), likewise
 	reasons    map[string]int
 	notes      []string
 	minEff     time.Time // span of the accepted rows' effective_at
@@ -85,7 +86,7 @@ func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchC
 	r.batcher = NewBatcher(ctx, r.rowWriter(), spool, batch, r.refused)
 	r.init()
 	if !expects {
-		r.skus = nil
+		r.skus, r.models = nil, nil
 	}
 	return r
 }
@@ -103,6 +104,7 @@ func (r *Run) init() {
 		r.started = r.now()
 		r.reasons = map[string]int{}
 		r.skus = map[string]bool{}
+		r.models = map[string]bool{}
 	}
 }
 
@@ -173,6 +175,9 @@ func (r *Run) countLocked(n schemas.Observation) {
 	r.accepted++
 	if r.skus != nil {
 		r.skus[n.SKU] = true
+	}
+	if r.models != nil {
+		r.models[scrapers.Model(n.GPU)] = true
 	}
 	if r.minEff.IsZero() || n.EffectiveAt.Before(r.minEff) {
 		r.minEff = n.EffectiveAt
@@ -369,7 +374,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		}
 	}
 	if ex != nil && runErr == nil {
-		if miss := shortfall(*ex, r.accepted, r.skus); miss != "" {
+		if miss := shortfall(*ex, r.accepted, r.skus, r.models); miss != "" {
 			problems = append(problems, "coverage: "+miss)
 		}
 	}
@@ -440,7 +445,7 @@ func summarize(reasons map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func shortfall(x scrapers.Expectation, accepted int, skus map[string]bool) string {
+func shortfall(x scrapers.Expectation, accepted int, skus, models map[string]bool) string {
 	var miss []string
 	if accepted < x.MinRows {
 		miss = append(miss, fmt.Sprintf("%d rows, expected at least %d", accepted, x.MinRows))
@@ -453,6 +458,20 @@ func shortfall(x scrapers.Expectation, accepted int, skus map[string]bool) strin
 	}
 	if len(gone) > 0 {
 		miss = append(miss, "missing SKUs "+strings.Join(gone, ", "))
+	}
+	var priced []string
+	for _, m := range x.Models {
+		if models[m] {
+			priced = append(priced, m)
+		}
+	}
+	if len(priced) < x.MinModels {
+		with := "none"
+		if len(priced) > 0 {
+			with = "only " + strings.Join(priced, ", ")
+		}
+		miss = append(miss, fmt.Sprintf("%s of the major models %s priced, expected at least %d",
+			with, strings.Join(x.Models, ", "), x.MinModels))
 	}
 	return strings.Join(miss, "; ")
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,19 @@ type Source interface {
 type Expectation struct {
 	MinRows int      // at least this many accepted rows
 	SKUs    []string // SKUs that must appear
+	// Models are GPU models (the first part of a catalog name: "H100" for
+	// H100-SXM-80GB) of which at least MinModels must have an accepted row. A source
+	// whose offers come and go with its stock (RunPod) cannot promise any one SKU,
+	// but an answer that prices few of its major models is not a routine one.
+	Models    []string
+	MinModels int
+}
+
+// Model is the GPU model of a catalog GPU name, the part before its first "-"
+// ("H100" for H100-SXM-80GB), which Expectation.Models name.
+func Model(gpu string) string {
+	m, _, _ := strings.Cut(gpu, "-")
+	return m
 }
 
 // Expecter is an optional ability of a Source.

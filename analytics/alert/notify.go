@@ -179,6 +179,19 @@ func (h httpNotifier) post(ctx context.Context, v any) error {
 	return nil
 }
 
+// Poster is the optional ability of a notifier to post another JSON body to its
+// URL, once (the weekly digest of analytics/digest): the webhook and Slack
+// notifiers have it.
+type Poster interface {
+	PostJSON(ctx context.Context, v any) error
+}
+
+// PostJSON posts v as the webhook's body.
+func (w webhook) PostJSON(ctx context.Context, v any) error { return w.post(ctx, v) }
+
+// PostJSON posts v (a Slack message: text, blocks) to the incoming webhook.
+func (s slack) PostJSON(ctx context.Context, v any) error { return s.post(ctx, v) }
+
 // PayloadVersion names the webhook payload's format.
 const PayloadVersion = "gpuprice-alerts/1"
 

@@ -19,20 +19,35 @@ import (
 // query) through sources.runpod.endpoint: the null and 0 prices of clouds that do
 // not offer a GPU are counted as not offered, not quarantined, and the run is ok with
 // exit 0; the placeholders RunPod is known to publish are quarantined with their
-// reason within its QuarantineShare.
+// reason within its QuarantineShare. The coverage guard (runpod.MajorModels): the
+// live answer with two of the five major models out of stock is still routine; with
+// three, or all five, gone (every other GPU still priced, far above MinRows) the run
+// is degraded for coverage and collect exits 3.
 func TestRunPodAPINotOfferedIsRoutine(t *testing.T) {
 	for _, c := range []struct {
-		fixture          string
+		name, fixture    string
+		unpriced         []string // gpuTypes ids containing one of these have every price null
 		notOffered, quar int
+		status           string
+		exit             int
+		errPart          string
 	}{
-		{"api_recorded", 47, 0},
-		{"api_reference", 4, 2},
-		{"api_full", 11, 2},
+		{"api_recorded", "api_recorded", nil, 47, 0, schemas.RunOK, 0, ""},
+		{"api_reference", "api_reference", nil, 4, 2, schemas.RunOK, 0, ""},
+		{"api_full", "api_full", nil, 11, 2, schemas.RunOK, 0, ""},
+		{"h100_h200_out", "api_recorded", []string{"H100", "H200"}, 61, 0, schemas.RunOK, 0, ""},
+		{"three_major_out", "api_recorded", []string{"H100", "H200", "A100"}, 69, 0, schemas.RunDegraded, 3,
+			"coverage: only L40S, RTX4090 of the major models H100, A100, L40S, RTX4090, H200 priced, expected at least 3"},
+		{"major_models_gone", "api_recorded", []string{"H100", "H200", "A100", "L40S", "RTX 4090"}, 77, 0,
+			schemas.RunDegraded, 3, "coverage: none of the major models H100, A100, L40S, RTX4090, H200 priced"},
 	} {
-		t.Run(c.fixture, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", "runpod", "testdata", c.fixture, "input.json"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if c.unpriced != nil {
+				body = unpriceRunPod(t, body, c.unpriced)
 			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Method != http.MethodPost || r.URL.Path != "/graphql" {
@@ -56,8 +71,8 @@ func TestRunPodAPINotOfferedIsRoutine(t *testing.T) {
 				t.Fatal(err)
 			}
 			dsn := "duckdb://" + filepath.Join(dir, "prices.duckdb")
-			if out, code := run(t, "--config", cfgPath, "--store", dsn, "collect"); code != 0 {
-				t.Fatalf("collect exit %d, want 0:\n%s", code, out)
+			if out, code := run(t, "--config", cfgPath, "--store", dsn, "collect"); code != c.exit {
+				t.Fatalf("collect exit %d, want %d:\n%s", code, c.exit, out)
 			}
 			out, code := run(t, "--config", cfgPath, "--store", dsn, "runs", "--format", "json")
 			if code != 0 {
@@ -71,11 +86,49 @@ func TestRunPodAPINotOfferedIsRoutine(t *testing.T) {
 				t.Fatalf("runs: %s", out)
 			}
 			r := runs[0]
-			if r.Status != schemas.RunOK || r.RowsNotOffered != c.notOffered || r.RowsQuarantine != c.quar || r.RowsAccepted == 0 {
-				t.Errorf("run %+v: want ok, %d not offered, %d quarantined", r, c.notOffered, c.quar)
+			if r.Status != c.status || r.RowsNotOffered != c.notOffered || r.RowsQuarantine != c.quar || r.RowsAccepted < 24 {
+				t.Errorf("run %+v: want %s, %d not offered, %d quarantined", r, c.status, c.notOffered, c.quar)
+			}
+			if c.errPart != "" && !strings.Contains(r.Error, c.errPart) {
+				t.Errorf("run error %q lacks %q", r.Error, c.errPart)
 			}
 		})
 	}
+}
+
+// unpriceRunPod returns the gpuTypes answer body with every price of the GPU types
+// whose id contains one of ids set to null, RunPod's own "not offered" answer.
+func unpriceRunPod(t *testing.T, body []byte, ids []string) []byte {
+	t.Helper()
+	var doc struct {
+		Data struct {
+			GPUTypes []map[string]any `json:"gpuTypes"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range doc.Data.GPUTypes {
+		id, _ := g["id"].(string)
+		for _, part := range ids {
+			if strings.Contains(id, part) {
+				for _, k := range []string{"securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice"} {
+					g[k] = nil
+				}
+				n++
+				break
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no GPU type matches %v", ids)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestServeFailedRunsAreLoud: in serve, a run in which every source failed is logged

@@ -154,15 +154,22 @@ func (s *Source) String() string {
 // Mode returns the resolved mode, api or page.
 func (s *Source) Mode() string { return s.mode }
 
+// MajorModels are the GPU models a healthy RunPod answer prices (every recorded
+// gpuTypes answer and page prices all five, in one cloud or both).
+var MajorModels = []string{"H100", "A100", "L40S", "RTX4090", "H200"}
+
 // Expect is the coverage guard. The API lists some forty GPU types, four rows each, of
 // which a live answer prices about a hundred (the recorded one 101) and the recorded
-// reference excerpt, nine types, 30: at least 24 priced rows (six GPU types' worth)
-// and H100 and L40S in Secure Cloud. The page has about thirty cards, two rows each.
+// reference excerpt, nine types, 30: at least 24 priced rows (six GPU types' worth).
+// The page has about thirty cards, two rows each. No one SKU is required: RunPod's
+// offers follow its stock (a cloud out of stock is not offered, and that is a
+// routine answer), but an answer pricing fewer than three of MajorModels is not.
 func (s *Source) Expect() scrapers.Expectation {
+	minRows := 24
 	if s.mode == ModePage {
-		return scrapers.Expectation{MinRows: 20, SKUs: []string{"H100 SXM:secure", "L40S:secure"}}
+		minRows = 20
 	}
-	return scrapers.Expectation{MinRows: 24, SKUs: []string{"NVIDIA H100 80GB HBM3:secure", "NVIDIA L40S:secure"}}
+	return scrapers.Expectation{MinRows: minRows, Models: MajorModels, MinModels: 3}
 }
 
 // Collect reads the API or the page, by mode, and emits every row.

@@ -168,7 +168,10 @@ func TestRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	exp, ok := src.(scrapers.Expecter)
-	if !ok || exp.Expect().MinRows == 0 || len(exp.Expect().SKUs) == 0 {
+	if !ok {
+		t.Fatal("source declares no expectation")
+	}
+	if x := exp.Expect(); x.MinRows == 0 || x.MinModels == 0 || len(x.Models) < x.MinModels {
 		t.Errorf("source does not declare a useful expectation")
 	}
 }

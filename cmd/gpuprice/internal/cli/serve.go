@@ -37,7 +37,9 @@ schedule (sources.<name>.schedule, else the source's default; see ` + "`gpuprice
 a run still going when its next turn comes is skipped, spooled batches are replayed
 before every run, and ECB rates are refreshed at most hourly. With alert rules
 configured, they are evaluated on alerts.schedule (default every 15 minutes) and
-after the first collections of --run-now, as ` + "`gpuprice alerts`" + ` does.
+after the first collections of --run-now, as ` + "`gpuprice alerts`" + ` does. With
+digest.schedule set, the weekly digest (` + "`gpuprice digest`" + `) is sent on it to the
+webhook and Slack notifiers.
 
 HTTP endpoints (bound to 127.0.0.1:8080 unless --listen says otherwise):
   /                  the web app (/page: a plain HTML table of the cheapest offers and the last runs)
@@ -156,6 +158,13 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		reader.DryRunAlerts = func(ctx context.Context, at time.Time) (alert.Report, error) {
 			return a.evaluateAlerts(ctx, st, at, true)
 		}
+	}
+	if a.cfg.Digest.Schedule != "" {
+		send, err := a.digestSender(reader)
+		if err != nil {
+			return err
+		}
+		cfg.DigestSchedule, deps.SendDigest = a.cfg.Digest.Schedule, send
 	}
 	srv, err := server.New(cfg, deps)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -117,6 +118,9 @@ type Config struct {
 	Sources map[string]Source `yaml:"sources"`
 	// Alerts are the alert rules and notifiers (docs/alerts.md).
 	Alerts alert.Config `yaml:"alerts"`
+	// Digest is the weekly digest: the GPUs followed and when serve sends it
+	// (docs/alerts.md, "Weekly digest").
+	Digest digest.Config `yaml:"digest"`
 
 	redactor *Redactor // built once by Load
 
@@ -377,6 +381,9 @@ func (c Config) Validate() error {
 		} else if pu.User != nil || pu.RawQuery != "" || pu.Fragment != "" {
 			bad("serve.public_url: give the web app's root URL, with no credentials, query or fragment")
 		}
+	}
+	if err := c.Digest.Validate(c.Alerts.Notifiers); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Alerts.Validate(); err != nil {
 		if j, ok := err.(interface{ Unwrap() []error }); ok {

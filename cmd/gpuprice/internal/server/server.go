@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -51,6 +52,9 @@ type Config struct {
 	// AlertsSchedule is the cron spec of alert evaluations; "" or a nil
 	// Deps.EvaluateAlerts means alerts are not evaluated.
 	AlertsSchedule string
+	// DigestSchedule is the cron spec on which the weekly digest is sent; "" or a
+	// nil Deps.SendDigest means it is not.
+	DigestSchedule string
 	// Stale is how far behind its provider's newest observation a series may be and
 	// still count as on offer (analytics.CurrentOnly); 0 means analytics.StaleAfter.
 	Stale time.Duration
@@ -95,6 +99,9 @@ type Deps struct {
 	// EvaluateAlerts evaluates the alert rules as of now and notifies; nil when no
 	// rules are configured.
 	EvaluateAlerts func(ctx context.Context) (alert.Report, error)
+	// SendDigest builds the weekly digest as of now and sends it to its notifiers
+	// (digest.Send); nil when digest.schedule is not set.
+	SendDigest func(ctx context.Context) ([]digest.Delivery, error)
 	// SpoolRows reports how many rows wait in the on-disk spool; nil leaves the
 	// gauge out.
 	SpoolRows func() (int, error)
@@ -118,6 +125,7 @@ type Server struct {
 	reader   *query.Reader
 	run      RunFunc
 	alerts   func(ctx context.Context) (alert.Report, error)
+	digest   func(ctx context.Context) ([]digest.Delivery, error)
 	spool    func() (int, error)
 	ready    func(ctx context.Context) error
 	recover  func(ctx context.Context) ([]schemas.Run, error)
@@ -157,7 +165,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
 		redact:  d.Redact,
 		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
@@ -194,6 +202,11 @@ func (s *Server) schedule(ctx context.Context) (*cron.Cron, error) {
 	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
 		if _, err := sched.AddFunc(s.cfg.AlertsSchedule, func() { s.EvaluateAlerts(ctx) }); err != nil {
 			return nil, fmt.Errorf("alerts.schedule %q: %w", s.cfg.AlertsSchedule, err)
+		}
+	}
+	if s.digest != nil && s.cfg.DigestSchedule != "" {
+		if _, err := sched.AddFunc(s.cfg.DigestSchedule, func() { s.SendDigest(ctx) }); err != nil {
+			return nil, fmt.Errorf("digest.schedule %q: %w", s.cfg.DigestSchedule, err)
 		}
 	}
 	return sched, nil
@@ -247,6 +260,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	}
 	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
 		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
+	}
+	if s.digest != nil && s.cfg.DigestSchedule != "" {
+		s.log.Info("digest scheduled", "schedule", s.cfg.DigestSchedule)
 	}
 	s.metrics.restore(ctx)
 	var first sync.WaitGroup
@@ -545,6 +561,27 @@ func (s *Server) EvaluateAlerts(ctx context.Context) {
 		} else {
 			s.log.Info("alerts sent", "notifier", d.Notifier, "firing", d.Firing, "resolved", d.Resolved)
 		}
+	}
+}
+
+// SendDigest builds the weekly digest and sends it (Deps.SendDigest), logging each
+// delivery; a failed one is logged and counted, and the next turn sends again.
+func (s *Server) SendDigest(ctx context.Context) {
+	if s.digest == nil || ctx.Err() != nil {
+		return
+	}
+	ds, err := s.digest(ctx)
+	for _, d := range ds {
+		if d.Error != "" {
+			s.metrics.alertFailed.WithLabelValues(d.Notifier).Inc()
+			s.log.Error("digest not sent", "notifier", d.Notifier, "error", s.redact(d.Error))
+		} else {
+			s.log.Info("digest sent", "notifier", d.Notifier)
+		}
+	}
+	if err != nil && len(ds) == 0 {
+		s.metrics.alertFailed.WithLabelValues("").Inc()
+		s.log.Error("digest not built", "error", s.redact(err.Error()))
 	}
 }
 
