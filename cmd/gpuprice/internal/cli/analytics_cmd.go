@@ -13,6 +13,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -235,7 +236,8 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 				}
 				if rows := res.Data.Rows; explain && len(rows) > 0 && format == "table" {
 					r := rows[0]
-					fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s, %s; MFU %s)\n%s\n", r.Provider, r.SKU, r.Region,
+					fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s, %s; MFU %s)\n%s\n", r.Provider,
+						textsafe.Terminal(r.SKU), textsafe.Terminal(r.Region),
 						r.Pricing, r.GPU, q.Precision, r.MFUSource, r.Cost.Explain())
 				}
 				header, rows := res.Data.Table()
