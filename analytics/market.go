@@ -61,6 +61,16 @@ func CrossSection(prices []float64, providers []string, weight string) []float64
 	return out
 }
 
+// OfferCrossSection is CrossSection of offers in force at one time: their prices
+// (WeightOffer) or each provider's median (WeightProvider), sorted ascending.
+func OfferCrossSection(offers []Offer, weight string) []float64 {
+	prices, providers := make([]float64, len(offers)), make([]string, len(offers))
+	for i, o := range offers {
+		prices[i], providers[i] = o.Price, o.Provider
+	}
+	return CrossSection(prices, providers, weight)
+}
+
 // providerOf is the provider of a series key (provider|sku|region|zone|pricing).
 func providerOf(series string) string {
 	p, _, _ := strings.Cut(series, "|")

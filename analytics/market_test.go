@@ -2,6 +2,8 @@ package analytics
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +72,71 @@ func TestCarriedLabels(t *testing.T) {
 	for _, d := range HistoryOf("H100-SXM-80GB", "on_demand", prices, day(0), day(3), 1).Daily {
 		if want := map[bool]int{true: 0, false: 1}[d.Day.Equal(day(0))]; d.Carried != want {
 			t.Errorf("history daily %s %v: carried %d, want %d", d.Group, d.Day, d.Carried, want)
+		}
+	}
+}
+
+// TestSpreadsWeightedByProvider: hyperscalers azure 10, 10, 10 (three regions) and
+// aws 4; specialists lambda 2 and together 3. Each offer once: hyperscaler median
+// of {4, 10, 10, 10} = 10, specialist 2.5, ratio 4. Each provider once: {4, 10},
+// median 7, ratio 2.8. The counts stay counts of offers (4 and 2).
+func TestSpreadsWeightedByProvider(t *testing.T) {
+	h, s := schemas.TierHyperscaler, schemas.TierSpecialist
+	prices := []DayPrice{dp("aws", h, "on_demand", "p5", 0, 4), dp("lambda", s, "on_demand", "l", 0, 2),
+		dp("together", s, "on_demand", "t", 0, 3)}
+	for r := 1; r <= 3; r++ {
+		prices = append(prices, dp("azure", h, "on_demand", fmt.Sprintf("nd-r%d", r), 0, 10))
+	}
+	for _, c := range []struct {
+		weight          string
+		hyper, ratio    float64
+		nHyper, nSpecia int
+	}{{WeightOffer, 10, 4, 4, 2}, {WeightProvider, 7, 2.8, 4, 2}} {
+		days := SpreadsWeighted(prices, c.weight)
+		if len(days) != 1 {
+			t.Fatalf("%s: %d days", c.weight, len(days))
+		}
+		d := days[0]
+		if *d.Hyperscaler != c.hyper || *d.Specialist != 2.5 || math.Abs(*d.Ratio-c.ratio) > 1e-9 ||
+			d.NHyperscaler != c.nHyper || d.NSpecialist != c.nSpecia {
+			t.Errorf("%s: hyperscaler %v specialist %v ratio %v n %d/%d; want %v 2.5 %v %d/%d", c.weight, *d.Hyperscaler,
+				*d.Specialist, *d.Ratio, d.NHyperscaler, d.NSpecialist, c.hyper, c.ratio, c.nHyper, c.nSpecia)
+		}
+	}
+	if got := Spreads(prices); *got[0].Ratio != 4 {
+		t.Errorf("Spreads is not the offer weighting: ratio %v", *got[0].Ratio)
+	}
+}
+
+// TestQuoteVerdictWeightedByProvider: one-year offers azure 2.00, 2.10, 2.20 (three
+// regions), together 2.69, crusoe 2.90; on-demand azure 4, 4, 4 and lambda 3; quote
+// 2.50. Each offer once: 3 offers cheaper, so 4th of 5, median 2.20; on-demand
+// median of {3, 4, 4, 4} = 4.00. Each provider once: medians azure 2.10, together
+// 2.69, crusoe 2.90, so 2nd of 3, median 2.69; on-demand {3, 4}: 3.50 of 2
+// providers, break-even 2.5 / 3.5. The cheapest is azure's 2.00 either way.
+func TestQuoteVerdictWeightedByProvider(t *testing.T) {
+	o := func(p string, price float64) Offer { return Offer{Provider: p, Price: price} }
+	term := []Offer{o("azure", 2.0), o("azure", 2.1), o("azure", 2.2), o("together", 2.69), o("crusoe", 2.9)}
+	od := []Offer{o("azure", 4), o("azure", 4), o("azure", 4), o("lambda", 3)}
+	for _, c := range []struct {
+		weight              string
+		rank, offers, odN   int
+		median, odMed, odBE float64
+		words               string
+	}{
+		{WeightOffer, 4, 5, 4, 2.2, 4, 2.5 / 4, "the 4th cheapest of 5 one-year offers; $0.50 above the cheapest (azure, $2.00); " +
+			"the median one-year offer is $2.20."},
+		{WeightProvider, 2, 3, 2, 2.69, 3.5, 2.5 / 3.5, "the 2nd cheapest of 3 providers' one-year offers (each provider's median); " +
+			"$0.50 above the cheapest (azure, $2.00); the median provider's one-year offer is $2.69."},
+	} {
+		v := QuoteVerdictWeighted(2.5, "1y", 8760, term, od, nil, c.weight)
+		if v.Weight != c.weight || v.Rank != c.rank || v.Offers != c.offers || *v.TermMedian != c.median ||
+			*v.OnDemand != c.odMed || v.OnDemandOffers != c.odN || math.Abs(*v.OnDemandBreakEven-c.odBE) > 1e-12 ||
+			v.Cheapest.Price != 2.0 {
+			t.Errorf("%s: %+v", c.weight, v)
+		}
+		if s := v.Sentences()[0]; !strings.Contains(s, c.words) {
+			t.Errorf("%s: %q lacks %q", c.weight, s, c.words)
 		}
 	}
 }

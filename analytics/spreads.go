@@ -34,14 +34,21 @@ type SpreadSummary struct {
 	Days         int       `json:"days_with_ratio"`
 }
 
-// Spreads computes the daily tier spreads of the day prices, by GPU, pricing, day.
-func Spreads(prices []DayPrice) []SpreadDay {
+// Spreads computes the daily tier spreads of the day prices, by GPU, pricing, day,
+// each offer counted once (SpreadsWeighted with WeightOffer).
+func Spreads(prices []DayPrice) []SpreadDay { return SpreadsWeighted(prices, WeightOffer) }
+
+// SpreadsWeighted is Spreads with each tier's day cross-section weighted as weight
+// says (CrossSection): by provider, a tier's median is the median of its
+// providers' medians, so one provider's many regions cannot outvote the rest of
+// its tier (the N counts stay counts of offers).
+func SpreadsWeighted(prices []DayPrice, weight string) []SpreadDay {
 	acc := spreadAcc{}
 	for i := range prices {
 		p := &prices[i]
-		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price, p.LastSeen)
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Bar.Provider, p.Day, p.Price, p.LastSeen)
 	}
-	return acc.days()
+	return acc.days(weight)
 }
 
 // SpreadsOfBars is Spreads(DailyPrices(bars, from, to)) without holding the day
@@ -49,9 +56,9 @@ func Spreads(prices []DayPrice) []SpreadDay {
 func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
 	acc := spreadAcc{}
 	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, func(p *DayPrice) {
-		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Day, p.Price, p.LastSeen)
+		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Bar.Provider, p.Day, p.Price, p.LastSeen)
 	})
-	return acc.days()
+	return acc.days(WeightOffer)
 }
 
 // SpreadsOfCloses is SpreadsOfBars over daily bars in the compact form a store
@@ -96,9 +103,9 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 				t = acc.tiers(b.Attrs.GPU, of[n].Pricing, d)
 				byDay[groupOf[n]][day] = t
 			}
-			t.add(b.Attrs.Tier, b.Close, d, seen)
+			t.add(b.Attrs.Tier, of[n].Provider, b.Close, d, seen)
 		})
-	return acc.days()
+	return acc.days(WeightOffer)
 }
 
 // spreadKey and spreadTiers accumulate Spreads: each tier's day prices per GPU,
@@ -109,17 +116,18 @@ type (
 		day          int64
 	}
 	spreadTiers struct {
-		h, s, m []float64
-		carried int
-		seen    time.Time
+		h, s, m    []float64
+		hp, sp, mp []string // the provider of each price of h, s, m
+		carried    int
+		seen       time.Time
 	}
 	spreadAcc map[spreadKey]*spreadTiers
 )
 
-// add counts the day price of a series of gpu, pricing kind and tier on day, last
-// seen at seen.
-func (acc spreadAcc) add(gpu, pricing, tier string, day time.Time, price float64, seen time.Time) {
-	acc.tiers(gpu, pricing, day).add(tier, price, day, seen)
+// add counts the day price of a series of gpu, pricing kind, tier and provider on
+// day, last seen at seen.
+func (acc spreadAcc) add(gpu, pricing, tier, provider string, day time.Time, price float64, seen time.Time) {
+	acc.tiers(gpu, pricing, day).add(tier, provider, price, day, seen)
 }
 
 // tiers returns the day prices of gpu and pricing kind on day, by tier.
@@ -133,15 +141,15 @@ func (acc spreadAcc) tiers(gpu, pricing string, day time.Time) *spreadTiers {
 	return t
 }
 
-// add counts a day price on day of a series of tier last seen at seen.
-func (t *spreadTiers) add(tier string, price float64, day, seen time.Time) {
+// add counts a day price on day of a series of tier and provider last seen at seen.
+func (t *spreadTiers) add(tier, provider string, price float64, day, seen time.Time) {
 	switch tier {
 	case schemas.TierHyperscaler:
-		t.h = append(t.h, price)
+		t.h, t.hp = append(t.h, price), append(t.hp, provider)
 	case schemas.TierSpecialist:
-		t.s = append(t.s, price)
+		t.s, t.sp = append(t.s, price), append(t.sp, provider)
 	case schemas.TierMarketplace:
-		t.m = append(t.m, price)
+		t.m, t.mp = append(t.m, price), append(t.mp, provider)
 	default:
 		return
 	}
@@ -157,12 +165,20 @@ func (t *spreadTiers) add(tier string, price float64, day, seen time.Time) {
 // sighting seen: seen before the day began (an unknown sighting, zero, is not).
 func Carried(day, seen time.Time) bool { return !seen.IsZero() && seen.Before(day) }
 
-func (acc spreadAcc) days() []SpreadDay {
+// days are the accumulated days' spreads, each tier's median of its cross-section
+// weighted as weight says.
+func (acc spreadAcc) days(weight string) []SpreadDay {
+	med := func(xs []float64, provs []string) float64 {
+		if weight == WeightProvider && len(xs) > 0 {
+			return percentileSorted(CrossSection(xs, provs, weight), .5)
+		}
+		return medianInPlace(xs)
+	}
 	out := make([]SpreadDay, 0, len(acc))
 	for k, t := range acc {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
-			Hyperscaler: Opt(Round(medianInPlace(t.h), 9)), Specialist: Opt(Round(medianInPlace(t.s), 9)),
-			Marketplace:  Opt(Round(medianInPlace(t.m), 9)),
+			Hyperscaler: Opt(Round(med(t.h, t.hp), 9)), Specialist: Opt(Round(med(t.s, t.sp), 9)),
+			Marketplace:  Opt(Round(med(t.m, t.mp), 9)),
 			NHyperscaler: len(t.h), NSpecialist: len(t.s), NMarketplace: len(t.m), Carried: t.carried, LastSeen: t.seen.UTC()}
 		if d.Hyperscaler != nil && d.Specialist != nil && *d.Hyperscaler > 0 && *d.Specialist > 0 {
 			r := *d.Hyperscaler / *d.Specialist

@@ -16,15 +16,22 @@ type Verdict struct {
 	Quote float64 `json:"quote"`
 	Term  string  `json:"term"`
 	Hours float64 `json:"hours"`
-	// Offers is how many offers of the term are in force; Rank the quote's place
-	// among them (1 = cheapest: one more than the offers cheaper than it).
+	// Weight is how the offers are counted: WeightOffer (each offer once) or
+	// WeightProvider (each provider once, its offers' median standing for it: the
+	// counts, ranks and medians are of providers).
+	Weight string `json:"weight"`
+	// Offers is how many offers of the term are in force (providers, weighted by
+	// provider); Rank the quote's place among them (1 = cheapest: one more than the
+	// offers, or providers' medians, cheaper than it). Cheapest is the lowest offer
+	// whatever the weighting.
 	Offers   int    `json:"term_offers"`
 	Rank     int    `json:"rank"`
 	Cheapest *Offer `json:"cheapest"`
 	// TermMedian is the median of the term's offers.
 	TermMedian *float64 `json:"term_median"`
 	// OnDemand and Spot are the medians of the on-demand and spot offers in force,
-	// with how many there are.
+	// with how many there are (of the providers' medians, and how many providers,
+	// weighted by provider).
 	OnDemand       *float64 `json:"on_demand_median"`
 	OnDemandOffers int      `json:"on_demand_offers"`
 	Spot           *float64 `json:"spot_median"`
@@ -41,33 +48,39 @@ type Verdict struct {
 // term, on-demand and spot in force at one time (one cross-section: every offer
 // once, whatever its history).
 func QuoteVerdict(quote float64, term string, hours float64, termOffers, onDemand, spot []Offer) Verdict {
-	v := Verdict{Quote: quote, Term: term, Hours: hours, Offers: len(termOffers), Rank: 1}
-	sorted := append([]Offer(nil), termOffers...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Price < sorted[j].Price })
-	var prices []float64
-	for _, o := range sorted {
-		prices = append(prices, o.Price)
-		if o.Price < quote {
+	return QuoteVerdictWeighted(quote, term, hours, termOffers, onDemand, spot, WeightOffer)
+}
+
+// QuoteVerdictWeighted is QuoteVerdict with the cross-sections weighted as weight
+// says (OfferCrossSection): by provider, each provider's median of its offers of a
+// kind stands for it, so one provider's many regions cannot outvote the rest.
+func QuoteVerdictWeighted(quote float64, term string, hours float64, termOffers, onDemand, spot []Offer, weight string) Verdict {
+	if weight != WeightProvider {
+		weight = WeightOffer
+	}
+	cs := OfferCrossSection(termOffers, weight)
+	v := Verdict{Quote: quote, Term: term, Hours: hours, Weight: weight, Offers: len(cs), Rank: 1}
+	for _, p := range cs {
+		if p < quote {
 			v.Rank++
 		}
 	}
-	if len(sorted) > 0 {
+	if len(termOffers) > 0 {
+		sorted := append([]Offer(nil), termOffers...)
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Price < sorted[j].Price })
 		c := sorted[0]
 		v.Cheapest = &c
-		v.TermMedian = Opt(Median(prices))
+		v.TermMedian = Opt(percentileSorted(cs, .5))
 	}
-	med := func(offers []Offer) *float64 {
-		var ps []float64
-		for _, o := range offers {
-			ps = append(ps, o.Price)
+	med := func(offers []Offer) (*float64, int) {
+		xs := OfferCrossSection(offers, weight)
+		if len(xs) == 0 {
+			return nil, 0
 		}
-		if len(ps) == 0 {
-			return nil
-		}
-		return Opt(Median(ps))
+		return Opt(percentileSorted(xs, .5)), len(xs)
 	}
-	v.OnDemand, v.OnDemandOffers = med(onDemand), len(onDemand)
-	v.Spot, v.SpotOffers = med(spot), len(spot)
+	v.OnDemand, v.OnDemandOffers = med(onDemand)
+	v.Spot, v.SpotOffers = med(spot)
 	if v.OnDemand != nil && *v.OnDemand > 0 {
 		v.OnDemandBreakEven = Opt(quote / *v.OnDemand)
 	}
@@ -120,26 +133,33 @@ func (v Verdict) Sentences() []string {
 		return "level with " + what
 	}
 	tw := TermWords(v.Term)
+	// What is counted: offers, or providers (each its offers' median).
+	of, units, median := tw+" offers", "offers", "the median "+tw+" offer"
+	if v.Weight == WeightProvider {
+		of, units, median = "providers' "+tw+" offers (each provider's median)", "providers", "the median provider's "+tw+" offer"
+	}
 	if v.Offers == 0 {
 		out = append(out, fmt.Sprintf("No %s offer of this GPU is in force: the quote cannot be ranked among its term.", tw))
 	} else {
 		c := v.Cheapest
-		first := fmt.Sprintf("The quote of $%s is the %s cheapest of %d %s offers; %s (%s, $%s)",
-			d2(v.Quote), Ordinal(v.Rank), v.Offers, tw, rel(v.Quote-c.Price, "the cheapest"), c.Provider, d2(c.Price))
+		first := fmt.Sprintf("The quote of $%s is the %s cheapest of %d %s; %s (%s, $%s)",
+			d2(v.Quote), Ordinal(v.Rank), v.Offers, of, rel(v.Quote-c.Price, "the cheapest"), c.Provider, d2(c.Price))
 		if v.Rank == 1 {
-			first = fmt.Sprintf("The quote of $%s is the cheapest of %d %s offers; %s (%s, $%s)",
-				d2(v.Quote), v.Offers, tw, rel(v.Quote-c.Price, "the cheapest listed"), c.Provider, d2(c.Price))
+			first = fmt.Sprintf("The quote of $%s is the cheapest of %d %s; %s (%s, $%s)",
+				d2(v.Quote), v.Offers, of, rel(v.Quote-c.Price, "the cheapest listed"), c.Provider, d2(c.Price))
 		}
-		out = append(out, first+fmt.Sprintf("; the median %s offer is $%s.", tw, d2(*v.TermMedian)))
+		out = append(out, first+fmt.Sprintf("; %s is $%s.", median, d2(*v.TermMedian)))
 	}
 	if v.OnDemand != nil {
-		s := fmt.Sprintf("It is %s ($%s, %d offers).", rel(v.Quote-*v.OnDemand, "today's on-demand median"), d2(*v.OnDemand), v.OnDemandOffers)
+		s := fmt.Sprintf("It is %s ($%s, %d %s).", rel(v.Quote-*v.OnDemand, "today's on-demand median"), d2(*v.OnDemand),
+			v.OnDemandOffers, units)
 		out = append(out, s+" "+winsAt("on-demand", *v.OnDemandBreakEven, v.Hours, pct))
 	} else {
 		out = append(out, "No on-demand offer is in force to compare with.")
 	}
 	if v.Spot != nil {
-		s := fmt.Sprintf("It is %s ($%s, %d offers; spot can be interrupted).", rel(v.Quote-*v.Spot, "today's spot median"), d2(*v.Spot), v.SpotOffers)
+		s := fmt.Sprintf("It is %s ($%s, %d %s; spot can be interrupted).", rel(v.Quote-*v.Spot, "today's spot median"),
+			d2(*v.Spot), v.SpotOffers, units)
 		out = append(out, s+" "+winsAt("spot", *v.SpotBreakEven, v.Hours, pct))
 	}
 	return out

@@ -142,7 +142,8 @@ const (
 // Build computes the digest from src.
 func Build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest, error) {
 	if len(q.GPUs) == 0 {
-		return nil, &query.ParamError{Param: "gpu", Msg: "give the GPUs the digest follows (--gpu, or digest.gpus in the configuration)"}
+		return nil, &query.ParamError{Param: "gpu",
+			Msg: "give the GPUs the digest follows (--gpu, or digest.gpus in the configuration)"}
 	}
 	if q.Since <= 0 {
 		q.Since = DefaultSince
@@ -242,7 +243,8 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 		ln.Changes = changesOf(ires.Data)
 		ln.IndexCommand = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s", gpu, pricing,
 			query.FormatSpan(span), at)
-		ln.IndexURL = link(opt.PublicURL, "/index", url.Values{"gpu": {gpu}, "pricing": {pricing}, "since": {query.FormatSpan(span)}})
+		ln.IndexURL = link(opt.PublicURL, "/index",
+			url.Values{"gpu": {gpu}, "pricing": {pricing}, "since": {query.FormatSpan(span)}})
 		g.Lines = append(g.Lines, ln)
 	}
 	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu}, Since: q.Since, At: q.At})

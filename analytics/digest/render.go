@@ -109,7 +109,8 @@ func Markdown(w io.Writer, d *Digest) error {
 	if d.RiskCollected {
 		fmt.Fprintf(&b, "\n## Interruption risk\n\n`%s`\n\n", d.RiskCommand)
 		for _, c := range d.riskShown() {
-			fmt.Fprintf(&b, "- %s\n", cell(riskText(c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, c.Rise)))
+			line := riskText(c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, c.Rise)
+			fmt.Fprintf(&b, "- %s\n", cell(line))
 		}
 		if len(d.Risk) == 0 {
 			b.WriteString("- no band changed\n")

@@ -19,6 +19,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -107,7 +108,13 @@ func (t tool) add(s *sdk.Server, opts Options) {
 		if err != nil {
 			return failure(t.def.Name, err, opts), nil
 		}
-		// Every answer passes the logs' redaction, as the API's do.
+		// Every string of the answer is cleaned (no control, bidi or invisible
+		// character, one line: a host's text cannot steer the agent's display), then
+		// passes the logs' redaction, as the API's do. Cleaning goes first so that
+		// an invisible character cannot hide a URL's credentials from the redactor.
+		if b, err = textsafe.JSON(b); err != nil {
+			return failure(t.def.Name, err, opts), nil
+		}
 		text := opts.Redact(string(b))
 		var check any
 		if err := json.Unmarshal([]byte(text), &check); err != nil {

@@ -30,6 +30,10 @@ type ReportQuery struct {
 	ModelParams float64
 	// Cheapest bounds the cheapest offers listed.
 	Cheapest int
+	// Weight is how every cross-section of the report counts its offers (the
+	// market's percentiles, the spreads, the index and the verdict): "" (each offer
+	// once, the default) or analytics.WeightProvider.
+	Weight string
 }
 
 // ReportTerms are the terms a quote may be for.
@@ -71,6 +75,7 @@ func ParseReport(v url.Values, caps Caps) (ReportQuery, error) {
 	}
 	q.ModelParams = n
 	q.Cheapest = p.integer("cheapest", 10, 1, 1000)
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
@@ -87,6 +92,7 @@ func (q ReportQuery) Values() url.Values {
 	}
 	v.Set("model-params", FormatCount(q.ModelParams))
 	setInt(v, "cheapest", q.Cheapest)
+	setWeight(v, q.Weight)
 	return v
 }
 

@@ -542,6 +542,9 @@ type SpreadsQuery struct {
 	Filter // GPU and Pricing
 	Since  time.Duration
 	At     time.Time
+	// Weight is how each tier's day cross-section counts its offers: "" (each
+	// offer once, the default) or analytics.WeightProvider.
+	Weight string
 }
 
 // ParseSpreads reads a SpreadsQuery's parameters.
@@ -551,17 +554,28 @@ func ParseSpreads(v url.Values, caps Caps) (SpreadsQuery, error) {
 	q.read(p, "gpu", "pricing", "scope")
 	q.Since = p.span("since", "90d")
 	q.At = p.at("at")
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
 // Values are the query's parameters.
 func (q SpreadsQuery) Values() url.Values {
 	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
+	setWeight(v, q.Weight)
 	return v
+}
+
+// setWeight sets the weight parameter when it is not the default.
+func setWeight(v url.Values, w string) {
+	if w != "" && w != analytics.WeightOffer {
+		v.Set("weight", w)
+	}
 }
 
 // Spreads are the daily tier spreads and how they moved.
 type Spreads struct {
+	// Weight is how each tier's day cross-section counts: "offer" or "provider".
+	Weight  string                    `json:"weight"`
 	Days    []analytics.SpreadDay     `json:"days"`
 	Summary []analytics.SpreadSummary `json:"summary"`
 }
@@ -575,7 +589,8 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 	}
 	res.Matched = sel.Matches
 	var days []analytics.SpreadDay
-	if sel.KeepsAll() && sel.Scope == "" { // the store computes instance spreads only
+	// The store computes instance spreads, each offer once, only.
+	if sel.KeepsAll() && sel.Scope == "" && q.Weight != analytics.WeightProvider {
 		// The store computes the spreads where the bars are when it can.
 		ro, err := r.rollups()
 		if err != nil {
@@ -591,9 +606,13 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 		if err != nil {
 			return res, err
 		}
-		days = analytics.Spreads(prices)
+		days = analytics.SpreadsWeighted(prices, q.Weight)
 	}
-	res.Data = Spreads{Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
+	w := analytics.WeightOffer
+	if q.Weight == analytics.WeightProvider {
+		w = q.Weight
+	}
+	res.Data = Spreads{Weight: w, Days: nonNil(days), Summary: analytics.SummariseSpreads(days)}
 	res.Recorded, err = r.recordedDays(ctx, sel, q.Since, q.At)
 	return res, err
 }
@@ -643,9 +662,7 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 func (q HistoryQuery) Values() url.Values {
 	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	v.Set("cheapest", strconv.Itoa(q.Cheapest))
-	if q.Weight != "" && q.Weight != analytics.WeightOffer {
-		v.Set("weight", q.Weight)
-	}
+	setWeight(v, q.Weight)
 	return v
 }
 
@@ -694,13 +711,16 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	return res, err
 }
 
-// HistoryTable is the history's statistics as table rows.
+// HistoryTable is the history's statistics as table rows: days is how many days of
+// the window the row's figures rest on (days with offers in force), samples the
+// series-days behind them.
 func HistoryTable(h analytics.History) ([]string, [][]string) {
-	header := []string{"provider", "series", "samples", "p10", "p25", "p50", "p75", "p90", "min", "latest",
+	header := []string{"provider", "series", "days", "samples", "p10", "p25", "p50", "p75", "p90", "min", "latest",
 		"latest_median", "trend_per_30d", "trend_pct_per_30d", "entered", "left", "reserved_discount_pct"}
 	var rows [][]string
 	for _, s := range append([]analytics.HistoryStats{h.Overall}, h.Providers...) {
-		rows = append(rows, []string{s.Provider, strconv.Itoa(s.Series), strconv.Itoa(s.Samples), opt4(s.P10), opt4(s.P25),
+		rows = append(rows, []string{s.Provider, strconv.Itoa(s.Series), strconv.Itoa(s.Days), strconv.Itoa(s.Samples),
+			opt4(s.P10), opt4(s.P25),
 			opt4(s.P50), opt4(s.P75), opt4(s.P90), opt4(s.Min), opt4(s.Latest), opt4(s.LatestMedian), opt4(s.TrendPer30d),
 			optf(s.TrendPctPer30d, 2), strconv.Itoa(s.SeriesEntered), strconv.Itoa(s.SeriesLeft), optf(s.ReservedDiscountPct, 2)})
 	}
@@ -777,9 +797,7 @@ func (q IndexQuery) Values() url.Values {
 	if q.Explain != "" {
 		v.Set("explain", q.Explain)
 	}
-	if q.Weight != "" && q.Weight != analytics.WeightOffer {
-		v.Set("weight", q.Weight)
-	}
+	setWeight(v, q.Weight)
 	return v
 }
 

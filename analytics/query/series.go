@@ -20,6 +20,9 @@ type SeriesQuery struct {
 	At                                   time.Time
 	Bar                                  time.Duration
 	Limit                                int
+	// Weight is how each day's market band counts its offers: "" (each offer
+	// once, the default) or analytics.WeightProvider.
+	Weight string
 }
 
 // ParseSeries reads a SeriesQuery's parameters.
@@ -36,6 +39,7 @@ func ParseSeries(v url.Values, caps Caps) (SeriesQuery, error) {
 	q.At = p.at("at")
 	q.Bar = barWidth(p, "bar")
 	q.Limit = p.limit("limit")
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
@@ -44,6 +48,7 @@ func (q SeriesQuery) Values() url.Values {
 	v := vals("provider", q.Provider, "sku", q.SKU, "region", q.Region, "zone", q.Zone, "pricing", q.Pricing,
 		"since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "bar", barName(q.Bar))
 	setInt(v, "limit", q.Limit)
+	setWeight(v, q.Weight)
 	return v
 }
 
@@ -67,10 +72,12 @@ type Series struct {
 	// has no bar in the window); null when the series has none.
 	CarriedIn *store.Bar `json:"carried_in"`
 	Truncated bool       `json:"truncated"` // observations beyond the limit were left out (the oldest are kept)
-	// Band is the market around the series, day by day: the p10 and p90 of every
-	// provider's day price of this GPU and pricing kind (listed prices, as
-	// `history` computes its percentiles), for each day of the window with one.
-	Band []BandDay `json:"band"`
+	// Band is the market around the series, day by day: the p10, p50 and p90 of
+	// each day's cross-section of this GPU and pricing kind (listed instance prices
+	// in force, each offer once or each provider once as BandWeight says: the
+	// market at a time of `history`), for each day of the window with one.
+	Band       []BandDay `json:"band"`
+	BandWeight string    `json:"band_weight"`
 	// Newest is the series' newest stored observation when the window holds no bar
 	// (null when it has bars, or when the store holds no such series).
 	Newest *time.Time `json:"newest,omitempty"`
@@ -106,12 +113,13 @@ type BandDay struct {
 	P10    float64   `json:"p10"`
 	P50    float64   `json:"p50"`
 	P90    float64   `json:"p90"`
-	Series int       `json:"series"` // day prices the percentiles are of
+	Series int       `json:"series"` // day prices in force (offers) the percentiles are of
 }
 
 // band computes the market band of gpu and pricing over the days of the window
-// ending at, from the day prices every provider's series had.
-func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Duration, at time.Time) ([]BandDay, error) {
+// ending at, from each day's cross-section of every provider's day prices weighted
+// as weight says (analytics.CrossSection).
+func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Duration, at time.Time, weight string) ([]BandDay, error) {
 	if _, err := r.rollups(); gpu == "" || err != nil {
 		return []BandDay{}, nil
 	}
@@ -119,21 +127,21 @@ func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Durati
 	if err != nil {
 		return nil, err
 	}
-	byDay := map[time.Time][]float64{}
+	byDay, provs := map[time.Time][]float64{}, map[time.Time][]string{}
 	var days []time.Time
 	for _, p := range prices {
 		d := p.Day.UTC()
 		if _, ok := byDay[d]; !ok {
 			days = append(days, d)
 		}
-		byDay[d] = append(byDay[d], p.Price)
+		byDay[d], provs[d] = append(byDay[d], p.Price), append(provs[d], p.Bar.Provider)
 	}
 	slices.SortFunc(days, func(a, b time.Time) int { return a.Compare(b) })
 	out := make([]BandDay, 0, len(days))
 	for _, d := range days {
-		xs := byDay[d]
+		xs := analytics.CrossSection(byDay[d], provs[d], weight)
 		out = append(out, BandDay{Day: d, P10: analytics.Percentile(xs, .10), P50: analytics.Percentile(xs, .50),
-			P90: analytics.Percentile(xs, .90), Series: len(xs)})
+			P90: analytics.Percentile(xs, .90), Series: len(byDay[d])})
 	}
 	return out, nil
 }
@@ -196,7 +204,11 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		}
 		res.Empty = s.emptyNote(len(latest))
 	}
-	if s.Band, err = r.band(ctx, s.GPU, s.Pricing, q.Since, q.At); err != nil {
+	s.BandWeight = analytics.WeightOffer
+	if q.Weight == analytics.WeightProvider {
+		s.BandWeight = q.Weight
+	}
+	if s.Band, err = r.band(ctx, s.GPU, s.Pricing, q.Since, q.At, s.BandWeight); err != nil {
 		return res, err
 	}
 	res.Data = s

@@ -158,6 +158,9 @@ type BreakEvenQuery struct {
 	Utilisation float64
 	// Quote, when above 0, is a quoted $/GPU-hour for the term, placed as an offer.
 	Quote float64
+	// Weight is how the quote's verdict counts the offers: "" (each offer once, the
+	// default) or analytics.WeightProvider (each provider once, its median).
+	Weight string
 }
 
 // TermKinds are the pricing kinds of a term: 1y and 3y are the reservation and the
@@ -202,6 +205,7 @@ func ParseBreakEven(v url.Values, caps Caps) (BreakEvenQuery, error) {
 		q.Utilisation = u
 	}
 	q.Quote = p.number("quote", 0, 0, 1e4)
+	q.Weight = weightParam(p)
 	return q, p.done("format")
 }
 
@@ -227,6 +231,7 @@ func (q BreakEvenQuery) Values() url.Values {
 	if q.Quote > 0 {
 		v.Set("quote", strconv.FormatFloat(q.Quote, 'g', -1, 64))
 	}
+	setWeight(v, q.Weight)
 	return v
 }
 
@@ -276,7 +281,7 @@ func (r *Reader) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakE
 		if err != nil {
 			return res, err
 		}
-		v := analytics.QuoteVerdict(q.Quote, q.Term, hours, offers, od, spot)
+		v := analytics.QuoteVerdictWeighted(q.Quote, q.Term, hours, offers, od, spot, q.Weight)
 		res.Data.Quote, res.Data.Verdict = &qb[0], &v
 	}
 	return res, nil

@@ -224,7 +224,7 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	// The history of the pricing kind asked for: the market chart, the percentiles,
 	// the cheapest offers.
 	hq := query.HistoryQuery{Filter: query.Filter{GPU: q.GPU, Pricing: q.Pricing, Region: q.Region, Provider: q.Provider},
-		Since: q.Since, At: q.At, Cheapest: offersAll}
+		Since: q.Since, At: q.At, Cheapest: offersAll, Weight: q.Weight}
 	hres, err := src.History(ctx, hq)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,8 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	for _, p := range hres.Data.Providers {
 		rep.Providers = append(rep.Providers, p.Provider)
 	}
-	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s", rep.GPU, rep.Pricing, sel, since, at)
+	weight := cmdFlags("--weight", q.Weight)
+	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s%s", rep.GPU, rep.Pricing, sel, since, at, weight)
 	rep.Commands[SecCheapest] = rep.Commands[SecMarket] + fmt.Sprintf(" --cheapest %d", q.Cheapest)
 	gpu := rep.GPU
 	base := query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
@@ -326,21 +327,23 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	rep.Commands[SecTerms] = fmt.Sprintf("gpuprice terms --gpu %s%s --at %s", gpu, sel, at)
 
 	// Spreads and the index: the whole market of the GPU and pricing kind.
-	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At,
+		Weight: q.Weight})
 	if err != nil {
 		return nil, err
 	}
 	used("spreads", sres.Data)
 	rep.Spreads = sres.Data
-	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s", gpu, rep.Pricing, since, at)
+	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing, since, at, weight)
 
-	ires, err := src.Index(ctx, query.IndexQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At})
+	ires, err := src.Index(ctx, query.IndexQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At,
+		Weight: q.Weight})
 	if err != nil {
 		return nil, err
 	}
 	used("index", ires.Data)
 	rep.Index = ires.Data
-	rep.Commands[SecIndex] = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s", gpu, rep.Pricing, since, at)
+	rep.Commands[SecIndex] = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing, since, at, weight)
 
 	// Spot volatility over the window: daily bars beyond two weeks, hourly within.
 	bar := store.Daily
@@ -523,7 +526,8 @@ func target(q query.ReportQuery, rep *Report) *Target {
 		t.TermOffers = append(t.TermOffers, rep.KindOffer[k]...)
 	}
 	sort.SliceStable(t.TermOffers, func(i, j int) bool { return t.TermOffers[i].Price < t.TermOffers[j].Price })
-	t.Verdict = analytics.QuoteVerdict(q.Quote, q.Term, t.Hours, t.TermOffers, rep.KindOffer[schemas.OnDemand], rep.SpotOffers)
+	t.Verdict = analytics.QuoteVerdictWeighted(q.Quote, q.Term, t.Hours, t.TermOffers, rep.KindOffer[schemas.OnDemand], rep.SpotOffers,
+		q.Weight)
 	t.TermMin, t.TermMedian = nil, t.Verdict.TermMedian
 	if c := t.Verdict.Cheapest; c != nil {
 		t.TermMin = analytics.Opt(c.Price)

@@ -273,7 +273,7 @@ func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
 	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, each once; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (days: how many days the row rests on; samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
 }
 
 func (r *Report) discounts(s *Section) {

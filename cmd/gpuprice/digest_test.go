@@ -33,9 +33,10 @@ func TestIntegrationClickHouseDigestRecorded(t *testing.T) {
 func weekEarlier(t *testing.T, dsn string, prices map[string]float64) string {
 	t.Helper()
 	var rows [][]string
-	for _, args := range [][]string{{"--provider", "lambda", "--pricing", "on_demand"}, {"--provider", "vast", "--pricing", "spot"}} {
-		out, code := run(t, append([]string{"--store", dsn, "--raw-csv", "prices", "--gpu", "H100-SXM-80GB", "--format", "csv"},
-			args...)...)
+	kinds := [][]string{{"--provider", "lambda", "--pricing", "on_demand"}, {"--provider", "vast", "--pricing", "spot"}}
+	for _, args := range kinds {
+		base := []string{"--store", dsn, "--raw-csv", "prices", "--gpu", "H100-SXM-80GB", "--format", "csv"}
+		out, code := run(t, append(base, args...)...)
 		if code != 0 {
 			t.Fatal("prices failed")
 		}
@@ -212,7 +213,8 @@ digest:
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now"}, &out, &errb)
+		args := []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now"}
+		done <- cli.Main(ctx, args, &out, &errb)
 	}()
 	var p digest.Payload
 	waitFor(t, "a digest with H100 prices", func() bool {

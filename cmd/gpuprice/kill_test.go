@@ -181,7 +181,10 @@ func killedImportRecovered(t *testing.T, dsn string, byServe bool) {
 			killed = &all[i]
 		}
 	}
-	if killed == nil || killed.Status != schemas.RunInterrupted || killed.RowsAccepted != k.RowsAccepted {
+	// Its rows as its last started record said them: a ClickHouse server may also
+	// finish the journal's last rewrite after the kill (as it may a batch), so the
+	// count can only have grown since it was read above.
+	if killed == nil || killed.Status != schemas.RunInterrupted || killed.RowsAccepted < k.RowsAccepted {
 		t.Fatalf("the killed run's record after the recovery: %+v", killed)
 	}
 }

@@ -350,7 +350,7 @@ func testReport(t *testing.T, dsn string, browse bool) {
 			t.Errorf("markdown: no section %q", title)
 		}
 	}
-	if !strings.Contains(md, "| * | "+stats[0]["series"]+" | "+stats[0]["samples"]+" | "+stats[0]["p10"]+" | ") {
+	if !strings.Contains(md, "| * | "+stats[0]["series"]+" | "+stats[0]["days"]+" | "+stats[0]["samples"]+" | "+stats[0]["p10"]+" | ") {
 		t.Errorf("markdown: the market's row differs from history's %v", stats[0])
 	}
 	// --provider (repeatable) and --region narrow the report as they narrow history.

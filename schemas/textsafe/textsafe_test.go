@@ -1,7 +1,9 @@
 package textsafe
 
 import (
+	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -189,4 +191,62 @@ func FuzzClean(f *testing.F) {
 			t.Fatalf("CSV(%q) = %q", s, c)
 		}
 	})
+}
+
+// TestJSON: every string of a document, the hostile corpus among them, comes out
+// cleaned (no control, bidi or invisible character, one line); structure, key order
+// and numbers are kept.
+func TestJSON(t *testing.T) {
+	doc := map[string]any{"data": []any{}, "n": json.Number("1e400"), "ok": true, "none": nil}
+	rows := []any{}
+	for _, h := range Hostile {
+		rows = append(rows, map[string]any{"gpu": h, "region": h, "price": 1.25, "attrs": map[string]any{h: []any{h}}})
+	}
+	doc["data"] = rows
+	in, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := JSON(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	if err := dec.Decode(&back); err != nil {
+		t.Fatalf("%v: %.300s", err, out)
+	}
+	if back["n"] != json.Number("1e400") || back["ok"] != true || back["none"] != nil {
+		t.Errorf("scalars changed: %v %v %v", back["n"], back["ok"], back["none"])
+	}
+	got := back["data"].([]any)
+	if len(got) != len(Hostile) {
+		t.Fatalf("%d rows, want %d", len(got), len(Hostile))
+	}
+	for i, h := range Hostile {
+		h = string([]rune(h)) // as json.Marshal wrote it: U+FFFD per invalid byte
+		r := got[i].(map[string]any)
+		if r["gpu"] != Clean(h, 0) || r["region"] != Clean(h, 0) || r["price"] != json.Number("1.25") {
+			t.Errorf("row %d: %v, want %q", i, r, Clean(h, 0))
+		}
+		for k, v := range r["attrs"].(map[string]any) {
+			if k != Clean(h, 0) || v.([]any)[0] != Clean(h, 0) {
+				t.Errorf("row %d attrs: %q: %v", i, k, v)
+			}
+		}
+	}
+	for _, r := range string(out) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || bidi(r) {
+			t.Fatalf("output holds %U", r)
+		}
+	}
+	// Key order kept: the first keys as written.
+	in2 := []byte(`{"z":"a\u001b[2Jb","a":[1,2.50,{"k":"\u202eSU"}],"m":{}}`)
+	if out, err := JSON(in2); err != nil || string(out) != `{"z":"a[2Jb","a":[1,2.50,{"k":"SU"}],"m":{}}` {
+		t.Errorf("JSON(%s) = %s, %v", in2, out, err)
+	}
+	if _, err := JSON([]byte(`{"a":`)); err == nil {
+		t.Error("a truncated document was accepted")
+	}
 }

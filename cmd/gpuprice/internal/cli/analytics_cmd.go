@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -234,7 +236,8 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 				}
 				if rows := res.Data.Rows; explain && len(rows) > 0 && format == "table" {
 					r := rows[0]
-					fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s, %s; MFU %s)\n%s\n", r.Provider, r.SKU, r.Region,
+					fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s, %s; MFU %s)\n%s\n", r.Provider,
+						textsafe.Terminal(r.SKU), textsafe.Terminal(r.Region),
 						r.Pricing, r.GPU, q.Precision, r.MFUSource, r.Cost.Explain())
 				}
 				header, rows := res.Data.Table()
@@ -258,15 +261,23 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	return cmd
 }
 
+// weightFlag is the --weight flag of every command that computes a percentile,
+// median, band or verdict over the market at a time (analytics.MarketMethod).
+func weightFlag(fl *pflag.FlagSet, weight *string) {
+	fl.StringVar(weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider "+
+		"(every provider once, its offers' median, so one provider's many regions cannot outvote the rest)")
+}
+
 func (a *app) spreadsCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format, scope string
+	var gpu, pricing, since, at, until, format, scope, weight string
 	cmd := &cobra.Command{
 		Use:     "spreads",
 		Short:   "Hyperscaler vs specialist vs marketplace medians per GPU, pricing kind and day",
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope), query.NoCaps)
+			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope,
+				"weight", weight), query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -298,6 +309,7 @@ func (a *app) spreadsCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	weightFlag(fl, &weight)
 	return cmd
 }
 
@@ -357,7 +369,7 @@ func (a *app) historyCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider (every provider once, its offers' median)")
+	weightFlag(fl, &weight)
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
 }
@@ -400,7 +412,7 @@ func (a *app) indexCmd() *cobra.Command {
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
-	fl.StringVar(&weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider (every provider once, its offers' median)")
+	weightFlag(fl, &weight)
 	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd
 }

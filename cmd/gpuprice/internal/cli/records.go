@@ -330,7 +330,7 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 }
 
 func (a *app) seriesCmd() *cobra.Command {
-	var provider, sku, region, zone, pricing, since, at, until, bar, format string
+	var provider, sku, region, zone, pricing, since, at, until, bar, format, weight string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "series",
@@ -345,7 +345,7 @@ adds every observation (collected and imported).`,
 				return err
 			}
 			v := flagValues("provider", provider, "sku", sku, "region", region, "zone", zone, "pricing", pricing,
-				"since", since, "at", at, "until", until, "bar", bar)
+				"since", since, "at", at, "until", until, "bar", bar, "weight", weight)
 			if limit != 0 {
 				v.Set("limit", strconv.Itoa(limit))
 			}
@@ -378,6 +378,7 @@ adds every observation (collected and imported).`,
 	untilFlag(fl, &until)
 	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
 	fl.IntVar(&limit, "limit", 0, "at most this many observations (0: all)")
+	weightFlag(fl, &weight)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }

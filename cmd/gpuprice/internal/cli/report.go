@@ -51,7 +51,7 @@ func reportFormat(format, out string) (string, error) {
 }
 
 func (a *app) reportCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot, util string
+	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot, util, weight string
 	var providers []string
 	var quote float64
 	var gpus, cheapest int
@@ -88,7 +88,8 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				return usageError{err}
 			}
 			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
-				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams, "utilisation", util)
+				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams, "utilisation", util,
+				"weight", weight)
 			if cmd.Flags().Changed("quote") {
 				v.Set("quote", strconv.FormatFloat(quote, 'f', -1, 64))
 			}
@@ -167,6 +168,7 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")
 	fl.StringVarP(&out, "out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
 	fl.StringVar(&format, "format", "", "html, pdf or markdown (default: from --out's extension)")
+	weightFlag(fl, &weight)
 	fl.StringVar(&snapshot, "snapshot", "", "a directory of gpuprice publish: cite its snapshot days that cover the window")
 	return cmd
 }

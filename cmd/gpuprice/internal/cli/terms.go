@@ -70,7 +70,7 @@ price of the same SKU, region and zone); vs_on_demand_median_pct compares median
 }
 
 func (a *app) breakevenCmd() *cobra.Command {
-	var gpu, region, provider, scope, at, until, term, util, format string
+	var gpu, region, provider, scope, at, until, term, util, format, weight string
 	var quote float64
 	cmd := &cobra.Command{
 		Use:   "breakeven",
@@ -87,7 +87,7 @@ and what it saves or loses per GPU over the term at --utilisation:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := flagValues("gpu", gpu, "region", region, "provider", provider, "scope", scope, "at", at, "until", until,
-				"term", term, "utilisation", util)
+				"term", term, "utilisation", util, "weight", weight)
 			if quote != 0 {
 				v.Set("quote", strconv.FormatFloat(quote, 'g', -1, 64))
 			}
@@ -126,6 +126,7 @@ and what it saves or loses per GPU over the term at --utilisation:
 	fl.StringVar(&util, "utilisation", "100%", "share of the term's hours the GPUs are used: 60% or 0.6")
 	fl.Float64Var(&quote, "quote", 0, "a quoted $/GPU-hour for the term, placed as an offer")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	weightFlag(fl, &weight)
 	return cmd
 }
 
