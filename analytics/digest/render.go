@@ -59,20 +59,16 @@ func Markdown(w io.Writer, d *Digest) error {
 				fmt.Fprintf(&b, "| %s | %d | %s | %s | %s %s |\n", cell(t.Tier), t.Series, money(t.Median), money(t.Cheapest),
 					cell(t.Provider), cell(t.Region))
 			}
-			fmt.Fprintf(&b, "\nWeek over week (matched-sample chained index), `%s`", ln.IndexCommand)
-			if ln.IndexURL != "" {
-				fmt.Fprintf(&b, " · [chart](%s)", mdURL(ln.IndexURL))
-			}
+			b.WriteString("\nWeek over week (matched-sample chained index), ")
+			mdCommand(&b, ln.IndexCommand, ln.IndexURL, "chart")
 			b.WriteString(":\n\n")
 			for _, c := range ln.Changes {
 				fmt.Fprintf(&b, "- %s: %s\n", cell(c.Group), changeText(c))
 			}
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "Spreads, `%s`", g.SpreadsCommand)
-		if g.SpreadsURL != "" {
-			fmt.Fprintf(&b, " · [chart](%s)", mdURL(g.SpreadsURL))
-		}
+		b.WriteString("Spreads, ")
+		mdCommand(&b, g.SpreadsCommand, g.SpreadsURL, "chart")
 		b.WriteString(":\n\n")
 		for _, s := range g.Spreads {
 			fmt.Fprintf(&b, "- %s\n", cell(spreadText(s.Pricing, s.FirstRatio, s.LastRatio, s.PremiumMoved)))
@@ -80,10 +76,8 @@ func Markdown(w io.Writer, d *Digest) error {
 		if len(g.Spreads) == 0 {
 			b.WriteString("- no day with both a hyperscaler and a specialist price\n")
 		}
-		fmt.Fprintf(&b, "\nLargest spot moves, `%s`", g.SpotCommand)
-		if g.SpotURL != "" {
-			fmt.Fprintf(&b, " · [chart](%s)", mdURL(g.SpotURL))
-		}
+		b.WriteString("\nLargest spot moves, ")
+		mdCommand(&b, g.SpotCommand, g.SpotURL, "chart")
 		b.WriteString(":\n\n")
 		for _, m := range g.SpotMoves {
 			fmt.Fprintf(&b, "- %s\n", cell(moveText(m)))
@@ -93,10 +87,8 @@ func Markdown(w io.Writer, d *Digest) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "## Sources\n\n`%s`", d.RunsCommand)
-	if d.RunsURL != "" {
-		fmt.Fprintf(&b, " · [sources](%s)", mdURL(d.RunsURL))
-	}
+	b.WriteString("## Sources\n\n")
+	mdCommand(&b, d.RunsCommand, d.RunsURL, "sources")
 	b.WriteString("\n\n")
 	for _, r := range d.failedShown() {
 		fmt.Fprintf(&b, "- %s\n", cell(runText(r.Source, r.Status, r.StartedAt, r.Error)))
@@ -212,4 +204,13 @@ type htmlView struct {
 	FailedRows []runShown
 	RiskRows   []riskShown
 	MoreFailed int
+}
+
+// mdCommand writes a section's command as a code span and, when the web app's URL
+// is known, a link to its chart labelled label.
+func mdCommand(b *strings.Builder, command, url, label string) {
+	fmt.Fprintf(b, "`%s`", command)
+	if url != "" {
+		fmt.Fprintf(b, " · [%s](%s)", label, mdURL(url))
+	}
 }
