@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"hash"
 	"io/fs"
 	"os"
@@ -701,7 +702,9 @@ func writeCSV(tmp, pattern string, bf *builtFile, header []string, fill func(wri
 	if err == nil {
 		err = fill(func(rec []string) error {
 			bf.Rows++
-			return w.Write(rec)
+			// A spreadsheet opens these files too: a cell a formula could start is
+			// guarded as every CSV writer of gpuprice guards it (numbers unchanged).
+			return w.Write(textsafe.CSVRecord(rec))
 		})
 	}
 	if err == nil {
