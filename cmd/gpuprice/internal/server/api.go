@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -67,6 +68,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/terms", serveReport(s, query.ParseTerms, r.Terms, tableOf(query.Terms.Table), true), dataOf(r.Terms), nil},
 		{"GET", "/api/v1/breakeven", serveReport(s, query.ParseBreakEven, r.BreakEven, tableOf(query.BreakEvens.Table), true),
 			dataOf(r.BreakEven), nil},
+		{"GET", "/api/v1/digest", serveReport(s, digest.ParseQuery, s.digestAnswer, nil, true), dataOf(s.digestAnswer), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
 		{"GET", "/api/v1/sources", serveReport(s, query.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
@@ -80,6 +82,12 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/runs", s.apiRunsV0, nil, reflect.TypeFor[[]schemas.Run]()},
 		{"GET", "/openapi.json", s.serveOpenAPI, nil, nil},
 	}
+}
+
+// digestAnswer is the weekly digest over the server's reader (`gpuprice digest
+// --format json`), its links under serve.public_url.
+func (s *Server) digestAnswer(ctx context.Context, q digest.Query) (query.Result[*digest.Digest], error) {
+	return digest.Answer(ctx, s.reader, q, digest.Options{PublicURL: s.cfg.PublicURL})
 }
 
 // tableOf adapts a table function to the CSV writer.

@@ -55,6 +55,9 @@ type Config struct {
 	// DigestSchedule is the cron spec on which the weekly digest is sent; "" or a
 	// nil Deps.SendDigest means it is not.
 	DigestSchedule string
+	// PublicURL is the web app's root (serve.public_url): the digest's sections
+	// link to their charts under it ("": no links).
+	PublicURL string
 	// Stale is how far behind its provider's newest observation a series may be and
 	// still count as on offer (analytics.CurrentOnly); 0 means analytics.StaleAfter.
 	Stale time.Duration
@@ -571,6 +574,10 @@ func (s *Server) SendDigest(ctx context.Context) {
 		return
 	}
 	ds, err := s.digest(ctx)
+	if errors.Is(err, alert.ErrStandingBy) {
+		s.log.Info("digest not sent here: another serve process sends it (standing by)")
+		return
+	}
 	for _, d := range ds {
 		if d.Error != "" {
 			s.metrics.alertFailed.WithLabelValues(d.Notifier).Inc()
