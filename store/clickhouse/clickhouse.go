@@ -670,22 +670,8 @@ func deduped(f store.Filter) (string, []any) {
 
 // Observations returns every observation matching f by series key then effective_at.
 func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
-	var out []schemas.Observation
-	err := s.Each(ctx, f, func(o schemas.Observation) error {
-		out = append(out, o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return store.CollectObservations(ctx, f, s.Each)
 }
-
-// errStop carries an error of Each's callback through the row loop, so that it is
-// returned unwrapped.
-type errStop struct{ err error }
-
-func (e errStop) Error() string { return e.err.Error() }
 
 // Each streams the observations matching f by series key then effective_at. The
 // server deduplicates and sorts; the rows arrive block by block and are handed to
@@ -699,15 +685,9 @@ func (s *Store) Each(ctx context.Context, f store.Filter, fn func(schemas.Observ
 		d_price_scope, d_price_basis
 	FROM ` + sub + `
 	ORDER BY provider, sku, region, zone, pricing, effective_at`
-	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
-		if err := fn(o); err != nil {
-			return errStop{err}
-		}
-		return nil
-	})
-	var stop errStop
-	if errors.As(err, &stop) {
-		return stop.err
+	err := s.eachObservation(ctx, q, args, store.Stopping(fn))
+	if cerr, ok := store.Stopped(err); ok {
+		return cerr
 	}
 	if err != nil {
 		return s.wrap("observations", err)
