@@ -21,6 +21,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest/parquetio"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -598,11 +599,10 @@ func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (bu
 	spr := builtFile{File: File{Kind: KindSpreads, Format: "csv"}}
 	var seen sighting
 	from, to := day.Add(-store.Daily), day.Add(store.Daily)
-	bars, err := src.Bars(ctx, store.BarQuery{Filter: store.Filter{Since: from, Until: to}, Width: store.Daily, CarryIn: true})
+	prices, err := query.DayPrices(ctx, src, query.Selection{}, from, to)
 	if err != nil {
 		return idx, spr, seen, fmt.Errorf("daily bars: %w", err)
 	}
-	prices := analytics.DailyPrices(bars, from, to)
 	for _, p := range prices {
 		if !p.Day.Equal(day) {
 			continue
