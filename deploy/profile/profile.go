@@ -190,7 +190,8 @@ func goMemory() string {
 	var out strings.Builder
 	out.WriteString("Go runtime, MB:\n")
 	for _, s := range samples {
-		fmt.Fprintf(&out, "  %-50s %8.1f\n", strings.TrimPrefix(s.Name, "/memory/classes/"), float64(s.Value.Uint64())/(1<<20))
+		fmt.Fprintf(&out, "  %-50s %8.1f\n", strings.TrimPrefix(s.Name, "/memory/classes/"),
+			float64(s.Value.Uint64())/(1<<20))
 	}
 	return out.String()
 }

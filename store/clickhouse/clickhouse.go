@@ -340,7 +340,8 @@ func (s *Store) Exists(ctx context.Context) error {
 	}
 	defer conn.Close()
 	var dbs, tables uint64
-	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, s.database).Scan(&dbs); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`,
+		s.database).Scan(&dbs); err != nil {
 		return s.wrap("look for database "+s.database, err)
 	}
 	if dbs == 0 {

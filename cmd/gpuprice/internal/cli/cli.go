@@ -124,12 +124,16 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "YAML config file (see deploy/gpuprice.example.yaml)")
-	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
+	pf.StringVar(&a.storeDSN, "store", "",
+		"store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
 	pf.StringVar(&a.prof.CPUPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
-	pf.BoolVar(&a.rawCSV, "raw-csv", false, "write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
-	pf.BoolVar(&a.wide, "wide", false, "tables keep every column (by default a table on a terminal fits 120 columns, or $COLUMNS)")
-	pf.StringVar(&a.prof.MemPath, "mem-profile", "", "write the heap profile of the Go heap's peak to this file (go tool pprof)")
+	pf.BoolVar(&a.rawCSV, "raw-csv", false,
+		"write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
+	pf.BoolVar(&a.wide, "wide", false,
+		"tables keep every column (by default a table on a terminal fits 120 columns, or $COLUMNS)")
+	pf.StringVar(&a.prof.MemPath, "mem-profile", "",
+		"write the heap profile of the Go heap's peak to this file (go tool pprof)")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -144,7 +148,8 @@ var quietByDefault = map[string]bool{"collect": true, "reparse": true}
 // commands are the subcommands; each command file adds its own from init().
 var commands = []func(*app) *cobra.Command{
 	(*app).collectCmd, (*app).pricesCmd, (*app).importCmd, (*app).migrateCmd, (*app).versionCmd,
-	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd, (*app).exitCodesHelp,
+	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd,
+	(*app).exitCodesHelp,
 }
 
 // addCommand registers a subcommand; called from init() in command files.
@@ -279,7 +284,8 @@ See docs/clickhouse-cluster.md.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&cluster, "cluster", "", "ClickHouse cluster (remote_servers name) to create replicated and Distributed tables on")
+	cmd.Flags().StringVar(&cluster, "cluster", "",
+		"ClickHouse cluster (remote_servers name) to create replicated and Distributed tables on")
 	return cmd
 }
 
@@ -288,7 +294,8 @@ See docs/clickhouse-cluster.md.`,
 func withCluster(dsn, cluster string) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "clickhouse" {
-		return "", fmt.Errorf("--cluster needs a ClickHouse store (--store clickhouse://host:9000/db), not %s", store.Redact(dsn))
+		return "", fmt.Errorf("--cluster needs a ClickHouse store (--store clickhouse://host:9000/db), not %s",
+			store.Redact(dsn))
 	}
 	q := u.Query()
 	if have := q.Get("cluster"); have != "" && have != cluster {

@@ -29,7 +29,8 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	format := "html"
 	if f := v["format"]; len(f) > 0 {
 		if format = f[0]; len(f) > 1 || !slices.Contains([]string{"html", "markdown"}, format) {
-			s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
+			s.fail(w, r, &query.ParamError{Param: "format",
+				Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
 			return
 		}
 	}
