@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -60,6 +61,27 @@ func ScanRuns(rows Rows, at func(time.Time) time.Time) ([]schemas.Run, error) {
 		r.RowsAccepted, r.RowsQuarantine, r.UnknownGPUs = int(acc), int(quar), int(unk)
 		r.RowsStored, r.RowsSpooled, r.RowsLost = int(stored), int(spool), int(lost)
 		r.SpanSince, r.SpanUntil = FromUnixSeconds(since), FromUnixSeconds(until)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ScanFXRates reads the rows of an FX rates query (date as YYYY-MM-DD text,
+// currency, USD per unit, source), the same on every backend.
+func ScanFXRates(rows Rows) ([]schemas.FXRate, error) {
+	var out []schemas.FXRate
+	for rows.Next() {
+		var (
+			r   schemas.FXRate
+			day string
+		)
+		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
+			return nil, err
+		}
+		var err error
+		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
+			return nil, fmt.Errorf("date %q: %w", day, err)
+		}
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -813,21 +813,8 @@ func (s *Store) FXRates(ctx context.Context, since time.Time) ([]schemas.FXRate,
 		return nil, s.wrap("fx rates", err)
 	}
 	defer rows.Close()
-	var out []schemas.FXRate
-	for rows.Next() {
-		var (
-			r   schemas.FXRate
-			day string
-		)
-		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
-			return nil, s.wrap("fx rates", err)
-		}
-		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
-			return nil, fmt.Errorf("clickhouse: fx rates: date %q: %w", day, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanFXRates(rows)
+	if err != nil {
 		return nil, s.wrap("fx rates", err)
 	}
 	return out, nil
