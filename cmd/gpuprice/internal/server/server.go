@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/analytics/answer"
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -143,7 +144,7 @@ type Server struct {
 	interrupted []schemas.Run
 	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler     http.Handler
-	cache       *answerCache
+	cache       *answer.Cache
 	snap        *query.Current // the current prices, refreshed after runs and on others' writes
 	busy        chan struct{}  // a slot per answer computed at once (MaxComputing)
 }
@@ -171,7 +172,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
 		redact:  d.Redact,
 		log:     d.Log,
-		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
+		running: map[string]bool{}, runCtx: context.Background(), cache: answer.NewCache(2000),
 		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
@@ -481,7 +482,7 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 
 // changed forgets every answer computed from what the store held before.
 func (s *Server) changed() {
-	s.cache.clear()
+	s.cache.Clear()
 	s.metrics.market.invalidate()
 }
 
