@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
@@ -138,12 +139,21 @@ func testDigestRecorded(t *testing.T, dsn string) {
 	if sp.Pricing != "spot" || len(sp.Changes) != 1 || sp.Changes[0].Pct == nil || *sp.Changes[0].Pct != -20 {
 		t.Errorf("spot line: %+v", sp)
 	}
+	// The largest spot move crosses the week's start: from the 0.50 in force when it
+	// began (imported 2026-10-25 12:00, carried in) to 0.40: 0.40 ÷ 0.50 − 1 = −20 %.
+	// The week's own bars alone (one, at 0.40) would tell no move.
+	mv := d.GPUs[0].SpotMoves
+	if len(mv) != 1 || mv[0].SKU != "vast:148199:1x" || !mv[0].CarriedIn || mv[0].From != 0.5 || mv[0].To != 0.4 ||
+		mv[0].MovePct != -20 || mv[0].Low != 0.4 || mv[0].High != 0.5 || mv[0].Changes != 1 ||
+		mv[0].FromAt.Format(time.RFC3339) != "2026-10-25T12:00:00Z" {
+		t.Errorf("spot moves: %+v", mv)
+	}
 	if len(d.Recorded) == 0 || len(d.Failed) != 0 || !d.RiskCollected {
 		t.Errorf("recorded %v, failed %v, risk %v", d.Recorded, d.Failed, d.RiskCollected)
 	}
 	// Every command the digest names runs.
 	for _, c := range []string{od.Command, od.IndexCommand, d.GPUs[0].SpreadsCommand, d.GPUs[0].SpotCommand,
-		d.RunsCommand, d.RiskCommand} {
+		d.RunsCommand, d.RiskCommand, mv[0].Command} {
 		f := strings.Fields(c)
 		if f[0] != "gpuprice" {
 			t.Fatalf("command %q", c)
