@@ -107,23 +107,6 @@ GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 go t
 go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
 GPUPRICE_BENCH_DIR="$(mktemp -d)" go test -run '^$' -bench 'DuckDBAnalytics' -benchtime 1x ./store/duckdb
 
-phase "fuzz smoke (each target briefly)"
-for pkg in $(go list ./...); do
-  dir=$(go list -f '{{.Dir}}' "$pkg")
-  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-    # A real finding writes "Failing input written to testdata/fuzz/…". Go's fuzzer can
-    # also stop with a bare "context deadline exceeded" when -fuzztime ends while a
-    # worker is busy (no input at fault): that one is retried, twice at most.
-    for attempt in 1 2 3; do
-      if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-3s}" "$pkg" 2>&1); then
-        echo "$out" | tail -1; break
-      fi
-      echo "$out"
-      if echo "$out" | grep -q 'Failing input written' || [ "$attempt" = 3 ] || ! echo "$out" | grep -q 'context deadline exceeded'; then
-        exit 1
-      fi
-      echo "(fuzzer stopped on its own deadline, not on an input: retrying $target)"
-    done
-  done
-done
+phase "fuzz smoke (each target briefly, two at a time: deploy/fuzz-smoke.sh)"
+deploy/fuzz-smoke.sh
 phase "all tests passed"
