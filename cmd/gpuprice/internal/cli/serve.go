@@ -183,7 +183,6 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
 	if dir, err := a.cfg.DataDirPath(); err == nil {
 		dsn, _ := a.cfg.StoreDSN(a.storeDSN)
 		remove, err := server.WriteAddress(dir, server.Address{URL: server.URLOf(ln.Addr()), Store: store.Redact(dsn),
@@ -194,6 +193,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			defer remove()
 		}
 	}
+	// Said once the address file is written: whoever reads this line finds the server.
+	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
 	err = srv.Serve(ctx, ln, runNow)
 	var stopped *server.Stopped
 	if errors.As(err, &stopped) {
