@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas/textsafe"
 )
 
@@ -135,12 +136,7 @@ func (g GPUWeek) MoveLines() []string {
 
 // FailedLines are the lines of the sources that failed.
 func (d *Digest) FailedLines() []string {
-	var out []string
-	for i, f := range d.Failed {
-		if i == maxRows {
-			out = append(out, fmt.Sprintf("and %d more", len(d.Failed)-maxRows))
-			break
-		}
+	return capped(d.Failed, "no run failed", func(f FailedSource) string {
 		r := f.Last
 		s := fmt.Sprintf("%s: %d of %d runs did not end ok; the last %s at %s", f.Source, f.Failed, f.Runs, r.Status,
 			r.StartedAt.UTC().Format(time.RFC3339))
@@ -150,26 +146,33 @@ func (d *Digest) FailedLines() []string {
 			}
 			s += ": " + msg
 		}
-		out = append(out, s)
-	}
-	return orNone(out, "no run failed")
+		return s
+	})
 }
 
 // RiskLines are the lines of the interruption-band changes.
 func (d *Digest) RiskLines() []string {
-	var out []string
-	for i, c := range d.Risk {
-		if i == maxRows {
-			out = append(out, fmt.Sprintf("and %d more", len(d.Risk)-maxRows))
-			break
-		}
+	return capped(d.Risk, "no band changed", func(c query.RiskChange) string {
 		dir := "down"
 		if c.Rise > 0 {
 			dir = "up"
 		}
-		out = append(out, fmt.Sprintf("%s %s %s: %s → %s (%s)", c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, dir))
+		return fmt.Sprintf("%s %s %s: %s → %s (%s)", c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, dir)
+	})
+}
+
+// capped is the line of each item, at most maxRows of them and then one that says
+// how many more there are; none when there is no item.
+func capped[T any](items []T, none string, line func(T) string) []string {
+	var out []string
+	for i, it := range items {
+		if i == maxRows {
+			out = append(out, fmt.Sprintf("and %d more", len(items)-maxRows))
+			break
+		}
+		out = append(out, line(it))
 	}
-	return orNone(out, "no band changed")
+	return orNone(out, none)
 }
 
 func orNone(lines []string, none string) []string {
