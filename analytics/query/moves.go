@@ -32,18 +32,12 @@ var _ MoveSource = (*Reader)(nil)
 // first.
 func (r *Reader) Moves(ctx context.Context, q MovesQuery) (Result[[]analytics.SeriesMove], error) {
 	var res Result[[]analytics.SeriesMove]
-	sel, err := r.Resolve(ctx, q.Filter)
+	since := q.At.Add(-q.Since)
+	sel, ro, f, err := r.windowed(ctx, q.Filter, since, q.At)
 	if err != nil {
 		return res, err
 	}
 	res.Matched = sel.Matches
-	ro, err := r.rollups()
-	if err != nil {
-		return res, err
-	}
-	f := sel.Filter
-	since := q.At.Add(-q.Since)
-	f.Since, f.Until = since, q.At
 	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Hourly, CarryIn: true})
 	if err != nil {
 		return res, err

@@ -397,17 +397,11 @@ func (v Volatility) MarshalJSON() ([]byte, error) {
 // Volatility computes the volatility over the window ending At.
 func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Volatility], error) {
 	res := Result[Volatility]{Data: Volatility{By: q.By}}
-	sel, err := r.Resolve(ctx, q.Filter)
+	sel, ro, f, err := r.windowed(ctx, q.Filter, q.At.Add(-q.Window), q.At)
 	if err != nil {
 		return res, err
 	}
 	res.Matched = sel.Matches
-	ro, err := r.rollups()
-	if err != nil {
-		return res, err
-	}
-	f := sel.Filter
-	f.Since, f.Until = q.At.Add(-q.Window), q.At
 	bq := store.BarQuery{Filter: f, Width: q.Bar}
 	var vs []analytics.SeriesVolatility
 	if sel.KeepsAll() {
@@ -490,6 +484,24 @@ func optPct(x float64, defined bool) string {
 		return Missing
 	}
 	return pct(x)
+}
+
+// windowed resolves f, opens the rollups and narrows the selection's filter to
+// [since, until): the opening every read over a window of bars shares.
+func (r *Reader) windowed(ctx context.Context, f Filter, since, until time.Time) (
+	Selection, store.Rollups, store.Filter, error,
+) {
+	sel, err := r.Resolve(ctx, f)
+	if err != nil {
+		return sel, nil, store.Filter{}, err
+	}
+	ro, err := r.rollups()
+	if err != nil {
+		return sel, nil, store.Filter{}, err
+	}
+	sf := sel.Filter
+	sf.Since, sf.Until = since, until
+	return sel, ro, sf, nil
 }
 
 // ---- day prices: spreads, history, index
@@ -827,17 +839,11 @@ func (r *Reader) IndexExplained(ctx context.Context, q IndexQuery) (Result[[]ana
 	if q.GPU == "" || !schemas.ValidPricing(q.Pricing) {
 		return res, &ParamError{Param: "explain", Msg: "give a canonical gpu (e.g. H100-SXM-80GB) and a pricing kind"}
 	}
-	sel, err := r.Resolve(ctx, q.Filter)
+	sel, ro, f, err := r.windowed(ctx, q.Filter, d.Add(-store.Daily), d.Add(store.Daily))
 	if err != nil {
 		return res, err
 	}
 	res.Matched = sel.Matches
-	ro, err := r.rollups()
-	if err != nil {
-		return res, err
-	}
-	f := sel.Filter
-	f.Since, f.Until = d.Add(-store.Daily), d.Add(store.Daily)
 	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {
 		return res, err
