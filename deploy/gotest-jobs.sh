@@ -14,7 +14,9 @@ cd "$(dirname "$0")/.."
 
 CMD=./cmd/gpuprice
 # Tests of cmd/gpuprice that take longest (seconds on 2 cores, from go test -json),
-# placed first so the two shards come out even; every other test weighs 2.
+# placed first so the two shards come out even; every other test weighs 2. To measure
+# them again: go test -count=1 -json ./cmd/gpuprice > t.json, then each top-level
+# test's "Elapsed" on its pass line.
 WEIGHTS="TestReportDuckDB:63 TestIntegrationClickHouseReport:38 TestIntegrationClickHouseOutage:36
 TestIntegrationClickHouseTwoServesOneAlertEvaluator:31 TestIntegrationClickHouseAnswersEqualDuckDB:28
 TestIntegrationClickHouseWebApp:28 TestIntegrationClickHouseMCPRecorded:27 TestHostileFiltersDuckDB:27
