@@ -22,8 +22,7 @@ TestIntegrationClickHouseTwoServesOneAlertEvaluator:31 TestIntegrationClickHouse
 TestIntegrationClickHouseWebApp:28 TestIntegrationClickHouseMCPRecorded:27 TestHostileFiltersDuckDB:27
 TestIntegrationClickHouseCollectPricesSame:24 TestWebApp:21 TestIntegrationClickHouseHostileFilters:19
 TestIntegrationClickHouseDigestRecorded:16 TestEveryRealExcerptCollectsOK:12 TestIntegrationClickHouseAPIMatchesCLI:12
-TestServeCapsOpenConnections:11 TestTableCommandsTakeEveryFormat:11 TestIntegrationClickHouseReparseThenAnalytics:9
-TestIntegrationClickHouseCluster:60"
+TestServeCapsOpenConnections:11 TestTableCommandsTakeEveryFormat:11 TestIntegrationClickHouseReparseThenAnalytics:9"
 
 # shards FILTER SKIP: the top-level tests of cmd/gpuprice whose names match FILTER and
 # not SKIP, as two -run patterns (one line each), split by weight (largest first, each
@@ -50,9 +49,14 @@ shards() {
 declare -a names cmds
 add() { names+=("$1"); cmds+=("$2"); }
 
+# The tests on the local ClickHouse cluster (four clickhouse-server processes and
+# ZooKeeper) run after the concurrent jobs, one package at a time (below): beside
+# them, the load of the other jobs expired the nodes' ZooKeeper sessions, and a node
+# one test restarted to heal that broke another package's connection to it.
+CLUSTER_TESTS='IntegrationClickHouseCluster|IntegrationCluster'
 others=$(go list ./... | grep -vx "github.com/gpuprice/gpuprice/cmd/gpuprice" | tr '\n' ' ')
-mapfile -t s < <(shards '.' '')
-add "go test (all packages but cmd/gpuprice)" "go test -count=1 -timeout 25m $others"
+mapfile -t s < <(shards '.' "$CLUSTER_TESTS")
+add "go test (all packages but cmd/gpuprice)" "go test -count=1 -timeout 25m -skip '$CLUSTER_TESTS' $others"
 add "go test cmd/gpuprice (shard 1 of 2)" "go test -count=1 -timeout 25m -run '${s[0]}' $CMD"
 add "go test cmd/gpuprice (shard 2 of 2)" "go test -count=1 -timeout 25m -run '${s[1]}' $CMD"
 
@@ -97,5 +101,16 @@ while [ "$running" -gt 0 ]; do
   report "$done_pid" "$rc"; [ "$rc" = 0 ] || status=1
   running=$((running - 1))
 done
+
+if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_DSNS:-}" ] || [ -n "${CI:-}" ]; then
+  # The cluster tests, alone on the machine and one package at a time (-p 1).
+  j=${#cmds[@]}
+  names+=("go test on the local ClickHouse cluster (after the other jobs, -p 1)")
+  start[$j]=$SECONDS
+  go test -count=1 -timeout 25m -p 1 -run "$CLUSTER_TESTS" $(go list ./... | tr '\n' ' ') >"$logdir/$j.log" 2>&1 &
+  pid_job[$!]=$j
+  wait -n -p done_pid; rc=$?
+  report "$done_pid" "$rc"; [ "$rc" = 0 ] || status=1
+fi
 rm -rf "$logdir"
 exit $status
