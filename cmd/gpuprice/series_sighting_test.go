@@ -25,6 +25,35 @@ import (
 // sighting and a day's grace (analytics.PriceEnd), so none from day 6 on.
 func sightingStore(t *testing.T, dsn string, base time.Time) {
 	t.Helper()
+	var obs []schemas.Observation
+	for d := 0; d < 10; d++ {
+		at := base.AddDate(0, 0, d).Add(12 * time.Hour)
+		p := 3.0
+		if d >= 5 {
+			p = 3.2
+		}
+		obs = append(obs, h100Offer("lambda", "lambda-8x", 8, at, p))
+		if d <= 4 {
+			obs = append(obs, h100Offer("lambda", "lambda-1x", 1, at, 2.5))
+		}
+	}
+	storeRolledUp(t, dsn, obs)
+}
+
+// h100Offer is a specialist's H100 on-demand observation in region r1 of gpus GPUs
+// at p $/GPU-hour, seen at at (test figures).
+func h100Offer(provider, sku string, gpus int, at time.Time, p float64) schemas.Observation {
+	return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: provider, Tier: schemas.TierSpecialist,
+		SKU: sku, Region: "r1", GPU: "H100-SXM-80GB", GPUName: "H100", GPUCount: float64(gpus), GPUMemoryGB: 80,
+		Pricing: schemas.OnDemand, PriceUSDHour: float64(gpus) * p, PriceUSDGPUHour: p, Currency: "USD", PriceNative: float64(gpus) * p,
+		Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectInfiniband, SourceKind: schemas.SourceAPI,
+		SourceURL: "https://example.test", RunID: "r"}
+}
+
+// storeRolledUp writes obs into a migrated store at dsn and builds its bars with
+// `gpuprice rollup` (the data directory a fresh one).
+func storeRolledUp(t *testing.T, dsn string, obs []schemas.Observation) {
+	t.Helper()
 	t.Setenv("GPUPRICE_DATA_DIR", t.TempDir())
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)
@@ -33,25 +62,6 @@ func sightingStore(t *testing.T, dsn string, base time.Time) {
 	}
 	if _, err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
-	}
-	var obs []schemas.Observation
-	add := func(sku string, gpus, d int, p float64) {
-		at := base.AddDate(0, 0, d).Add(12 * time.Hour)
-		obs = append(obs, schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: "lambda", Tier: schemas.TierSpecialist,
-			SKU: sku, Region: "r1", GPU: "H100-SXM-80GB", GPUName: "H100", GPUCount: float64(gpus), GPUMemoryGB: 80,
-			Pricing: schemas.OnDemand, PriceUSDHour: float64(gpus) * p, PriceUSDGPUHour: p, Currency: "USD", PriceNative: float64(gpus) * p,
-			Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectInfiniband, SourceKind: schemas.SourceAPI,
-			SourceURL: "https://example.test", RunID: "r"})
-	}
-	for d := 0; d < 10; d++ {
-		p := 3.0
-		if d >= 5 {
-			p = 3.2
-		}
-		add("lambda-8x", 8, d, p)
-		if d <= 4 {
-			add("lambda-1x", 1, d, 2.5)
-		}
 	}
 	if err := st.WriteObservations(ctx, obs); err != nil {
 		t.Fatal(err)
