@@ -138,7 +138,8 @@ func ExplainIndexDay(bars []store.Bar, day time.Time) []IndexMember {
 	seen := map[string]bool{}
 	for s, p := range today {
 		seen[s] = true
-		m := IndexMember{Group: groupOf(p), Series: s, Provider: p.Bar.Provider, Price: p.Price, Status: "member", Matched: yesterday[s]}
+		m := IndexMember{Group: groupOf(p), Series: s, Provider: p.Bar.Provider, Price: p.Price, Status: "member",
+			Matched: yesterday[s]}
 		switch {
 		case schemas.BasisOf(p.Bar.PriceBasis) != schemas.BasisListed:
 			m.Status, m.Matched = schemas.BasisOf(p.Bar.PriceBasis), false
@@ -162,7 +163,8 @@ func ExplainIndexDay(bars []store.Bar, day time.Time) []IndexMember {
 		if b.Tier == schemas.TierHyperscaler {
 			g = GroupHyperscaler
 		}
-		out = append(out, IndexMember{Group: g, Series: k, Provider: b.Provider, Price: b.Close, Status: "stale (not on offer that day)"})
+		out = append(out, IndexMember{Group: g, Series: k, Provider: b.Provider, Price: b.Close,
+			Status: "stale (not on offer that day)"})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -39,7 +39,8 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
 // (every pricing kind: f.Pricing should be empty).
-func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History, error) {
+func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History,
+	error) {
 	bars, err := dayBars(ctx, r, f)
 	if err != nil {
 		return History{}, err

@@ -8,42 +8,21 @@ package analytics
 
 import (
 	"math"
-	"slices"
+
+	"github.com/gpuprice/gpuprice/schemas/stats"
 )
 
-// Percentile returns the p-th quantile (0 ≤ p ≤ 1) of xs by linear interpolation
-// between closest ranks (Hyndman–Fan type 7, the default of R and NumPy): with xs
-// sorted and h = (n−1)·p, x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). It returns NaN for
-// no values. xs is not modified.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	slices.Sort(s)
-	return percentileSorted(s, p)
-}
+// Percentile returns the p-th quantile (0 ≤ p ≤ 1) of xs, type 7 (stats.Percentile:
+// the definition the ingest gates share). It returns NaN for no values.
+func Percentile(xs []float64, p float64) float64 { return stats.Percentile(xs, p) }
 
 // medianInPlace is Median(xs), sorting xs.
-func medianInPlace(xs []float64) float64 {
-	slices.Sort(xs)
-	return percentileSorted(xs, 0.5)
-}
+func medianInPlace(xs []float64) float64 { return stats.MedianInPlace(xs) }
 
-func percentileSorted(s []float64, p float64) float64 {
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	h := float64(len(s)-1) * p
-	l := int(math.Floor(h))
-	if l >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	return s[l] + (h-float64(l))*(s[l+1]-s[l])
-}
+func percentileSorted(s []float64, p float64) float64 { return stats.PercentileSorted(s, p) }
 
 // Median is Percentile(xs, 0.5).
-func Median(xs []float64) float64 { return Percentile(xs, 0.5) }
+func Median(xs []float64) float64 { return stats.Median(xs) }
 
 // Mean returns the arithmetic mean, NaN for no values.
 func Mean(xs []float64) float64 {

@@ -95,16 +95,22 @@ var (
 // MFUBands is the band of every class. Changing it changes the default MFU of
 // `gpuprice tokens`; keep the sources.
 var MFUBands = []MFUBand{
-	{Class: MFUMultiNodeRDMA, Limit: "collectives across nodes over InfiniBand/RoCE/EFA; stragglers and pipeline bubbles at scale",
-		Low: srcLlama3.MFU, High: srcMegaScale.MFU, Sources: []MFUSource{srcLlama3, srcMegaScale}},
-	{Class: MFUSingleNodeNVLink, Limit: "kernel efficiency and NVLink collectives inside one node; the model must fit the node",
-		Low: srcMegatron.MFU, High: srcFlashAttn2.MFU, Sources: []MFUSource{srcMegatron, srcFlashAttn2}},
+	{Class: MFUMultiNodeRDMA,
+		Limit: "collectives across nodes over InfiniBand/RoCE/EFA; stragglers and pipeline bubbles at scale",
+		Low:   srcLlama3.MFU, High: srcMegaScale.MFU, Sources: []MFUSource{srcLlama3, srcMegaScale}},
+	{Class: MFUSingleNodeNVLink,
+		Limit: "kernel efficiency and NVLink collectives inside one node; the model must fit the node",
+		Low:   srcMegatron.MFU, High: srcFlashAttn2.MFU, Sources: []MFUSource{srcMegatron, srcFlashAttn2}},
 	{Class: MFUMultiNodeNoRDMA, Limit: "collectives across nodes over a network with no stated RDMA fabric",
-		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training across nodes without InfiniBand, RoCE or EFA was found; pass --mfu"},
+		Sources: []MFUSource{srcMLPerf},
+		NoBand:  "no public MFU measurement of LLM training across nodes without InfiniBand, RoCE or EFA was found; pass --mfu"},
 	{Class: MFUPCIe, Limit: "gradient all-reduce over PCIe (tens of GB/s against hundreds over NVLink)",
-		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training on PCIe cards without NVLink was found; pass --mfu"},
-	{Class: MFUConsumer, Limit: "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate one), PCIe, consumer hosts",
-		Sources: []MFUSource{srcMLPerf}, NoBand: "no public MFU measurement of LLM training on marketplace GeForce cards was found; pass --mfu"},
+		Sources: []MFUSource{srcMLPerf},
+		NoBand:  "no public MFU measurement of LLM training on PCIe cards without NVLink was found; pass --mfu"},
+	{Class: MFUConsumer,
+		Limit:   "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate one), PCIe, consumer hosts",
+		Sources: []MFUSource{srcMLPerf},
+		NoBand:  "no public MFU measurement of LLM training on marketplace GeForce cards was found; pass --mfu"},
 }
 
 // ErrNoMFUBand means no published band covers an offering; the user must pass an MFU.
@@ -324,10 +330,12 @@ func (c TokenCost) Explain() string {
 	fmt.Fprintf(&b, "                       = %s TFLOPS × 1e12 × %s × 3600 / %.4g = %.0f\n",
 		FormatNumber(c.PeakTFLOPS, 4), FormatNumber(c.MFU, 4), 6*c.Params, c.TokensPerGPUHour)
 	fmt.Fprintf(&b, "$ per 1B tokens        = $/GPU-h × 1e9 / tokens per GPU-hour\n")
-	fmt.Fprintf(&b, "                       = %s × 1e9 / %.0f = $%.4f\n", FormatNumber(c.PriceUSDGPUHour, 6), c.TokensPerGPUHour, c.USDPer1BTokens)
+	fmt.Fprintf(&b, "                       = %s × 1e9 / %.0f = $%.4f\n", FormatNumber(c.PriceUSDGPUHour, 6),
+		c.TokensPerGPUHour, c.USDPer1BTokens)
 	if c.Tokens > 0 {
 		fmt.Fprintf(&b, "GPU-hours for the run  = %.4g tokens / %.0f = %.2f\n", c.Tokens, c.TokensPerGPUHour, c.GPUHours)
-		fmt.Fprintf(&b, "cost of the run        = %.2f GPU-h × $%s = $%.2f\n", c.GPUHours, FormatNumber(c.PriceUSDGPUHour, 6), c.RunUSD)
+		fmt.Fprintf(&b, "cost of the run        = %.2f GPU-h × $%s = $%.2f\n", c.GPUHours, FormatNumber(c.PriceUSDGPUHour, 6),
+			c.RunUSD)
 	}
 	return b.String()
 }

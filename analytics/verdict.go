@@ -54,7 +54,8 @@ func QuoteVerdict(quote float64, term string, hours float64, termOffers, onDeman
 // QuoteVerdictWeighted is QuoteVerdict with the cross-sections weighted as weight
 // says (OfferCrossSection): by provider, each provider's median of its offers of a
 // kind stands for it, so one provider's many regions cannot outvote the rest.
-func QuoteVerdictWeighted(quote float64, term string, hours float64, termOffers, onDemand, spot []Offer, weight string) Verdict {
+func QuoteVerdictWeighted(quote float64, term string, hours float64, termOffers, onDemand, spot []Offer,
+	weight string) Verdict {
 	if weight != WeightProvider {
 		weight = WeightOffer
 	}
@@ -136,7 +137,8 @@ func (v Verdict) Sentences() []string {
 	// What is counted: offers, or providers (each its offers' median).
 	of, units, median := tw+" offers", "offers", "the median "+tw+" offer"
 	if v.Weight == WeightProvider {
-		of, units, median = "providers' "+tw+" offers (each provider's median)", "providers", "the median provider's "+tw+" offer"
+		of, units, median = "providers' "+tw+" offers (each provider's median)", "providers",
+			"the median provider's "+tw+" offer"
 	}
 	if v.Offers == 0 {
 		out = append(out, fmt.Sprintf("No %s offer of this GPU is in force: the quote cannot be ranked among its term.", tw))

@@ -106,7 +106,8 @@ func sameSeries(a, b *store.Bar) bool {
 // Volatilities computes it: on the store when it can (store.VolatilityStats: the
 // per-series figures are computed where the bars are and only they are read), else
 // from the bars read.
-func VolatilitiesOf(ctx context.Context, r store.Rollups, q store.BarQuery, end time.Time, below float64) ([]SeriesVolatility, error) {
+func VolatilitiesOf(ctx context.Context, r store.Rollups, q store.BarQuery, end time.Time,
+	below float64) ([]SeriesVolatility, error) {
 	q.CarryIn = false
 	if vs, ok := r.(store.VolatilityStats); ok {
 		return vs.Volatilities(ctx, q, end, below)

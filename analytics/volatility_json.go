@@ -61,6 +61,7 @@ func (g *GroupVolatility) UnmarshalJSON(b []byte) error {
 	}
 	*g = GroupVolatility(x.groupVolatility)
 	d := x.Into(&g.StdLogReturn, &g.Annualised, &g.CV, &g.Range, &g.MaxDrawdown)
-	g.undefined = undefinedIf(!d.Std, undefStd) | undefinedIf(!d.CV, undefCV) | undefinedIf(!d.Range, undefRange) | undefinedIf(!d.Drawdown, undefDrawdown)
+	g.undefined = undefinedIf(!d.Std, undefStd) | undefinedIf(!d.CV, undefCV) | undefinedIf(!d.Range,
+		undefRange) | undefinedIf(!d.Drawdown, undefDrawdown)
 	return nil
 }

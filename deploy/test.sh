@@ -86,9 +86,13 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
 go vet ./...
 
-phase "go test"
+phase "go test, then go test on current ClickHouse (chDB), as concurrent jobs"
+# deploy/gotest-jobs.sh: every package on the 18.16 server, cmd/gpuprice in two shards
+# beside the rest; then the ClickHouse tests again on chDB 26.7 (store, deploy and
+# cmd in shards). Tests that need a server of their own (the native protocol, a
+# process to kill, the cluster) say so and skip on chDB.
 status=0
-go test -count=1 -timeout 25m ./... || status=$?
+deploy/gotest-jobs.sh || status=$?
 if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL:-}" ]; then
   # What the local cluster went through (expired ZooKeeper sessions, nodes the tests
   # restarted for them): the first thing to read when a cluster test failed.
@@ -97,46 +101,12 @@ if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_CONTROL:-}" ]; then
 fi
 [ "$status" = 0 ] || exit "$status"
 
-if [ -n "$CHDB_LIB_PATH" ]; then
-  # The same ClickHouse tests again on current ClickHouse (26.7, embedded): the store
-  # conformance suite, the views, the Grafana panels' SQL, the analytics against their
-  # Go reference, and the CLI and API end-to-end tests. Tests that need a server of
-  # their own (the native protocol, a process to kill, the cluster) say so and skip.
-  phase "go test on current ClickHouse (chDB $(basename "$(dirname "$CHDB_LIB_PATH")"))"
-  CHDB_PACKAGES="./store/... ./deploy/... ./cmd/..."
-  # every test that runs on GPUPRICE_CLICKHOUSE_DSN: named …ClickHouse…, and two that
-  # take each store in turn
-  CHDB_TESTS='ClickHouse|ReadOnlyCommandsCreateNoStore|PoisonRowsQuarantinedTheRestStored'
-  chdb_dir="$(mktemp -d)"
-  GPUPRICE_CLICKHOUSE_DSN="chdb://$chdb_dir" GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="" \
-    go test -count=1 -timeout 25m -run "$CHDB_TESTS" -skip 'Cluster' $CHDB_PACKAGES || status=$?
-  rm -rf "$chdb_dir"
-  [ "$status" = 0 ] || exit "$status"
-fi
-
 phase "benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
 go test -run '^$' -bench 'ImportCSV|CollectMemory' -benchtime 1x ./cmd/gpuprice
 GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 go test -run '^$' -bench 'ServeUnderLoad' -benchtime 1x ./cmd/gpuprice
 go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
 GPUPRICE_BENCH_DIR="$(mktemp -d)" go test -run '^$' -bench 'DuckDBAnalytics' -benchtime 1x ./store/duckdb
 
-phase "fuzz smoke (each target briefly)"
-for pkg in $(go list ./...); do
-  dir=$(go list -f '{{.Dir}}' "$pkg")
-  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-    # A real finding writes "Failing input written to testdata/fuzz/…". Go's fuzzer can
-    # also stop with a bare "context deadline exceeded" when -fuzztime ends while a
-    # worker is busy (no input at fault): that one is retried, twice at most.
-    for attempt in 1 2 3; do
-      if out=$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-3s}" "$pkg" 2>&1); then
-        echo "$out" | tail -1; break
-      fi
-      echo "$out"
-      if echo "$out" | grep -q 'Failing input written' || [ "$attempt" = 3 ] || ! echo "$out" | grep -q 'context deadline exceeded'; then
-        exit 1
-      fi
-      echo "(fuzzer stopped on its own deadline, not on an input: retrying $target)"
-    done
-  done
-done
+phase "fuzz smoke (each target briefly, two at a time: deploy/fuzz-smoke.sh)"
+deploy/fuzz-smoke.sh
 phase "all tests passed"

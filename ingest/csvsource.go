@@ -121,7 +121,8 @@ const (
 
 var csvColumns = [nColumns]string{"observed_at", "effective_at", "provider", "sku", "region", "zone",
 	"pricing", "tier", "interconnect", "gpu_count", "gpu_memory_gb", "gpu_name", "gpu", "price_native",
-	"unit", "currency", "price_usd_hour", "price_usd_gpu_hour", "source_kind", "source_url", "fx_rate", "price_scope", "price_basis", "origin"}
+	"unit", "currency", "price_usd_hour", "price_usd_gpu_hour", "source_kind", "source_url", "fx_rate", "price_scope",
+	"price_basis", "origin"}
 
 // csvRow reads the fields of one record by column, with what repeats from row to
 // row kept: the last times parsed and the last attrs made (rows of one export share

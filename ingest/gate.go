@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/stats"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -137,7 +137,7 @@ func (p *Peers) Judge(o schemas.Observation) string {
 	if len(prices) < p.cfg.MinPeers {
 		return ""
 	}
-	med := median(prices)
+	med := stats.Median(prices)
 	ratio := o.PriceUSDGPUHour / med
 	if ratio >= p.cfg.Below && ratio <= p.cfg.Above {
 		return ""
@@ -156,16 +156,6 @@ func (p *Peers) Judge(o schemas.Observation) string {
 		p.cfg.Below,
 		p.cfg.Above,
 	)
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // ErrNotSuspect is returned by ReleaseSuspect for a quarantined row that was not

@@ -405,8 +405,10 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 	}
 	finished := r.now()
 	run := schemas.Run{
-		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second), FinishedAt: finished.Truncate(time.Second),
-		Status: status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, RowsSuspect: r.suspect, UnknownGPUs: r.unknownGPU,
+		RunID: r.RunID, Source: r.Source, StartedAt: r.started.Truncate(time.Second),
+		FinishedAt: finished.Truncate(time.Second),
+		Status:     status, RowsAccepted: r.accepted, RowsQuarantine: r.quarCount, RowsSuspect: r.suspect,
+		UnknownGPUs:    r.unknownGPU,
 		RowsNotOffered: r.notOffered,
 		RowsStored:     written, RowsSpooled: spooled, RowsLost: lost,
 		Error: strings.Join(problems, "; "), Owner: store.Owner(),

@@ -193,7 +193,8 @@ func (c *Catalog) validate() error {
 		if (!(g.BandwidthTBs > 0) || !(g.TDPWatts > 0)) && !(namedOnly && g.BandwidthTBs == 0 && g.TDPWatts == 0) {
 			return bad("bandwidth_tbs and tdp_watts must be positive")
 		}
-		for _, v := range []float64{g.DenseBF16TFLOPS, g.DenseFP8TFLOPS, g.DenseFP16TFLOPS, g.SparseBF16TFLOPS, g.SparseFP8TFLOPS} {
+		for _, v := range []float64{g.DenseBF16TFLOPS, g.DenseFP8TFLOPS, g.DenseFP16TFLOPS, g.SparseBF16TFLOPS,
+			g.SparseFP8TFLOPS} {
 			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 				return bad("TFLOPS figures must be finite and non-negative")
 			}

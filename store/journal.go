@@ -72,7 +72,8 @@ func Gone(r schemas.Run, now time.Time) bool {
 func Killed(r schemas.Run) schemas.Run {
 	r.Status = schemas.RunInterrupted
 	msg := fmt.Sprintf("interrupted: its process (%s) stopped before the run's end (killed?) with %d rows "+
-		"accepted (the store holds those of the batches it wrote); its bars are rebuilt by the next run", r.Owner, r.RowsAccepted)
+		"accepted (the store holds those of the batches it wrote); its bars are rebuilt by the next run", r.Owner,
+		r.RowsAccepted)
 	if r.Error != "" {
 		msg += "; " + r.Error
 	}

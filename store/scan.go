@@ -1,6 +1,9 @@
 package store
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -61,4 +64,67 @@ func ScanRuns(rows Rows, at func(time.Time) time.Time) ([]schemas.Run, error) {
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// ScanFXRates reads the rows of an FX rates query (date as YYYY-MM-DD text,
+// currency, USD per unit, source), the same on every backend.
+func ScanFXRates(rows Rows) ([]schemas.FXRate, error) {
+	var out []schemas.FXRate
+	for rows.Next() {
+		var (
+			r   schemas.FXRate
+			day string
+		)
+		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
+			return nil, err
+		}
+		var err error
+		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
+			return nil, fmt.Errorf("date %q: %w", day, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// stopErr carries an error of a scan's callback through a backend's row loop, so
+// that the backend returns it unwrapped (Stopping, Stopped).
+type stopErr struct{ err error }
+
+func (e stopErr) Error() string { return e.err.Error() }
+
+// Stopping wraps the callback of Each so that an error it returns stops the row
+// loop and is told apart from the backend's own errors by Stopped.
+func Stopping(fn func(schemas.Observation) error) func(schemas.Observation) error {
+	return func(o schemas.Observation) error {
+		if err := fn(o); err != nil {
+			return stopErr{err}
+		}
+		return nil
+	}
+}
+
+// Stopped returns the callback's error that err carries (Stopping), and whether it
+// carries one.
+func Stopped(err error) (error, bool) {
+	var stop stopErr
+	if errors.As(err, &stop) {
+		return stop.err, true
+	}
+	return nil, false
+}
+
+// CollectObservations is a backend's Observations over its Each: every
+// observation matching f, in Each's order.
+func CollectObservations(ctx context.Context, f Filter,
+	each func(context.Context, Filter, func(schemas.Observation) error) error) ([]schemas.Observation, error) {
+	var out []schemas.Observation
+	err := each(ctx, f, func(o schemas.Observation) error {
+		out = append(out, o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

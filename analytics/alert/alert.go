@@ -299,7 +299,8 @@ func (c Config) Validate() error {
 		switch n.Kind {
 		case Webhook, Slack:
 			if n.URL != "" {
-				bad("%s.url: a %s URL is a secret (Slack's embeds a token): give url_env, the environment variable that holds it", p, n.Kind)
+				bad("%s.url: a %s URL is a secret (Slack's embeds a token): give url_env, the environment variable that holds it",
+					p, n.Kind)
 			}
 			if n.URLEnv == "" {
 				bad("%s.url_env: required (the environment variable holding the URL)", p)

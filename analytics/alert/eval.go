@@ -111,23 +111,14 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 	return out
 }
 
-// seriesMove is one spot series' figures for spot_move.
-type seriesMove struct {
-	vol       analytics.SeriesVolatility // of the window's bars (Bars 0: none)
-	movePct   float64
-	ref, last float64   // $/GPU-hour compared
-	refAt     time.Time // start of the bar ref is of
-	lastAt    time.Time
-}
-
 // EvalSpotMove evaluates a spot_move rule over hourly bars sorted by series then
 // start (store.Rollups.Bars with CarryIn: a series' bar before since is the price
 // in force when the window [since, end) opened).
 //
-// Per series, the move is last close ÷ reference − 1, the reference being the
-// close carried in from before the window, else the first bar's open; a series
-// counts when it has a bar in the window, or its carried-in bar was observed
-// within it (still on offer, unchanged: move 0). The volatility is
+// Per series, the move is analytics.SeriesMoveOf's: last close ÷ reference − 1,
+// the reference being the close carried in from before the window, else the first
+// bar's open; a series counts when it has a bar in the window, or its carried-in
+// bar was observed within it (still on offer, unchanged: move 0). The volatility is
 // analytics.SeriesVolatilityOf over the window's bars, as `gpuprice volatility
 // --bar 1h` computes it. By offering (GPU × provider), the move is the median of
 // its series' moves and the volatility analytics.Group's (median annualised
@@ -135,46 +126,14 @@ type seriesMove struct {
 // |move| × 100 ≥ ThresholdPct (when set) or annualised volatility × 100 ≥
 // VolatilityPct (when set).
 func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
-	var moves []seriesMove
+	var moves []analytics.SeriesMove
 	for _, s := range analytics.SplitSeries(bars) {
 		if s[0].Pricing != schemas.Spot || (r.GPU != "" && s[0].GPU != r.GPU) || (r.Provider != "" && s[0].Provider != r.Provider) {
 			continue
 		}
-		i := 0
-		for i < len(s) && s[i].Start.Before(since) {
-			i++
+		if m, ok := analytics.SeriesMoveOf(s, store.Hourly, since, end); ok {
+			moves = append(moves, m)
 		}
-		in := s[i:]
-		var carry *store.Bar
-		if i > 0 {
-			carry = &s[i-1]
-		}
-		if len(in) == 0 && (carry == nil || carry.LastObservedAt.Before(since)) {
-			continue
-		}
-		ref, last := 0.0, 0.0
-		var refAt, lastAt time.Time
-		if carry != nil {
-			ref, last = carry.Close, carry.Close
-			refAt, lastAt = carry.Start, carry.Start
-		} else {
-			ref, refAt = in[0].Open, in[0].Start
-		}
-		if len(in) > 0 {
-			last, lastAt = in[len(in)-1].Close, in[len(in)-1].Start
-		}
-		if !(ref > 0) {
-			continue
-		}
-		m := seriesMove{movePct: (last/ref - 1) * 100, ref: ref, last: last, refAt: refAt, lastAt: lastAt}
-		if len(in) > 0 {
-			m.vol = analytics.SeriesVolatilityOf(in, store.Hourly, end, 0)
-		} else {
-			b := *carry
-			m.vol = analytics.SeriesVolatility{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
-				Pricing: b.Pricing, GPU: b.GPU, Tier: b.Tier, Close: b.Close}
-		}
-		moves = append(moves, m)
 	}
 	fire := func(move, annualised float64) bool {
 		return (r.ThresholdPct > 0 && atLeast(math.Abs(move), r.ThresholdPct)) || (r.VolatilityPct > 0 && atLeast(annualised*100, r.VolatilityPct))
@@ -196,20 +155,20 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 	var out []Instance
 	if r.By == "series" {
 		for _, m := range moves {
-			v := m.vol
+			v := m.Vol
 			subject := v.GPU + " " + v.Key()
 			ann := 0.0
 			if v.Returns >= 2 {
 				ann = v.Annualised
 			}
-			out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: m.movePct, Threshold: r.ThresholdPct,
-				Unit: "pct", Firing: fire(m.movePct, ann), Summary: summary(subject, m.movePct, ann, 1),
-				Detail: map[string]float64{"move_pct": m.movePct, "annualised_volatility_pct": ann * 100, "close": v.Close},
+			out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: m.MovePct, Threshold: r.ThresholdPct,
+				Unit: "pct", Firing: fire(m.MovePct, ann), Summary: summary(subject, m.MovePct, ann, 1),
+				Detail: map[string]float64{"move_pct": m.MovePct, "annualised_volatility_pct": ann * 100, "close": v.Close},
 				Labels: r.labels(subject, "gpu", v.GPU, "provider", v.Provider, "pricing", v.Pricing, "sku", v.SKU,
 					"region", v.Region, "zone", v.Zone),
 				Series: &SeriesRef{GPU: v.GPU, Provider: v.Provider, Pricing: v.Pricing, Region: v.Region, Zone: v.Zone, SKU: v.SKU},
-				Compared: []Point{{Label: "before", At: m.refAt, Value: m.ref, Unit: "usd_gpu_hour"},
-					{Label: "after", At: m.lastAt, Value: m.last, Unit: "usd_gpu_hour"}}})
+				Compared: []Point{{Label: "before", At: m.RefAt, Value: m.Ref, Unit: "usd_gpu_hour"},
+					{Label: "after", At: m.LastAt, Value: m.Last, Unit: "usd_gpu_hour"}}})
 		}
 		return out
 	}
@@ -223,23 +182,23 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 	groups := map[string]*group{}
 	var order []string
 	for _, m := range moves {
-		k := m.vol.GPU + " " + m.vol.Provider
+		k := m.Vol.GPU + " " + m.Vol.Provider
 		g := groups[k]
 		if g == nil {
-			g = &group{gpu: m.vol.GPU, provider: m.vol.Provider}
+			g = &group{gpu: m.Vol.GPU, provider: m.Vol.Provider}
 			groups[k] = g
 			order = append(order, k)
 		}
-		g.moves = append(g.moves, m.movePct)
-		g.refs, g.lasts = append(g.refs, m.ref), append(g.lasts, m.last)
-		if g.refAt.IsZero() || m.refAt.Before(g.refAt) {
-			g.refAt = m.refAt
+		g.moves = append(g.moves, m.MovePct)
+		g.refs, g.lasts = append(g.refs, m.Ref), append(g.lasts, m.Last)
+		if g.refAt.IsZero() || m.RefAt.Before(g.refAt) {
+			g.refAt = m.RefAt
 		}
-		if m.lastAt.After(g.lastAt) {
-			g.lastAt = m.lastAt
+		if m.LastAt.After(g.lastAt) {
+			g.lastAt = m.LastAt
 		}
-		if m.vol.Bars > 0 {
-			g.vols = append(g.vols, m.vol)
+		if m.Vol.Bars > 0 {
+			g.vols = append(g.vols, m.Vol)
 		}
 	}
 	sort.Strings(order)

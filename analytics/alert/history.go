@@ -87,7 +87,8 @@ func RecordEpisodes(ctx context.Context, h store.AlertHistory, st *State, rep Re
 		if err != nil {
 			return fmt.Errorf("alert: history: %w", err)
 		}
-		put = append(put, store.AlertEpisode{Rule: e.Rule, Kind: string(e.Kind), Subject: e.Subject, StartsAt: e.StartsAt, Fired: string(b)})
+		put = append(put, store.AlertEpisode{Rule: e.Rule, Kind: string(e.Kind), Subject: e.Subject, StartsAt: e.StartsAt,
+			Fired: string(b)})
 	}
 	if err := h.PutAlertEpisodes(ctx, put); err != nil {
 		return fmt.Errorf("alert: history: %w", err)
@@ -98,7 +99,8 @@ func RecordEpisodes(ctx context.Context, h store.AlertHistory, st *State, rep Re
 // RecentEpisodes returns the episodes that fired at some time in (at − window,
 // at], newest start first (at most limit), as of at: an episode that resolved
 // after at is still firing then.
-func RecentEpisodes(ctx context.Context, h store.AlertHistory, at time.Time, window time.Duration, limit int) ([]Episode, error) {
+func RecentEpisodes(ctx context.Context, h store.AlertHistory, at time.Time, window time.Duration,
+	limit int) ([]Episode, error) {
 	eps, err := h.AlertEpisodes(ctx, store.AlertQuery{Since: at.Add(-window), Until: at, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("alert: history: %w", err)

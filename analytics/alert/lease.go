@@ -49,7 +49,8 @@ func (a *StoreLease) Hold(ctx context.Context) error {
 		a.log.Info("alerts lease", "held", got.Held, "holder", got.Owner, "until", got.Until.Format(time.RFC3339))
 	}
 	if !got.Held {
-		return fmt.Errorf("%w (the store's alerts lease is held by %s until %s)", ErrStandingBy, got.Owner, got.Until.Format(time.RFC3339))
+		return fmt.Errorf("%w (the store's alerts lease is held by %s until %s)", ErrStandingBy, got.Owner,
+			got.Until.Format(time.RFC3339))
 	}
 	return nil
 }

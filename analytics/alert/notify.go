@@ -47,7 +47,8 @@ const (
 
 func (e *Entry) event(repeat bool) Event {
 	ev := Event{Status: StatusFiring, Rule: e.Rule, Kind: e.Kind, Subject: e.Subject, Summary: e.Summary, Value: e.Value,
-		Threshold: e.Threshold, Unit: e.Unit, Detail: e.Detail, Labels: e.Labels, Series: e.Series, Compared: e.Compared, URL: e.URL,
+		Threshold: e.Threshold, Unit: e.Unit, Detail: e.Detail, Labels: e.Labels, Series: e.Series, Compared: e.Compared,
+		URL:      e.URL,
 		StartsAt: e.StartsAt, Repeat: repeat}
 	if !e.EndsAt.IsZero() {
 		ev.Status, ev.EndsAt = StatusResolved, e.EndsAt
@@ -240,7 +241,8 @@ func SlackText(events []Event) string {
 			fmt.Fprintf(&b, ":rotating_light: FIRING *%s* %s", esc(e.Rule), esc(e.Summary))
 		}
 		if len(e.Compared) > 0 {
-			fmt.Fprintf(&b, "\n>compared: %s; threshold %s", esc(ComparedText(e.Compared)), esc(thresholdText(e.Threshold, e.Unit)))
+			fmt.Fprintf(&b, "\n>compared: %s; threshold %s", esc(ComparedText(e.Compared)), esc(thresholdText(e.Threshold,
+				e.Unit)))
 		}
 		if e.Series != nil {
 			fmt.Fprintf(&b, "\n>series: %s", esc(e.Series.String()))

@@ -21,6 +21,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // Query is what a digest is of.
@@ -39,11 +40,6 @@ type Options struct {
 	// PublicURL is the web app's root (serve.public_url): each section links to its
 	// chart under it. Empty: no links.
 	PublicURL string
-	// Risk reads the interruption-band changes of the week (query.Risk over the
-	// store); nil when the source keeps no signals (a remote server).
-	Risk func(ctx context.Context, q query.RiskQuery) (query.RiskHistory, error)
-	// Now is when the digest is built (default time.Now).
-	Now time.Time
 }
 
 // Digest is the week's digest: every section's figures and commands.
@@ -51,10 +47,10 @@ type Digest struct {
 	From  time.Time `json:"from"`
 	To    time.Time `json:"to"`
 	Since string    `json:"since"`
-	Built time.Time `json:"built"`
-	GPUs  []GPU     `json:"gpus"`
-	// Failed are the runs of the week that failed or were degraded.
-	Failed        []schemas.Run      `json:"failed_runs"`
+	GPUs  []GPUWeek `json:"gpus"`
+	// Failed are the sources with runs of the week that failed, were degraded or
+	// were interrupted.
+	Failed        []FailedSource     `json:"failed_sources"`
 	RunsCommand   string             `json:"runs_command"`
 	RunsURL       string             `json:"runs_url,omitempty"`
 	Risk          []query.RiskChange `json:"risk_changes"`
@@ -65,8 +61,19 @@ type Digest struct {
 	Recorded map[string]int `json:"recorded,omitempty"`
 }
 
-// GPU is the digest of one followed GPU.
-type GPU struct {
+// FailedSource is a source whose runs of the week did not all end ok.
+type FailedSource struct {
+	Source string `json:"source"`
+	// Runs are its runs that started in the week; Failed how many of them failed,
+	// were degraded or were interrupted.
+	Runs   int `json:"runs"`
+	Failed int `json:"failed"`
+	// Last is the newest of the failed ones (its status and error).
+	Last schemas.Run `json:"last"`
+}
+
+// GPUWeek is the digest of one followed GPU.
+type GPUWeek struct {
 	GPU     string                    `json:"gpu"`
 	Typed   string                    `json:"typed"`
 	Lines   []Line                    `json:"lines"`
@@ -117,17 +124,32 @@ type Change struct {
 	Matched int `json:"matched"`
 }
 
-// Move is one spot series' move in the week (`gpuprice volatility`).
+// Move is one spot series' move in the week, from the price in force when the
+// week began (the one carried in from before it, else the week's first price) to
+// its last, as the alerts' spot_move computes it (analytics.SeriesMoveOf).
 type Move struct {
-	Provider    string  `json:"provider"`
-	SKU         string  `json:"sku"`
-	Region      string  `json:"region"`
-	Min         float64 `json:"min"`
-	Max         float64 `json:"max"`
-	Close       float64 `json:"close"`
-	RangePct    float64 `json:"range_pct"`
-	DrawdownPct float64 `json:"max_drawdown_pct"`
-	Changes     int     `json:"changes"`
+	Provider string `json:"provider"`
+	SKU      string `json:"sku"`
+	Region   string `json:"region"`
+	Zone     string `json:"zone"`
+	// From is the reference price and FromAt the start of its hourly bar;
+	// CarriedIn says it was in force before the week began.
+	From      float64   `json:"from_usd_gpu_hour"`
+	FromAt    time.Time `json:"from_at"`
+	CarriedIn bool      `json:"carried_in"`
+	To        float64   `json:"to_usd_gpu_hour"`
+	ToAt      time.Time `json:"to_at"`
+	// MovePct is (To ÷ From − 1) × 100.
+	MovePct float64 `json:"move_pct"`
+	// Low and High are the lowest and highest prices from From on; Changes the
+	// price changes since it.
+	Low     float64 `json:"low_usd_gpu_hour"`
+	High    float64 `json:"high_usd_gpu_hour"`
+	Changes int     `json:"changes"`
+	// Command prints the series (its carried_in bar and the week's bars); URL is
+	// its chart.
+	Command string `json:"command"`
+	URL     string `json:"url,omitempty"`
 }
 
 // DefaultSince is the digest's week.
@@ -139,10 +161,36 @@ const (
 	maxRows  = 5
 )
 
-// Build computes the digest from src.
+// Answer is the digest as the read model answers (the API's /api/v1/digest, the
+// MCP tool digest): the digest, what each followed GPU resolved to and whether a
+// recorded example was read.
+func Answer(ctx context.Context, src query.Source, q Query, opt Options) (query.Result[*Digest], error) {
+	if c, ok := query.Unwrap(src).(*query.Client); ok { // a running serve builds it
+		var res query.Result[*Digest]
+		err := c.Get(ctx, "digest", q.Values(), &res)
+		return res, err
+	}
+	d, matched, err := build(ctx, src, q, opt)
+	return query.Result[*Digest]{Data: d, Matched: matched, Recorded: d.recordedOrNil()}, err
+}
+
+// Build computes the digest from src: over a store's reader, or the /api/v1/digest
+// of the running server src is a client of.
 func Build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest, error) {
+	res, err := Answer(ctx, src, q, opt)
+	return res.Data, err
+}
+
+func (d *Digest) recordedOrNil() map[string]int {
+	if d == nil || len(d.Recorded) == 0 {
+		return nil
+	}
+	return d.Recorded
+}
+
+func build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest, []schemas.Match, error) {
 	if len(q.GPUs) == 0 {
-		return nil, &query.ParamError{Param: "gpu",
+		return nil, nil, &query.ParamError{Param: "gpu",
 			Msg: "give the GPUs the digest follows (--gpu, or digest.gpus in the configuration)"}
 	}
 	if q.Since <= 0 {
@@ -151,13 +199,9 @@ func Build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 	if len(q.Pricing) == 0 {
 		q.Pricing = []string{schemas.OnDemand, schemas.Spot}
 	}
-	now := opt.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
 	at := q.At.UTC()
-	d := &Digest{To: at, From: at.Add(-q.Since), Since: query.FormatSpan(q.Since), Built: now.UTC().Truncate(time.Second),
-		Recorded: map[string]int{}}
+	q.At = at
+	d := &Digest{To: at, From: at.Add(-q.Since), Since: query.FormatSpan(q.Since), Recorded: map[string]int{}}
 	atFlag := at.Format(time.RFC3339)
 	since := d.Since
 	note := func(m map[string]int) {
@@ -165,6 +209,7 @@ func Build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 			d.Recorded[p] = max(d.Recorded[p], n)
 		}
 	}
+	var matched []schemas.Match
 	var gpus [][2]string // canonical, typed
 	for _, typed := range q.GPUs {
 		res, err := src.History(ctx, query.HistoryQuery{Filter: query.Filter{GPU: typed, Pricing: q.Pricing[0]},
@@ -172,53 +217,95 @@ func Build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 		var pe *query.ParamError
 		switch {
 		case errors.As(err, &pe) && pe.Param == "gpu" && len(pe.Suggestions) > 0:
+			matched = append(matched, schemas.Match{Kind: "gpu", Input: typed, Names: pe.Suggestions, How: "family"})
 			for _, g := range pe.Suggestions { // a family: each of its GPUs
 				gpus = append(gpus, [2]string{g, typed})
 			}
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		default:
+			for _, m := range res.Matched {
+				if m.Kind == "gpu" {
+					matched = append(matched, m)
+				}
+			}
 			gpus = append(gpus, [2]string{res.Data.GPU, typed})
 		}
 	}
 	for _, g := range gpus {
 		gd, err := buildGPU(ctx, src, q, opt, g[0], g[1], atFlag, since, note)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		d.GPUs = append(d.GPUs, gd)
 	}
 	runs, err := src.Runs(ctx, query.RunsQuery{Since: d.From, Until: d.To})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	d.Failed = []schemas.Run{}
-	for _, r := range runs.Data {
-		if r.Status == schemas.RunFailed || r.Status == schemas.RunDegraded {
-			d.Failed = append(d.Failed, r)
-		}
-	}
+	d.Failed = failedSources(runs.Data)
 	d.RunsCommand = fmt.Sprintf("gpuprice runs --since %s --until %s --limit 0", d.From.Format(time.RFC3339), atFlag)
 	d.RunsURL = link(opt.PublicURL, "/sources", nil)
 	d.Risk = []query.RiskChange{}
-	if opt.Risk != nil {
-		h, err := opt.Risk(ctx, query.RiskQuery{Since: d.From, Until: d.To, ChangesOnly: true})
-		if err != nil {
-			return nil, err
+	if r, ok := query.Unwrap(src).(*query.Reader); ok {
+		if _, ok := r.Store.(store.Signals); ok {
+			h, err := query.Risk(ctx, r.Store, query.RiskQuery{Since: d.From, Until: d.To, ChangesOnly: true})
+			if err != nil {
+				return nil, nil, err
+			}
+			d.RiskCollected = true
+			d.Risk = h.Changes
+			d.RiskCommand = fmt.Sprintf("gpuprice risk --changes --since %s --until %s", d.From.Format(time.RFC3339), atFlag)
 		}
-		d.RiskCollected = true
-		d.Risk = h.Changes
-		d.RiskCommand = fmt.Sprintf("gpuprice risk --changes --since %s --until %s", d.From.Format(time.RFC3339), atFlag)
 	}
 	if len(d.Recorded) == 0 {
 		d.Recorded = nil
 	}
-	return d, nil
+	return d, nonNil(matched), nil
+}
+
+// failedSources are the sources with a run that failed, was degraded or was
+// interrupted, in source order, each with its runs counted and its newest failed
+// one.
+func failedSources(runs []schemas.Run) []FailedSource {
+	bySource := map[string]*FailedSource{}
+	var order []string
+	for _, r := range runs {
+		f := bySource[r.Source]
+		if f == nil {
+			f = &FailedSource{Source: r.Source}
+			bySource[r.Source] = f
+			order = append(order, r.Source)
+		}
+		f.Runs++
+		switch r.Status {
+		case schemas.RunFailed, schemas.RunDegraded, schemas.RunInterrupted:
+			f.Failed++
+			if f.Failed == 1 || r.StartedAt.After(f.Last.StartedAt) {
+				f.Last = r
+			}
+		}
+	}
+	sort.Strings(order)
+	out := []FailedSource{}
+	for _, s := range order {
+		if f := bySource[s]; f.Failed > 0 {
+			out = append(out, *f)
+		}
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, typed, at, since string,
-	note func(map[string]int)) (GPU, error) {
-	g := GPU{GPU: gpu, Typed: typed, Spreads: []analytics.SpreadSummary{}, SpotMoves: []Move{}}
+	note func(map[string]int)) (GPUWeek, error) {
+	g := GPUWeek{GPU: gpu, Typed: typed, Spreads: []analytics.SpreadSummary{}, SpotMoves: []Move{}}
 	for _, pricing := range q.Pricing {
 		hres, err := src.History(ctx, query.HistoryQuery{Filter: query.Filter{GPU: gpu, Pricing: pricing},
 			Since: q.Since, At: q.At, Cheapest: 1000})
@@ -259,13 +346,17 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 	}
 	g.SpreadsCommand = fmt.Sprintf("gpuprice spreads --gpu %s --since %s --at %s", gpu, since, at)
 	g.SpreadsURL = link(opt.PublicURL, "/spreads", url.Values{"gpu": {gpu}, "since": {since}})
-	vres, err := src.Volatility(ctx, query.VolatilityQuery{Filter: query.Filter{GPU: gpu, Pricing: schemas.Spot},
-		Window: q.Since, Bar: time.Hour, At: q.At, By: analytics.BySeries})
+	ms, ok := query.Unwrap(src).(query.MoveSource)
+	if !ok {
+		return g, fmt.Errorf("digest: %T computes no moves (ask a server's /api/v1/digest)", query.Unwrap(src))
+	}
+	mres, err := ms.Moves(ctx, query.MovesQuery{Filter: query.Filter{GPU: gpu, Pricing: schemas.Spot}, Since: q.Since,
+		At: q.At})
 	if err != nil {
 		return g, err
 	}
-	note(vres.Recorded)
-	g.SpotMoves = movesOf(vres.Data.Series)
+	note(mres.Recorded)
+	g.SpotMoves = movesOf(mres.Data, since, at, opt.PublicURL)
 	g.SpotCommand = fmt.Sprintf("gpuprice volatility --gpu %s --pricing spot --window %s --bar 1h --at %s", gpu, since, at)
 	g.SpotURL = link(opt.PublicURL, "/series", url.Values{"gpu": {gpu}, "pricing": {schemas.Spot}})
 	return g, nil
@@ -325,20 +416,28 @@ func changesOf(points []analytics.IndexPoint) []Change {
 	return out
 }
 
-// movesOf is the spot series that moved most in the week (by range), at most
-// maxMoves of them.
-func movesOf(vs []analytics.SeriesVolatility) []Move {
+// movesOf is the spot series that moved most in the week (by |move|, as ms is
+// sorted), at most maxMoves of them; a series that did not move is left out.
+func movesOf(ms []analytics.SeriesMove, since, at, base string) []Move {
 	out := []Move{}
-	for _, v := range vs {
-		if v.Changes == 0 || !v.RangeDefined() {
+	for _, m := range ms {
+		if len(out) == maxMoves {
+			break
+		}
+		if m.Changes == 0 && m.MovePct == 0 {
 			continue
 		}
-		out = append(out, Move{Provider: v.Provider, SKU: v.SKU, Region: v.Region, Min: v.Min, Max: v.Max, Close: v.Close,
-			RangePct: analytics.Round(v.Range*100, 4), DrawdownPct: analytics.Round(v.MaxDrawdown*100, 4), Changes: v.Changes})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].RangePct > out[j].RangePct })
-	if len(out) > maxMoves {
-		out = out[:maxMoves]
+		v := m.Vol
+		cmd := fmt.Sprintf("gpuprice series --provider %s --sku %s --region %s", v.Provider, v.SKU, v.Region)
+		if v.Zone != "" {
+			cmd += " --zone " + v.Zone
+		}
+		cmd += fmt.Sprintf(" --pricing spot --since %s --at %s --bar 1h", since, at)
+		out = append(out, Move{Provider: v.Provider, SKU: v.SKU, Region: v.Region, Zone: v.Zone,
+			From: m.Ref, FromAt: m.RefAt, CarriedIn: m.CarriedIn, To: m.Last, ToAt: m.LastAt,
+			MovePct: analytics.Round(m.MovePct, 4), Low: m.Low, High: m.High, Changes: m.Changes, Command: cmd,
+			URL: link(base, "/series", url.Values{"provider": {v.Provider}, "sku": {v.SKU}, "region": {v.Region},
+				"zone": {v.Zone}, "pricing": {schemas.Spot}})})
 	}
 	return out
 }

@@ -15,10 +15,12 @@ import (
 func TestDigestHostile(t *testing.T) {
 	evil := "<!channel> <https://evil.example|click> <script>alert(1)</script> | [x](javascript:1)"
 	d := &Digest{From: time.Date(2026, 10, 26, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC),
-		GPUs: []GPU{{GPU: "H100-SXM-80GB", Lines: []Line{{Pricing: "spot", Tiers: []Tier{{Tier: "marketplace", Series: 1,
+		GPUs: []GPUWeek{{GPU: "H100-SXM-80GB", Lines: []Line{{Pricing: "spot", Tiers: []Tier{{Tier: "marketplace", Series: 1,
 			Median: 1, Cheapest: 1, Provider: "vast", Region: evil}}}},
-			SpotMoves: []Move{{Provider: "vast", SKU: evil, Region: "US", Min: 1, Max: 2, Close: 1, RangePct: 100, Changes: 1}}}},
-		Failed: []schemas.Run{{Source: "vast", Status: schemas.RunFailed, Error: evil}}}
+			SpotMoves: []Move{{Provider: "vast", SKU: evil, Region: "US", From: 2, To: 1, MovePct: -50, Low: 1, High: 2, Changes: 1,
+				Command: "gpuprice series --provider vast --sku " + evil}}}},
+		Failed: []FailedSource{{Source: "vast", Runs: 1, Failed: 1, Last: schemas.Run{Source: "vast",
+			Status: schemas.RunFailed, Error: evil}}}}
 	var md, html bytes.Buffer
 	if err := Markdown(&md, d); err != nil {
 		t.Fatal(err)

@@ -70,43 +70,20 @@ func Markdown(w io.Writer, d *Digest) error {
 		b.WriteString("Spreads, ")
 		mdCommand(&b, g.SpreadsCommand, g.SpreadsURL, "chart")
 		b.WriteString(":\n\n")
-		for _, s := range g.Spreads {
-			fmt.Fprintf(&b, "- %s\n", cell(spreadText(s.Pricing, s.FirstRatio, s.LastRatio, s.PremiumMoved)))
-		}
-		if len(g.Spreads) == 0 {
-			b.WriteString("- no day with both a hyperscaler and a specialist price\n")
-		}
+		mdList(&b, g.SpreadLines())
 		b.WriteString("\nLargest spot moves, ")
 		mdCommand(&b, g.SpotCommand, g.SpotURL, "chart")
 		b.WriteString(":\n\n")
-		for _, m := range g.SpotMoves {
-			fmt.Fprintf(&b, "- %s\n", cell(moveText(m)))
-		}
-		if len(g.SpotMoves) == 0 {
-			b.WriteString("- no spot price moved\n")
-		}
+		mdList(&b, g.MoveLines())
 		b.WriteString("\n")
 	}
-	b.WriteString("## Sources\n\n")
+	b.WriteString("## Sources that failed\n\n")
 	mdCommand(&b, d.RunsCommand, d.RunsURL, "sources")
 	b.WriteString("\n\n")
-	for _, r := range d.failedShown() {
-		fmt.Fprintf(&b, "- %s\n", cell(runText(r.Source, r.Status, r.StartedAt, r.Error)))
-	}
-	if len(d.Failed) == 0 {
-		b.WriteString("- no run failed\n")
-	} else if n := len(d.Failed) - len(d.failedShown()); n > 0 {
-		fmt.Fprintf(&b, "- and %d more\n", n)
-	}
+	mdList(&b, d.FailedLines())
 	if d.RiskCollected {
 		fmt.Fprintf(&b, "\n## Interruption risk\n\n`%s`\n\n", d.RiskCommand)
-		for _, c := range d.riskShown() {
-			line := riskText(c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, c.Rise)
-			fmt.Fprintf(&b, "- %s\n", cell(line))
-		}
-		if len(d.Risk) == 0 {
-			b.WriteString("- no band changed\n")
-		}
+		mdList(&b, d.RiskLines())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -118,80 +95,101 @@ func mdURL(u string) string {
 	return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "<", "%3C", ">", "%3E").Replace(u)
 }
 
-func (d *Digest) failedShown() []runShown {
-	var out []runShown
-	for i, r := range d.Failed {
+// mdList writes lines as a Markdown list, each through textsafe.Markdown.
+func mdList(b *strings.Builder, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(b, "- %s\n", textsafe.Markdown(l))
+	}
+}
+
+// The lines of each list of the digest, as plain text (every form escapes them as
+// it must): at most maxRows of the longer ones, and a line that says when a list
+// is empty.
+
+// SpreadLines are the lines of the GPU's spreads.
+func (g GPUWeek) SpreadLines() []string {
+	var out []string
+	for _, s := range g.Spreads {
+		out = append(out, fmt.Sprintf("%s: hyperscaler ÷ specialist median %.4f → %.4f (premium %+.2f points)",
+			s.Pricing, s.FirstRatio, s.LastRatio, s.PremiumMoved))
+	}
+	return orNone(out, "no day with both a hyperscaler and a specialist price")
+}
+
+// MoveLines are the lines of the GPU's largest spot moves, each with the command
+// that prints its series.
+func (g GPUWeek) MoveLines() []string {
+	var out []string
+	for _, m := range g.SpotMoves {
+		from := "the week's first price"
+		if m.CarriedIn {
+			from = "the price in force when the week began"
+		}
+		where := strings.TrimSpace(m.Region + " " + m.Zone)
+		out = append(out, fmt.Sprintf("%s %s %s: %s → %s (%+.2f %% from %s; low %s, high %s, %d changes): %s",
+			m.Provider, m.SKU, where, money(m.From), money(m.To), m.MovePct, from, money(m.Low), money(m.High),
+			m.Changes, m.Command))
+	}
+	return orNone(out, "no spot price moved")
+}
+
+// FailedLines are the lines of the sources that failed.
+func (d *Digest) FailedLines() []string {
+	var out []string
+	for i, f := range d.Failed {
 		if i == maxRows {
+			out = append(out, fmt.Sprintf("and %d more", len(d.Failed)-maxRows))
 			break
 		}
-		out = append(out, runShown{r.Source, r.Status, r.StartedAt, r.Error})
+		r := f.Last
+		s := fmt.Sprintf("%s: %d of %d runs did not end ok; the last %s at %s", f.Source, f.Failed, f.Runs, r.Status,
+			r.StartedAt.UTC().Format(time.RFC3339))
+		if msg := r.Error; msg != "" {
+			if r := []rune(msg); len(r) > 200 {
+				msg = string(r[:200]) + textsafe.Ellipsis
+			}
+			s += ": " + msg
+		}
+		out = append(out, s)
 	}
-	return out
+	return orNone(out, "no run failed")
 }
 
-type runShown struct {
-	Source, Status string
-	StartedAt      time.Time
-	Error          string
-}
-
-func (d *Digest) riskShown() []riskShown {
-	var out []riskShown
+// RiskLines are the lines of the interruption-band changes.
+func (d *Digest) RiskLines() []string {
+	var out []string
 	for i, c := range d.Risk {
 		if i == maxRows {
+			out = append(out, fmt.Sprintf("and %d more", len(d.Risk)-maxRows))
 			break
 		}
-		out = append(out, riskShown{c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, c.Rise})
-	}
-	return out
-}
-
-type riskShown struct {
-	Provider, SKU, Region, FromLabel, ToLabel string
-	Rise                                      int
-}
-
-func spreadText(pricing string, first, last, moved float64) string {
-	return fmt.Sprintf("%s: hyperscaler ÷ specialist median %.4f → %.4f (premium %+.2f points)", pricing, first, last, moved)
-}
-
-func moveText(m Move) string {
-	return fmt.Sprintf("%s %s %s: %s to %s (range %.2f %%, drawdown %.2f %%, %d changes), now %s", m.Provider, m.SKU,
-		m.Region, money(m.Min), money(m.Max), m.RangePct, m.DrawdownPct, m.Changes, money(m.Close))
-}
-
-func runText(source, status string, at time.Time, msg string) string {
-	s := fmt.Sprintf("%s %s at %s", source, status, at.UTC().Format(time.RFC3339))
-	if msg != "" {
-		if r := []rune(msg); len(r) > 200 {
-			msg = string(r[:200]) + textsafe.Ellipsis
+		dir := "down"
+		if c.Rise > 0 {
+			dir = "up"
 		}
-		s += ": " + msg
+		out = append(out, fmt.Sprintf("%s %s %s: %s → %s (%s)", c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, dir))
 	}
-	return s
+	return orNone(out, "no band changed")
 }
 
-func riskText(provider, sku, region, from, to string, rise int) string {
-	dir := "down"
-	if rise > 0 {
-		dir = "up"
+func orNone(lines []string, none string) []string {
+	if len(lines) == 0 {
+		return []string{none}
 	}
-	return fmt.Sprintf("%s %s %s: %s → %s (%s)", provider, sku, region, from, to, dir)
+	return lines
 }
 
 //go:embed digest.html.tmpl
 var htmlTemplate string
 
 var page = template.Must(template.New("digest").Funcs(template.FuncMap{
-	"money": money, "change": changeText, "date": func(t time.Time) string { return t.Format(time.DateOnly) },
-	"spread": spreadText, "move": moveText, "run": runText, "risk": riskText,
+	"money": money, "change": changeText,
 }).Parse(htmlTemplate))
 
 // HTML writes the digest as one HTML document (html/template escapes every text).
 func HTML(w io.Writer, d *Digest) error {
 	var b bytes.Buffer
-	if err := page.Execute(&b, htmlView{d, d.recordedNote(), d.failedShown(), d.riskShown(),
-		len(d.Failed) - len(d.failedShown())}); err != nil {
+	if err := page.Execute(&b, htmlView{d, d.recordedNote()}); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())
@@ -200,10 +198,7 @@ func HTML(w io.Writer, d *Digest) error {
 
 type htmlView struct {
 	*Digest
-	Note       string
-	FailedRows []runShown
-	RiskRows   []riskShown
-	MoreFailed int
+	Note string
 }
 
 // mdCommand writes a section's command as a code span and, when the web app's URL

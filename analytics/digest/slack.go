@@ -53,6 +53,15 @@ func Slack(d *Digest) SlackMessage {
 		}
 		m.Blocks = append(m.Blocks, Block{Type: "context", Elements: []Text{{Type: "mrkdwn", Text: s}}})
 	}
+	// list is a section of a heading and lines, each line through textsafe.Slack.
+	list := func(heading string, lines []string) {
+		var b strings.Builder
+		b.WriteString(heading)
+		for _, l := range lines {
+			b.WriteString("\n• " + esc(l))
+		}
+		section(b.String())
+	}
 	m.Blocks = append(m.Blocks, Block{Type: "header", Text: &Text{Type: "plain_text", Text: d.Title()}})
 	if n := d.recordedNote(); n != "" {
 		m.Blocks = append(m.Blocks, Block{Type: "context", Elements: []Text{{Type: "mrkdwn", Text: "_" + esc(n) + "_"}}})
@@ -76,50 +85,16 @@ func Slack(d *Digest) SlackMessage {
 			section(b.String())
 			cmd(ln.IndexCommand, ln.IndexURL, "chart")
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%s spreads*", esc(g.GPU))
-		for _, s := range g.Spreads {
-			fmt.Fprintf(&b, "\n• %s", esc(spreadText(s.Pricing, s.FirstRatio, s.LastRatio, s.PremiumMoved)))
-		}
-		if len(g.Spreads) == 0 {
-			b.WriteString("\n• no day with both a hyperscaler and a specialist price")
-		}
-		section(b.String())
+		list(fmt.Sprintf("*%s spreads*", esc(g.GPU)), g.SpreadLines())
 		cmd(g.SpreadsCommand, g.SpreadsURL, "chart")
-		b.Reset()
-		fmt.Fprintf(&b, "*%s largest spot moves*", esc(g.GPU))
-		for _, mv := range g.SpotMoves {
-			fmt.Fprintf(&b, "\n• %s", esc(moveText(mv)))
-		}
-		if len(g.SpotMoves) == 0 {
-			b.WriteString("\n• no spot price moved")
-		}
-		section(b.String())
+		list(fmt.Sprintf("*%s largest spot moves*", esc(g.GPU)), g.MoveLines())
 		cmd(g.SpotCommand, g.SpotURL, "chart")
 	}
 	m.Blocks = append(m.Blocks, Block{Type: "divider"})
-	var b strings.Builder
-	b.WriteString("*Sources*")
-	for _, r := range d.failedShown() {
-		fmt.Fprintf(&b, "\n• %s", esc(runText(r.Source, r.Status, r.StartedAt, r.Error)))
-	}
-	if len(d.Failed) == 0 {
-		b.WriteString("\n• no run failed")
-	} else if n := len(d.Failed) - len(d.failedShown()); n > 0 {
-		fmt.Fprintf(&b, "\n• and %d more", n)
-	}
-	section(b.String())
+	list("*Sources that failed*", d.FailedLines())
 	cmd(d.RunsCommand, d.RunsURL, "sources")
 	if d.RiskCollected {
-		b.Reset()
-		b.WriteString("*Interruption risk*")
-		for _, c := range d.riskShown() {
-			fmt.Fprintf(&b, "\n• %s", esc(riskText(c.Provider, c.SKU, c.Region, c.FromLabel, c.ToLabel, c.Rise)))
-		}
-		if len(d.Risk) == 0 {
-			b.WriteString("\n• no band changed")
-		}
-		section(b.String())
+		list("*Interruption risk*", d.RiskLines())
 		cmd(d.RiskCommand, "", "")
 	}
 	return m

@@ -25,15 +25,7 @@ import (
 // still redacted.
 func TestHostileTextCleaned(t *testing.T) {
 	at := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
-	var rows []schemas.Observation
-	for i, h := range textsafe.Hostile {
-		rows = append(rows, schemas.Observation{
-			ObservedAt: at, EffectiveAt: at, Provider: "vast", Tier: "marketplace", SKU: h, Region: h, Zone: h,
-			GPU: "H100-SXM-80GB", GPUName: h, GPUCount: 1, Pricing: "on_demand", PriceUSDHour: 1 + float64(i),
-			PriceUSDGPUHour: 1 + float64(i), Currency: "USD", Unit: "hour", FXRate: 1, SourceKind: "api",
-			SourceURL: "https://user:pa\u200bss@evil.example/api?api_key=SEC\u200bRET", Attrs: map[string]string{"geolocation": h},
-		})
-	}
+	rows := schemas.HostileObservations(at)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/api/v1/prices" {
 			http.NotFound(w, r)

@@ -1,6 +1,7 @@
 // Package mcp is gpuprice's Model Context Protocol server: tools an agent calls to
 // find offers, read a series, volatility, spreads, the index, $ per 1B training
-// tokens, a negotiation's history and the term, break-even and inference answers.
+// tokens, a negotiation's history, the term, break-even and inference answers, the
+// interruption risk and the weekly digest.
 // Every tool is one computation of analytics/query (the CLI command and the API
 // endpoint of the same name), with the CLI's parameters as its arguments, a JSON
 // input schema with descriptions, typed structured output ({data, matched, …}, data
@@ -36,6 +37,9 @@ type Options struct {
 	// Compute, when set, runs each tool's computation (serve: in one of the slots
 	// the API's answers share); nil runs it directly.
 	Compute func(ctx context.Context, f func() error) error
+	// PublicURL is the web app's root (serve.public_url): the digest's sections link
+	// to their charts under it ("": no links).
+	PublicURL string
 	// HostsChecked says the caller answers only the Host headers it allows (serve's
 	// allowed_hosts, against DNS rebinding), so Handler leaves that check to it.
 	HostsChecked bool
@@ -69,7 +73,7 @@ func New(src query.Source, opts Options) *sdk.Server {
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "gpuprice", Title: "gpuprice: GPU cloud prices", Version: opts.Version},
 		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{}})
-	for _, t := range tools(src) {
+	for _, t := range tools(src, opts) {
 		t.add(s, opts)
 	}
 	return s

@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -159,6 +162,22 @@ type inferenceArgs struct {
 	Limit        int     `json:"limit,omitempty"`
 }
 
+type riskArgs struct {
+	Provider string `json:"provider,omitempty"`
+	SKU      string `json:"sku,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Since    string `json:"since,omitempty"`
+	Until    string `json:"until,omitempty"`
+	Changes  bool   `json:"changes,omitempty"`
+}
+
+type digestArgs struct {
+	GPU     string `json:"gpu"`
+	Pricing string `json:"pricing,omitempty"`
+	Since   string `json:"since,omitempty"`
+	At      string `json:"at,omitempty"`
+}
+
 type gpusArgs struct {
 	GPU string `json:"gpu,omitempty"`
 }
@@ -195,6 +214,7 @@ var descriptions = map[string]string{
 	"head-dim":           "the model's head dimension",
 	"decode-efficiency":  "share of memory bandwidth decoding reaches (0 to 1; default the band's midpoint)",
 	"prefill-efficiency": "share of peak FLOPs prefill reaches (0 to 1; default the band's midpoint)",
+	"changes":            "only the moves between interruption bands (not each offer's first band)",
 }
 
 // Offer is a row of find_offers: the observation as `prices --format json` writes
@@ -220,8 +240,21 @@ func offers(rows []schemas.Observation) []Offer {
 
 func same[T any](t T) T { return t }
 
-// tools are the server's tools over src, in the order they are listed.
-func tools(src query.Source) []tool {
+// risk is the interruption band history over src: the store's (a Reader's), or
+// an error from a server's API, which does not answer it.
+func risk(src query.Source) func(context.Context, query.RiskQuery) (query.Result[query.RiskHistory], error) {
+	return func(ctx context.Context, q query.RiskQuery) (query.Result[query.RiskHistory], error) {
+		r, ok := query.Unwrap(src).(*query.Reader)
+		if !ok {
+			return query.Result[query.RiskHistory]{}, fmt.Errorf("mcp: risk: %T reads no signals (run gpuprice mcp on the store)", src)
+		}
+		return r.Risk(ctx, q)
+	}
+}
+
+// tools are the server's tools over src, in the order they are listed; opts.PublicURL
+// roots the digest's links.
+func tools(src query.Source, opts Options) []tool {
 	return []tool{
 		define[offersArgs]("find_offers", "Find GPU offers, cheapest first",
 			"The latest price of every offer still on sale matching the filters: grouped by pricing kind "+
@@ -269,6 +302,20 @@ func tools(src query.Source) []tool {
 				"tokens per second and $ per 1M tokens from memory bandwidth and FLOPs bands, cheapest first. "+
 				"Same as `gpuprice inference`.",
 			url.Values{"limit": {"20"}}, query.ParseInference, src.Inference, same[query.Inference]),
+		define[riskArgs]("risk", "Interruption risk of spot offers",
+			"The stored interruption bands of spot offers (AWS Spot Advisor's frequency of interruption) as a history "+
+				"per provider, SKU and region: each offer's first band and every move up or down after it, with the "+
+				"interruption rate per hour the band is read as. Same as `gpuprice risk`.",
+			nil, query.ParseRisk, risk(src), same[query.RiskHistory]),
+		define[digestArgs]("digest", "The weekly digest of followed GPUs",
+			"What moved in the week ending at (default now) for the GPUs given (gpu: one or several separated by "+
+				"commas): per pricing kind the median and cheapest offer of each tier and the week-over-week change "+
+				"of the matched-sample chained index, the tier spreads, the largest spot moves from the price in "+
+				"force when the week began, the sources whose runs failed and the interruption-band changes; each "+
+				"section names the command that prints its numbers. Same as `gpuprice digest --format json`.",
+			nil, digest.ParseQuery, func(ctx context.Context, q digest.Query) (query.Result[*digest.Digest], error) {
+				return digest.Answer(ctx, src, q, digest.Options{PublicURL: opts.PublicURL})
+			}, same[*digest.Digest]),
 		define[gpusArgs]("list_gpus", "The GPU catalog",
 			"The GPUs gpuprice knows (canonical names, family, form factor, memory, peak FLOPs), or those a name "+
 				"matches. Same as `gpuprice gpus`.",

@@ -84,9 +84,11 @@ func Cite(dir string, from, to time.Time) (Citation, error) {
 			return c, fmt.Errorf("publish: cite: %w", err)
 		}
 		if m.ManifestSHA256 != e.ManifestSHA256 || m.Day != e.Day || m.Version != e.Version {
-			return c, fmt.Errorf("publish: cite: %s is not the manifest the catalog lists for %s v%d", e.Manifest, e.Day, e.Version)
+			return c, fmt.Errorf("publish: cite: %s is not the manifest the catalog lists for %s v%d", e.Manifest, e.Day,
+				e.Version)
 		}
-		c.Days = append(c.Days, CitedDay{Day: e.Day, Version: e.Version, Manifest: e.Manifest, ManifestSHA256: e.ManifestSHA256, Rows: e.Rows})
+		c.Days = append(c.Days, CitedDay{Day: e.Day, Version: e.Version, Manifest: e.Manifest,
+			ManifestSHA256: e.ManifestSHA256, Rows: e.Rows})
 		c.Method = m.Method
 		fmt.Fprintf(h, "%s %d %s\n", e.Day, e.Version, e.ManifestSHA256)
 	}

@@ -83,7 +83,8 @@ type Method struct {
 
 // CurrentMethod is the method this build publishes with.
 func CurrentMethod() Method {
-	return Method{Snapshot: Format, Index: analytics.IndexVersion, Chained: analytics.ChainedVersion, Spreads: analytics.SpreadsVersion}
+	return Method{Snapshot: Format, Index: analytics.IndexVersion, Chained: analytics.ChainedVersion,
+		Spreads: analytics.SpreadsVersion}
 }
 
 // Rows counts the data rows of a day's files (CSV headers not counted).
@@ -269,5 +270,6 @@ func readManifest(dir, rel string) (*Manifest, []byte, error) {
 
 // cleanRel reports whether rel is a clean relative path inside the directory.
 func cleanRel(rel string) bool {
-	return rel != "" && path.Clean(rel) == rel && !path.IsAbs(rel) && rel != ".." && !bytes.HasPrefix([]byte(rel), []byte("../"))
+	return rel != "" && path.Clean(rel) == rel && !path.IsAbs(rel) && rel != ".." && !bytes.HasPrefix([]byte(rel),
+		[]byte("../"))
 }

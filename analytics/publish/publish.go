@@ -21,6 +21,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest/parquetio"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -197,13 +198,16 @@ func loadCatalog(dir string, key *PrivateKey) (*Catalog, error) {
 		}
 		m, err := ReadManifest(dir, rel)
 		if err != nil {
-			return nil, fmt.Errorf("publish: %s is not in the catalog and cannot be read: %w (run `gpuprice verify %s`)", rel, err, dir)
+			return nil, fmt.Errorf("publish: %s is not in the catalog and cannot be read: %w (run `gpuprice verify %s`)", rel,
+				err, dir)
 		}
 		day, err := ParseDay(m.Day)
 		if err != nil || ManifestPath(day, m.Version) != rel {
-			return nil, fmt.Errorf("publish: %s is not in the catalog and names day %q version %d (run `gpuprice verify %s`)", rel, m.Day, m.Version, dir)
+			return nil, fmt.Errorf("publish: %s is not in the catalog and names day %q version %d (run `gpuprice verify %s`)",
+				rel, m.Day, m.Version, dir)
 		}
-		cat.Days = append(cat.Days, Entry{Day: m.Day, Version: m.Version, Manifest: rel, ManifestSHA256: m.ManifestSHA256, Rows: m.Rows})
+		cat.Days = append(cat.Days, Entry{Day: m.Day, Version: m.Version, Manifest: rel, ManifestSHA256: m.ManifestSHA256,
+			Rows: m.Rows})
 		adopted = true
 	}
 	if adopted {
@@ -400,7 +404,8 @@ func differences(old, m *Manifest, files []builtFile) []string {
 		case f.Rows != p.Rows:
 			out = append(out, fmt.Sprintf("%s: %d rows, published %d", f.Kind, f.Rows, p.Rows))
 		case f.Kind == KindPrices && f.ContentSHA256 != p.ContentSHA256:
-			out = append(out, fmt.Sprintf("%s: rows differ (content sha256 %.12s…, published %.12s…)", f.Kind, f.ContentSHA256, p.ContentSHA256))
+			out = append(out, fmt.Sprintf("%s: rows differ (content sha256 %.12s…, published %.12s…)", f.Kind, f.ContentSHA256,
+				p.ContentSHA256))
 		case f.Kind != KindPrices && f.SHA256 != p.SHA256:
 			out = append(out, fmt.Sprintf("%s: values differ (sha256 %.12s…, published %.12s…)", f.Kind, f.SHA256, p.SHA256))
 		}
@@ -447,7 +452,8 @@ func (w *hashingFile) close(f *builtFile) error {
 // rowOrder compares two rows by identity: series key, then effective_at (the
 // order of store.Store.Each).
 func rowOrder(a, b *parquetio.Row) int {
-	for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone}, {a.Pricing, b.Pricing}} {
+	for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone},
+		{a.Pricing, b.Pricing}} {
 		if c := strings.Compare(c[0], c[1]); c != 0 {
 			return c
 		}
@@ -598,11 +604,10 @@ func buildSeries(ctx context.Context, src Source, tmp string, day time.Time) (bu
 	spr := builtFile{File: File{Kind: KindSpreads, Format: "csv"}}
 	var seen sighting
 	from, to := day.Add(-store.Daily), day.Add(store.Daily)
-	bars, err := src.Bars(ctx, store.BarQuery{Filter: store.Filter{Since: from, Until: to}, Width: store.Daily, CarryIn: true})
+	prices, err := query.DayPrices(ctx, src, query.Selection{}, from, to)
 	if err != nil {
 		return idx, spr, seen, fmt.Errorf("daily bars: %w", err)
 	}
-	prices := analytics.DailyPrices(bars, from, to)
 	for _, p := range prices {
 		if !p.Day.Equal(day) {
 			continue

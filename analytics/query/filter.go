@@ -46,7 +46,8 @@ func (f *Filter) read(p *params, names ...string) {
 		case "interconnect":
 			f.Interconnect = p.str(n)
 		case "scope":
-			if f.Scope = p.enum(n, schemas.ScopeInstance, schemas.ScopeInstance, schemas.ScopeGPUOnly); f.Scope == schemas.ScopeInstance {
+			if f.Scope = p.enum(n, schemas.ScopeInstance, schemas.ScopeInstance,
+				schemas.ScopeGPUOnly); f.Scope == schemas.ScopeInstance {
 				f.Scope = ""
 			}
 		}
@@ -190,7 +191,8 @@ func (r *Reader) Resolve(ctx context.Context, f Filter) (Selection, error) {
 		}
 	}
 	if f.Tier != "" {
-		m, err := schemas.ResolveName("tier", f.Tier, []string{schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace})
+		m, err := schemas.ResolveName("tier", f.Tier, []string{schemas.TierHyperscaler, schemas.TierSpecialist,
+			schemas.TierMarketplace})
 		if err != nil {
 			return sel, wrap("tier", err)
 		}

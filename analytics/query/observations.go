@@ -32,9 +32,11 @@ func Num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // CSVRecord is an observation's CSV row, in CSVHeader's order.
 func CSVRecord(o schemas.Observation) []string {
 	return []string{
-		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, Num(o.GPUCount), o.Region, o.Zone, o.Pricing,
+		o.ObservedAt.UTC().Format(time.RFC3339), o.Provider, o.Tier, o.SKU, o.GPU, Num(o.GPUCount), o.Region, o.Zone,
+		o.Pricing,
 		Num(o.PriceUSDHour), Num(o.PriceUSDGPUHour), o.SourceKind,
-		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, Num(o.GPUMemoryGB), o.Currency, Num(o.PriceNative), o.Unit, Num(o.FXRate),
+		o.EffectiveAt.UTC().Format(time.RFC3339), o.GPUName, Num(o.GPUMemoryGB), o.Currency, Num(o.PriceNative), o.Unit,
+		Num(o.FXRate),
 		o.Interconnect, o.SourceURL, o.PriceScope, o.PriceBasis, o.Origin(),
 	}
 }
@@ -42,7 +44,8 @@ func CSVRecord(o schemas.Observation) []string {
 // PricesColumns are the columns of `prices` as a table or Markdown: CSV names (a
 // table upper-cases them, as every table command does), origin last ("recorded"
 // for a row of a recorded example, never today's price).
-var PricesColumns = []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider", "tier",
+var PricesColumns = []string{"gpu", "price_usd_gpu_hour", "price_usd_hour", "price_scope", "price_basis", "provider",
+	"tier",
 	"pricing", "sku", "gpu_count", "interconnect", "region", "zone", "observed_at", "origin"}
 
 // pricesCells are an observation's cells under PricesColumns.
@@ -92,7 +95,8 @@ func WriteObservations(w io.Writer, format string, rows []schemas.Observation) e
 			cells = append(cells, pricesCells(o))
 		}
 		if format == "table" && len(rows) == 0 {
-			return Write(w, "table", PricesColumns, nil, nil, "(no prices match: run `gpuprice collect` first, or loosen the filters)")
+			return Write(w, "table", PricesColumns, nil, nil,
+				"(no prices match: run `gpuprice collect` first, or loosen the filters)")
 		}
 		return Write(w, format, PricesColumns, cells, nil)
 	default:

@@ -343,7 +343,8 @@ func (p *params) done(extra ...string) error {
 			known = append(known, k)
 		}
 		sort.Strings(known)
-		return &ParamError{Param: unknown[0], Msg: "is not a parameter of this request (known: " + strings.Join(known, ", ") + ")",
+		return &ParamError{Param: unknown[0], Msg: "is not a parameter of this request (known: " + strings.Join(known,
+			", ") + ")",
 			Suggestions: closest(unknown[0], known)}
 	}
 	return p.err

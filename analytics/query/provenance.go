@@ -97,6 +97,11 @@ func (n *noting) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakE
 	return noted(n, res, err)
 }
 
+func (n *noting) Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error) {
+	res, err := n.Source.Inference(ctx, q)
+	return noted(n, res, err)
+}
+
 func (n *noting) Alerts(ctx context.Context, q AlertsQuery) (Result[alert.Report], error) {
 	res, err := n.Source.Alerts(ctx, q)
 	return noted(n, res, err)

@@ -504,13 +504,28 @@ func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duratio
 		return nil, time.Time{}, time.Time{}, err
 	}
 	from, to := dayWindow(span, end)
+	prices, err := DayPrices(ctx, ro, sel, from, to)
+	return prices, from, to, err
+}
+
+// BarReader reads bars: store.Rollups, or a publish source.
+type BarReader interface {
+	Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
+}
+
+// DayPrices is the one read of day prices: the daily bars sel selects in [from,
+// to), with the bar in force before, laid on the days (analytics.ScopedDailyPrices
+// in sel's scope). The Reader's spreads, history and index and publish's index and
+// spreads all read them here.
+func DayPrices(ctx context.Context, ro BarReader, sel Selection, from, to time.Time) ([]analytics.DayPrice,
+	error) {
 	f := sel.Filter
 	f.Since, f.Until = from, to
 	bars, err := ro.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {
-		return nil, time.Time{}, time.Time{}, err
+		return nil, err
 	}
-	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), from, to, nil
+	return analytics.ScopedDailyPrices(sel.KeepBars(bars), from, to, sel.Scope), nil
 }
 
 // weightParam reads the weight parameter: "" (each offer once, the default) or

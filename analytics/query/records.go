@@ -89,7 +89,8 @@ func within(t, since, until time.Time) bool {
 // those whose time is within [since, until), at most limit of them (0: all). It
 // asks for more rows until enough are kept or a row older than since (or the end)
 // is reached, so a bounded query reads little more than it returns.
-func newestWithin[T any](get func(limit int) ([]T, error), at func(T) time.Time, since, until time.Time, limit int) ([]T, error) {
+func newestWithin[T any](get func(limit int) ([]T, error), at func(T) time.Time, since, until time.Time,
+	limit int) ([]T, error) {
 	if since.IsZero() && until.IsZero() {
 		return get(limit)
 	}
@@ -167,10 +168,12 @@ func RunsTable(runs []schemas.Run) ([]string, [][]string) {
 	for _, r := range runs {
 		rows = append(rows, []string{r.RunID, r.Source, r.StartedAt.Format(time.RFC3339),
 			strconv.FormatFloat(r.FinishedAt.Sub(r.StartedAt).Seconds(), 'f', 0, 64), r.Status, strconv.Itoa(r.RowsAccepted),
-			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.RowsSuspect), strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs),
+			strconv.Itoa(r.RowsQuarantine), strconv.Itoa(r.RowsSuspect), strconv.Itoa(r.RowsNotOffered),
+			strconv.Itoa(r.UnknownGPUs),
 			OneLine(r.Error, 200)})
 	}
-	return []string{"run_id", "source", "started_at", "seconds", "status", "rows_accepted", "rows_quarantined", "rows_suspect", "rows_not_offered",
+	return []string{"run_id", "source", "started_at", "seconds", "status", "rows_accepted", "rows_quarantined",
+		"rows_suspect", "rows_not_offered",
 		"unknown_gpus", "error"}, rows
 }
 
@@ -231,7 +234,8 @@ func (r *Reader) Quarantine(ctx context.Context, q QuarantineQuery) (Result[[]sc
 func QuarantineTable(rows []schemas.Quarantined) ([]string, [][]string) {
 	var out [][]string
 	for _, q := range rows {
-		out = append(out, []string{q.ID(), q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw, 200)})
+		out = append(out, []string{q.ID(), q.QuarantinedAt.Format(time.RFC3339), q.Source, q.RunID, q.Reason, OneLine(q.Raw,
+			200)})
 	}
 	return []string{"id", "quarantined_at", "source", "run_id", "reason", "raw"}, out
 }

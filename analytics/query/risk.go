@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -32,6 +33,35 @@ type RiskChange struct {
 	// RatePerHour is λ of the band moved to (0 when the band is not one gpuprice
 	// maps: a provider without a mapping).
 	RatePerHour float64 `json:"rate_per_hour"`
+}
+
+// ParseRisk reads a RiskQuery's parameters (the flags of `gpuprice risk`): since and
+// until a date, an RFC 3339 time or a span back from now (absent: unbounded).
+func ParseRisk(v url.Values, caps Caps) (RiskQuery, error) {
+	p := newParams(v, caps)
+	q := RiskQuery{Provider: p.str("provider"), SKU: p.str("sku"), Region: p.str("region"), ChangesOnly: p.boolean("changes")}
+	if s := p.str("since"); s != "" {
+		t, err := ParseSince(s, time.Now().UTC())
+		if err != nil {
+			p.fail("since", "%q: %v", s, err)
+		}
+		q.Since = t
+	}
+	if s := p.str("until"); s != "" {
+		t, err := ParseUntil(s)
+		if err != nil {
+			p.fail("until", "%q: %v", s, err)
+		}
+		q.Until = t
+	}
+	return q, p.done("format")
+}
+
+// Risk is the band history of the interruption signals the store keeps
+// (`gpuprice risk`).
+func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
+	h, err := Risk(ctx, r.Store, q)
+	return Result[RiskHistory]{Data: h}, err
 }
 
 // Risk reads the interruption signals q selects from st and returns their band

@@ -39,7 +39,8 @@ type Chart struct {
 }
 
 // Palette colours the lines (colour-blind safe, Okabe–Ito and Tol's).
-var Palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99", "#999933", "#AA4499", "#332288", "#661100"}
+var Palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#44AA99",
+	"#999933", "#AA4499", "#332288", "#661100"}
 
 const (
 	chartW, chartH         = 860.0, 320.0
@@ -72,7 +73,9 @@ func (c Chart) SVG() template.HTML {
 		html.EscapeString(c.ID), html.EscapeString(c.Title), chartW, chartH)
 	fmt.Fprintf(&b, `<title>%s</title>`, html.EscapeString(c.Title))
 	if n == 0 {
-		fmt.Fprintf(&b, `<text class="missing" x="%g" y="%g" text-anchor="middle">missing: no prices in the window</text></svg>`, chartW/2, chartH/2)
+		fmt.Fprintf(&b,
+			`<text class="missing" x="%g" y="%g" text-anchor="middle">missing: no prices in the window</text></svg>`, chartW/2,
+			chartH/2)
 		return template.HTML(b.String())
 	}
 	for _, v := range []*float64{c.BandLo, c.BandHi} {
@@ -94,17 +97,20 @@ func (c Chart) SVG() template.HTML {
 	// Grid and axes.
 	b.WriteString(`<g class="axis">`)
 	for _, t := range ticks {
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/><text x="%.1f" y="%.1f" text-anchor="end">%s</text>`,
+		fmt.Fprintf(&b,
+			`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="grid"/><text x="%.1f" y="%.1f" text-anchor="end">%s</text>`,
 			padL, chartW-padR, y(t), y(t), padL-6, y(t)+4, fmtTick(t))
 	}
 	for _, t := range timeTicks(xmin, xmax) {
 		if x(t) > chartW-padR-30 || x(t) < padL+30 {
 			continue // its label would be cut at the edge
 		}
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="tick"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
+		fmt.Fprintf(&b,
+			`<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" class="tick"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
 			x(t), x(t), chartH-padB, chartH-padB+4, x(t), chartH-padB+18, t.Format("2006-01-02"))
 	}
-	fmt.Fprintf(&b, `<text x="14" y="%.1f" transform="rotate(-90 14 %.1f)" text-anchor="middle">%s</text>`, (chartH-padB+padT)/2, (chartH-padB+padT)/2, html.EscapeString(c.YLabel))
+	fmt.Fprintf(&b, `<text x="14" y="%.1f" transform="rotate(-90 14 %.1f)" text-anchor="middle">%s</text>`,
+		(chartH-padB+padT)/2, (chartH-padB+padT)/2, html.EscapeString(c.YLabel))
 	b.WriteString(`</g>`)
 	if c.BandLo != nil && c.BandHi != nil {
 		fmt.Fprintf(&b, `<rect class="band" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
@@ -134,11 +140,13 @@ func (c Chart) SVG() template.HTML {
 		if l.Dash {
 			dash = ` stroke-dasharray="6 4"`
 		}
-		fmt.Fprintf(&b, `<path class="line" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="%.1f" stroke-linecap="round" stroke-linejoin="round"%s><title>%s</title></path>`,
+		fmt.Fprintf(&b,
+			`<path class="line" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="%.1f" stroke-linecap="round" stroke-linejoin="round"%s><title>%s</title></path>`,
 			html.EscapeString(l.Name), d.String(), col, w, dash, html.EscapeString(l.Name))
 	}
 	if c.Mark != nil {
-		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="5"><title>%s</title></circle>`, x(c.Mark.X), y(c.Mark.Y), html.EscapeString(c.MarkLabel))
+		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="5"><title>%s</title></circle>`, x(c.Mark.X), y(c.Mark.Y),
+			html.EscapeString(c.MarkLabel))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -157,7 +165,8 @@ func (c Chart) Legend() template.HTML {
 		if l.Dash {
 			style = "dashed"
 		}
-		fmt.Fprintf(&b, `<li><span class="swatch" style="border-top:3px %s %s"></span>%s</li>`, style, col, html.EscapeString(l.Name))
+		fmt.Fprintf(&b, `<li><span class="swatch" style="border-top:3px %s %s"></span>%s</li>`, style, col,
+			html.EscapeString(l.Name))
 	}
 	if c.BandLo != nil && c.BandHi != nil {
 		fmt.Fprintf(&b, `<li><span class="swatch band"></span>%s</li>`, html.EscapeString(c.BandLabel))
@@ -207,7 +216,8 @@ func fmtTick(v float64) string {
 // timeTicks returns up to 8 round days between from and to.
 func timeTicks(from, to time.Time) []time.Time {
 	span := to.Sub(from)
-	steps := []time.Duration{24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour, 30 * 24 * time.Hour,
+	steps := []time.Duration{24 * time.Hour, 2 * 24 * time.Hour, 7 * 24 * time.Hour, 14 * 24 * time.Hour,
+		30 * 24 * time.Hour,
 		61 * 24 * time.Hour, 91 * 24 * time.Hour, 182 * 24 * time.Hour, 365 * 24 * time.Hour}
 	step := steps[len(steps)-1]
 	for _, s := range steps {

@@ -71,6 +71,14 @@ func (r *receiver) last(t *testing.T, v any) string {
 	return r.paths[len(r.paths)-1]
 }
 
+// serveInProcess runs gpuprice with args (a serve command) in this process under
+// ctx; done gets its exit code.
+func serveInProcess(ctx context.Context, args ...string) (out, errb *syncBuffer, done chan int) {
+	out, errb, done = &syncBuffer{}, &syncBuffer{}, make(chan int, 1)
+	go func() { done <- cli.Main(ctx, args, out, errb) }()
+	return out, errb, done
+}
+
 // alertDay is the day the alert history ends: --at is four hours into it.
 var alertDay = time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
 
@@ -436,29 +444,17 @@ func TestServeEvaluatesAlerts(t *testing.T) {
 	cfg := writeConfig(t, srv.URL)
 	hook := newReceiver(t)
 	t.Setenv("GPUPRICE_ALERT_WEBHOOK_URL", hook.srv.URL+"/hook/serve-secret-token")
-	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString(`alerts:
+	appendConfig(t, cfg, `alerts:
   schedule: "0 0 1 1 *"
   rules:
     - {name: any-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 1000}
   notifiers:
     - {name: hook, kind: webhook, url_env: GPUPRICE_ALERT_WEBHOOK_URL}
 `)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dsn := "duckdb://" + filepath.Join(t.TempDir(), "serve.duckdb")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- cli.Main(ctx, []string{"--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now"}, &out, &errb)
-	}()
+	out, errb, done := serveInProcess(ctx, "--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0", "--run-now")
 	waitFor(t, "the alert webhook", func() bool {
 		select {
 		case code := <-done:

@@ -124,6 +124,7 @@ func apiCases(at, sku string) []apiCase {
 			[]string{"breakeven", "--gpu", "h100-sxm-80gb", "--term", "1y", "--utilisation", "60%", "--quote", "2.1", "--at", at}},
 		{"inference?params=70e9&precision=fp8&gpu=h100", []string{"inference", "--params", "70e9", "--precision", "fp8", "--gpu", "h100"}},
 		{"index?since=2d&at=" + at, []string{"index", "--since", "2d", "--at", at}},
+		{"digest?gpu=H100-SXM-80GB&since=2d&at=" + at, []string{"digest", "--gpu", "H100-SXM-80GB", "--since", "2d", "--at", at}},
 		{"alerts?at=" + at, []string{"alerts", "--dry-run", "--at", at}},
 		{"alerts?at=" + at + "&window=30d", []string{"alerts", "--dry-run", "--at", at, "--window", "30d"}},
 		{"sources", []string{"sources"}},
@@ -393,6 +394,8 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		{"runs?limit=0", "limit"},
 		{"fx?currency=euro", "currency"},
 		{"gpus?gpu=Z9000", "gpu"},
+		{"digest", "gpu"},
+		{"digest?gpu=h100&since=soon", "since"},
 	} {
 		code, _, body := doReq(t, "GET", base+"/api/v1/"+c.path, nil)
 		checkAnswer(t, doc, "GET", "/api/v1/"+c.path, code, body)

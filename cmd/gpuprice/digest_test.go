@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
+	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -138,12 +142,21 @@ func testDigestRecorded(t *testing.T, dsn string) {
 	if sp.Pricing != "spot" || len(sp.Changes) != 1 || sp.Changes[0].Pct == nil || *sp.Changes[0].Pct != -20 {
 		t.Errorf("spot line: %+v", sp)
 	}
+	// The largest spot move crosses the week's start: from the 0.50 in force when it
+	// began (imported 2026-10-25 12:00, carried in) to 0.40: 0.40 ÷ 0.50 − 1 = −20 %.
+	// The week's own bars alone (one, at 0.40) would tell no move.
+	mv := d.GPUs[0].SpotMoves
+	if len(mv) != 1 || mv[0].SKU != "vast:148199:1x" || !mv[0].CarriedIn || mv[0].From != 0.5 || mv[0].To != 0.4 ||
+		mv[0].MovePct != -20 || mv[0].Low != 0.4 || mv[0].High != 0.5 || mv[0].Changes != 1 ||
+		mv[0].FromAt.Format(time.RFC3339) != "2026-10-25T12:00:00Z" {
+		t.Errorf("spot moves: %+v", mv)
+	}
 	if len(d.Recorded) == 0 || len(d.Failed) != 0 || !d.RiskCollected {
 		t.Errorf("recorded %v, failed %v, risk %v", d.Recorded, d.Failed, d.RiskCollected)
 	}
 	// Every command the digest names runs.
 	for _, c := range []string{od.Command, od.IndexCommand, d.GPUs[0].SpreadsCommand, d.GPUs[0].SpotCommand,
-		d.RunsCommand, d.RiskCommand} {
+		d.RunsCommand, d.RiskCommand, mv[0].Command} {
 		f := strings.Fields(c)
 		if f[0] != "gpuprice" {
 			t.Fatalf("command %q", c)
@@ -244,5 +257,55 @@ digest:
 	<-done
 	if strings.Contains(out.String()+errb.String(), hook.srv.URL+"/hook") {
 		t.Error("serve printed the webhook URL")
+	}
+}
+
+// TestDigestNamesFailedSources: a week with real failed runs (every source's
+// endpoint closed, so `collect` fails each one) puts each source under "Sources that
+// failed" with its runs counted and its newest failure's error, in JSON, Markdown
+// and Slack; a week before those runs has none.
+func TestDigestNamesFailedSources(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	base := closed.URL
+	closed.Close() // nothing answers there now
+	cfg := writeConfig(t, base)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "failed.duckdb")
+	g := []string{"--config", cfg, "--store", dsn}
+	for i := 0; i < 2; i++ {
+		if _, code := run(t, append(g, "collect")...); code == 0 {
+			t.Fatalf("collect %d against a closed endpoint exited 0", i+1)
+		}
+	}
+	args := append(g, "digest", "--gpu", "H100-SXM-80GB", "--since", "7d")
+	var d digest.Digest
+	runJSON(t, &d, append(args, "--format", "json")...)
+	bySource := map[string]digest.FailedSource{}
+	for _, f := range d.Failed {
+		bySource[f.Source] = f
+	}
+	for _, src := range []string{"azure", "lambda", "vast"} {
+		f, ok := bySource[src]
+		if !ok {
+			t.Errorf("%s is not among the failed sources: %+v", src, d.Failed)
+			continue
+		}
+		if f.Runs != 2 || f.Failed != 2 || f.Last.Status != schemas.RunFailed || f.Last.Error == "" {
+			t.Errorf("%s: %+v", src, f)
+		}
+	}
+	md, code := run(t, append(args, "--format", "markdown")...)
+	if code != 0 || !strings.Contains(md, "## Sources that failed") ||
+		!strings.Contains(md, "azure: 2 of 2 runs did not end ok; the last failed at ") || strings.Contains(md, "no run failed") {
+		t.Errorf("markdown's failed sources:\n%s", md)
+	}
+	sl, code := run(t, append(args, "--format", "slack")...)
+	if code != 0 || !strings.Contains(sl, "Sources that failed") || !strings.Contains(sl, "vast: 2 of 2 runs did not end ok") {
+		t.Errorf("slack's failed sources:\n%s", sl)
+	}
+	// A week that ended before these runs began has no failed source.
+	var before digest.Digest
+	runJSON(t, &before, append(args, "--at", "2026-11-02", "--format", "json")...)
+	if len(before.Failed) != 0 {
+		t.Errorf("a week before the runs: failed %+v", before.Failed)
 	}
 }

@@ -117,20 +117,7 @@ alerts:
 		Text string `json:"text"`
 	}
 	slack.last(t, &sl)
-	if strings.Contains(sl.Text, "<!") || regexp.MustCompile(`<(?:[^h]|h(?:[^t]|t[^t]))`).MatchString(sl.Text) {
-		t.Errorf("Slack text holds a mention or a foreign link:\n%s", sl.Text)
-	}
-	for _, m := range regexp.MustCompile(`<[^>]*>`).FindAllString(sl.Text, -1) {
-		if !strings.HasPrefix(m, "<https://gpuprice.example.com/") {
-			t.Errorf("Slack link %q is not gpuprice's", m)
-		}
-	}
-	for _, line := range strings.Split(sl.Text, "\n") {
-		if !strings.HasPrefix(line, ":rotating_light: FIRING *cheap-h100*") && !strings.HasPrefix(line, ">") {
-			t.Errorf("Slack line %q: neither the event nor its detail (forged?)", line)
-		}
-	}
-	unprintable(t, "Slack text", strings.ReplaceAll(sl.Text, "\n", " "))
+	inertSlack(t, sl.Text, "cheap-h100")
 	var wh any
 	hook.last(t, &wh)
 	walkStrings(wh, "", func(path, s string) {
@@ -167,6 +154,27 @@ alerts:
 	if len(regions) == 0 || len(regions) >= len(textsafe.Hostile) {
 		t.Errorf("gpuprice_cheapest_usd_per_gpu_hour regions %v: want a few", regions)
 	}
+}
+
+// inertSlack fails the test when a Slack message of the firing rule holds a
+// mention, a link that is not gpuprice's (serve.public_url https://gpuprice.example.com/),
+// a line that is neither the event nor its detail, or an unprintable character.
+func inertSlack(t *testing.T, text, rule string) {
+	t.Helper()
+	if strings.Contains(text, "<!") || regexp.MustCompile(`<(?:[^h]|h(?:[^t]|t[^t]))`).MatchString(text) {
+		t.Errorf("Slack text holds a mention or a foreign link:\n%s", text)
+	}
+	for _, m := range regexp.MustCompile(`<[^>]*>`).FindAllString(text, -1) {
+		if !strings.HasPrefix(m, "<https://gpuprice.example.com/") {
+			t.Errorf("Slack link %q is not gpuprice's", m)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, ":rotating_light: FIRING *"+rule+"*") && !strings.HasPrefix(line, ">") {
+			t.Errorf("Slack line %q: neither the event nor its detail (forged?)", line)
+		}
+	}
+	unprintable(t, "Slack text", strings.ReplaceAll(text, "\n", " "))
 }
 
 // unprintable fails the test when s holds a control character, a bidi override or

@@ -92,6 +92,22 @@ sources:
 	return p
 }
 
+// appendConfig adds text (YAML sections) to the configuration file cfg.
+func appendConfig(t *testing.T, cfg, text string) {
+	t.Helper()
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // neverSchedule is the test configs' schedule for every source: midnight on 1
 // January, so that a `serve` under test never starts a scheduled collection of its
 // own (the sources' defaults, every 10 minutes or hourly, would fire in the middle of

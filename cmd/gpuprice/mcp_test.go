@@ -97,7 +97,7 @@ func testMCPRecorded(t *testing.T, dsn string) {
 	check := func(how string, cs *sdk.ClientSession) {
 		t.Helper()
 		tools, err := cs.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 11 {
+		if err != nil || len(tools.Tools) != 13 {
 			t.Fatalf("%s: tools/list: %v (%d tools)", how, err, len(tools.Tools))
 		}
 		for i, c := range cases {
@@ -126,8 +126,8 @@ func testMCPRecorded(t *testing.T, dsn string) {
 				t.Errorf("%s: %s %v: the data differs from gpuprice %v:\n%s", how, c.tool, c.args, c.cli,
 					answerDiff("", got.Data, want[i]))
 			}
-			// The catalog and inference (as `gpuprice inference`) say nothing of the rows' origin.
-			if c.tool != "list_gpus" && c.tool != "inference_cost" && len(got.Recorded) == 0 {
+			// The catalog says nothing of the rows' origin.
+			if c.tool != "list_gpus" && len(got.Recorded) == 0 {
 				t.Errorf("%s: %s: the answer does not say it read a recorded example", how, c.tool)
 			}
 			if g, ok := c.args["gpu"].(string); ok && (len(got.Matched) == 0 || got.Matched[0].Input != g) {

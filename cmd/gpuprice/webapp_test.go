@@ -270,6 +270,31 @@ const readOffers = `[...document.querySelectorAll('#offers tbody tr')].map(tr =>
   return {GPU: c[0], Provider: c[1], Tier: c[2], Pricing: c[3], Region: c[4], Scope: c[5], Price: c[7]};
 })`
 
+// downloadCSV clicks the board's "Download CSV" and returns the file's path and
+// records.
+func downloadCSV(t *testing.T, ctx context.Context) (string, [][]string) {
+	t.Helper()
+	dir := t.TempDir()
+	do(t, ctx, "allow downloads", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
+		_, err := cdp.Call(c, chromedp.FromContext(ctx).Browser, cdpbrowser.SetDownloadBehavior,
+			cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
+		return err
+	}), chromedp.Click(chromedp.CSS(`#csv`)))
+	var file string
+	waitFor(t, "the CSV download", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+		if len(m) == 1 {
+			file = m[0]
+		}
+		return file != ""
+	})
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, parseCSV(t, string(b))
+}
+
 func TestWebApp(t *testing.T) {
 	chromium(t)
 	testWebApp(t, "duckdb://"+filepath.Join(t.TempDir(), "web.duckdb"))
@@ -405,25 +430,7 @@ func testWebApp(t *testing.T, dsn string) {
 		shot(t, ctx, "board-lambda")
 
 		// The CSV download holds the rows of the filtered table.
-		dir := t.TempDir()
-		do(t, ctx, "allow downloads", chromedp.Func(func(c context.Context, _ *chromedp.Target) error {
-			_, err := cdp.Call(c, chromedp.FromContext(ctx).Browser, cdpbrowser.SetDownloadBehavior,
-				cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir})
-			return err
-		}), chromedp.Click(chromedp.CSS(`#csv`)))
-		var file string
-		waitFor(t, "the CSV download", func() bool {
-			m, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
-			if len(m) == 1 {
-				file = m[0]
-			}
-			return file != ""
-		})
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs := parseCSV(t, string(b))
+		file, recs := downloadCSV(t, ctx)
 		if len(recs)-1 != len(lambda) || recs[0][1] != "provider" || filepath.Base(file) != "gpuprice-lambda.csv" {
 			t.Fatalf("%s: %d rows (table: %d), header %v", filepath.Base(file), len(recs)-1, len(lambda), recs[0])
 		}

@@ -184,8 +184,9 @@ func (s recordedSource) Expect() scrapers.Expectation {
 }
 
 // Unpriced reports whether o is an offer a page lists without a price ("Contact
-// sales", "Pre order"): a collection quarantines it; a recorded example leaves it
-// out, as its coverage guard does (every row of an example is a price).
+// sales", "Pre order"): a collection counts the provider's own "not available"
+// markers as not offered and quarantines any other note; a recorded example leaves
+// it out, as its coverage guard does (every row of an example is a price).
 func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 && o.Attrs["price_text"] != "" }
 
 // originEmitter sets schemas.AttrOrigin on every priced row (Unpriced rows are left

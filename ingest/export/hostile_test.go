@@ -16,10 +16,9 @@ import (
 // back, and Options.RawCSV (`--raw-csv`) writes them as they are.
 func TestCSVExportHostile(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	var obs []schemas.Observation
-	for _, h := range textsafe.Hostile {
-		obs = append(obs, schemas.Observation{ObservedAt: t0, EffectiveAt: t0, Provider: "vast", SKU: h, Region: h,
-			GPUName: h, GPUCount: 1, PriceNative: -3.5, PriceUSDHour: 1.9, PriceUSDGPUHour: 1.9, FXRate: 1})
+	obs := schemas.HostileObservations(t0)
+	for i := range obs {
+		obs[i].PriceNative = -3.5 // a negative number, not a formula
 	}
 	for _, raw := range []bool{false, true} {
 		var b bytes.Buffer

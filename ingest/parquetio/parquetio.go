@@ -273,7 +273,8 @@ func formatter(n parquet.Node) func(parquet.Value) (string, error) {
 					u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
 				}
 			}
-			return new(big.Rat).SetFrac(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)).FloatString(scale), nil
+			return new(big.Rat).SetFrac(u, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)).FloatString(scale),
+				nil
 		}
 	}
 	if n.Type().Kind() == parquet.Int96 {

@@ -153,7 +153,8 @@ func (o Options) Validate() error {
 	if o.Collect != nil && len(o.Collect) == 0 {
 		return errors.New("aws: options: collect is empty")
 	}
-	for name, u := range map[string]string{"pricing_endpoint": o.PricingEndpoint, "ec2_endpoint": o.EC2Endpoint, "spot_feed": o.SpotFeed} {
+	for name, u := range map[string]string{"pricing_endpoint": o.PricingEndpoint, "ec2_endpoint": o.EC2Endpoint,
+		"spot_feed": o.SpotFeed} {
 		if u == "" {
 			continue
 		}

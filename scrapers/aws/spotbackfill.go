@@ -173,7 +173,8 @@ func (b *SpotBackfill) Run(ctx context.Context, step SpotStep) error {
 		b.log().Info("resuming backfill", "start", cp.Start, "end", cp.End, "checkpoint", b.Checkpoint.String())
 	case ok && !b.Restart:
 		b.log().
-			Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint", b.Checkpoint.String())
+			Warn("checkpoint is of another --since or --instance-types: starting a new window", "checkpoint",
+				b.Checkpoint.String())
 		fallthrough
 	default:
 		cp = spotCheckpoint{Key: b.key, Start: now.Add(-b.Since), End: now.Add(-b.Until)}

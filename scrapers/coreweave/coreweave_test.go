@@ -45,7 +45,7 @@ func TestParsePageRules(t *testing.T) {
 		t.Errorf("GB200 inference = %+v", inf)
 	}
 	b3 := rows["coreweave:b300|on_demand"]
-	if b3.PriceNative != 0 || b3.Attrs["price_text"] != "Contact sales" || b3.GPUName != "NVIDIA HGX B300" || b3.Attrs["system_ram_gb"] != "4,096" {
+	if b3.PriceNative != 0 || b3.Attrs["price_text"] != `not offered (the page shows "Contact sales")` || b3.GPUName != "NVIDIA HGX B300" || b3.Attrs["system_ram_gb"] != "4,096" {
 		t.Errorf("B300 on demand = %+v", b3)
 	}
 	if s := rows["coreweave:b300|spot"]; s.PriceNative != 35.84 || s.Pricing != schemas.Spot {
@@ -80,11 +80,33 @@ func TestContactSales(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := pagetest.Index(t, res.Rows)
-	if o := rows["coreweave:hgx-h200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != "Contact sales" {
+	if o := rows["coreweave:hgx-h200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("H200 = %+v", o)
 	}
-	if o := rows["coreweave:gh200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != "Contact us" {
+	if o := rows["coreweave:gh200|on_demand"]; o.PriceNative != 0 || o.Attrs["price_text"] != `not offered (the page shows "Contact us")` {
 		t.Errorf("GH200 = %+v", o)
+	}
+}
+
+// TestContactSalesIsNotOffered (issue 23): the rows CoreWeave's page lists with a
+// "Contact sales" or "Contact us" link instead of a price are its own "not
+// available" marker: counted as not offered, none left for the quarantine, so the
+// full page's run is routine.
+func TestContactSalesIsNotOffered(t *testing.T) {
+	for file, want := range map[string][]string{
+		"testdata/full_page/input.html": {"coreweave:b300-inference-1gpu|on_demand", "coreweave:b300|on_demand"},
+		"testdata/contact_sales/input.html": {"coreweave:b300-inference-1gpu|on_demand", "coreweave:b300|on_demand",
+			"coreweave:gh200-inference-1gpu|on_demand", "coreweave:gh200|on_demand",
+			"coreweave:hgx-h200-inference-1gpu|on_demand", "coreweave:hgx-h200|on_demand"},
+	} {
+		res, err := pagetest.ParseFile(t, parsePage, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notOffered, quarantined := pagetest.Unpriced(res.Rows)
+		if strings.Join(notOffered, " ") != strings.Join(want, " ") || len(quarantined) != 0 {
+			t.Errorf("%s: not offered %v, quarantined %v; want %v and none", file, notOffered, quarantined, want)
+		}
 	}
 }
 

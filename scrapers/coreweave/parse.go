@@ -259,7 +259,7 @@ func parseRow(
 		}
 		switch {
 		case text == "" && contact != "":
-			o.Attrs["price_text"] = contact
+			o.Attrs["price_text"] = pageutil.UnpricedText(contact)
 		case pageutil.NotOffered(text):
 			continue
 		default:
@@ -269,7 +269,7 @@ func parseRow(
 				rejects = append(rejects, reject("%s: %s %q: %v", name, pc.span, text, err)...)
 				continue
 			case !found:
-				o.Attrs["price_text"] = text
+				o.Attrs["price_text"] = pageutil.UnpricedText(text)
 			default:
 				o.PriceNative, o.Currency = p.Value, p.Currency
 				if p.Qualifier != "" {

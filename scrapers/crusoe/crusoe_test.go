@@ -36,7 +36,7 @@ func TestParsePageRules(t *testing.T) {
 		h.Attrs["form_factor"] != "HGX" || h.Region != "" || h.Currency != "USD" {
 		t.Errorf("H100 = %+v", h)
 	}
-	if s := rows["crusoe:h100-hgx-80gb|spot"]; s.PriceNative != 0 || s.Attrs["price_text"] != "Contact sales" {
+	if s := rows["crusoe:h100-hgx-80gb|spot"]; s.PriceNative != 0 || s.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("H100 spot = %+v", s)
 	}
 	if a, p := rows["crusoe:a100-sxm-80gb|on_demand"], rows["crusoe:a100-pcie-80gb|on_demand"]; a.PriceNative != 2.3 || p.PriceNative != 2 {
@@ -48,7 +48,7 @@ func TestParsePageRules(t *testing.T) {
 	if m := rows["crusoe:mi300x-oam-192gb|on_demand"]; m.GPUName != "AMD MI300X" || m.Interconnect != schemas.InterconnectInfiniband || m.PriceNative != 3.45 {
 		t.Errorf("MI300X = %+v", m)
 	}
-	if g := rows["crusoe:gb200-nvl72-186gb|on_demand"]; g.Attrs["price_text"] != "Contact sales" || g.GPUMemoryGB != 186 {
+	if g := rows["crusoe:gb200-nvl72-186gb|on_demand"]; g.Attrs["price_text"] != `not offered (the page shows "Contact sales")` || g.GPUMemoryGB != 186 {
 		t.Errorf("GB200 = %+v", g)
 	}
 	for kind, want := range map[string]float64{"commitment_6m": 3.4, "reserved_1y": 2.9, "reserved_3y": 0} {
@@ -150,5 +150,15 @@ func FuzzParsePage(f *testing.F) {
 				t.Errorf("bad row %+v", o)
 			}
 		}
+	})
+}
+
+// TestNotSoldIsNotOffered (issue 23): the cells Crusoe's page shows "Contact sales"
+// in instead of a price are its own "not available" marker: counted as not offered,
+// none left for the quarantine.
+func TestNotSoldIsNotOffered(t *testing.T) {
+	pagetest.NotOffered(t, parsePage, map[string]int{
+		"testdata/full_page/input.html":         10,
+		"testdata/reference_excerpt/input.html": 4,
 	})
 }

@@ -166,7 +166,7 @@ func parseCard(
 			rejects = append(rejects, reject("%s: %s %q: %v", name, label, text, err)...)
 			return
 		case !found:
-			o.Attrs["price_text"] = text
+			o.Attrs["price_text"] = pageutil.UnpricedText(text)
 		default:
 			o.PriceNative, o.Currency = p.Value, p.Currency
 			o.Unit = pageutil.UnitFromPer(p.Per, schemas.UnitGPUHour)

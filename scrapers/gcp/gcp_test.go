@@ -278,7 +278,7 @@ func TestPricingPageRules(t *testing.T) {
 			t.Errorf("%s %s %s: %v %+v, want %v", c.sku, c.region, c.pricing, ok, o, c.price)
 		}
 	}
-	if o, ok := find(rows, "nvidia-b200", "us-central1", schemas.OnDemand); !ok || o.PriceNative != 0 || o.Attrs["price_text"] != "Contact sales" {
+	if o, ok := find(rows, "nvidia-b200", "us-central1", schemas.OnDemand); !ok || o.PriceNative != 0 || o.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("B200 contact sales row = %+v", o)
 	}
 	for _, bad := range []string{"testdata/page_layout_changed/input.html", "testdata/page_empty/input.html"} {

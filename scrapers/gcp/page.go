@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 )
 
 // ErrLayout means the GPU pricing page no longer has the tables this parser reads.
@@ -44,7 +45,7 @@ var notOffered = map[string]bool{"": true, "-": true, "—": true, "–": true, 
 // 3-year commitment), each a price per GPU-hour. A cell with a dollar amount is a row;
 // a cell saying the GPU is not offered ("N/A", "—", "Not available", empty) is no row
 // and is counted in Skipped[skipNotOffered]; any other text is a row with price 0 and
-// Attrs["price_text"]. Tables without a region column and a price column are not price
+// Attrs["price_text"] (pageutil.UnpricedText: "Contact sales" a not-offered text). Tables without a region column and a price column are not price
 // tables and are passed over. A page with no price rows is an ErrLayout error.
 func parsePricingPage(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 	data, err := io.ReadAll(r)
@@ -194,7 +195,7 @@ func parseTable(t *goquery.Selection, model string, observedAt time.Time) ([]sch
 					o.Attrs["price_text"] = cell
 				}
 			} else {
-				o.Attrs["price_text"] = cell
+				o.Attrs["price_text"] = pageutil.UnpricedText(cell)
 			}
 			rows = append(rows, o)
 		}

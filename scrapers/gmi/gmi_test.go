@@ -38,7 +38,7 @@ func TestParsePageRules(t *testing.T) {
 	if g := rows["gmi:gb200|on_demand"]; g.GPUName != "NVIDIA GB200" || g.PriceNative != 8 {
 		t.Errorf("GB200 = %+v", g)
 	}
-	if g := rows["gmi:gb300|on_demand"]; g.PriceNative != 0 || g.Attrs["price_text"] != "Pre order" {
+	if g := rows["gmi:gb300|on_demand"]; g.PriceNative != 0 || g.Attrs["price_text"] != `not offered (the page shows "Pre order")` {
 		t.Errorf("GB300 = %+v", g)
 	}
 	if b := rows["gmi:b200|on_demand"]; b.PriceNative != 4 || b.Attrs["availability"] != "Limited Availability" {
@@ -47,7 +47,7 @@ func TestParsePageRules(t *testing.T) {
 	if r := rows["gmi:h100|reserved_1y"]; r.PriceNative != 1.85 || r.Attrs["price_qualifier"] != "from" {
 		t.Errorf("H100 reserved = %+v", r)
 	}
-	if r := rows["gmi:b200|reserved_1y"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact sales" {
+	if r := rows["gmi:b200|reserved_1y"]; r.PriceNative != 0 || r.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("B200 reserved = %+v", r)
 	}
 	for _, o := range res.Rows {
@@ -67,13 +67,41 @@ func TestParsePageRules(t *testing.T) {
 	}
 }
 
+// TestReservedWithoutTerm: the priced cards under a "Reserved capacity" heading that
+// states no term are prices a person should look at (their kind is unknown): both
+// quarantined. The "Contact sales" card there has no price to misfile: no row, not a
+// reject (issue 23).
 func TestReservedWithoutTerm(t *testing.T) {
 	res, err := pagetest.ParseFile(t, parsePage, "testdata/reserved_no_term/input.html")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 5 || len(res.Rejects) != 3 || !strings.Contains(res.Rejects[0].Reason, "states no commitment term") {
-		t.Errorf("rows %d rejects %+v; want 5 and 3", len(res.Rows), res.Rejects)
+	if len(res.Rows) != 5 || len(res.Rejects) != 2 || !strings.Contains(res.Rejects[0].Reason, "states no commitment term") {
+		t.Errorf("rows %d rejects %+v; want 5 and 2", len(res.Rows), res.Rejects)
+	}
+	for _, r := range res.Rejects {
+		if strings.Contains(r.Raw, "Contact sales") {
+			t.Errorf("the Contact sales card is quarantined: %s", r.Reason)
+		}
+	}
+}
+
+// TestNotSoldIsNotOffered (issue 23): GMI's "Pre order" and "Contact sales" cards are
+// its own "not available" markers: counted as not offered, none left for the
+// quarantine, so a run on the page is routine.
+func TestNotSoldIsNotOffered(t *testing.T) {
+	for file, want := range map[string][]string{
+		"testdata/full_page/input.html":         {"gmi:b200|reserved_1y", "gmi:gb300|on_demand"},
+		"testdata/reference_excerpt/input.html": {"gmi:gb300|on_demand"},
+	} {
+		res, err := pagetest.ParseFile(t, parsePage, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notOffered, quarantined := pagetest.Unpriced(res.Rows)
+		if strings.Join(notOffered, " ") != strings.Join(want, " ") || len(quarantined) != 0 || len(res.Rejects) != 0 {
+			t.Errorf("%s: not offered %v, quarantined %v %v; want %v and none", file, notOffered, quarantined, res.Rejects, want)
+		}
 	}
 }
 

@@ -110,10 +110,6 @@ func parseCard(
 	if slug == "" {
 		return reject("GPU name %q has no letters or digits", name)
 	}
-	kind, ok := sectionKind(section)
-	if !ok {
-		return reject("%s: section %q states no commitment term", name, section)
-	}
 	priceSpan := unitSpan.PrevFiltered("span")
 	if priceSpan.Length() == 0 {
 		return reject("%s: no price before the unit %q", name, pageutil.Clean(unitSpan.Text()))
@@ -121,6 +117,14 @@ func parseCard(
 	text := pageutil.Clean(priceSpan.Text())
 	if pageutil.NotOffered(text) {
 		return schemas.Observation{}, nil // "—": this GPU has no price of this kind
+	}
+	kind, ok := sectionKind(section)
+	switch {
+	case !ok && pageutil.NotSold(text):
+		// "Contact sales" under a heading without a term: no price to misfile.
+		return schemas.Observation{}, nil
+	case !ok:
+		return reject("%s: section %q states no commitment term", name, section)
 	}
 	per := strings.TrimPrefix(pageutil.Clean(unitSpan.Text()), "/")
 	o := schemas.Observation{
@@ -159,7 +163,7 @@ func parseCard(
 	case err != nil:
 		return reject("%s: price %q: %v", name, text, err)
 	case !found:
-		o.Attrs["price_text"] = text
+		o.Attrs["price_text"] = pageutil.UnpricedText(text)
 	default:
 		o.PriceNative, o.Currency = p.Value, p.Currency
 		if p.Qualifier != "" {

@@ -70,7 +70,7 @@ func TestParsePageRules(t *testing.T) {
 	}
 	var contact int
 	for _, o := range rows {
-		if o.Attrs["price_text"] == "Contact sales" && o.PriceNative == 0 && strings.HasPrefix(o.SKU, "gpu_") {
+		if o.Attrs["price_text"] == `not offered (the page shows "Contact sales")` && o.PriceNative == 0 && strings.HasPrefix(o.SKU, "gpu_") {
 			contact++
 		}
 	}

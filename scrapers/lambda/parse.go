@@ -139,7 +139,7 @@ func parseRow(tr *goquery.Selection, count int, observedAt time.Time) (schemas.O
 		}
 		o.PriceNative = p
 	} else {
-		o.Attrs["price_text"] = text
+		o.Attrs["price_text"] = pageutil.UnpricedText(text)
 	}
 	return o, nil
 }

@@ -144,6 +144,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		scrapers.Reject(e, r.Raw, r.Reason)
 	}
 	s.cfg.Logger.With("source", s.cfg.Name).
-		Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected", len(res.Rejects), "skipped", res.Skipped)
+		Debug("catalog read", "subsidiary", s.subsidiary, "records", res.Records, "rows", len(res.Rows), "rejected",
+			len(res.Rejects), "skipped", res.Skipped)
 	return nil
 }

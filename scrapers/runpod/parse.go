@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
 )
 
 // Sentinels of this package.
@@ -344,6 +345,7 @@ func parsePage(r io.Reader, observedAt time.Time) (result, error) {
 	}
 	res := result{Rows: []schemas.Observation{}}
 	seen := map[string]bool{}
+	listed := pricedClouds(cards)
 	for _, c := range cards {
 		if c.name == "" {
 			html, _ := goquery.OuterHtml(c.raw)
@@ -358,7 +360,7 @@ func parsePage(r io.Reader, observedAt time.Time) (result, error) {
 			continue
 		}
 		seen[c.name] = true
-		res.Rows = append(res.Rows, cardRows(c, observedAt)...)
+		res.Rows = append(res.Rows, cardRows(c, listed, observedAt)...)
 	}
 	return res, nil
 }
@@ -424,7 +426,28 @@ func deployGPU(row *goquery.Selection) string {
 	return u.Query().Get("gpu")
 }
 
-func cardRows(c card, observedAt time.Time) []schemas.Observation {
+// pricedClouds reports, per cloud, whether some card of the page carries its price
+// attribute. RunPod's page leaves the attribute out of, or empty on, the cards of
+// GPUs a cloud does not offer (MI300X in Community Cloud); an attribute no card
+// carries is the page's layout changing, not a cloud offering nothing.
+func pricedClouds(cards []card) map[string]bool {
+	listed := map[string]bool{}
+	for _, c := range cards {
+		if c.secure != nil && strings.TrimSpace(*c.secure) != "" {
+			listed[cloudSecure] = true
+		}
+		if c.community != nil && strings.TrimSpace(*c.community) != "" {
+			listed[cloudCommunity] = true
+		}
+	}
+	return listed
+}
+
+// cardRows are a card's rows, one per cloud. A cloud whose price attribute the card
+// leaves out or empty, while other cards of the page carry it (listed), does not
+// offer the GPU: a row with price 0 and a not-offered text, counted as not offered.
+// A text there ("Contact us") is pageutil.UnpricedText.
+func cardRows(c card, listed map[string]bool, observedAt time.Time) []schemas.Observation {
 	var mem float64
 	attrs := map[string]string{"displayName": c.name, "layout": c.layout, "sku_basis": "display_name"}
 	for _, t := range c.tags {
@@ -466,6 +489,9 @@ func cardRows(c card, observedAt time.Time) []schemas.Observation {
 			o.Attrs[k] = v
 		}
 		switch {
+		case (p.price == nil || strings.TrimSpace(*p.price) == "") && listed[p.cloud]:
+			o.Attrs["price_text"] = fmt.Sprintf("%s in %s cloud (the card lists no %s price)",
+				scrapers.NotOfferedPrefix, p.cloud, p.cloud)
 		case p.price == nil:
 			o.Attrs["price_text"] = "not listed"
 		case strings.TrimSpace(*p.price) == "":
@@ -474,7 +500,7 @@ func cardRows(c card, observedAt time.Time) []schemas.Observation {
 			if m := priceRE.FindStringSubmatch(strings.TrimSpace(*p.price)); m != nil {
 				o.PriceNative, _ = strconv.ParseFloat(m[1], 64)
 			} else {
-				o.Attrs["price_text"] = *p.price
+				o.Attrs["price_text"] = pageutil.UnpricedText(*p.price)
 			}
 		}
 		rows = append(rows, o)

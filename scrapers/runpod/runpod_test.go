@@ -143,9 +143,55 @@ func TestParsePageRules(t *testing.T) {
 	if res.Skipped[skipDup] != 1 || len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Raw, "gpu_table-row") {
 		t.Errorf("skipped %v, rejected %+v; want the featured duplicate skipped and the nameless card rejected", res.Skipped, res.Rejects)
 	}
-	for sku, text := range map[string]string{"L4:community": "Contact us", "RTX 3090:secure": "empty", "MI300X:community": "not listed"} {
+	for sku, text := range map[string]string{
+		"L4:community":       `not offered (the page shows "Contact us")`,
+		"RTX 3090:secure":    "not offered in secure cloud (the card lists no secure price)",
+		"H100 NVL:community": "not offered in community cloud (the card lists no community price)",
+		"MI300X:community":   "not offered in community cloud (the card lists no community price)",
+	} {
 		if o, _ := find(res.Rows, sku, schemas.OnDemand); o.PriceNative != 0 || o.Attrs["price_text"] != text {
 			t.Errorf("%s = %v %q, want 0 with price_text %q", sku, o.PriceNative, o.Attrs["price_text"], text)
+		}
+	}
+}
+
+// TestPageNotOfferedIsRoutine (issue 23): on the current page layout a card that
+// leaves a cloud's price attribute out or empty, or says "Contact us" there, does not
+// offer the GPU in that cloud: every price-0 row of page_table is a not-offered text
+// (rows_not_offered), and what is left for the quarantine is the one card without a
+// name, within RunPod's Info.QuarantineShare of the page's priced rows. An attribute
+// no card carries is the layout changing: those rows stay quarantined.
+func TestPageNotOfferedIsRoutine(t *testing.T) {
+	res := mustParse(t, "testdata/page_table/input.html")
+	notOffered, priced := 0, 0
+	for _, o := range res.Rows {
+		switch {
+		case o.PriceNative > 0:
+			priced++
+		case scrapers.NotOffered(o.Attrs["price_text"]):
+			notOffered++
+		default:
+			t.Errorf("%s: price 0 with %q: quarantined", o.SKU, o.Attrs["price_text"])
+		}
+	}
+	info, _, _ := scrapers.Lookup(Name)
+	share := float64(len(res.Rejects)) / float64(priced+len(res.Rejects))
+	if notOffered != 4 || priced != 24 || len(res.Rejects) != 1 || share > info.QuarantineShare {
+		t.Errorf("not offered %d, priced %d, rejected %d (share %.2f, RunPod's %.2f); want 4, 24, 1 within the share",
+			notOffered, priced, len(res.Rejects), share, info.QuarantineShare)
+	}
+
+	// The same page with data-community renamed on every card: the community cloud is
+	// not "not offered" everywhere, the page changed.
+	data := strings.ReplaceAll(string(scrapertest.ReadFile(t, "testdata/page_table/input.html")), "data-community=", "data-cc=")
+	drift, err := parsePage(strings.NewReader(data), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range drift.Rows {
+		if o.Attrs["cloud"] == cloudCommunity && (o.Attrs["price_text"] != "not listed" || scrapers.NotOffered(o.Attrs["price_text"])) {
+			t.Errorf("%s with no community attribute on any card: price_text %q, want \"not listed\" (quarantined)",
+				o.SKU, o.Attrs["price_text"])
 		}
 	}
 }

@@ -359,7 +359,7 @@ func parseRow(
 				o.Attrs["price_qualifier"] = p.Qualifier
 			}
 		} else {
-			o.Attrs["price_text"] = text
+			o.Attrs["price_text"] = pageutil.UnpricedText(text)
 		}
 		rows = append(rows, o)
 	})

@@ -37,7 +37,7 @@ func TestParsePageRules(t *testing.T) {
 		d.Attrs["section"] != "Dedicated Inference" || d.Attrs["column"] != "On-demand" {
 		t.Errorf("dedicated H100 = %+v", d)
 	}
-	if r := rows["together:dedicated-inference:hgx-h100|commitment_1m"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact sales" {
+	if r := rows["together:dedicated-inference:hgx-h100|commitment_1m"]; r.PriceNative != 0 || r.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("dedicated H100 reserved = %+v", r)
 	}
 	c := rows["together:gpu-clusters:hgx-h100|on_demand"]
@@ -52,7 +52,7 @@ func TestParsePageRules(t *testing.T) {
 			t.Errorf("cluster H100 %s = %+v, want %v", kind, r, want)
 		}
 	}
-	if g := rows["together:gpu-clusters:gb200-nvl72|reserved_1y"]; g.GPUName != "NVIDIA GB200 NVL72" || g.Attrs["price_text"] != "Contact sales" {
+	if g := rows["together:gpu-clusters:gb200-nvl72|reserved_1y"]; g.GPUName != "NVIDIA GB200 NVL72" || g.Attrs["price_text"] != `not offered (the page shows "Contact sales")` {
 		t.Errorf("GB200 reserved = %+v", g)
 	}
 	if a := rows["together:dedicated-inference:a100-sxm-80gb|on_demand"]; a.GPUMemoryGB != 80 || a.PriceNative != 2.99 {
@@ -113,7 +113,7 @@ func TestRecordedPage(t *testing.T) {
 	if r := rows["together:gpu-clusters:hgx-h100|commitment_1m"]; r.Attrs["column"] != "Reserved 7-30 days" {
 		t.Errorf("column = %q", r.Attrs["column"])
 	}
-	if r := rows["together:gpu-clusters:hgx-b200|commitment_7m"]; r.PriceNative != 0 || r.Attrs["price_text"] != "Contact us" {
+	if r := rows["together:gpu-clusters:hgx-b200|commitment_7m"]; r.PriceNative != 0 || r.Attrs["price_text"] != `not offered (the page shows "Contact us")` {
 		t.Errorf("B200 181+ days = %+v", r)
 	}
 	if _, ok := rows["together:gpu-clusters:gb200-nvl72|on_demand"]; ok {
@@ -237,5 +237,16 @@ func FuzzParsePage(f *testing.F) {
 				t.Errorf("bad row %+v", o)
 			}
 		}
+	})
+}
+
+// TestNotSoldIsNotOffered (issue 23): the cells Together's page shows "Contact
+// sales" or "Contact us" in instead of a price are its own "not available" marker:
+// counted as not offered, none left for the quarantine.
+func TestNotSoldIsNotOffered(t *testing.T) {
+	pagetest.NotOffered(t, parsePage, map[string]int{
+		"testdata/full_page/input.html":         8,
+		"testdata/recorded_page/input.html":     16,
+		"testdata/reference_excerpt/input.html": 2,
 	})
 }

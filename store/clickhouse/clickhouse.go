@@ -340,7 +340,8 @@ func (s *Store) Exists(ctx context.Context) error {
 	}
 	defer conn.Close()
 	var dbs, tables uint64
-	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`, s.database).Scan(&dbs); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT count() FROM system.databases WHERE name = ?`,
+		s.database).Scan(&dbs); err != nil {
 		return s.wrap("look for database "+s.database, err)
 	}
 	if dbs == 0 {
@@ -670,22 +671,8 @@ func deduped(f store.Filter) (string, []any) {
 
 // Observations returns every observation matching f by series key then effective_at.
 func (s *Store) Observations(ctx context.Context, f store.Filter) ([]schemas.Observation, error) {
-	var out []schemas.Observation
-	err := s.Each(ctx, f, func(o schemas.Observation) error {
-		out = append(out, o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return store.CollectObservations(ctx, f, s.Each)
 }
-
-// errStop carries an error of Each's callback through the row loop, so that it is
-// returned unwrapped.
-type errStop struct{ err error }
-
-func (e errStop) Error() string { return e.err.Error() }
 
 // Each streams the observations matching f by series key then effective_at. The
 // server deduplicates and sorts; the rows arrive block by block and are handed to
@@ -699,15 +686,9 @@ func (s *Store) Each(ctx context.Context, f store.Filter, fn func(schemas.Observ
 		d_price_scope, d_price_basis
 	FROM ` + sub + `
 	ORDER BY provider, sku, region, zone, pricing, effective_at`
-	err := s.eachObservation(ctx, q, args, func(o schemas.Observation) error {
-		if err := fn(o); err != nil {
-			return errStop{err}
-		}
-		return nil
-	})
-	var stop errStop
-	if errors.As(err, &stop) {
-		return stop.err
+	err := s.eachObservation(ctx, q, args, store.Stopping(fn))
+	if cerr, ok := store.Stopped(err); ok {
+		return cerr
 	}
 	if err != nil {
 		return s.wrap("observations", err)
@@ -832,21 +813,8 @@ func (s *Store) FXRates(ctx context.Context, since time.Time) ([]schemas.FXRate,
 		return nil, s.wrap("fx rates", err)
 	}
 	defer rows.Close()
-	var out []schemas.FXRate
-	for rows.Next() {
-		var (
-			r   schemas.FXRate
-			day string
-		)
-		if err := rows.Scan(&day, &r.Currency, &r.USDPerUnit, &r.Source); err != nil {
-			return nil, s.wrap("fx rates", err)
-		}
-		if r.Date, err = time.Parse(time.DateOnly, day); err != nil {
-			return nil, fmt.Errorf("clickhouse: fx rates: date %q: %w", day, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := store.ScanFXRates(rows)
+	if err != nil {
 		return nil, s.wrap("fx rates", err)
 	}
 	return out, nil

@@ -83,7 +83,8 @@ var consistentBalancing = map[string]bool{"in_order": true, "first_or_random": t
 // checkBalancing fails unless the session's load_balancing is consistent.
 func (s *Store) checkBalancing(ctx context.Context) error {
 	var lb string
-	if err := s.conn.QueryRow(ctx, `SELECT value FROM system.settings WHERE name = 'load_balancing'`).Scan(&lb); err != nil {
+	if err := s.conn.QueryRow(ctx,
+		`SELECT value FROM system.settings WHERE name = 'load_balancing'`).Scan(&lb); err != nil {
 		return s.wrap("cluster settings", err)
 	}
 	if !consistentBalancing[lb] {

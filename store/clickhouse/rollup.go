@@ -32,7 +32,8 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 	if since.IsZero() || until.IsZero() {
 		var lo, hi time.Time
 		var n uint64
-		if err := s.conn.QueryRow(ctx, `SELECT min(effective_at), max(effective_at), count() FROM observations`).Scan(&lo, &hi, &n); err != nil {
+		if err := s.conn.QueryRow(ctx, `SELECT min(effective_at), max(effective_at), count() FROM observations`).Scan(&lo,
+			&hi, &n); err != nil {
 			return s.wrap("rollup: span", err)
 		}
 		if n == 0 {
@@ -370,7 +371,8 @@ func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until ti
 			sr.key = n.key
 			sr.bars = append(sr.bars, store.Bar{Provider: n.key[0], SKU: n.key[1], Region: n.key[2], Zone: n.key[3],
 				Pricing: n.key[4], Start: time.Unix(int64(r.start), 0).UTC(), GPU: n.gpu, Tier: n.tier,
-				Interconnect: n.interconect, PriceScope: n.scope, PriceBasis: n.basis, Open: r.open, High: r.high, Low: r.low, Close: r.close, Mean: r.mean,
+				Interconnect: n.interconect, PriceScope: n.scope, PriceBasis: n.basis, Open: r.open, High: r.high, Low: r.low,
+				Close: r.close, Mean: r.mean,
 				Count: int64(r.count), LastObservedAt: unixOrZero(int64(r.seen))})
 		}
 		if len(sr.bars) > 0 {

@@ -103,7 +103,8 @@ func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time,
 func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 	var lo, hi time.Time
 	var n uint64
-	if err := s.conn.QueryRow(ctx, `SELECT min(bar_start), max(bar_start), count() FROM bars WHERE width = 3600`).Scan(&lo, &hi, &n); err != nil {
+	if err := s.conn.QueryRow(ctx, `SELECT min(bar_start), max(bar_start), count() FROM bars WHERE width = 3600`).Scan(&lo,
+		&hi, &n); err != nil {
 		return s.wrap("backfill volatility days", err)
 	}
 	if n == 0 {

@@ -301,7 +301,8 @@ func (s *Store) readDayVolatilities(
 	var days []*volDay
 	named := !namesDay.IsZero()
 	for id, v := range read {
-		if refs, days, err = v.window(attrs, q.GPU, q.Tier, keep, endSec, below, refs, slab[len(slab):len(slab)]); err != nil {
+		if refs, days, err = v.window(attrs, q.GPU, q.Tier, keep, endSec, below, refs,
+			slab[len(slab):len(slab)]); err != nil {
 			return nil, err
 		}
 		if len(days) == 0 {
@@ -338,7 +339,8 @@ func (s *Store) readDayVolatilities(
 		out = append(out, fold(name.key, gpu, tier, w.days, q.Width, endSec, below))
 	}
 	slices.SortFunc(out, func(a, b store.SeriesVolatility) int {
-		for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone}, {a.Pricing, b.Pricing}} {
+		for _, c := range [][2]string{{a.Provider, b.Provider}, {a.SKU, b.SKU}, {a.Region, b.Region}, {a.Zone, b.Zone},
+			{a.Pricing, b.Pricing}} {
 			if n := strings.Compare(c[0], c[1]); n != 0 {
 				return n
 			}
@@ -743,9 +745,11 @@ func dayOfBars(
 			continue
 		}
 		if d.bars == 0 {
-			d.firstStart, d.firstClose, d.high, d.low, d.closeMax, d.closeMin, peak = r.starts[i], x, r.highs[i], r.lows[i], x, x, x
+			d.firstStart, d.firstClose, d.high, d.low, d.closeMax, d.closeMin, peak = r.starts[i], x, r.highs[i], r.lows[i], x,
+				x, x
 		} else {
-			d.high, d.low, d.closeMax, d.closeMin = max(d.high, r.highs[i]), min(d.low, r.lows[i]), max(d.closeMax, x), min(d.closeMin, x)
+			d.high, d.low, d.closeMax, d.closeMin = max(d.high, r.highs[i]), min(d.low, r.lows[i]), max(d.closeMax, x),
+				min(d.closeMin, x)
 			a := r.closes[prev]
 			if a > 0 && x > 0 {
 				ret := math.Log(x / a)

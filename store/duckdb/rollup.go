@@ -75,7 +75,8 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 			seen sql.NullTime
 		)
 		if err := rows.Scan(&b.Provider, &b.SKU, &b.Region, &b.Zone, &b.Pricing, &b.Start, &b.GPU,
-			&b.Tier, &b.Interconnect, &b.PriceScope, &b.PriceBasis, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count, &seen); err != nil {
+			&b.Tier, &b.Interconnect, &b.PriceScope, &b.PriceBasis, &b.Open, &b.High, &b.Low, &b.Close, &b.Mean, &b.Count,
+			&seen); err != nil {
 			return nil, fmt.Errorf("duckdb: bars: %w", err)
 		}
 		b.Start = b.Start.UTC()

@@ -208,7 +208,8 @@ func spreadsDiff(got, want []store.SpreadDay) string {
 			name string
 			g, w *float64
 		}{{"hyperscaler", g.Hyperscaler, w.Hyperscaler}, {"specialist", g.Specialist, w.Specialist},
-			{"marketplace", g.Marketplace, w.Marketplace}, {"ratio", g.Ratio, w.Ratio}, {"premium", g.PremiumPct, w.PremiumPct}} {
+			{"marketplace", g.Marketplace, w.Marketplace}, {"ratio", g.Ratio, w.Ratio}, {"premium", g.PremiumPct,
+				w.PremiumPct}} {
 			if !nearOpt(f.g, f.w) {
 				return fmt.Sprintf(
 					"%s %s %s %s: got %s, want %s",

@@ -61,7 +61,8 @@ func Generate(spec GenSpec, batch int, emit func([]schemas.Observation) error) e
 		p := genProviders[i%len(genProviders)]
 		g := genGPUs[(i/len(genProviders))%len(genGPUs)]
 		pr := pricings[(i/(len(genProviders)*len(genGPUs)))%len(pricings)]
-		tierMul := map[string]float64{schemas.TierHyperscaler: 1.35, schemas.TierSpecialist: 0.85, schemas.TierMarketplace: 0.75}[p.tier]
+		tierMul := map[string]float64{schemas.TierHyperscaler: 1.35, schemas.TierSpecialist: 0.85,
+			schemas.TierMarketplace: 0.75}[p.tier]
 		prMul := map[string]float64{schemas.Spot: 0.6, schemas.OnDemand: 1, schemas.Reserved1Y: 0.7}[pr]
 		base := g.base * tierMul * prMul * (0.9 + 0.2*rng.Float64())
 		ss[i] = series{o: schemas.Observation{

@@ -26,8 +26,9 @@ func (s *suite) signals(t *testing.T) {
 	band := func(h int, region string, idx float64, label string) schemas.Signal {
 		return schemas.Signal{ObservedAt: at(h).Add(90 * time.Second), EffectiveAt: at(h), Provider: "aws",
 			SKU: "p5.48xlarge", Region: region, GPU: "H100-SXM-80GB", Kind: schemas.SignalInterruption, Value: idx,
-			Label: label, Source: "aws-spot-advisor", SourceURL: "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json",
-			RunID: "run-1", Attrs: map[string]string{"savings_pct": "52", "os": "Linux"}}
+			Label: label, Source: "aws-spot-advisor",
+			SourceURL: "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json",
+			RunID:     "run-1", Attrs: map[string]string{"savings_pct": "52", "os": "Linux"}}
 	}
 	stock := func(h int, n float64, label string) schemas.Signal {
 		return schemas.Signal{ObservedAt: at(h), EffectiveAt: at(h), Provider: "runpod", SKU: "NVIDIA H100 80GB HBM3",

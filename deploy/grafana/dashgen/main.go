@@ -124,7 +124,8 @@ func variable(v Variable) cog.Builder[dashboard.VariableModel] {
 		first := v.Values[0]
 		return dashboard.NewCustomVariableBuilder(v.Name).Label(v.Label).
 			Values(dashboard.StringOrMap{String: &vals}).
-			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: &first}, Value: dashboard.StringOrArrayOfString{String: &first}})
+			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: &first},
+				Value: dashboard.StringOrArrayOfString{String: &first}})
 	}
 	q := v.Query
 	all := "$__all"

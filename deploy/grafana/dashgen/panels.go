@@ -249,7 +249,8 @@ ORDER BY annualised DESC
 LIMIT 200`,
 			},
 			{
-				Title: "Hourly spot close by GPU × provider (median over series)", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
+				Title: "Hourly spot close by GPU × provider (median over series)", Kind: kindTimeSeries, Width: 24, Height: 12,
+				Unit:    "currencyUSD",
 				Columns: []string{"time", "series", "median_close"},
 				SQL: `SELECT bar_start AS time, concat(gpu, ' ', provider) AS series, median(close) AS median_close
 FROM v_bars
@@ -370,7 +371,8 @@ GROUP BY gpu
 ORDER BY usd_per_1b_tokens`,
 			},
 			{
-				Title: "$ per 1B tokens by GPU × provider (cheapest offering)", Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Title: "$ per 1B tokens by GPU × provider (cheapest offering)", Kind: kindTable, Width: 24, Height: 12,
+				Unit: "currencyUSD",
 				Columns: []string{
 					"gpu",
 					"provider",
@@ -406,7 +408,8 @@ func negotiation() Dashboard {
 		Variables:   []Variable{gpuVar, onePricing, regionVar},
 		Panels: []Panel{
 			{
-				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
+				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14,
+				Unit:    "currencyUSD",
 				Columns: []string{"gpu", "provider", "window_days", "p10", "p50", "p90", "lowest", "series_days"},
 				SQL: `SELECT gpu, p AS provider, window_days, ` + pct(
 					"0.1",
@@ -653,7 +656,8 @@ func mfuBandMid(gpu, interconnect, crosses string) string {
 		}
 		one, multi := analytics.Job{}, analytics.Job{Nodes: 2}
 		ids = append(ids, "'"+strings.ReplaceAll(g.ID, "'", "")+"'")
-		oneRDMA, oneOther = append(oneRDMA, mid(schemas.InterconnectInfiniband, one)), append(oneOther, mid(schemas.InterconnectEthernet, one))
+		oneRDMA, oneOther = append(oneRDMA, mid(schemas.InterconnectInfiniband, one)), append(oneOther,
+			mid(schemas.InterconnectEthernet, one))
 		multiRDMA = append(multiRDMA, mid(schemas.InterconnectInfiniband, multi))
 		multiOther = append(multiOther, mid(schemas.InterconnectEthernet, multi))
 	}

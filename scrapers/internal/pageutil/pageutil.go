@@ -106,6 +106,37 @@ func ReadPrice(text string) (p Price, ok bool, err error) {
 // row.
 func NotOffered(text string) bool { return scrapers.NotOffered(Clean(text)) }
 
+// notSoldMarkers are the texts pricing pages show where a price would be for an
+// offering they do not sell at a published price (letters only, lower case): the
+// provider's own "not available" markers.
+var notSoldMarkers = map[string]bool{
+	"contact sales": true, "contact us": true, "talk to sales": true,
+	"pre order": true, "preorder": true, "coming soon": true,
+}
+
+var nonLetters = regexp.MustCompile(`[^\pL]+`)
+
+// NotSold reports whether a price text is one of the provider's own "not available"
+// markers ("Contact sales", "Contact us", "Pre order", "Pre-order", "Coming soon",
+// in any case, with an arrow or other punctuation around it).
+func NotSold(text string) bool {
+	return notSoldMarkers[strings.TrimSpace(nonLetters.ReplaceAllString(strings.ToLower(Clean(text)), " "))]
+}
+
+// UnpricedText is Attrs["price_text"] of a row a page lists with a text and no
+// amount, emitted with price 0. A NotSold marker becomes a scrapers.NotOffered text
+// (`not offered (the page shows "Contact sales")`): ingest counts the row as not
+// offered (runs.rows_not_offered), neither stored nor quarantined. Any other note is
+// returned as written: ingest quarantines the row (no price published), for a person
+// to read.
+func UnpricedText(text string) string {
+	t := Clean(text)
+	if NotSold(t) {
+		return fmt.Sprintf("%s (the page shows %q)", scrapers.NotOfferedPrefix, t)
+	}
+	return t
+}
+
 var (
 	termRE   = regexp.MustCompile(`(?i)\b(\d+)\s*[- ]?\s*(months?|mo|years?|yrs?|yr)\b`)
 	daysRE   = regexp.MustCompile(`(?i)\b(\d+)\s*(?:[-–]\s*(\d+)|(\+))\s*days?\b`)

@@ -2,9 +2,11 @@ package pageutil
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/scrapers"
 )
 
 func TestParseNumber(t *testing.T) {
@@ -65,6 +67,25 @@ func TestNotOffered(t *testing.T) {
 	for _, in := range []string{"Contact sales", "$1.00", "Pre order"} {
 		if NotOffered(in) {
 			t.Errorf("NotOffered(%q) = true", in)
+		}
+	}
+}
+
+// TestUnpricedTextNotSold: a provider's own "not available" markers (issue 23:
+// CoreWeave's and Together's "Contact sales", RunPod's "Contact us", GMI's "Pre
+// order", OVHcloud's "Coming soon") become a not-offered text that ingest counts as
+// not offered; any other note stays as written, for ingest to quarantine.
+func TestUnpricedTextNotSold(t *testing.T) {
+	for _, in := range []string{"Contact sales", "Contact Sales", " contact  us ", "Pre order", "Pre-order",
+		"PREORDER", "Coming soon", "Contact sales →", "Talk to sales"} {
+		got := UnpricedText(in)
+		if !NotSold(in) || !scrapers.NotOffered(got) || !strings.Contains(got, Clean(in)) {
+			t.Errorf("UnpricedText(%q) = %q, want a not-offered text naming it", in, got)
+		}
+	}
+	for _, in := range []string{"Call", "Sold out soon", "Contact sales for $2", "TBD", "Limited", "from"} {
+		if got := UnpricedText(in); NotSold(in) || got != Clean(in) || scrapers.NotOffered(got) {
+			t.Errorf("UnpricedText(%q) = %q, want the text as written (quarantined)", in, got)
 		}
 	}
 }

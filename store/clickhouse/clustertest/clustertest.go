@@ -104,7 +104,8 @@ func get(t testing.TB) *Cluster {
 		)
 	}
 	c := &Cluster{}
-	for _, f := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+	for _, f := range strings.FieldsFunc(raw,
+		func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
 		u, err := url.Parse(f)
 		if err != nil || u.Scheme != "clickhouse" {
 			t.Fatalf("%s: %q is not a clickhouse:// DSN", EnvDSNs, f)

@@ -71,7 +71,8 @@ and ended and the figures it fired and resolved on.`,
 			noRules := len(a.cfg.Alerts.Rules) == 0
 			if noRules {
 				// Nothing to evaluate; the history kept in the store is still worth showing.
-				fmt.Fprintln(a.stderr, "gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
+				fmt.Fprintln(a.stderr,
+					"gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
 				dryRun = true
 			}
 			st, err := a.openExistingStore(cmd.Context())
@@ -114,7 +115,8 @@ and ended and the figures it fired and resolved on.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&dryRun, "dry-run", false, "evaluate and show what would be sent; send nothing and keep the state as it was")
+	fl.BoolVar(&dryRun, "dry-run", false,
+		"evaluate and show what would be sent; send nothing and keep the state as it was")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&at, "at", "", "evaluate as of this time, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
@@ -169,11 +171,13 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	var ruleRows [][]string
 	for _, r := range rep.Rules {
 		if r.Error != "" {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "error", query.Missing, query.Missing, query.Missing, firstLineOf(r.Error)})
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "error", query.Missing, query.Missing,
+				query.Missing, firstLineOf(r.Error)})
 			continue
 		}
 		if len(r.Instances) == 0 {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "no data", query.Missing, query.Missing, query.Missing, "nothing matches the rule yet"})
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "no data", query.Missing, query.Missing,
+				query.Missing, "nothing matches the rule yet"})
 			continue
 		}
 		for _, in := range r.Instances {
@@ -181,7 +185,8 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 			if !in.StartsAt.IsZero() {
 				since = in.StartsAt.UTC().Format(time.RFC3339)
 			}
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), in.Subject, string(in.State), alertNum(in.Value, in.Unit),
+			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), in.Subject, string(in.State), alertNum(in.Value,
+				in.Unit),
 				alertNum(in.Threshold, in.Unit), since, in.Summary})
 		}
 	}
@@ -192,7 +197,8 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 		case rep.DryRun:
 			notes = append(notes, fmt.Sprintf("notifier %s (%s): would send %s (dry run)", d.Notifier, d.Kind, what))
 		case d.Error != "":
-			notes = append(notes, fmt.Sprintf("notifier %s (%s): FAILED to send %s: %s (sent again next time)", d.Notifier, d.Kind, what, d.Error))
+			notes = append(notes, fmt.Sprintf("notifier %s (%s): FAILED to send %s: %s (sent again next time)", d.Notifier,
+				d.Kind, what, d.Error))
 		default:
 			notes = append(notes, fmt.Sprintf("notifier %s (%s): sent %s", d.Notifier, d.Kind, what))
 		}
@@ -214,7 +220,8 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 			alertNum(e.Fired.Value, e.Fired.Unit), endValue, summary})
 	}
 	if format == "csv" {
-		head := []string{"section", "rule", "kind", "subject", "state", "value", "threshold", "since", "ended", "value_resolved", "summary"}
+		head := []string{"section", "rule", "kind", "subject", "state", "value", "threshold", "since", "ended",
+			"value_resolved", "summary"}
 		var rows [][]string
 		for _, r := range ruleRows {
 			rows = append(rows, []string{"rule", r[0], r[1], r[2], r[3], r[4], r[5], r[6], query.Missing, query.Missing, r[7]})
@@ -224,7 +231,8 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 				query.Missing, query.Missing, query.Missing, query.Missing, n})
 		}
 		for _, h := range histRows {
-			rows = append(rows, []string{"history", h[0], query.Missing, h[1], h[2], h[5], query.Missing, h[3], h[4], h[6], h[7]})
+			rows = append(rows, []string{"history", h[0], query.Missing, h[1], h[2], h[5], query.Missing, h[3], h[4], h[6],
+				h[7]})
 		}
 		return output(a.stdout, "csv", head, rows, nil)
 	}

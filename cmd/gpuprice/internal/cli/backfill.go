@@ -88,7 +88,8 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			if err != nil {
 				return err
 			}
-			bf := &aws.SpotBackfill{Since: d, Until: ago, Regions: regions, InstanceTypes: types, Options: opts, PageSize: pageSize, Restart: restart,
+			bf := &aws.SpotBackfill{Since: d, Until: ago, Regions: regions, InstanceTypes: types, Options: opts,
+				PageSize: pageSize, Restart: restart,
 				Checkpoint: resumable.Checkpoint{Path: filepath.Join(dir, "backfill", "aws-spot.json")},
 				Timeout:    a.cfg.HTTP.Timeout, Logger: a.log}
 			if err := bf.Prepare(ctx); err != nil {
@@ -120,9 +121,12 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&since, "since", "90d", "how far back: a duration up to 90d (90d, 36h, 2w)")
-	fl.StringVar(&until, "until", "", "end of the window: a span back from now (60d, 2w), a date or an RFC 3339 time (default: now)")
-	fl.StringSliceVar(&regions, "regions", nil, "regions (default: sources.aws.options.regions, else every region enabled for the account)")
-	fl.StringSliceVar(&types, "instance-types", nil, "instance types (default: every GPU instance type the AWS source knows)")
+	fl.StringVar(&until, "until", "",
+		"end of the window: a span back from now (60d, 2w), a date or an RFC 3339 time (default: now)")
+	fl.StringSliceVar(&regions, "regions", nil,
+		"regions (default: sources.aws.options.regions, else every region enabled for the account)")
+	fl.StringSliceVar(&types, "instance-types", nil,
+		"instance types (default: every GPU instance type the AWS source knows)")
 	fl.BoolVar(&restart, "restart", false, "ignore the checkpoint and start a new window")
 	fl.Int32Var(&pageSize, "page-size", 1000, "records per DescribeSpotPriceHistory page (at most 1000)")
 	return cmd

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/deploy/profile"
 	"io"
 	"log/slog"
 	"net/url"
@@ -44,7 +45,7 @@ type app struct {
 	cfg            config.Config
 	log            *slog.Logger
 	red            *config.Redactor // the configuration's, set once it is loaded
-	prof           profiles         // --cpu-profile, --mem-profile
+	prof           profile.Profiles // --cpu-profile, --mem-profile
 	command        string           // the command run (its name)
 	rawCSV         bool             // --raw-csv: CSV cells as they are, no formula guard
 	wide           bool             // --wide: tables keep every column, however wide
@@ -60,7 +61,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	markUsage(root)
 	plainValueNames(root)
 	err := root.ExecuteContext(ctx)
-	if perr := a.prof.finish(); perr != nil && err == nil {
+	if perr := a.prof.Finish(); perr != nil && err == nil {
 		err = perr
 	}
 	if err != nil {
@@ -118,17 +119,21 @@ $GPUPRICE_CLICKHOUSE_PASSWORD or a DSN in $GPUPRICE_STORE.`,
 			if _, err := a.applyMemoryLimit(a.command); err != nil {
 				return err
 			}
-			return a.prof.start()
+			return a.prof.Start()
 		},
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "YAML config file (see deploy/gpuprice.example.yaml)")
-	pf.StringVar(&a.storeDSN, "store", "", "store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
+	pf.StringVar(&a.storeDSN, "store", "",
+		"store DSN: duckdb:///path/file.duckdb or clickhouse://host:9000/db (default: embedded DuckDB in the data directory)")
 	pf.StringVar(&a.logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
-	pf.StringVar(&a.prof.cpuPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
-	pf.BoolVar(&a.rawCSV, "raw-csv", false, "write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
-	pf.BoolVar(&a.wide, "wide", false, "tables keep every column (by default a table on a terminal fits 120 columns, or $COLUMNS)")
-	pf.StringVar(&a.prof.memPath, "mem-profile", "", "write the heap profile of the Go heap's peak to this file (go tool pprof)")
+	pf.StringVar(&a.prof.CPUPath, "cpu-profile", "", "write a CPU profile of the command to this file (go tool pprof)")
+	pf.BoolVar(&a.rawCSV, "raw-csv", false,
+		"write CSV cells as they are: no ' before a cell starting = + - @ (which a spreadsheet runs as a formula)")
+	pf.BoolVar(&a.wide, "wide", false,
+		"tables keep every column (by default a table on a terminal fits 120 columns, or $COLUMNS)")
+	pf.StringVar(&a.prof.MemPath, "mem-profile", "",
+		"write the heap profile of the Go heap's peak to this file (go tool pprof)")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -143,7 +148,8 @@ var quietByDefault = map[string]bool{"collect": true, "reparse": true}
 // commands are the subcommands; each command file adds its own from init().
 var commands = []func(*app) *cobra.Command{
 	(*app).collectCmd, (*app).pricesCmd, (*app).importCmd, (*app).migrateCmd, (*app).versionCmd,
-	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd, (*app).exitCodesHelp,
+	(*app).sourcesCmd, (*app).gpusCmd, (*app).runsCmd, (*app).quarantineCmd, (*app).spoolCmd, (*app).configCmd,
+	(*app).exitCodesHelp,
 }
 
 // addCommand registers a subcommand; called from init() in command files.
@@ -278,7 +284,8 @@ See docs/clickhouse-cluster.md.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&cluster, "cluster", "", "ClickHouse cluster (remote_servers name) to create replicated and Distributed tables on")
+	cmd.Flags().StringVar(&cluster, "cluster", "",
+		"ClickHouse cluster (remote_servers name) to create replicated and Distributed tables on")
 	return cmd
 }
 
@@ -287,7 +294,8 @@ See docs/clickhouse-cluster.md.`,
 func withCluster(dsn, cluster string) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme != "clickhouse" {
-		return "", fmt.Errorf("--cluster needs a ClickHouse store (--store clickhouse://host:9000/db), not %s", store.Redact(dsn))
+		return "", fmt.Errorf("--cluster needs a ClickHouse store (--store clickhouse://host:9000/db), not %s",
+			store.Redact(dsn))
 	}
 	q := u.Query()
 	if have := q.Get("cluster"); have != "" && have != cluster {

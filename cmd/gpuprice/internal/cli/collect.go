@@ -81,7 +81,8 @@ func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 		// The ECB rates go into the archive too, so that its reparse needs no network.
 		sc := a.cfg.Sources[fxSourceName]
 		c := *a.client()
-		c.Observer = rec.Source(archive.FXSource, archive.SourceInfo{ObservedAt: start.Truncate(time.Second), Endpoint: sc.Endpoint})
+		c.Observer = rec.Source(archive.FXSource, archive.SourceInfo{ObservedAt: start.Truncate(time.Second),
+			Endpoint: sc.Endpoint})
 		c.Cache = nil
 		runner.FX.Refresh = ingest.ECBRates(&c, sc.Endpoint)
 	}
@@ -200,13 +201,15 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 
 // resultColumns are the columns of a collection's summary (collect, reparse,
 // import, backfill, collect handed to serve): the run record's JSON names.
-var resultColumns = []string{"source", "status", "rows_accepted", "rows_quarantined", "rows_not_offered", "unknown_gpus", "rows_spooled", "duration", "rows_lost", "error"}
+var resultColumns = []string{"source", "status", "rows_accepted", "rows_quarantined", "rows_not_offered",
+	"unknown_gpus", "rows_spooled", "duration", "rows_lost", "error"}
 
 func (a *app) printResults(results []ingest.Result) {
 	var rows [][]string
 	for _, r := range results {
 		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled), r.Duration.Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled),
+			r.Duration.Round(time.Millisecond).String(),
 			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	_ = output(a.stdout, "table", resultColumns, rows, nil, "")

@@ -14,7 +14,6 @@ import (
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 func init() { addCommand((*app).digestCmd) }
@@ -93,18 +92,10 @@ func (a *app) digestQuery(gpus, pricing []string, since, at string) (digest.Quer
 	return q, nil
 }
 
-// buildDigest builds the digest from src (the risk changes when src reads a store).
+// buildDigest builds the digest from src (a store's reader, or the API of the
+// serve that holds the store).
 func (a *app) buildDigest(ctx context.Context, src query.Source, q digest.Query) (*digest.Digest, error) {
-	opt := digest.Options{PublicURL: a.cfg.Serve.PublicURL}
-	if r, ok := query.Unwrap(src).(*query.Reader); ok {
-		if _, ok := r.Store.(store.Signals); ok {
-			st := r.Store
-			opt.Risk = func(ctx context.Context, rq query.RiskQuery) (query.RiskHistory, error) {
-				return query.Risk(ctx, st, rq)
-			}
-		}
-	}
-	return digest.Build(ctx, src, q, opt)
+	return digest.Build(ctx, src, q, digest.Options{PublicURL: a.cfg.Serve.PublicURL})
 }
 
 func writeDigest(w io.Writer, format string, d *digest.Digest) error {
@@ -126,8 +117,10 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // digestSender builds the digest as of now for serve's schedule and posts it to the
-// digest's notifiers.
-func (a *app) digestSender(reader *query.Reader) (func(ctx context.Context) ([]digest.Delivery, error), error) {
+// digest's notifiers, when hold says this serve is the one of those sharing the
+// store that does (the alerts' lease: alert.ErrStandingBy when another is).
+func (a *app) digestSender(reader *query.Reader, hold func(context.Context) error) (
+	func(ctx context.Context) ([]digest.Delivery, error), error) {
 	targets, err := alert.BuildTargets(a.cfg.Digest.Targets(a.cfg.Alerts.Notifiers), a.client(), os.Getenv,
 		a.redactLogger(a.log))
 	if err != nil {
@@ -138,6 +131,9 @@ func (a *app) digestSender(reader *query.Reader) (func(ctx context.Context) ([]d
 		return nil, fmt.Errorf("digest.schedule: no GPU to follow: give digest.gpus")
 	}
 	return func(ctx context.Context) ([]digest.Delivery, error) {
+		if err := hold(ctx); err != nil {
+			return nil, err
+		}
 		now := time.Now().UTC()
 		d, err := a.buildDigest(ctx, reader, digest.Query{GPUs: gpus, Pricing: a.cfg.Digest.Pricing,
 			Since: time.Duration(a.cfg.Digest.Since), At: now})

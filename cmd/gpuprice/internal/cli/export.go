@@ -71,7 +71,8 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			if err != nil {
 				return err
 			}
-			sel, err := r.Resolve(ctx, query.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region, Tier: ff.tier})
+			sel, err := r.Resolve(ctx, query.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region,
+				Tier: ff.tier})
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -105,17 +106,20 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			if err != nil {
 				return err
 			}
-			a.log.Info("exported", "rows", n, "format", format, "out", out, "duration", time.Since(start).Round(time.Millisecond))
+			a.log.Info("exported", "rows", n, "format", format, "out", out, "duration",
+				time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}
 	ff.add(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&since, "since", "", "only effective_at at or after this: a duration back from now (90d, 36h, 2w) or a date/time")
+	fl.StringVar(&since, "since", "",
+		"only effective_at at or after this: a duration back from now (90d, 36h, 2w) or a date/time")
 	fl.StringVar(&until, "until", "", "only effective_at before this: a duration back from now or a date/time")
 	fl.StringVar(&format, "format", "csv", "csv, jsonl or parquet")
 	fl.StringVar(&out, "out", "", "write to this file (default: standard output)")
-	fl.Int64Var(&rowGroup, "parquet-row-group", 0, "rows per Parquet row group, the bound of the memory Parquet export holds (default 65536)")
+	fl.Int64Var(&rowGroup, "parquet-row-group", 0,
+		"rows per Parquet row group, the bound of the memory Parquet export holds (default 65536)")
 	cmd.AddCommand(a.exportOpenCostCmd())
 	return cmd
 }
@@ -131,7 +135,8 @@ func parseWhen(v string, now time.Time) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (90d, 36h, 2w) nor a date or time (2026-01-31, 2026-01-31T12:00:00Z)", v)
+	return time.Time{},
+		fmt.Errorf("%q is neither a duration (90d, 36h, 2w) nor a date or time (2026-01-31, 2026-01-31T12:00:00Z)", v)
 }
 
 // parseAgo reads a positive duration with Go's units plus d (days) and w (weeks).

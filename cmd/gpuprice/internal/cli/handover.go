@@ -85,7 +85,8 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 	for _, r := range ans.Data {
 		statuses = append(statuses, r.Status)
 		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled), r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
+			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled),
+			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
 			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
 	}
 	for _, n := range ans.Running {

@@ -73,7 +73,8 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 		Origin: "file://" + filepath.ToSlash(path),
 		Known:  func(g string) bool { _, ok := cat.Lookup(g); return ok },
 	}
-	res := runner.Collect(ctx, []ingest.Job{{Name: job, Source: src}}, ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport})
+	res := runner.Collect(ctx, []ingest.Job{{Name: job, Source: src}}, ingest.Options{FX: ingest.FXLazy,
+		SourceKind: schemas.SourceImport})
 	a.printResults(res)
 	if err := verdict(res); err != nil {
 		return err

@@ -71,17 +71,20 @@ CSV, the provenance of what was stored; examples/history is built so
 			}
 			var bar *progress
 			var read skypilot.Result
-			res, err := runner.Import(ctx, "import:skypilot-catalog", ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport},
+			res, err := runner.Import(ctx, "import:skypilot-catalog", ingest.Options{FX: ingest.FXLazy,
+				SourceKind: schemas.SourceImport},
 				func(ctx context.Context, run *ingest.Run) error {
-					im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions, Restart: restart,
-						Since: hist.from, Until: hist.to, Every: hist.every, Regions: hist.regions,
+					im := &skypilot.Importer{Repo: repo, Run: run, Checkpoint: cp, Clouds: clouds, Versions: versions,
+						Restart: restart,
+						Since:   hist.from, Until: hist.to, Every: hist.every, Regions: hist.regions,
 						Progress: func(done, total int, s skypilot.Snapshot, rows int) {
 							if bar == nil {
 								bar = newProgress(a.stderr, total, "snapshots")
 							}
 							if done > 0 {
 								hist.record(s.Commit, s.Time, s.Path, s.Cloud, s.Version, rows)
-								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))], s.Time.Format("2006-01-02"), rows))
+								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))],
+									s.Time.Format("2006-01-02"), rows))
 							}
 						}}
 					var err error
@@ -107,7 +110,8 @@ CSV, the provenance of what was stored; examples/history is built so
 			return err
 		},
 	}
-	cmd.Flags().StringSliceVar(&clouds, "clouds", nil, "only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")
+	cmd.Flags().StringSliceVar(&clouds, "clouds", nil,
+		"only these cloud directories (aws, gcp, azure, lambda, runpod, …; default all)")
 	cmd.Flags().StringSliceVar(&versions, "versions", nil, "only these catalog versions (v6, v7, …; default all)")
 	hist.add(cmd)
 	cmd.Flags().BoolVar(&restart, "restart", false, "ignore the checkpoint and read the whole history again")

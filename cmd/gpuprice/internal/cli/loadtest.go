@@ -70,6 +70,7 @@ with it.`,
 	duration = 30 * time.Second
 	cmd.Flags().Var(spanFlag(&duration), "duration", "how long to load each URL (30s, 2m)")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
-	cmd.Flags().StringVar(&accept, "accept-encoding", loadgen.DefaultAcceptEncoding, `the requests' Accept-Encoding: "zstd, gzip", "gzip", "zstd" or "" (none)`)
+	cmd.Flags().StringVar(&accept, "accept-encoding", loadgen.DefaultAcceptEncoding,
+		`the requests' Accept-Encoding: "zstd, gzip", "gzip", "zstd" or "" (none)`)
 	return cmd
 }

@@ -26,7 +26,7 @@ they do writes, collects or shows configuration. serve offers the same at /mcp
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withReports(cmd, func(src query.Source) error {
-				opts := mcp.Options{Version: Version, Redact: a.redactor().Redact, Log: a.log}
+				opts := mcp.Options{Version: Version, Redact: a.redactor().Redact, Log: a.log, PublicURL: a.cfg.Serve.PublicURL}
 				return mcp.ServeStdio(cmd.Context(), src, opts, io.NopCloser(cmd.InOrStdin()), nopWriteCloser{cmd.OutOrStdout()})
 			})
 		},

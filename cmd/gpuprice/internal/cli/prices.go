@@ -35,7 +35,8 @@ func (f *filterFlags) addInterconnect(cmd *cobra.Command) {
 
 func (f *filterFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.gpu, "gpu", "", "GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); see `gpuprice gpus`")
+	fl.StringVar(&f.gpu, "gpu", "",
+		"GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); see `gpuprice gpus`")
 	fl.StringVar(&f.provider, "provider", "", "provider, e.g. aws, lambda, vast")
 	fl.StringVar(&f.pricing, "pricing", "", "pricing kind: on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m")
 	fl.StringVar(&f.region, "region", "", "provider region (e.g. eastus, us-east-1; case does not matter)")
@@ -44,7 +45,8 @@ func (f *filterFlags) add(cmd *cobra.Command) {
 
 // values are the filters as report parameters, with more name/value pairs.
 func (f *filterFlags) values(kv ...string) url.Values {
-	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region, "tier", f.tier,
+	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region,
+		"tier", f.tier,
 		"interconnect", f.interconnect}, kv...)...)
 }
 
@@ -133,10 +135,13 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
 	stale = analytics.StaleAfter
-	cmd.Flags().Var(spanFlag(&stale), "stale", "drop series not seen within this long of their provider's newest observation (7d, 36h, 2w)")
+	cmd.Flags().Var(spanFlag(&stale), "stale",
+		"drop series not seen within this long of their provider's newest observation (7d, 36h, 2w)")
 	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
-	cmd.Flags().BoolVar(&withDerived, "include-derived", false, "also list derived prices and \"from\" floors (marked in the BASIS column)")
-	cmd.Flags().BoolVar(&explain, "explain", false, "show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
+	cmd.Flags().BoolVar(&withDerived, "include-derived", false,
+		"also list derived prices and \"from\" floors (marked in the BASIS column)")
+	cmd.Flags().BoolVar(&explain, "explain", false,
+		"show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
 	cmd.Flags().BoolVar(&riskAdjusted, "risk-adjusted", false,
 		"add the expected $ per GPU-hour of work once interruptions are counted (docs/risk.md)")
 	checkpoint, restart = 30*time.Minute, 10*time.Minute

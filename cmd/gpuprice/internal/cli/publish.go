@@ -159,7 +159,8 @@ Publish writes only inside DIR: a symbolic link in DIR (a linked index/) is refu
 	fl.StringVar(&since, "since", "", "publish the days from this one: a duration back from now (90d, 2w) or a date")
 	fl.StringVar(&until, "until", "", "publish only the days wholly before this: a duration back from now or a date/time")
 	fl.StringSliceVar(&days, "day", nil, "publish this UTC day (YYYY-MM-DD; repeatable)")
-	fl.BoolVar(&republish, "republish", false, "write a new version of a day whose data changed since it was published (beside the old)")
+	fl.BoolVar(&republish, "republish", false,
+		"write a new version of a day whose data changed since it was published (beside the old)")
 	fl.StringVar(&format, "format", "text", "text or json")
 	fl.StringVar(&signKey, "sign", "", "sign the manifests and catalog with this minisign private key file")
 	cmd.AddCommand(a.keygenCmd())
@@ -208,14 +209,17 @@ func publishLine(r publish.DayResult) string {
 		return fmt.Sprintf("%s  not observed prices in force only carried from another day's sighting (%s): nothing written",
 			r.Day, seen)
 	case publish.StatusUnchanged:
-		return fmt.Sprintf("%s  unchanged    v%d  %s  %s (sha256:%.12s…): same data, nothing written", r.Day, r.Version, rows, r.Manifest, r.ManifestSHA256)
+		return fmt.Sprintf("%s  unchanged    v%d  %s  %s (sha256:%.12s…): same data, nothing written", r.Day, r.Version, rows,
+			r.Manifest, r.ManifestSHA256)
 	case publish.StatusChanged:
 		return fmt.Sprintf("%s  CHANGED      v%d  %s since published: %s; left as published (--republish writes v%d)",
 			r.Day, r.Version, rows, strings.Join(r.Changes, "; "), r.Version+1)
 	case publish.StatusRepublished:
-		return fmt.Sprintf("%s  republished  v%d  %s  %s (sha256:%.12s…): %s", r.Day, r.Version, rows, r.Manifest, r.ManifestSHA256, strings.Join(r.Changes, "; "))
+		return fmt.Sprintf("%s  republished  v%d  %s  %s (sha256:%.12s…): %s", r.Day, r.Version, rows, r.Manifest,
+			r.ManifestSHA256, strings.Join(r.Changes, "; "))
 	}
-	return fmt.Sprintf("%s  %-11s  v%d  %s  %s (sha256:%.12s…)", r.Day, r.Status, r.Version, rows, r.Manifest, r.ManifestSHA256)
+	return fmt.Sprintf("%s  %-11s  v%d  %s  %s (sha256:%.12s…)", r.Day, r.Status, r.Version, rows, r.Manifest,
+		r.ManifestSHA256)
 }
 
 func (a *app) verifyCmd() *cobra.Command {
@@ -278,7 +282,8 @@ the file at fault. Verify needs no store.`,
 					fmt.Fprintf(a.stdout, "FAIL %s\n", p)
 				}
 				if rep.OK() {
-					fmt.Fprintf(a.stdout, "ok: %s: %d day versions, %d files (prices %d rows, index %d, spreads %d): every hash and row count checks\n",
+					fmt.Fprintf(a.stdout,
+						"ok: %s: %d day versions, %d files (prices %d rows, index %d, spreads %d): every hash and row count checks\n",
 						rep.Dir, rep.Days, rep.Files, rep.Rows.Prices, rep.Rows.Index, rep.Rows.Spreads)
 				}
 			}

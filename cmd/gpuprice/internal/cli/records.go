@@ -22,13 +22,16 @@ func init() {
 // untilFlag adds --until, the end of the window as --at gives it, also as a span back
 // from now (2w: two weeks ago), parsed as --since is (query.ParseUntil).
 func untilFlag(fl *pflag.FlagSet, until *string) {
-	fl.StringVar(until, "until", "", "end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
+	fl.StringVar(until, "until", "",
+		"end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
 }
 
 // sinceUntilFlags adds --since and --until bounding what a record command lists.
 func sinceUntilFlags(fl *pflag.FlagSet, since, until *string, what string) {
-	fl.StringVar(since, "since", "", "only "+what+" at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time")
-	fl.StringVar(until, "until", "", "only "+what+" before this: a span back from now (2w, 36h), a date or an RFC 3339 time")
+	fl.StringVar(since, "since", "",
+		"only "+what+" at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time")
+	fl.StringVar(until, "until", "",
+		"only "+what+" before this: a span back from now (2w, 36h), a date or an RFC 3339 time")
 }
 
 func checkFormat(format string, allowed ...string) error {
@@ -54,7 +57,8 @@ func (a *app) runsCmd() *cobra.Command {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := query.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until), query.NoCaps)
+			q, err := query.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until),
+				query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -91,7 +95,8 @@ func (a *app) quarantineCmd() *cobra.Command {
 			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			q, err := query.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until), query.NoCaps)
+			q, err := query.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until),
+				query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -227,7 +232,8 @@ func (a *app) sourcesCmd() *cobra.Command {
 			for _, r := range rows {
 				lr := "never"
 				if r.LastRun != nil {
-					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status, r.LastRun.RowsAccepted)
+					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status,
+						r.LastRun.RowsAccepted)
 				}
 				cells = append(cells, []string{r.Name, r.Tier, r.Method, strings.Join(r.Pricing, ","),
 					shortCredentials(r.Credentials), r.Schedule, strconv.FormatBool(r.Enabled), lr})
@@ -236,7 +242,8 @@ func (a *app) sourcesCmd() *cobra.Command {
 			return output(a.stdout, format, header, cells, rows, "")
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown (json adds endpoints and descriptions)")
+	cmd.Flags().StringVar(&format, "format", "table",
+		"table, json, csv or markdown (json adds endpoints and descriptions)")
 	return cmd
 }
 
@@ -290,14 +297,16 @@ and assumptions exactly as collection does, and says what collection stores.`,
 				cells = append(cells, []string{g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
 					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " ")})
 			}
-			header := []string{"id", "memory_gb", "memory_type", "bandwidth_tbs", "dense_bf16_tflops", "dense_fp8_tflops", "tdp_watts", "sources"}
+			header := []string{"id", "memory_gb", "memory_type", "bandwidth_tbs", "dense_bf16_tflops", "dense_fp8_tflops",
+				"tdp_watts", "sources"}
 			return output(a.stdout, format, header, cells, res.Data, "(no GPU matches)")
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
 	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
 	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
-	cmd.Flags().StringVar(&provider, "provider", "", "with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
+	cmd.Flags().StringVar(&provider, "provider", "",
+		"with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
 	cmd.Flags().StringVar(&sku, "sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
 	cmd.Flags().Float64Var(&memGB, "memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
 	return cmd
@@ -311,10 +320,11 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 	fmt.Fprintf(a.stdout, "%s → %s (%s)\n", h.Name, id, why)
 	if h.Provider != "" {
 		p := a.cfg.ProviderCatalog().Lookup(h.Provider)
-		fmt.Fprintf(a.stdout, "collection (%s, tier %s): each row keeps the name verbatim in gpu_name, with sku %q and %s GB per GPU;\n"+
-			"  ingest places it with %s's SKU rules and assumptions, as above; a name it cannot place is stored as gpu \"unknown\"\n"+
-			"  (left out of GPU filters, spreads and the index) and counted in the run's unknown_gpus.\n"+
-			"  multi-GPU rows without their own interconnect get %s's: %s.\n",
+		fmt.Fprintf(a.stdout,
+			"collection (%s, tier %s): each row keeps the name verbatim in gpu_name, with sku %q and %s GB per GPU;\n"+
+				"  ingest places it with %s's SKU rules and assumptions, as above; a name it cannot place is stored as gpu \"unknown\"\n"+
+				"  (left out of GPU filters, spreads and the index) and counted in the run's unknown_gpus.\n"+
+				"  multi-GPU rows without their own interconnect get %s's: %s.\n",
 			h.Provider, p.Tier, h.SKU, fnum(h.MemoryGB), h.Provider, h.Provider, p.Interconnect)
 	}
 	if g, ok := cat.Lookup(id); ok {

@@ -81,9 +81,11 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 	if arc.Manifest.Origin == archive.OriginRecorded {
 		runID = recordedRunPrefix + runID // what analytics commands look for (noteRecordedStore)
 	}
-	fmt.Fprintf(a.stdout, "reparsing run %s (%d responses) as run %s\n", arc.Manifest.RunID, len(arc.Manifest.Entries), runID)
+	fmt.Fprintf(a.stdout, "reparsing run %s (%d responses) as run %s\n", arc.Manifest.RunID, len(arc.Manifest.Entries),
+		runID)
 	if arc.Manifest.Origin == archive.OriginRecorded {
-		fmt.Fprintln(a.stdout, "a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded at; these are not today's prices")
+		fmt.Fprintln(a.stdout,
+			"a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded at; these are not today's prices")
 	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXLazy, RunID: runID})
 	a.printResults(results)
@@ -117,12 +119,14 @@ func (a *app) printProvenance(rows map[string]int) {
 	for _, p := range []struct{ kind, what string }{
 		{archive.ProvenanceVerbatim, "from verbatim captures of real responses"},
 		{archive.ProvenanceRetyped, "from pages re-typed by hand from the providers' published ones"},
-		{archive.ProvenanceConstructed, "from responses constructed in the providers' formats (values partly illustrative, not the providers' prices)"},
+		{archive.ProvenanceConstructed,
+			"from responses constructed in the providers' formats (values partly illustrative, not the providers' prices)"},
 		{"", "from responses whose provenance is not recorded"},
 	} {
 		if n := rows[p.kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, p.what))
 		}
 	}
-	fmt.Fprintf(a.stdout, "rows by the provenance of their response (attrs provenance; examples/recorded/README.md): %s\n", strings.Join(parts, "; "))
+	fmt.Fprintf(a.stdout, "rows by the provenance of their response (attrs provenance; examples/recorded/README.md): %s\n",
+		strings.Join(parts, "; "))
 }

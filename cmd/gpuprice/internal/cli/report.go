@@ -115,7 +115,8 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 						if err != nil {
 							return nil, err
 						}
-						return &report.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing), Sentence: c.String()}, nil
+						return &report.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing),
+							Sentence: c.String()}, nil
 					}
 				}
 				rep, err := report.Build(cmd.Context(), src, q, opt)
@@ -147,7 +148,8 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 				if err := writeFileAtomic(out, body); err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stderr, "gpuprice: wrote %s (%s, %d bytes; data SHA-256 %s)\n", out, f, len(body), rep.Citation.DataSHA256[:16])
+				fmt.Fprintf(a.stderr, "gpuprice: wrote %s (%s, %d bytes; data SHA-256 %s)\n", out, f, len(body),
+					rep.Citation.DataSHA256[:16])
 				return nil
 			})
 		},
@@ -162,14 +164,16 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	untilFlag(fl, &until)
 	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
 	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
-	fl.StringVar(&util, "utilisation", "", "share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote saves at it")
+	fl.StringVar(&util, "utilisation", "",
+		"share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote saves at it")
 	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
 	fl.StringVar(&modelParams, "model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
 	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")
 	fl.StringVarP(&out, "out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
 	fl.StringVar(&format, "format", "", "html, pdf or markdown (default: from --out's extension)")
 	weightFlag(fl, &weight)
-	fl.StringVar(&snapshot, "snapshot", "", "a directory of gpuprice publish: cite its snapshot days that cover the window")
+	fl.StringVar(&snapshot, "snapshot", "",
+		"a directory of gpuprice publish: cite its snapshot days that cover the window")
 	return cmd
 }
 

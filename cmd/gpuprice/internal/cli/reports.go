@@ -91,7 +91,7 @@ const recordedRunPrefix = query.RecordedRunPrefix
 // per-row origin: they say on stderr when their answer read rows of a recorded
 // example (prices marks each row and counts them itself).
 var analyticsCommands = map[string]bool{"volatility": true, "spreads": true, "tokens": true, "history": true,
-	"index": true, "series": true, "report": true, "terms": true, "breakeven": true}
+	"index": true, "series": true, "report": true, "terms": true, "breakeven": true, "inference": true, "digest": true}
 
 // noteRecordedAnswer says on stderr that the answer of an analytics command read
 // rows of a recorded example (rec: per provider, its series): it is not of today's

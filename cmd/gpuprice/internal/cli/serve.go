@@ -93,7 +93,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	sv := a.cfg.Serve
 	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout, ReadTimeout: sv.ReadTimeout,
 		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes,
-		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts}
+		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts, PublicURL: sv.PublicURL}
 	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
 		cfg.StoreName = report.CiteStore(dsn)
 	}
@@ -122,11 +122,10 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		Redact:     a.redactor().Redact,
 		Log:        a.log,
 	}
-	if len(a.cfg.Alerts.Rules) > 0 {
-		if _, err := a.alertEngine(); err != nil { // notifiers' URLs set: fail at start, not at the first turn
-			return err
-		}
-		cfg.AlertsSchedule = a.cfg.Alerts.ScheduleSpec()
+	// Of serve processes sharing a store, one evaluates the alerts and sends the
+	// digest: hold says whether this one does (hold is nil when neither is set).
+	var hold func(ctx context.Context) error
+	if len(a.cfg.Alerts.Rules) > 0 || a.cfg.Digest.Schedule != "" {
 		statePath, err := a.cfg.AlertStatePath()
 		if err != nil {
 			return err
@@ -144,14 +143,24 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			go lease.Keep(ctx)
 			defer lease.Release()
 		}
-		deps.EvaluateAlerts = func(ctx context.Context) (alert.Report, error) {
+		hold = func(ctx context.Context) error {
 			if err := leader.Acquire(); err != nil {
-				return alert.Report{}, err
+				return err
 			}
 			if lease != nil {
-				if err := lease.Hold(ctx); err != nil {
-					return alert.Report{}, err
-				}
+				return lease.Hold(ctx)
+			}
+			return nil
+		}
+	}
+	if len(a.cfg.Alerts.Rules) > 0 {
+		if _, err := a.alertEngine(); err != nil { // notifiers' URLs set: fail at start, not at the first turn
+			return err
+		}
+		cfg.AlertsSchedule = a.cfg.Alerts.ScheduleSpec()
+		deps.EvaluateAlerts = func(ctx context.Context) (alert.Report, error) {
+			if err := hold(ctx); err != nil {
+				return alert.Report{}, err
 			}
 			return a.evaluateAlerts(ctx, st, time.Now().UTC(), false)
 		}
@@ -160,7 +169,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		}
 	}
 	if a.cfg.Digest.Schedule != "" {
-		send, err := a.digestSender(reader)
+		send, err := a.digestSender(reader, hold)
 		if err != nil {
 			return err
 		}
@@ -174,7 +183,6 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
 	if dir, err := a.cfg.DataDirPath(); err == nil {
 		dsn, _ := a.cfg.StoreDSN(a.storeDSN)
 		remove, err := server.WriteAddress(dir, server.Address{URL: server.URLOf(ln.Addr()), Store: store.Redact(dsn),
@@ -185,6 +193,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 			defer remove()
 		}
 	}
+	// Said once the address file is written: whoever reads this line finds the server.
+	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
 	err = srv.Serve(ctx, ln, runNow)
 	var stopped *server.Stopped
 	if errors.As(err, &stopped) {

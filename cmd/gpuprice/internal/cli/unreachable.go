@@ -32,7 +32,8 @@ func explainUnreachable(w io.Writer, results []ingest.Result) {
 	if len(names) == 0 {
 		return
 	}
-	who := fmt.Sprintf("%d of %d sources could not reach their providers (%s)", len(names), len(results), strings.Join(names, ", "))
+	who := fmt.Sprintf("%d of %d sources could not reach their providers (%s)", len(names), len(results),
+		strings.Join(names, ", "))
 	if len(names) == len(results) {
 		who = fmt.Sprintf("No source could reach its provider (%s)", strings.Join(names, ", "))
 	}

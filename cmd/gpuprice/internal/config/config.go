@@ -281,7 +281,8 @@ func (c Config) Validate() error {
 		if !strings.Contains(c.Store, "://") {
 			bad("store: %q is not a DSN (clickhouse://host:9000/db or duckdb:///path/file.duckdb)", store.Redact(c.Store))
 		} else if hasPassword(c.Store) {
-			bad("store: the DSN holds a password; put secrets in the environment (%s or %s), never in the file", EnvStore, EnvClickHousePassword)
+			bad("store: the DSN holds a password; put secrets in the environment (%s or %s), never in the file", EnvStore,
+				EnvClickHousePassword)
 		}
 	}
 	switch c.LogLevel {
@@ -316,10 +317,12 @@ func (c Config) Validate() error {
 		bad("ingest.flush_interval must be positive")
 	}
 	if sp := c.Ingest.Suspect; !(sp.Below > 0 && sp.Below < 1) || !(sp.Above > 1) || sp.MinPeers < 1 {
-		bad("ingest.suspect: below (%g) must be in (0, 1), above (%g) over 1 and min_peers (%d) at least 1", sp.Below, sp.Above, sp.MinPeers)
+		bad("ingest.suspect: below (%g) must be in (0, 1), above (%g) over 1 and min_peers (%d) at least 1", sp.Below,
+			sp.Above, sp.MinPeers)
 	}
 	if c.Ingest.MinUSDGPUHour < 0 || c.Ingest.MaxUSDGPUHour <= c.Ingest.MinUSDGPUHour {
-		bad("ingest: min_usd_gpu_hour (%g) must be ≥ 0 and below max_usd_gpu_hour (%g)", c.Ingest.MinUSDGPUHour, c.Ingest.MaxUSDGPUHour)
+		bad("ingest: min_usd_gpu_hour (%g) must be ≥ 0 and below max_usd_gpu_hour (%g)", c.Ingest.MinUSDGPUHour,
+			c.Ingest.MaxUSDGPUHour)
 	}
 	if c.Ingest.SourceTimeout < 0 {
 		bad("ingest.source_timeout must not be negative")
@@ -366,7 +369,8 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for name, d := range map[string]time.Duration{"read_header_timeout": c.Serve.ReadHeaderTimeout, "read_timeout": c.Serve.ReadTimeout,
+	for name, d := range map[string]time.Duration{"read_header_timeout": c.Serve.ReadHeaderTimeout,
+		"read_timeout":  c.Serve.ReadTimeout,
 		"write_timeout": c.Serve.WriteTimeout, "idle_timeout": c.Serve.IdleTimeout} {
 		if d < 0 {
 			bad("serve.%s: %s is negative", name, d)

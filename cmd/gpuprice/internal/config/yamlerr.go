@@ -74,7 +74,8 @@ func explainSyntaxError(data []byte, err error) error {
 	} else {
 		return err
 	}
-	if lines := strings.Split(string(data), "\n"); line >= 1 && line <= len(lines) && strings.TrimSpace(lines[line-1]) != "" {
+	if lines := strings.Split(string(data),
+		"\n"); line >= 1 && line <= len(lines) && strings.TrimSpace(lines[line-1]) != "" {
 		msg += fmt.Sprintf(" (line %d is %q; check its indentation and brackets)", line, lines[line-1])
 	}
 	return errors.New(msg)

@@ -18,6 +18,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gpuprice/gpuprice/analytics/answer"
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -67,6 +69,7 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/terms", serveReport(s, query.ParseTerms, r.Terms, tableOf(query.Terms.Table), true), dataOf(r.Terms), nil},
 		{"GET", "/api/v1/breakeven", serveReport(s, query.ParseBreakEven, r.BreakEven, tableOf(query.BreakEvens.Table), true),
 			dataOf(r.BreakEven), nil},
+		{"GET", "/api/v1/digest", serveReport(s, digest.ParseQuery, s.digestAnswer, nil, true), dataOf(s.digestAnswer), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
 		{"GET", "/api/v1/sources", serveReport(s, query.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
@@ -80,6 +83,12 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/runs", s.apiRunsV0, nil, reflect.TypeFor[[]schemas.Run]()},
 		{"GET", "/openapi.json", s.serveOpenAPI, nil, nil},
 	}
+}
+
+// digestAnswer is the weekly digest over the server's reader (`gpuprice digest
+// --format json`), its links under serve.public_url.
+func (s *Server) digestAnswer(ctx context.Context, q digest.Query) (query.Result[*digest.Digest], error) {
+	return digest.Answer(ctx, s.reader, q, digest.Options{PublicURL: s.cfg.PublicURL})
 }
 
 // tableOf adapts a table function to the CSV writer.
@@ -185,7 +194,7 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 		}
 		// Computed once for every client asking the same at the same time, and not
 		// cut by one client hanging up.
-		ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), ttl, func() (answer, error) {
+		ans, err := s.cache.Get(r.URL.Path+"?"+v.Encode(), ttl, func() (answer.Answer, error) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), time.Minute)
 			defer cancel()
 			var res query.Result[T]
@@ -194,12 +203,12 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 				return err
 			})
 			if err != nil {
-				return answer{}, err
+				return answer.Answer{}, err
 			}
 			var body bytes.Buffer
-			a := answer{ctype: "application/json"}
+			a := answer.Answer{ContentType: "application/json"}
 			if format == "csv" {
-				a.ctype = "text/csv; charset=utf-8"
+				a.ContentType = "text/csv; charset=utf-8"
 				header, rows := table(res.Data)
 				err = query.Write(&body, "csv", header, rows, nil)
 			} else {
@@ -210,28 +219,28 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 			}
 			// Every answer passes the redaction of the logs (Deps.Redact): run errors,
 			// quarantined rows, endpoints and source URLs never carry a secret out.
-			a.body = []byte(s.redact(body.String()))
+			a.Body = []byte(s.redact(body.String()))
 			if fromBars {
-				sum := sha256.Sum256(a.body)
-				a.etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+				sum := sha256.Sum256(a.Body)
+				a.ETag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 			}
 			if err != nil || ttl <= 0 {
 				return a, err
 			}
-			return withCoding(r, a), nil
+			return answer.WithCoding(r, a), nil
 		})
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Type", ans.ctype)
+		h.Set("Content-Type", ans.ContentType)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if fromBars {
-			writeTagged(w, r, ans, fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
+			answer.WriteTagged(w, r, ans, fmt.Sprintf("public, max-age=%d", int(max(s.cfg.BarsCacheTTL, time.Second).Seconds())))
 			return
 		}
-		writeUntagged(w, r, ans)
+		answer.WriteUntagged(w, r, ans)
 	}
 }
 

@@ -35,22 +35,32 @@ type metrics struct {
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{s: s, reg: prometheus.NewRegistry()}
-	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_runs_total", Help: "Source runs by final status."}, []string{"source", "status"})
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_runs_total",
+		Help: "Source runs by final status."}, []string{"source", "status"})
 	m.collections = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_collections_total",
 		Help: "Runs of sources (scheduled or asked for) by outcome: ok (no source failed), some_failed, all_failed."},
 		[]string{"outcome"})
-	m.lastRun = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_run_timestamp_seconds", Help: "When the source's last run finished."}, []string{"source"})
-	m.lastRows = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_accepted", Help: "Rows the last run stored."}, []string{"source"})
-	m.lastQuar = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_quarantined", Help: "Rows the last run quarantined."}, []string{"source"})
+	m.lastRun = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_run_timestamp_seconds",
+		Help: "When the source's last run finished."}, []string{"source"})
+	m.lastRows = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_accepted",
+		Help: "Rows the last run stored."}, []string{"source"})
+	m.lastQuar = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_quarantined",
+		Help: "Rows the last run quarantined."}, []string{"source"})
 	m.lastNotOff = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_last_rows_not_offered",
-		Help: "Rows the last run's source said are not offered (counted, neither stored nor quarantined)."}, []string{"source"})
-	m.up = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_up", Help: "1 when the source's last run was ok or degraded, 0 when it failed."}, []string{"source"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuprice_source_run_duration_seconds", Help: "Duration of source runs.",
+		Help: "Rows the last run's source said are not offered (counted, neither stored nor quarantined)."},
+		[]string{"source"})
+	m.up = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_source_up",
+		Help: "1 when the source's last run was ok or degraded, 0 when it failed."}, []string{"source"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuprice_source_run_duration_seconds",
+		Help:    "Duration of source runs.",
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}, []string{"source"})
-	m.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing", Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
-	m.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total", Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
+	m.alertFiring = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gpuprice_alerts_firing",
+		Help: "Alert instances firing per rule at the last evaluation."}, []string{"rule"})
+	m.alertFailed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuprice_alert_failures_total",
+		Help: "Failed alert notifications (per notifier) and rule evaluations (notifier \"\")."}, []string{"notifier"})
 	m.market = &marketCollector{s: s}
-	m.reg.MustRegister(m.runs, m.collections, m.lastRun, m.lastRows, m.lastQuar, m.lastNotOff, m.up, m.duration, m.alertFiring, m.alertFailed, m.market)
+	m.reg.MustRegister(m.runs, m.collections, m.lastRun, m.lastRows, m.lastQuar, m.lastNotOff, m.up, m.duration,
+		m.alertFiring, m.alertFailed, m.market)
 	return m
 }
 
@@ -121,13 +131,19 @@ type marketCollector struct {
 }
 
 var (
-	cheapestDesc = prometheus.NewDesc("gpuprice_cheapest_usd_per_gpu_hour", "Cheapest latest price per GPU-hour of the series on offer, per GPU, pricing kind, tier, provider and region.",
+	cheapestDesc = prometheus.NewDesc("gpuprice_cheapest_usd_per_gpu_hour",
+		"Cheapest latest price per GPU-hour of the series on offer, per GPU, pricing kind, tier, provider and region.",
 		[]string{"gpu", "pricing", "tier", "provider", "region"}, nil)
-	offersDesc  = prometheus.NewDesc("gpuprice_offers", "Series with a latest price.", []string{"gpu", "pricing", "tier"}, nil)
-	spoolDesc   = prometheus.NewDesc("gpuprice_spool_rows", "Rows waiting in the on-disk spool.", nil, nil)
-	indexDesc   = prometheus.NewDesc("gpuprice_index_usd_per_gpu_hour", "The latest day's reference price (gpuprice index) per GPU, pricing kind and group.", []string{"gpu", "pricing", "group"}, nil)
-	spreadDesc  = prometheus.NewDesc("gpuprice_spread_ratio", "The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a tier has no price.", []string{"gpu", "pricing"}, nil)
-	medianDesc  = prometheus.NewDesc("gpuprice_tier_median_usd_per_gpu_hour", "The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
+	offersDesc = prometheus.NewDesc("gpuprice_offers", "Series with a latest price.", []string{"gpu", "pricing", "tier"},
+		nil)
+	spoolDesc = prometheus.NewDesc("gpuprice_spool_rows", "Rows waiting in the on-disk spool.", nil, nil)
+	indexDesc = prometheus.NewDesc("gpuprice_index_usd_per_gpu_hour",
+		"The latest day's reference price (gpuprice index) per GPU, pricing kind and group.", []string{"gpu", "pricing",
+			"group"}, nil)
+	spreadDesc = prometheus.NewDesc("gpuprice_spread_ratio",
+		"The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a tier has no price.", []string{"gpu", "pricing"}, nil)
+	medianDesc = prometheus.NewDesc("gpuprice_tier_median_usd_per_gpu_hour",
+		"The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
 	metricsFreq = time.Minute
 )
 
@@ -218,7 +234,8 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	cheapest, count := byLabels(rows)
 	for w, v := range cheapest {
-		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, w.gpu, w.pricing, w.tier, w.provider, w.region)
+		ch <- prometheus.MustNewConstMetric(cheapestDesc, prometheus.GaugeValue, v, w.gpu, w.pricing, w.tier, w.provider,
+			w.region)
 	}
 	for k, n := range count {
 		ch <- prometheus.MustNewConstMetric(offersDesc, prometheus.GaugeValue, float64(n), k.gpu, k.pricing, k.tier)
@@ -245,7 +262,8 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 		if d.Ratio != nil {
 			ch <- prometheus.MustNewConstMetric(spreadDesc, prometheus.GaugeValue, *d.Ratio, k[0], k[1])
 		}
-		for tier, v := range map[string]*float64{schemas.TierHyperscaler: d.Hyperscaler, schemas.TierSpecialist: d.Specialist, schemas.TierMarketplace: d.Marketplace} {
+		for tier, v := range map[string]*float64{schemas.TierHyperscaler: d.Hyperscaler, schemas.TierSpecialist: d.Specialist,
+			schemas.TierMarketplace: d.Marketplace} {
 			if v != nil {
 				ch <- prometheus.MustNewConstMetric(medianDesc, prometheus.GaugeValue, *v, k[0], k[1], tier)
 			}

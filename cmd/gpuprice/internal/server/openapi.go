@@ -45,7 +45,8 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	doc, err := OpenAPI()
 	if err != nil {
 		s.log.Error("openapi: document not built", "error", err.Error())
-		writeJSON(w, http.StatusInternalServerError, apiError{Error: "the OpenAPI document could not be built (see the server's log)"})
+		writeJSON(w, http.StatusInternalServerError,
+			apiError{Error: "the OpenAPI document could not be built (see the server's log)"})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -101,7 +102,8 @@ func newSchemaGen() *schemaGen {
 	g := &schemaGen{schemas: openapi3.Schemas{}, types: map[string]reflect.Type{}}
 	g.gen = openapi3gen.NewGenerator(
 		openapi3gen.UseAllExportedFields(),
-		openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true, ExportTopLevelSchema: true}),
+		openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true,
+			ExportTopLevelSchema: true}),
 		openapi3gen.CreateTypeNameGenerator(func(t reflect.Type) string {
 			if prev, ok := g.types[t.Name()]; ok && prev != t && g.err == nil {
 				g.err = fmt.Errorf("openapi: two answer types named %s: %s and %s", t.Name(), prev.PkgPath(), t.PkgPath())
@@ -149,7 +151,8 @@ func (g *schemaGen) finish() {
 				s.Required = append(s.Required, f.name)
 			}
 			if f.typ.Kind() == reflect.Pointer && p.Ref != "" { // null, or the component
-				s.Properties[f.name] = &openapi3.SchemaRef{Value: &openapi3.Schema{Nullable: true, AllOf: openapi3.SchemaRefs{{Ref: p.Ref}}}}
+				s.Properties[f.name] = &openapi3.SchemaRef{Value: &openapi3.Schema{Nullable: true,
+					AllOf: openapi3.SchemaRefs{{Ref: p.Ref}}}}
 			}
 		}
 		for _, f := range nullFigures[t] {
@@ -179,7 +182,8 @@ func jsonFields(t reflect.Type) []jsonField {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		optional := slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" })
+		optional := slices.ContainsFunc(strings.Split(opts, ","),
+			func(o string) bool { return o == "omitempty" || o == "omitzero" })
 		if f.Anonymous && name == "" {
 			ft := f.Type
 			ptr := ft.Kind() == reflect.Pointer

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpuprice/gpuprice/analytics/answer"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/analytics/report"
 )
@@ -28,7 +29,8 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	format := "html"
 	if f := v["format"]; len(f) > 0 {
 		if format = f[0]; len(f) > 1 || !slices.Contains([]string{"html", "markdown"}, format) {
-			s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
+			s.fail(w, r, &query.ParamError{Param: "format",
+				Msg: fmt.Sprintf("%q: use html or markdown (a PDF: gpuprice report --out report.pdf)", format)})
 			return
 		}
 	}
@@ -37,35 +39,35 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	ans, err := s.cache.get(r.URL.Path+"?"+v.Encode(), s.cfg.BarsCacheTTL, func() (answer, error) {
+	ans, err := s.cache.Get(r.URL.Path+"?"+v.Encode(), s.cfg.BarsCacheTTL, func() (answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Minute)
 		defer cancel()
 		rep, err := report.Build(ctx, s.reader, q, report.Options{Store: s.cfg.StoreName})
 		if err != nil {
-			return answer{}, err
+			return answer.Answer{}, err
 		}
 		var body bytes.Buffer
-		a := answer{ctype: "text/html; charset=utf-8"}
+		a := answer.Answer{ContentType: "text/html; charset=utf-8"}
 		if format == "markdown" {
-			a.ctype = "text/markdown; charset=utf-8"
+			a.ContentType = "text/markdown; charset=utf-8"
 			err = rep.Markdown(&body)
 		} else {
 			err = rep.HTML(&body)
 		}
-		a.body = body.Bytes()
-		a.etag = `"` + rep.Citation.DataSHA256[:24] + `"`
+		a.Body = body.Bytes()
+		a.ETag = `"` + rep.Citation.DataSHA256[:24] + `"`
 		if err != nil || s.cfg.BarsCacheTTL <= 0 {
 			return a, err
 		}
-		return withCoding(r, a), nil
+		return answer.WithCoding(r, a), nil
 	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", ans.ctype)
+	h.Set("Content-Type", ans.ContentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", reportCSP)
-	writeTagged(w, r, ans, "no-cache")
+	answer.WriteTagged(w, r, ans, "no-cache")
 }

@@ -39,7 +39,8 @@ func (s *Server) routes() http.Handler {
 	}
 	// The MCP tools (streamable HTTP): the API's reader, its computation slots and
 	// redaction; the Host header is checked by Serve (allowed_hosts).
-	tools := mcp.Handler(s.reader, mcp.Options{Redact: s.redact, Log: s.log, Compute: s.compute, HostsChecked: true})
+	tools := mcp.Handler(s.reader, mcp.Options{Redact: s.redact, Log: s.log, Compute: s.compute, HostsChecked: true,
+		PublicURL: s.cfg.PublicURL})
 	for _, m := range []string{"POST", "GET", "DELETE"} {
 		mux.Handle(m+" /mcp", tools)
 	}

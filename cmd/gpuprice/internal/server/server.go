@@ -26,6 +26,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
+	"github.com/gpuprice/gpuprice/analytics/answer"
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -55,6 +56,9 @@ type Config struct {
 	// DigestSchedule is the cron spec on which the weekly digest is sent; "" or a
 	// nil Deps.SendDigest means it is not.
 	DigestSchedule string
+	// PublicURL is the web app's root (serve.public_url): the digest's sections
+	// link to their charts under it ("": no links).
+	PublicURL string
 	// Stale is how far behind its provider's newest observation a series may be and
 	// still count as on offer (analytics.CurrentOnly); 0 means analytics.StaleAfter.
 	Stale time.Duration
@@ -140,7 +144,7 @@ type Server struct {
 	interrupted []schemas.Run
 	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
 	handler     http.Handler
-	cache       *answerCache
+	cache       *answer.Cache
 	snap        *query.Current // the current prices, refreshed after runs and on others' writes
 	busy        chan struct{}  // a slot per answer computed at once (MaxComputing)
 }
@@ -168,7 +172,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
 		redact:  d.Redact,
 		log:     d.Log,
-		running: map[string]bool{}, runCtx: context.Background(), cache: newAnswerCache(2000),
+		running: map[string]bool{}, runCtx: context.Background(), cache: answer.NewCache(2000),
 		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
@@ -478,7 +482,7 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 
 // changed forgets every answer computed from what the store held before.
 func (s *Server) changed() {
-	s.cache.clear()
+	s.cache.Clear()
 	s.metrics.market.invalidate()
 }
 
@@ -571,6 +575,10 @@ func (s *Server) SendDigest(ctx context.Context) {
 		return
 	}
 	ds, err := s.digest(ctx)
+	if errors.Is(err, alert.ErrStandingBy) {
+		s.log.Info("digest not sent here: another serve process sends it (standing by)")
+		return
+	}
 	for _, d := range ds {
 		if d.Error != "" {
 			s.metrics.alertFailed.WithLabelValues(d.Notifier).Inc()

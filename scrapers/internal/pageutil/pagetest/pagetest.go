@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,42 @@ func Index(t testing.TB, rows []schemas.Observation) map[string]schemas.Observat
 		out[k] = o
 	}
 	return out
+}
+
+// Unpriced splits the rows a page lists without a price (price 0) by what ingest
+// makes of them: notOffered are those whose price_text scrapers.NotOffered knows
+// (counted as not offered, runs.rows_not_offered), quarantined the others ("no price
+// published"), each as "sku|pricing", sorted.
+func Unpriced(rows []schemas.Observation) (notOffered, quarantined []string) {
+	for _, o := range rows {
+		if o.PriceNative != 0 {
+			continue
+		}
+		k := o.SKU + "|" + o.Pricing
+		if scrapers.NotOffered(o.Attrs["price_text"]) {
+			notOffered = append(notOffered, k)
+		} else {
+			quarantined = append(quarantined, k)
+		}
+	}
+	sort.Strings(notOffered)
+	sort.Strings(quarantined)
+	return notOffered, quarantined
+}
+
+// NotOffered checks that each recorded page (its path → how many) gives that many
+// rows ingest counts as not offered (Unpriced) and none it would quarantine for
+// having no price.
+func NotOffered(t *testing.T, parse Parser, want map[string]int) {
+	t.Helper()
+	for file, n := range want {
+		res, err := ParseFile(t, parse, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notOffered, quarantined := Unpriced(res.Rows)
+		if len(notOffered) != n || len(quarantined) != 0 {
+			t.Errorf("%s: not offered %v, quarantined %v; want %d and none", file, notOffered, quarantined, n)
+		}
+	}
 }

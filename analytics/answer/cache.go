@@ -1,4 +1,9 @@
-package server
+// Package answer delivers the HTTP API's computed answers: a Cache computes each
+// answer once however many clients ask (stale while revalidating, cleared when the
+// store changes), each content coding (zstd, gzip) is made once per answer, and
+// WriteTagged / WriteUntagged send it with its ETag, Vary and Content-Length, or
+// 304. It knows nothing of what an answer says: serve's handlers make them.
+package answer
 
 import (
 	"sync"
@@ -7,31 +12,32 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// answer is a computed response body.
-type answer struct {
-	body  []byte
-	ctype string
-	etag  string
-	at    time.Time
-	gen   uint64
+// Answer is a computed response body: its bytes, Content-Type and ETag (empty:
+// none), as a handler makes it.
+type Answer struct {
+	Body        []byte
+	ContentType string
+	ETag        string
+	at          time.Time
+	gen         uint64
 	// z holds the body compressed, made with the answer in the coding the client
 	// that asked for it accepts (withCoding), else once when a client first asks.
 	z *compressed
 }
 
-// answerCache keeps computed answers for a short while and computes each one once
+// Cache keeps computed answers for a short while and computes each one once
 // however many clients ask for it at the same time. Every run of a source clears
 // it, so that a collection's prices are served as soon as they are stored.
-type answerCache struct {
+type Cache struct {
 	mu      sync.Mutex
-	entries map[string]answer
+	entries map[string]Answer
 	gen     uint64 // bumped by clear: answers computed before are not kept
 	flight  singleflight.Group
 	max     int
 }
 
-func newAnswerCache(max int) *answerCache {
-	return &answerCache{entries: map[string]answer{}, max: max}
+func NewCache(max int) *Cache {
+	return &Cache{entries: map[string]Answer{}, max: max}
 }
 
 // get returns the answer of key no older than ttl, else computes it (once for
@@ -40,7 +46,7 @@ func newAnswerCache(max int) *answerCache {
 // computed again in the background (stale while revalidating): clients do not all
 // wait for a long computation every ttl. Cleared answers (the store changed) are
 // never served.
-func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer, error)) (answer, error) {
+func (c *Cache) Get(key string, ttl time.Duration, compute func() (Answer, error)) (Answer, error) {
 	if ttl <= 0 {
 		a, err := compute()
 		a.z = &compressed{fast: true} // sent once: compressed, if at all, fast
@@ -60,11 +66,11 @@ func (c *answerCache) get(key string, ttl time.Duration, compute func() (answer,
 		return a, nil
 	}
 	v, err, _ := c.flight.Do(key, do)
-	return v.(answer), err
+	return v.(Answer), err
 }
 
 // compute computes key's answer and keeps it unless the cache was cleared since gen.
-func (c *answerCache) compute(key string, gen uint64, compute func() (answer, error)) (answer, error) {
+func (c *Cache) compute(key string, gen uint64, compute func() (Answer, error)) (Answer, error) {
 	a, err := compute()
 	if err != nil {
 		return a, err
@@ -85,7 +91,7 @@ func (c *answerCache) compute(key string, gen uint64, compute func() (answer, er
 }
 
 // clear forgets every answer (a source ran: prices may have changed).
-func (c *answerCache) clear() {
+func (c *Cache) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++

@@ -1,4 +1,4 @@
-package server
+package answer
 
 import (
 	"bytes"
@@ -100,10 +100,10 @@ func (z *compressed) of(c coding, body []byte) ([]byte, error) {
 // is computed for accepts (when it is large enough): it is then cached compressed,
 // and the clients asking for it while it is kept, or while it is recomputed in the
 // background, never wait for the compression.
-func withCoding(r *http.Request, a answer) answer {
+func WithCoding(r *http.Request, a Answer) Answer {
 	a.z = &compressed{}
 	if c := sendsCoding(r, a); c != identity {
-		_, _ = a.z.of(c, a.body)
+		_, _ = a.z.of(c, a.Body)
 	}
 	return a
 }
@@ -183,16 +183,16 @@ func etagMatches(ifNoneMatch, etag string) bool {
 
 // answerETag is the ETag of ans sent in coding c: ans's, made weak (as nginx does)
 // when it is sent compressed, whose bytes differ from the identity answer's.
-func answerETag(c coding, ans answer) string {
-	if ans.etag != "" && c != identity && !strings.HasPrefix(ans.etag, "W/") {
-		return "W/" + ans.etag
+func answerETag(c coding, ans Answer) string {
+	if ans.ETag != "" && c != identity && !strings.HasPrefix(ans.ETag, "W/") {
+		return "W/" + ans.ETag
 	}
-	return ans.etag
+	return ans.ETag
 }
 
 // sendsCoding is the content coding writeAnswer sends ans to r in.
-func sendsCoding(r *http.Request, ans answer) coding {
-	if ans.z == nil || len(ans.body) < compressMin {
+func sendsCoding(r *http.Request, ans Answer) coding {
+	if ans.z == nil || len(ans.Body) < compressMin {
 		return identity
 	}
 	return negotiate(r)
@@ -203,10 +203,10 @@ func sendsCoding(r *http.Request, ans answer) coding {
 // always with Vary: Accept-Encoding and the Content-Length of what is sent. Headers
 // set before (Content-Type, Cache-Control, ETag) are kept. The bytes are written
 // as they are kept: nothing is copied or encoded per request.
-func writeAnswer(w http.ResponseWriter, r *http.Request, c coding, ans answer) {
+func writeAnswer(w http.ResponseWriter, r *http.Request, c coding, ans Answer) {
 	h := w.Header()
 	h.Add("Vary", "Accept-Encoding")
-	body := ans.body
+	body := ans.Body
 	if c != identity {
 		if z, err := ans.z.of(c, body); err == nil {
 			body = z
@@ -222,19 +222,19 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, c coding, ans answer) {
 
 // writeUntagged writes ans, computed per request or for a short while, with
 // Cache-Control: no-cache.
-func writeUntagged(w http.ResponseWriter, r *http.Request, ans answer) {
+func WriteUntagged(w http.ResponseWriter, r *http.Request, ans Answer) {
 	w.Header().Set("Cache-Control", "no-cache")
 	writeAnswer(w, r, sendsCoding(r, ans), ans)
 }
 
 // writeTagged writes ans with its ETag and cacheControl, or 304 Not Modified when
 // the request's If-None-Match holds that tag (weak or strong).
-func writeTagged(w http.ResponseWriter, r *http.Request, ans answer, cacheControl string) {
+func WriteTagged(w http.ResponseWriter, r *http.Request, ans Answer, cacheControl string) {
 	h := w.Header()
 	c := sendsCoding(r, ans)
 	h.Set("ETag", answerETag(c, ans))
 	h.Set("Cache-Control", cacheControl)
-	if etagMatches(r.Header.Get("If-None-Match"), ans.etag) {
+	if etagMatches(r.Header.Get("If-None-Match"), ans.ETag) {
 		h.Add("Vary", "Accept-Encoding")
 		w.WriteHeader(http.StatusNotModified)
 		return

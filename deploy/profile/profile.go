@@ -1,4 +1,8 @@
-package cli
+// Package profile writes the peak profiles of one gpuprice command (--cpu-profile,
+// --mem-profile): a CPU profile of the whole command and the heap profile taken at
+// the Go heap's peak, with where the RSS was at its peak; the measurements of
+// BENCHMARKS.md are taken with them, as the serve benchmarks' load with loadgen.
+package profile
 
 import (
 	"bytes"
@@ -13,14 +17,15 @@ import (
 	"time"
 )
 
-// profiles are the --cpu-profile and --mem-profile files of one command: a CPU
+// Profiles are the --cpu-profile and --mem-profile files of one command: a CPU
 // profile of the whole command, and the heap profile taken when the Go heap was at its
 // largest (so that it shows what held the memory at the peak, not at exit), with, in
 // FILE.txt, where the process's memory was at its RSS peak: the resident pages of
 // files (the binary) and anonymous ones, and of those the Go runtime's by class
 // (runtime/metrics); the rest is C's (DuckDB, malloc).
-type profiles struct {
-	cpuPath, memPath string
+type Profiles struct {
+	// CPUPath and MemPath are the files to write; empty: none.
+	CPUPath, MemPath string
 
 	cpuFile *os.File
 	stop    chan struct{}
@@ -39,9 +44,10 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // profileEvery is how often the heap and the RSS are looked at for a new peak.
 const profileEvery = 50 * time.Millisecond
 
-func (p *profiles) start() error {
-	if p.cpuPath != "" {
-		f, err := os.Create(p.cpuPath)
+// Start starts the CPU profile and the watch of the heap and the RSS.
+func (p *Profiles) Start() error {
+	if p.CPUPath != "" {
+		f, err := os.Create(p.CPUPath)
 		if err != nil {
 			return fmt.Errorf("--cpu-profile: %w", err)
 		}
@@ -51,7 +57,7 @@ func (p *profiles) start() error {
 		}
 		p.cpuFile = f
 	}
-	if p.memPath != "" {
+	if p.MemPath != "" {
 		// One allocation in 64 KB is sampled (Go's default is 512 KB): finer sizes for
 		// the small objects of a collection, at little cost.
 		runtime.MemProfileRate = 64 << 10
@@ -62,7 +68,7 @@ func (p *profiles) start() error {
 }
 
 // watch takes a heap profile each time the live heap passes its last peak by 5 %.
-func (p *profiles) watch() {
+func (p *Profiles) watch() {
 	defer close(p.done)
 	sample := []metrics.Sample{{Name: heapMetric}}
 	tick := time.NewTicker(profileEvery)
@@ -98,7 +104,7 @@ func (p *profiles) watch() {
 }
 
 // sampleRSS keeps the memory breakdown when the RSS is at a new peak.
-func (p *profiles) sampleRSS() {
+func (p *Profiles) sampleRSS() {
 	rss, status := procStatus()
 	if rss == 0 {
 		return
@@ -110,8 +116,8 @@ func (p *profiles) sampleRSS() {
 	}
 }
 
-// finish stops the profiles and writes their files.
-func (p *profiles) finish() error {
+// Finish stops the profiles and writes their files.
+func (p *Profiles) Finish() error {
 	var errs []error
 	if p.cpuFile != nil {
 		pprof.StopCPUProfile()
@@ -131,12 +137,12 @@ func (p *profiles) finish() error {
 			_ = pprof.Lookup("heap").WriteTo(&buf, 0)
 			prof = buf.Bytes()
 		}
-		if err := os.WriteFile(p.memPath, prof, 0o644); err != nil {
+		if err := os.WriteFile(p.MemPath, prof, 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("--mem-profile: %w", err))
 		}
 		if p.atRSS != "" {
 			text := fmt.Sprintf("at the RSS peak (%.1f MB):\n%s", float64(p.peakRSS)/(1<<20), p.atRSS)
-			if err := os.WriteFile(p.memPath+".txt", []byte(text), 0o644); err != nil {
+			if err := os.WriteFile(p.MemPath+".txt", []byte(text), 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("--mem-profile: %w", err))
 			}
 		}
@@ -184,7 +190,8 @@ func goMemory() string {
 	var out strings.Builder
 	out.WriteString("Go runtime, MB:\n")
 	for _, s := range samples {
-		fmt.Fprintf(&out, "  %-50s %8.1f\n", strings.TrimPrefix(s.Name, "/memory/classes/"), float64(s.Value.Uint64())/(1<<20))
+		fmt.Fprintf(&out, "  %-50s %8.1f\n", strings.TrimPrefix(s.Name, "/memory/classes/"),
+			float64(s.Value.Uint64())/(1<<20))
 	}
 	return out.String()
 }

@@ -1,4 +1,4 @@
-package server
+package answer
 
 import (
 	"bytes"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# gotest-jobs.sh: the go test passes of deploy/test.sh, run as concurrent jobs so both
+# cores stay busy. cmd/gpuprice holds most of the suite's time in one package (its
+# tests run one after another), so its tests are split into two shards by measured
+# weight, each shard its own test process; the other packages run beside them. The
+# second pass (current ClickHouse, chDB) runs the ClickHouse tests the same way.
+#
+#   deploy/gotest-jobs.sh            both passes (the chDB one when CHDB_LIB_PATH is set)
+#
+# Every job's output is kept and printed when it ends; the exit status is non-zero if
+# any job failed. JOBS (default 3) is how many run at once.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+CMD=./cmd/gpuprice
+# Tests of cmd/gpuprice that take longest (seconds on 2 cores, from go test -json),
+# placed first so the two shards come out even; every other test weighs 2.
+WEIGHTS="TestReportDuckDB:63 TestIntegrationClickHouseReport:38 TestIntegrationClickHouseOutage:36
+TestIntegrationClickHouseTwoServesOneAlertEvaluator:31 TestIntegrationClickHouseAnswersEqualDuckDB:28
+TestIntegrationClickHouseWebApp:28 TestIntegrationClickHouseMCPRecorded:27 TestHostileFiltersDuckDB:27
+TestIntegrationClickHouseCollectPricesSame:24 TestWebApp:21 TestIntegrationClickHouseHostileFilters:19
+TestIntegrationClickHouseDigestRecorded:16 TestEveryRealExcerptCollectsOK:12 TestIntegrationClickHouseAPIMatchesCLI:12
+TestServeCapsOpenConnections:11 TestTableCommandsTakeEveryFormat:11 TestIntegrationClickHouseReparseThenAnalytics:9
+TestIntegrationClickHouseCluster:60"
+
+# shards FILTER SKIP: the top-level tests of cmd/gpuprice whose names match FILTER and
+# not SKIP, as two -run patterns (one line each), split by weight (largest first, each
+# to the lighter shard).
+shards() {
+  local filter="$1" skip="$2"
+  go test -list '.*' "$CMD" | grep -E '^(Test|Example|Fuzz)' | grep -E "$filter" | { if [ -n "$skip" ]; then grep -vE "$skip"; else cat; fi; } |
+    awk -v weights="$WEIGHTS" '
+      BEGIN { n = split(weights, w, /[ \n]+/); for (i = 1; i <= n; i++) { split(w[i], kv, ":"); wt[kv[1]] = kv[2] } }
+      { name[NR] = $1; weight[NR] = ($1 in wt) ? wt[$1] : 2 }
+      END {
+        # largest first (a simple insertion sort: about a hundred names)
+        for (i = 1; i <= NR; i++) order[i] = i
+        for (i = 2; i <= NR; i++) { j = i; while (j > 1 && weight[order[j]] > weight[order[j-1]]) { t = order[j]; order[j] = order[j-1]; order[j-1] = t; j-- } }
+        s[0] = 0; s[1] = 0; p[0] = ""; p[1] = ""
+        for (i = 1; i <= NR; i++) {
+          k = (s[0] <= s[1]) ? 0 : 1; s[k] += weight[order[i]]
+          p[k] = p[k] (p[k] == "" ? "" : "|") name[order[i]]
+        }
+        print "^(" p[0] ")$"; print "^(" p[1] ")$"
+      }'
+}
+
+declare -a names cmds
+add() { names+=("$1"); cmds+=("$2"); }
+
+others=$(go list ./... | grep -vx "github.com/gpuprice/gpuprice/cmd/gpuprice" | tr '\n' ' ')
+mapfile -t s < <(shards '.' '')
+add "go test (all packages but cmd/gpuprice)" "go test -count=1 -timeout 25m $others"
+add "go test cmd/gpuprice (shard 1 of 2)" "go test -count=1 -timeout 25m -run '${s[0]}' $CMD"
+add "go test cmd/gpuprice (shard 2 of 2)" "go test -count=1 -timeout 25m -run '${s[1]}' $CMD"
+
+if [ -n "${CHDB_LIB_PATH:-}" ]; then
+  # The same ClickHouse tests again on current ClickHouse (26.7, embedded): the store
+  # conformance suite, the views, the Grafana panels' SQL, the analytics against their
+  # Go reference, and the CLI and API end-to-end tests. Tests that need a server of
+  # their own (the native protocol, a process to kill, the cluster) say so and skip.
+  # Every test that runs on GPUPRICE_CLICKHOUSE_DSN is named …ClickHouse…, and two take
+  # each store in turn. Each job has its own chDB directory.
+  CHDB_TESTS='ClickHouse|ReadOnlyCommandsCreateNoStore|PoisonRowsQuarantinedTheRestStored'
+  chdb_env() { echo "GPUPRICE_CLICKHOUSE_DSN=chdb://$(mktemp -d) GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="; }
+  mapfile -t c < <(shards "$CHDB_TESTS" 'Cluster')
+  add "chDB: go test store and deploy" "env $(chdb_env) go test -count=1 -timeout 25m -run '$CHDB_TESTS' -skip Cluster ./store/... ./deploy/..."
+  add "chDB: go test cmd/gpuprice (shard 1 of 2)" "env $(chdb_env) go test -count=1 -timeout 25m -run '${c[0]}' $CMD"
+  add "chDB: go test cmd/gpuprice (shard 2 of 2)" "env $(chdb_env) go test -count=1 -timeout 25m -run '${c[1]}' $CMD"
+fi
+
+logdir=$(mktemp -d)
+declare -A pid_job
+status=0
+running=0
+report() { # report PID STATUS: print a finished job's output
+  local j=${pid_job[$1]}
+  echo "-- ${names[$j]}: $( [ "$2" = 0 ] && echo ok || echo "FAILED (exit $2)" ), $(( SECONDS - ${start[$j]} )) s"
+  cat "$logdir/$j.log"
+}
+declare -a start
+for j in "${!cmds[@]}"; do
+  while [ "$running" -ge "${JOBS:-3}" ]; do
+    wait -n -p done_pid; rc=$?
+    report "$done_pid" "$rc"; [ "$rc" = 0 ] || status=1
+    running=$((running - 1))
+  done
+  start[$j]=$SECONDS
+  bash -c "${cmds[$j]}" >"$logdir/$j.log" 2>&1 &
+  pid_job[$!]=$j
+  running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n -p done_pid; rc=$?
+  report "$done_pid" "$rc"; [ "$rc" = 0 ] || status=1
+  running=$((running - 1))
+done
+rm -rf "$logdir"
+exit $status
