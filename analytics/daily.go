@@ -102,25 +102,11 @@ func eachDayPrice(bars []store.Bar, from, to time.Time, size func(int), yield fu
 func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time),
 	from, to time.Time, size func(days int), yield func(d time.Time, day, n, i int, seen time.Time)) {
 	from, to = from.UTC().Truncate(store.Daily), to.UTC()
-	seen := make([]time.Time, len(series))
-	newest := map[string]time.Time{}
-	for n, s := range series {
-		for i := range s {
-			if _, t := times(&s[i]); t.After(seen[n]) {
-				seen[n] = t
-			}
-		}
-		if p := provider(n); seen[n].After(newest[p]) {
-			newest[p] = seen[n]
-		}
-	}
+	seen, ends := sightings(series, provider, times)
 	// Day by day, the series in their order (what a stable sort by day of each
 	// series' prices in turn gives, without moving the large DayPrice values).
-	ends := make([]time.Time, len(series))
 	at := make([]int, len(series)) // per series, its bar in force; −1 before its first
-	for n, s := range series {
-		last, _ := times(&s[len(s)-1])
-		ends[n] = PriceEnd(store.Bar{Start: last}, seen[n], newest[provider(n)])
+	for n := range series {
 		at[n] = -1
 	}
 	days := 0
@@ -147,6 +133,54 @@ func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (s
 			yield(d, day, n, i, seen[n])
 		}
 	}
+}
+
+// sightings gives, for each series of bars (each by start), its last sighting (the
+// latest of its bars' sightings) and the first UTC day it has no price (PriceEnd
+// against the newest sighting among its provider's series; zero while its price
+// carries forward). Every day price and every Sighting is decided here.
+func sightings[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time)) (seen, ends []time.Time) {
+	seen, ends = make([]time.Time, len(series)), make([]time.Time, len(series))
+	newest := map[string]time.Time{}
+	for n, s := range series {
+		for i := range s {
+			if _, t := times(&s[i]); t.After(seen[n]) {
+				seen[n] = t
+			}
+		}
+		if p := provider(n); seen[n].After(newest[p]) {
+			newest[p] = seen[n]
+		}
+	}
+	for n, s := range series {
+		last, _ := times(&s[len(s)-1])
+		ends[n] = PriceEnd(store.Bar{Start: last}, seen[n], newest[provider(n)])
+	}
+	return seen, ends
+}
+
+// Sighting is when collections last saw a series and, when its provider no longer
+// lists it, the first UTC day it has no price: the rule of every day price (a
+// series is withdrawn when its last sighting is more than StaleAfter behind the
+// newest among its provider's series read; PriceEnd). A chart draws its price as
+// observed up to LastSeen, carried after it, and not at all from Withdrawn on.
+type Sighting struct {
+	LastSeen  time.Time // zero when unknown (bars rolled up before stores kept sightings)
+	Withdrawn time.Time // zero while the price carries forward
+}
+
+// Sightings gives the Sighting of each series of bars (sorted by series then start,
+// as Bars with CarryIn returns them), by SeriesKey. The provider's newest sighting
+// is the latest among the series of bars, as DailyPrices takes it.
+func Sightings(bars []store.Bar) map[string]Sighting {
+	series := SplitSeries(bars)
+	seen, ends := sightings(series, func(n int) string { return series[n][0].Provider },
+		func(b *store.Bar) (time.Time, time.Time) { return b.Start, b.LastObservedAt })
+	out := make(map[string]Sighting, len(series))
+	for n, s := range series {
+		out[s[0].SeriesKey()] = Sighting{LastSeen: seen[n], Withdrawn: ends[n]}
+	}
+	return out
 }
 
 // PriceEnd is the first UTC day on which a series whose last bar is last, last

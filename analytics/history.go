@@ -172,6 +172,7 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 			}
 		}
 		s.TrendPer30d, s.TrendPctPer30d, s.SeriesEntered, s.SeriesLeft = MatchedTrend(days, g.daySeries, Mean(ys))
+		s.FirstDayOffers, s.LastDayOffers, s.MatchedOffers, s.MatchedP50, s.MatchedLatestMedian = MatchedLevel(days, g.daySeries, weight)
 		if d := CommitmentDiscount(odv, resv); len(d) > 0 {
 			s.ReservedDiscountPct = Opt(Median(d))
 		}
@@ -282,4 +283,49 @@ func MatchedTrend(days []int64, daySeries map[int64]map[string]float64, level fl
 	}
 	pct := (math.Exp(logSum/span*30) - 1) * 100
 	return Opt(pct / 100 * level), Opt(pct), entered, left
+}
+
+// MatchedLevel is the window's market level like for like: of the series priced on
+// both the first and the last of days (Unix seconds, ascending; daySeries each
+// day's price of each series by key, provider|sku|region|zone|pricing), each day's
+// median of those of them in force that day (CrossSection as weight says), and the
+// median over the days; latest is their median on the last day. first and last
+// count the series priced on the first and the last day, matched those on both.
+// The levels are nil without matched series. Set beside the whole market's window
+// p50 and today's median, it tells composition (offers entering, leaving) from price.
+func MatchedLevel(days []int64, daySeries map[int64]map[string]float64, weight string) (first, last, matched int, p50, latest *float64) {
+	if len(days) == 0 {
+		return 0, 0, 0, nil, nil
+	}
+	a, b := daySeries[days[0]], daySeries[days[len(days)-1]]
+	var keys []string
+	for k := range b {
+		if _, ok := a[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	first, last, matched = len(a), len(b), len(keys)
+	if matched == 0 {
+		return first, last, 0, nil, nil
+	}
+	var meds []float64
+	for _, d := range days {
+		var prices []float64
+		var provs []string
+		for _, k := range keys {
+			if p, ok := daySeries[d][k]; ok {
+				prices, provs = append(prices, p), append(provs, providerOf(k))
+			}
+		}
+		if len(prices) == 0 {
+			continue
+		}
+		m := percentileSorted(CrossSection(prices, provs, weight), .5)
+		meds = append(meds, m)
+		if d == days[len(days)-1] {
+			latest = Opt(m)
+		}
+	}
+	return first, last, matched, Opt(Median(meds)), latest
 }

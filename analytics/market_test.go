@@ -140,3 +140,62 @@ func TestQuoteVerdictWeightedByProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowSpecialistsEnterLate: a market where hyperscalers list all 30 days of
+// the window (aws 8, azure 10, gcp 12) and five specialists enter on its last two
+// (2, 2.5, 3, 3.5, 4). Per day (type 7): days 0–27 {8, 10, 12} give p10 8.4, p50 10,
+// p90 11.6; days 28–29 {2, 2.5, 3, 3.5, 4, 8, 10, 12} give p10 2.35, p50 3.75, p90
+// 10.6; the window's figures are the medians over the 30 days: 8.4, 10, 11.6. A
+// pool of the 100 series-days would give a p10 of 7.6 (x[9] = 4, x[10] = 8, h =
+// 9.9). Today's median is 3.75, yet no price moved: composition. Like for like, the
+// three offers in force on the first and the last day have a median of 10 over the
+// window and 10 today; 5 entered, 0 left; the trend is 0.
+func TestWindowSpecialistsEnterLate(t *testing.T) {
+	h, s := schemas.TierHyperscaler, schemas.TierSpecialist
+	var prices []DayPrice
+	for d := 0; d < 30; d++ {
+		prices = append(prices, dp("aws", h, "on_demand", "p5", d, 8), dp("azure", h, "on_demand", "nd", d, 10),
+			dp("gcp", h, "on_demand", "a3", d, 12))
+		if d >= 28 {
+			for i, p := range []string{"lambda", "crusoe", "together", "coreweave", "gmi"} {
+				prices = append(prices, dp(p, s, "on_demand", "h100", d, 2+0.5*float64(i)))
+			}
+		}
+	}
+	for _, w := range []string{WeightOffer, WeightProvider} { // one offer per provider: the same figures
+		o := HistoryWeighted("H100-SXM-80GB", "on_demand", prices, day(0), day(30), 3, w).Overall
+		for _, c := range []struct {
+			what string
+			got  *float64
+			want float64
+		}{{"p10", o.P10, 8.4}, {"p25", o.P25, 9}, {"p50", o.P50, 10}, {"p90", o.P90, 11.6}, {"min", o.Min, 2},
+			{"latest", o.Latest, 2}, {"latest median", o.LatestMedian, 3.75}, {"trend %", o.TrendPctPer30d, 0},
+			{"matched p50", o.MatchedP50, 10}, {"matched latest median", o.MatchedLatestMedian, 10}} {
+			if c.got == nil || math.Abs(*c.got-c.want) > 1e-9 {
+				t.Errorf("%s: %s = %v, want %v", w, c.what, optText(c.got), c.want)
+			}
+		}
+		if o.Days != 30 || o.Samples != 100 || o.Series != 8 || o.SeriesEntered != 5 || o.SeriesLeft != 0 ||
+			o.FirstDayOffers != 3 || o.LastDayOffers != 8 || o.MatchedOffers != 3 {
+			t.Errorf("%s: days %d samples %d series %d entered %d left %d first %d last %d matched %d; want 30 100 8 5 0 3 8 3",
+				w, o.Days, o.Samples, o.Series, o.SeriesEntered, o.SeriesLeft, o.FirstDayOffers, o.LastDayOffers, o.MatchedOffers)
+		}
+	}
+}
+
+// TestMatchedLevelNoneOnBoth: no series priced on both the first and the last day
+// leaves the like-for-like level missing, never 0.
+func TestMatchedLevelNoneOnBoth(t *testing.T) {
+	ds := map[int64]map[string]float64{1: {"a|x|||on_demand": 3}, 2: {"b|y|||on_demand": 4}}
+	first, last, matched, p50, latest := MatchedLevel([]int64{1, 2}, ds, WeightOffer)
+	if first != 1 || last != 1 || matched != 0 || p50 != nil || latest != nil {
+		t.Errorf("MatchedLevel = %d %d %d %v %v, want 1 1 0 nil nil", first, last, matched, p50, latest)
+	}
+}
+
+func optText(p *float64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}

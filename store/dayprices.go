@@ -66,6 +66,19 @@ type HistoryStats struct {
 	TrendPctPer30d *float64 `json:"trend_pct_per_30d"`
 	SeriesEntered  int      `json:"series_entered"`
 	SeriesLeft     int      `json:"series_left"`
+	// Composition of the window's market, so that a window figure is compared like
+	// for like: FirstDayOffers and LastDayOffers are the offers in force on the
+	// first and the last day with any, MatchedOffers those in force on both (the
+	// series neither entering nor leaving). MatchedP50 is the median over the days
+	// of each day's median of the matched offers (weighted as History.Weight says)
+	// and MatchedLatestMedian their median on the last day: what the same offers
+	// cost over the window and at its end, which offers entering or leaving never
+	// move. Both nil without matched offers.
+	FirstDayOffers      int      `json:"first_day_offers"`
+	LastDayOffers       int      `json:"last_day_offers"`
+	MatchedOffers       int      `json:"matched_offers"`
+	MatchedP50          *float64 `json:"matched_p50"`
+	MatchedLatestMedian *float64 `json:"matched_latest_median"`
 	// ReservedDiscountPct is 1 − median(latest reserved_1y) / median(latest
 	// on_demand) of the same GPU at the same providers, in percent; nil when either
 	// is missing.

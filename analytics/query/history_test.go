@@ -53,3 +53,23 @@ func TestSinceTakesWeeksAndDates(t *testing.T) {
 		t.Error("--since after --at accepted")
 	}
 }
+
+// TestCompositionSentence: the figures of TestWindowSpecialistsEnterLate (three
+// hyperscaler offers throughout at a median of 10, five specialists entering on the
+// last days, today's median 3.75) in the words `history` and the report print.
+func TestCompositionSentence(t *testing.T) {
+	ten, today := 10.0, 3.75
+	o := analytics.HistoryStats{P50: &ten, LatestMedian: &today, FirstDayOffers: 3, LastDayOffers: 8, SeriesEntered: 5,
+		MatchedOffers: 3, MatchedP50: &ten, MatchedLatestMedian: &ten}
+	want := "Composition: 3 offers were in force on the window's first day with any and 8 on its last; 5 entered and 0 left, " +
+		"3 were in force on both. Like for like, those 3 offers had a median of $10.0000 over the window and $10.0000 today (0.0 %). " +
+		"The whole market's window p50 ($10.0000) and today's median ($3.7500) are of different offers: their difference is " +
+		"composition as well as price."
+	if got := Composition(o); got != want {
+		t.Errorf("Composition:\n%s\nwant\n%s", got, want)
+	}
+	o.MatchedOffers, o.MatchedP50, o.MatchedLatestMedian = 0, nil, nil
+	if got := Composition(o); !strings.Contains(got, "No offer was in force on both days") {
+		t.Errorf("without matched offers: %s", got)
+	}
+}

@@ -738,6 +738,36 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	return res, err
 }
 
+// Composition says what the window's market was made of (the overall row o): the
+// offers in force on its first and last day, how many entered and left, and, like
+// for like, the level of the offers in force on both beside the whole market's: the
+// window's p50 and today's median differ by offers entering and leaving as well as
+// by price. The report's summary and `history` print it.
+func Composition(o analytics.HistoryStats) string {
+	price := func(v *float64) string {
+		if v == nil {
+			return "missing"
+		}
+		return "$" + f4(*v)
+	}
+	s := fmt.Sprintf("Composition: %d offers were in force on the window's first day with any and %d on its last; "+
+		"%d entered and %d left, %d were in force on both.", o.FirstDayOffers, o.LastDayOffers, o.SeriesEntered, o.SeriesLeft, o.MatchedOffers)
+	if o.MatchedP50 == nil || o.MatchedLatestMedian == nil {
+		return s + " No offer was in force on both days: the window's p50 and today's median are of different offers, not comparable."
+	}
+	s += fmt.Sprintf(" Like for like, those %d offers had a median of %s over the window and %s today", o.MatchedOffers,
+		price(o.MatchedP50), price(o.MatchedLatestMedian))
+	if *o.MatchedP50 > 0 {
+		s += fmt.Sprintf(" (%s %%)", strconv.FormatFloat((*o.MatchedLatestMedian / *o.MatchedP50 - 1)*100, 'f', 1, 64))
+	}
+	s += "."
+	if o.SeriesEntered+o.SeriesLeft > 0 {
+		s += fmt.Sprintf(" The whole market's window p50 (%s) and today's median (%s) are of different offers: "+
+			"their difference is composition as well as price.", price(o.P50), price(o.LatestMedian))
+	}
+	return s
+}
+
 // HistoryTable is the history's statistics as table rows: days is how many days of
 // the window the row's figures rest on (days with offers in force), samples the
 // series-days behind them.

@@ -78,6 +78,15 @@ type Series struct {
 	// market at a time of `history`), for each day of the window with one.
 	Band       []BandDay `json:"band"`
 	BandWeight string    `json:"band_weight"`
+	// LastSeen is when a collection last saw the series, up to the window's end
+	// (null when unknown): after it the series' price is carried, not observed, and
+	// a chart draws it dashed, "last seen …". Withdrawn is the first UTC day the
+	// series has no price because its provider was collected since and no longer
+	// listed it (null while it is on offer): its line stops there. Both follow the
+	// rule of every day price (analytics.Sightings, PriceEnd), over the provider's
+	// series of this region and pricing kind.
+	LastSeen  *time.Time `json:"last_seen"`
+	Withdrawn *time.Time `json:"withdrawn"`
 	// Newest is the series' newest stored observation when the window holds no bar
 	// (null when it has bars, or when the store holds no such series).
 	Newest *time.Time `json:"newest,omitempty"`
@@ -179,8 +188,10 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		if err != nil {
 			return res, err
 		}
+		var key string
 		for _, b := range bars {
 			if b.SKU == s.SKU && b.Zone == s.Zone && b.Region == s.Region {
+				key = b.SeriesKey()
 				if b.Start.Before(s.From) {
 					s.CarriedIn = &b
 				} else {
@@ -188,6 +199,9 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 				}
 				s.GPU, s.Tier = b.GPU, b.Tier
 			}
+		}
+		if sg, ok := analytics.Sightings(bars)[key]; ok && key != "" {
+			s.LastSeen, s.Withdrawn = optTime(sg.LastSeen), optTime(sg.Withdrawn)
 		}
 	}
 	s.Observations, s.Bars = nonNil(s.Observations), nonNil(s.Bars)
@@ -226,6 +240,15 @@ func (r *Reader) Series(ctx context.Context, q SeriesQuery) (Result[Series], err
 		res.Recorded[p] = max(res.Recorded[p], n)
 	}
 	return res, err
+}
+
+// optTime is t in UTC, nil when t is zero.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // Table is the series' bars as table rows, each with the market band of its day.

@@ -123,3 +123,37 @@ func TestRecordedByRow(t *testing.T) {
 		t.Errorf("no recorded rows: %q", got)
 	}
 }
+
+// TestWeightSaidInText: under --weight provider the summary, the market section's
+// caption and notes, the spreads and the target price say that each provider was
+// counted once; by default, each offer.
+func TestWeightSaidInText(t *testing.T) {
+	p := 3.0
+	for _, c := range []struct{ weight, want string }{
+		{analytics.WeightProvider, "each provider counted once"},
+		{analytics.WeightOffer, "each offer counted once"},
+	} {
+		r := &Report{History: analytics.History{Weight: c.weight, Overall: analytics.HistoryStats{P10: &p, P25: &p, P50: &p, P90: &p}},
+			Target: &Target{Quote: 3.5, Term: "1y", GPUs: 8, Hours: 8760, Verdict: analytics.QuoteVerdictWeighted(3.5, "1y", 8760,
+				[]analytics.Offer{{Provider: "together", Price: 2.69}}, nil, nil, c.weight)}}
+		var sum, market, spreads, target Section
+		r.summary(&sum)
+		r.market(&market)
+		r.spreads(&spreads)
+		r.target(&target)
+		for what, text := range map[string]string{
+			"summary's verdict":     sum.Paras[0],
+			"summary's percentiles": strings.Join(sum.Paras, "\n"),
+			"market notes":          market.Notes[0],
+			"spreads":               spreads.Paras[0],
+			"target":                target.Paras[0],
+		} {
+			if !strings.Contains(text, c.want) {
+				t.Errorf("%s, weight %s: %q lacks %q", what, c.weight, text, c.want)
+			}
+		}
+		if c.weight == analytics.WeightProvider && !strings.Contains(market.Tables[0].Caption, "each provider once") {
+			t.Errorf("market caption %q", market.Tables[0].Caption)
+		}
+	}
+}

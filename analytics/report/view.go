@@ -159,8 +159,8 @@ func (r *Report) summary(s *Section) {
 	if r.Target != nil {
 		// The verdict first: where the quote stands, like for like.
 		t := r.Target
-		s.Paras = append(s.Paras, fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s:",
-			f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02")))
+		s.Paras = append(s.Paras, fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s, %s:",
+			f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02"), verdictCounted(t.Verdict)))
 		s.Paras = append(s.Paras, t.Verdict.Sentences()...)
 	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
@@ -172,18 +172,19 @@ func (r *Report) summary(s *Section) {
 	}
 	s.Paras = append(s.Paras, fmt.Sprintf("%s, %s prices per GPU-hour in USD, %s%s: %d series from %d providers, "+
 		"%d days with offers in force. Every percentile is of the market at a time: each day's offers in force, "+
-		"each counted once, then the median over the days (never a pool of series-days).",
-		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Days))
+		"%s, then the median over the days (never a pool of series-days).",
+		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Days, r.counted()))
 	if o.P10 == nil {
 		s.Paras = append(s.Paras, "Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown as missing.")
 		return
 	}
 	s.Paras = append(s.Paras,
-		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s.",
-			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o)),
+		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s%s.",
+			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o), notLike(o)),
 		fmt.Sprintf("Trend of the same offers (matched day to day): %s per GPU-hour per 30 days (%s %%); "+
 			"beside it, %d series entered and %d left the sample over the window.",
-			optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2), o.SeriesEntered, o.SeriesLeft))
+			optSigned(o.TrendPer30d, 4), opt(o.TrendPctPer30d, 2), o.SeriesEntered, o.SeriesLeft),
+		query.Composition(o))
 	if len(r.Cheapest) > 0 {
 		c := r.Cheapest[0]
 		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region, f4(c.Price)))
@@ -193,6 +194,24 @@ func (r *Report) summary(s *Section) {
 		s.Paras = append(s.Paras, fmt.Sprintf("Hyperscalers charged %s× the specialists' median on %s (%s× on %s).",
 			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64), ss.FirstDay))
 	}
+}
+
+// counted says how the report's cross-sections count the market: each offer once,
+// or (--weight provider) each provider once, its offers' median standing for it.
+func (r *Report) counted() string {
+	if r.History.Weight == analytics.WeightProvider {
+		return "each provider counted once (the median of its offers stands for it, --weight provider), " +
+			"so one provider's many regions cannot outvote the rest"
+	}
+	return "each offer counted once"
+}
+
+// countedShort is counted for a caption.
+func (r *Report) countedShort() string {
+	if r.History.Weight == analytics.WeightProvider {
+		return "each provider once"
+	}
+	return "each once"
 }
 
 // RecordedSources are the providers with rows of the report's GPU loaded from a
@@ -212,6 +231,16 @@ func optSigned(v *float64, prec int) string {
 		return "missing"
 	}
 	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+// notLike warns that today's prices and the window's band are of different offers
+// when offers entered or left over the window (query.Composition says how).
+func notLike(o analytics.HistoryStats) string {
+	if o.SeriesEntered+o.SeriesLeft == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" — not like for like: %d of today's %d offers were not in force on the window's first day "+
+		"and %d of its offers have left (composition, below)", o.SeriesEntered, o.LastDayOffers, o.SeriesLeft)
 }
 
 // bandPosition says where today's lowest price stands in the p10–p90 band.
@@ -272,8 +301,9 @@ func (r *Report) MarketChart() Chart {
 func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
-	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, each once; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, each counted once, then the median over the days (days: how many days the row rests on; samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).")
+	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, " + r.countedShort() + "; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
+	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, "+r.counted()+", then the median over the days (days: how many days the row rests on; samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).",
+		query.Composition(r.History.Overall))
 }
 
 func (r *Report) discounts(s *Section) {
@@ -316,7 +346,8 @@ func (r *Report) SpreadsChart() Chart {
 }
 
 func (r *Report) spreads(s *Section) {
-	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind (not narrowed by region or provider): each day's median price of each tier's series, the ratio hyperscaler / specialist and the premium (ratio − 1) × 100.")
+	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind (not narrowed by region or provider): each day's median price of each tier's series ("+
+		r.counted()+"), the ratio hyperscaler / specialist and the premium (ratio − 1) × 100.")
 	s.Charts = append(s.Charts, r.SpreadsChart())
 	h := []string{"gpu", "pricing", "first_day", "last_day", "first_ratio", "last_ratio", "ratio_change", "premium_moved_pp", "min_ratio", "max_ratio", "days_with_ratio"}
 	var rows [][]string
@@ -453,8 +484,8 @@ func (r *Report) index(s *Section) {
 func (r *Report) target(s *Section) {
 	t := r.Target
 	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours), placed among the %s offers "+
-		"in force on the window's last day, each offer counted once; on-demand and spot are compared for the same hours.",
-		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term)))
+		"in force on the window's last day, %s; on-demand and spot are compared for the same hours.",
+		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term), verdictCounted(t.Verdict)))
 	s.Paras = append(s.Paras, t.Verdict.Sentences()...)
 	if c := t.AtUtilisation; c != nil {
 		s.Paras = append(s.Paras, c.Sentence("quote", t.Term, fmt.Sprintf("today's on-demand median ($%s)", f4(c.Alternative)))+
@@ -488,6 +519,14 @@ func (r *Report) target(s *Section) {
 		s.Paras = append(s.Paras, fmt.Sprintf("Missing: no %s offer (%s) of this GPU in the selection on the window's last day.", t.Term, strings.Join(TermKinds(t.Term), ", ")))
 	}
 	s.Tables = append(s.Tables, Table{ID: "term-offers", Caption: fmt.Sprintf("The cheapest %s offers (%s)", t.Term, strings.Join(TermKinds(t.Term), ", ")), Header: oh, Rows: orows})
+}
+
+// verdictCounted says how the verdict counted the offers it ranks the quote among.
+func verdictCounted(v analytics.Verdict) string {
+	if v.Weight == analytics.WeightProvider {
+		return "each provider counted once (the median of its offers stands for it, --weight provider: the counts, ranks and medians are of providers)"
+	}
+	return "each offer counted once"
 }
 
 // gpusTotal says a saving over the term for the quote's GPUs.

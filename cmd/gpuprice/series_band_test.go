@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -24,15 +22,6 @@ func TestIntegrationClickHouseSeriesBand(t *testing.T) {
 // testSeriesBand: the series' market band is the p10–p90 of every provider's day
 // price of the GPU and pricing kind, day by day: it moves with the market.
 func testSeriesBand(t *testing.T, dsn string) {
-	t.Setenv("GPUPRICE_DATA_DIR", t.TempDir())
-	ctx := context.Background()
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	day := time.Date(2025, 3, 10, 0, 0, 0, 0, time.UTC)
 	// Three days of on-demand H100 prices at three providers (test figures), and a
 	// spot price that must stay out of the on-demand band.
@@ -40,24 +29,13 @@ func testSeriesBand(t *testing.T, dsn string) {
 	var obs []schemas.Observation
 	for provider, ps := range prices {
 		for d, p := range ps {
-			at := day.Add(time.Duration(d)*24*time.Hour + 12*time.Hour)
-			obs = append(obs, schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: provider, Tier: schemas.TierSpecialist,
-				SKU: provider + "-h100x8", Region: "r1", GPU: "H100-SXM-80GB", GPUName: "H100", GPUCount: 8, GPUMemoryGB: 80,
-				Pricing: schemas.OnDemand, PriceUSDHour: 8 * p, PriceUSDGPUHour: p, Currency: "USD", PriceNative: 8 * p,
-				Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectInfiniband, SourceKind: schemas.SourceAPI,
-				SourceURL: "https://example.test", RunID: "r"})
+			obs = append(obs, h100Offer(provider, provider+"-h100x8", 8, day.Add(time.Duration(d)*24*time.Hour+12*time.Hour), p))
 		}
 	}
 	spot := obs[0]
 	spot.Pricing, spot.SKU, spot.PriceUSDGPUHour, spot.PriceUSDHour, spot.PriceNative = schemas.Spot, "spot-sku", 0.1, 0.8, 0.8
 	obs = append(obs, spot)
-	if err := st.WriteObservations(ctx, obs); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	if out, code := run(t, "rollup", "--store", dsn); code != 0 {
-		t.Fatalf("rollup: %s", out)
-	}
+	storeRolledUp(t, dsn, obs)
 	var s struct {
 		Bars []struct {
 			Close float64 `json:"close"`

@@ -83,6 +83,14 @@ func (s *suite) marketCrossSection(t *testing.T) {
 		t.Errorf("days %d samples %d series %d entered %d left %d weight %q; want 6, 31, 11, 8, 1, offer",
 			o.Days, o.Samples, o.Series, o.SeriesEntered, o.SeriesLeft, h.Weight)
 	}
+	// Composition, like for like: big and x/a are in force on days 0 and 5 (of 3
+	// offers on day 0, 10 on day 5): each day {3, 6}, median 4.5 over the window and
+	// on its last day, while the whole market's p50 is 3 and today's median 1.
+	check("matched p50", o.MatchedP50, 4.5)
+	check("matched latest median", o.MatchedLatestMedian, 4.5)
+	if o.FirstDayOffers != 3 || o.LastDayOffers != 10 || o.MatchedOffers != 2 {
+		t.Errorf("first day %d, last day %d, matched %d offers; want 3, 10, 2", o.FirstDayOffers, o.LastDayOffers, o.MatchedOffers)
+	}
 	bars, err := ro.Bars(ctx(t), store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +101,7 @@ func (s *suite) marketCrossSection(t *testing.T) {
 	check("latest median by provider", w.Overall.LatestMedian, 3)
 	check("latest by provider", w.Overall.Latest, 1) // the lowest offer still
 	check("min by provider", w.Overall.Min, 1)
+	check("matched p50 by provider", w.Overall.MatchedP50, 4.5) // big 6, x 3 (x/a alone)
 	if w.Weight != analytics.WeightProvider {
 		t.Errorf("weight %q", w.Weight)
 	}

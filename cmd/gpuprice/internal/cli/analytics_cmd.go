@@ -350,6 +350,9 @@ func (a *app) historyCmd() *cobra.Command {
 				if err := output(a.stdout, format, header, rows, h); err != nil {
 					return err
 				}
+				if (format == "table" || format == "markdown") && h.Overall.Days > 0 {
+					fmt.Fprintln(a.stdout, "\n"+query.Composition(h.Overall))
+				}
 				if (format == "table" || format == "markdown") && len(h.Cheapest) > 0 {
 					fmt.Fprintln(a.stdout, "\ncheapest offers now:")
 					header, rows := query.CheapestTable(h)

@@ -8,7 +8,7 @@
 
 import { get, rows, data, problem } from './api.js';
 import { chart, align, COLORS, EXTRA } from './chart.js';
-import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when, scrollBox } from './util.js';
+import { el, money, pct, fixed, params, href, pricingLabel, pricingKinds, isNum, when, day, scrollBox } from './util.js';
 
 const WINDOWS = ['7d', '30d', '90d', '180d', '365d'];
 
@@ -79,16 +79,35 @@ export async function series(main) {
   }
   // Each line: its bars' closes; the price in force when the window opened (the
   // bar carried in) at the window's start; the last close held until the offer was
-  // last seen (a price that did not change has no newer bar).
-  const lines = got.map((s, i) => {
+  // last seen (a price that did not change has no newer bar). Past its last
+  // sighting (last_seen) a price is carried, not observed: that part is drawn
+  // dashed and labelled "last seen …". A withdrawn series (its provider was
+  // collected since without it) stops where its price ends (withdrawn).
+  const width = bar === '1h' ? 3600 : 86400;
+  const drawn = got.map((s, i) => {
     const from = Date.parse(s.from) / 1000;
     const to = Date.parse(s.to) / 1000;
-    const points = (s.bars || []).filter((b) => isNum(b.close)).map((b) => [Date.parse(b.start) / 1000, b.close]);
+    const end = s.withdrawn ? Math.min(Date.parse(s.withdrawn) / 1000, to) : to;
+    const points = (s.bars || []).filter((b) => isNum(b.close) && Date.parse(b.start) / 1000 < end).map((b) => [Date.parse(b.start) / 1000, b.close]);
     if (s.carried_in && isNum(s.carried_in.close) && (!points.length || points[0][0] > from)) points.unshift([from, s.carried_in.close]);
-    const seen = Math.min(Date.parse(picked[i].observed_at) / 1000, to);
-    if (points.length && seen > points[points.length - 1][0]) points.push([seen, points[points.length - 1][1]]);
-    return { kind: picked[i].pricing, offer: picked[i], points };
+    const line = { kind: picked[i].pricing, offer: picked[i], points, carried: [], lastSeen: s.last_seen, withdrawn: s.withdrawn && Date.parse(s.withdrawn) / 1000 <= to ? s.withdrawn : '' };
+    if (!points.length) return line;
+    const [lastT, close] = points[points.length - 1];
+    const seen = s.last_seen ? Math.min(Date.parse(s.last_seen) / 1000, end) : Math.min(Date.parse(picked[i].observed_at) / 1000, end);
+    if (seen > lastT) points.push([seen, close]);
+    // More than a bar without a sighting before the price ends: carried.
+    const since = Math.max(seen, lastT);
+    if (s.last_seen && end - since > width) line.carried = [[since, close], [end, close]];
+    return line;
   }).filter((l) => l.points.length);
+  // The chart's lines: each series' observed part, then its carried part.
+  const lines = drawn.flatMap((l) => {
+    const color = COLORS[l.kind] || EXTRA[drawn.indexOf(l) % EXTRA.length];
+    const label = pricingLabel(l.kind);
+    const parts = [{ label, points: l.points, color, offer: l.offer }];
+    if (l.carried.length) parts.push({ label: `${label} (carried, last seen ${day(l.lastSeen)})`, points: l.carried, color, dash: [6, 4], offer: l.offer });
+    return parts;
+  });
   const bandOf = got[picked.findIndex((o) => o.pricing === state.pricing)] || got[0];
   const bandDays = ((bandOf && bandOf.band) || []).map((d) => Date.parse(d.day) / 1000);
   // The band's days are on the time axis too, so that it is drawn day by day.
@@ -109,15 +128,21 @@ export async function series(main) {
   const fig = chart({
     title: `${state.gpu} at ${state.provider}${state.region ? ' ' + state.region : ''}: $/GPU-hour per ${bar === '1h' ? 'hour' : 'day'}, last ${state.since}`,
     xs,
-    lines: lines.map((l, i) => ({ label: pricingLabel(l.kind), values: cols[i], color: COLORS[l.kind] || EXTRA[i % EXTRA.length], dash: l.kind.startsWith('reserved') || l.kind.startsWith('commitment') ? [6, 4] : undefined })),
+    lines: lines.map((l, i) => ({ label: l.label, values: cols[i], color: l.color, dash: l.dash })),
     band,
     fmt: money,
   });
   fig.id = 'series-chart';
-  const shown = el('ul', { class: 'legend-notes' }, lines.map((l) => el('li', {},
-    el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, seen ${when(l.offer.observed_at)} (`,
+  const shown = el('ul', { class: 'legend-notes' }, drawn.map((l) => el('li', { class: l.withdrawn ? 'withdrawn' : undefined },
+    el('strong', {}, pricingLabel(l.kind)), ': ', seriesName(l.offer), ` — ${money(l.offer.price_usd_gpu_hour)} $/GPU-h, last seen ${when(l.lastSeen || l.offer.observed_at)}`,
+    l.withdrawn ? `; withdrawn: no longer listed by ${l.offer.provider}, no price from ${day(l.withdrawn)}` : '', ' (',
     el('a', { href: href('/api/v1/series', { provider: l.offer.provider, sku: l.offer.sku, region: l.offer.region, zone: l.offer.zone, pricing: l.offer.pricing, since: state.since, bar, format: 'csv' }) }, 'bars as CSV'), ')')));
   const rest = [fig, el('p', { class: 'note' }, 'Lines: the series of each pricing kind\'s cheapest offer (a step holds a price until it changed). Band: p10 to p90 of every provider\'s price of this GPU, day by day.'), shown];
+  const carried = drawn.filter((l) => l.carried.length);
+  if (carried.length) {
+    fig.append(el('p', { class: 'note carried-note', role: 'note' }, 'Dashed: ', carried.map((l) => `${pricingLabel(l.kind)} last seen ${day(l.lastSeen)}`).join(', '),
+      '; after its last sighting nothing was observed, and the price shown is carried from it, not a fresh price.'));
+  }
   if (!lines.length) rest.unshift(el('p', { class: 'empty' }, 'No bars in this window: widen the window (the bars are built after each collection and import).'));
 
   if (overall) rest.push(percentiles(hist, state));
