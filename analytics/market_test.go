@@ -199,3 +199,30 @@ func optText(p *float64) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// TestSpreadSummaryCarriedDays: a ratio day counts as carried only when every price
+// of it is carried. Over days 0–3 aws (hyperscaler) is seen every day and lambda
+// (specialist) only on day 0: no day is wholly carried. With aws also last seen on
+// day 1, days 2 and 3 are (2 of 4), last seen on day 1.
+func TestSpreadSummaryCarriedDays(t *testing.T) {
+	h, s := schemas.TierHyperscaler, schemas.TierSpecialist
+	build := func(awsLast int) []DayPrice {
+		var prices []DayPrice
+		for d := 0; d < 4; d++ {
+			a, l := dp("aws", h, "on_demand", "p5", d, 8), dp("lambda", s, "on_demand", "l", d, 2)
+			a.LastSeen = day(min(d, awsLast)).Add(time.Hour)
+			l.LastSeen = day(0).Add(time.Hour)
+			prices = append(prices, a, l)
+		}
+		return prices
+	}
+	for _, c := range []struct {
+		awsLast, carried int
+		seen             string
+	}{{3, 0, ""}, {1, 2, day(1).Format(time.DateOnly)}} {
+		sum := SummariseSpreads(Spreads(build(c.awsLast)))
+		if len(sum) != 1 || sum[0].Days != 4 || sum[0].CarriedDays != c.carried || sum[0].LastSeen != c.seen {
+			t.Errorf("aws last seen on day %d: summary %+v, want 4 days, %d carried, last seen %q", c.awsLast, sum, c.carried, c.seen)
+		}
+	}
+}

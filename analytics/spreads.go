@@ -32,6 +32,11 @@ type SpreadSummary struct {
 	MinRatio     float64   `json:"min_ratio"`
 	MaxRatio     float64   `json:"max_ratio"`
 	Days         int       `json:"days_with_ratio"`
+	// CarriedDays is how many of those days were not observed: every price of the
+	// three tiers carried past its series' last sighting, the ratio repeating an
+	// earlier day's; LastSeen is the latest sighting among them ("" when none).
+	CarriedDays int    `json:"carried_days"`
+	LastSeen    string `json:"last_seen,omitempty"`
 }
 
 // Spreads computes the daily tier spreads of the day prices, by GPU, pricing, day,
@@ -217,6 +222,12 @@ func SummariseSpreads(days []SpreadDay) []SpreadSummary {
 		s.Last, s.LastRatio = d.Day, ratio
 		s.MinRatio, s.MaxRatio = math.Min(s.MinRatio, ratio), math.Max(s.MaxRatio, ratio)
 		s.Days++
+		if d.Carried > 0 && d.Carried >= d.NHyperscaler+d.NSpecialist+d.NMarketplace {
+			s.CarriedDays++
+			if seen := d.LastSeen.UTC().Format(time.DateOnly); !d.LastSeen.IsZero() && seen > s.LastSeen {
+				s.LastSeen = seen
+			}
+		}
 	}
 	for i := range out {
 		s := &out[i]

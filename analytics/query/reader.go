@@ -646,12 +646,14 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 
 // Table is the spreads as table rows.
 func (s Spreads) Table() ([]string, [][]string) {
-	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_hyperscaler", "n_specialist", "n_marketplace"}
+	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_hyperscaler", "n_specialist", "n_marketplace",
+		"carried", "last_seen"}
 	var rows [][]string
 	for _, d := range s.Days {
 		rows = append(rows, []string{d.GPU, d.Pricing, d.Day.Format(time.DateOnly), opt4(d.Hyperscaler), opt4(d.Specialist),
 			opt4(d.Marketplace), opt4(d.Ratio), optf(d.PremiumPct, 2),
-			strconv.Itoa(d.NHyperscaler), strconv.Itoa(d.NSpecialist), strconv.Itoa(d.NMarketplace)})
+			strconv.Itoa(d.NHyperscaler), strconv.Itoa(d.NSpecialist), strconv.Itoa(d.NMarketplace),
+			strconv.Itoa(d.Carried), seenText(d.LastSeen)})
 	}
 	return header, rows
 }
@@ -905,10 +907,19 @@ func IndexTable(idx []analytics.IndexPoint) ([]string, [][]string) {
 	var rows [][]string
 	for _, p := range idx {
 		rows = append(rows, []string{p.GPU, p.Pricing, p.Group, p.Day.Format(time.DateOnly), f4(p.Price),
-			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method, f4(p.Chained), strconv.Itoa(p.Matched), p.ChainedMethod})
+			strconv.Itoa(p.Offers), strconv.Itoa(p.Dropped), p.Method, f4(p.Chained), strconv.Itoa(p.Matched), p.ChainedMethod,
+			strconv.Itoa(p.Carried), seenText(p.LastSeen)})
 	}
 	return []string{"gpu", "pricing", "group", "day", "price_usd_gpu_hour", "offers", "dropped", "method",
-		"chained_usd_gpu_hour", "chained_matched", "chained_method"}, rows
+		"chained_usd_gpu_hour", "chained_matched", "chained_method", "carried", "last_seen"}, rows
+}
+
+// seenText is a last sighting as table text: its time in RFC 3339, "-" when unknown.
+func seenText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func setInt(v url.Values, name string, n int) {

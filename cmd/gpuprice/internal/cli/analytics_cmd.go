@@ -293,8 +293,13 @@ func (a *app) spreadsCmd() *cobra.Command {
 				}
 				if format == "table" || format == "markdown" {
 					for _, s := range res.Data.Summary {
-						fmt.Fprintf(a.stdout, "\n%s %s: ratio %.4f on %s → %.4f on %s (%+.2f premium points; min %.4f, max %.4f over %d days)\n",
-							s.GPU, s.Pricing, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, s.PremiumMoved, s.MinRatio, s.MaxRatio, s.Days)
+						carried := ""
+						if s.CarriedDays > 0 {
+							carried = fmt.Sprintf("; %d of the days were not observed, their prices carried from the last sighting (%s)",
+								s.CarriedDays, s.LastSeen)
+						}
+						fmt.Fprintf(a.stdout, "\n%s %s: ratio %.4f on %s → %.4f on %s (%+.2f premium points; min %.4f, max %.4f over %d days%s)\n",
+							s.GPU, s.Pricing, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, s.PremiumMoved, s.MinRatio, s.MaxRatio, s.Days, carried)
 					}
 				}
 				return nil
