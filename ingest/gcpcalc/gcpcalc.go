@@ -26,19 +26,16 @@ package gcpcalc
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/githistory"
 	"github.com/gpuprice/gpuprice/ingest/sample"
 	"github.com/gpuprice/gpuprice/schemas"
 )
@@ -76,42 +73,20 @@ type Snapshot struct {
 func (s Snapshot) SourceURL() string { return "gcp-pricing-calculator:" + s.Commit + ":" + Path }
 
 // ErrNotRepo is returned for a path that is not a git work tree or repository.
-var ErrNotRepo = errors.New("gcpcalc: not a git repository")
-
-func git(ctx context.Context, repo string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...)
-	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	return cmd
-}
+var ErrNotRepo = githistory.ErrNotRepo
 
 // Snapshots lists the commits of HEAD's history that changed pricing.yml, oldest
 // first (deletions left out).
 func Snapshots(ctx context.Context, repo string) ([]Snapshot, error) {
-	if out, err := git(ctx, repo, "rev-parse", "--git-dir").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrNotRepo, repo, strings.TrimSpace(string(out)))
-	}
-	var stderr bytes.Buffer
-	cmd := git(ctx, repo, "log", "--reverse", "--format=%x00%H %ct", "--name-only", "--diff-filter=d", "--", Path)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	vs, err := githistory.Versions(ctx, repo, Path)
 	if err != nil {
-		if strings.Contains(stderr.String(), "does not have any commits") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("gcpcalc: git log: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("gcpcalc: %w", err)
 	}
 	var snaps []Snapshot
-	for _, line := range strings.Split(string(out), "\n") {
-		h, ok := strings.CutPrefix(line, "\x00")
-		if !ok {
-			continue // the path line under each commit
+	for _, v := range vs {
+		if v.Path == Path {
+			snaps = append(snaps, Snapshot{Commit: v.Commit, Time: v.Time})
 		}
-		hash, ts, _ := strings.Cut(h, " ")
-		sec, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("gcpcalc: git log: commit %s time %q", hash, ts)
-		}
-		snaps = append(snaps, Snapshot{Commit: hash, Time: time.Unix(sec, 0).UTC()})
 	}
 	return snaps, nil
 }
@@ -210,7 +185,7 @@ func copyAttrs(m map[string]string) map[string]string {
 	return out
 }
 
-func short(commit string) string { return commit[:min(len(commit), 12)] }
+func short(commit string) string { return githistory.Short(commit) }
 
 // Importer imports a clone's snapshots into a stepwise ingest.Run.
 type Importer struct {
@@ -255,10 +230,12 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 	if len(snaps) == 0 {
 		return res, nil
 	}
-	origin := im.Repo
-	if out, err := git(ctx, im.Repo, "remote", "get-url", "origin").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
-		origin = string(bytes.TrimSpace(out))
+	origin := githistory.Origin(ctx, im.Repo)
+	blobs, err := githistory.OpenBlobs(ctx, im.Repo)
+	if err != nil {
+		return res, fmt.Errorf("gcpcalc: %w", err)
 	}
+	defer blobs.Close()
 	if im.Progress != nil {
 		im.Progress(0, len(snaps), snaps[0], 0)
 	}
@@ -266,10 +243,7 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("gcpcalc: %w", err)
 		}
-		var stderr bytes.Buffer
-		cmd := git(ctx, im.Repo, "cat-file", "blob", s.Commit+":"+Path)
-		cmd.Stderr = &stderr
-		data, err := cmd.Output()
+		data, err := blobs.Read(s.Commit, Path)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("gcpcalc: %w", ctx.Err())

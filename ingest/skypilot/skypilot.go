@@ -7,7 +7,6 @@
 package skypilot
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -15,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/githistory"
 	"github.com/gpuprice/gpuprice/ingest/resumable"
 	"github.com/gpuprice/gpuprice/ingest/sample"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -57,64 +56,21 @@ func (s Snapshot) SourceURL() string { return "skypilot-catalog:" + s.Commit + "
 var pathRE = regexp.MustCompile(`^catalogs/(v[0-9]+)/([^/]+)/vms\.csv$`)
 
 // ErrNotRepo is returned for a path that is not a git work tree or repository.
-var ErrNotRepo = errors.New("skypilot: not a git repository")
-
-func git(ctx context.Context, repo string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...)
-	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	return cmd
-}
+var ErrNotRepo = githistory.ErrNotRepo
 
 // Snapshots lists the snapshots of every catalogs/v*/<cloud>/vms.csv of repo's HEAD
 // history, oldest first (commits in git log's order reversed; the files of one
 // commit in path order). Deletions are not snapshots.
 func Snapshots(ctx context.Context, repo string) ([]Snapshot, error) {
-	if out, err := git(ctx, repo, "rev-parse", "--git-dir").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrNotRepo, repo, strings.TrimSpace(string(out)))
-	}
-	cmd := git(ctx, repo, "log", "--reverse", "--format=%x00%H %ct", "--name-only", "--diff-filter=d",
-		"--", ":(glob)catalogs/v*/*/vms.csv")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	vs, err := githistory.Versions(ctx, repo, ":(glob)catalogs/v*/*/vms.csv")
 	if err != nil {
-		return nil, fmt.Errorf("skypilot: git log: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("skypilot: git log: %w", err)
+		return nil, fmt.Errorf("skypilot: %w", err)
 	}
 	var snaps []Snapshot
-	var commit string
-	var at time.Time
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if h, ok := strings.CutPrefix(line, "\x00"); ok {
-			hash, ts, _ := strings.Cut(h, " ")
-			sec, err := strconv.ParseInt(ts, 10, 64)
-			if err != nil {
-				cmd.Wait()
-				return nil, fmt.Errorf("skypilot: git log: commit %s time %q", hash, ts)
-			}
-			commit, at = hash, time.Unix(sec, 0).UTC()
-			continue
+	for _, v := range vs {
+		if m := pathRE.FindStringSubmatch(v.Path); m != nil {
+			snaps = append(snaps, Snapshot{Commit: v.Commit, Time: v.Time, Path: v.Path, Version: m[1], Cloud: m[2]})
 		}
-		m := pathRE.FindStringSubmatch(line)
-		if m == nil || commit == "" {
-			continue
-		}
-		snaps = append(snaps, Snapshot{Commit: commit, Time: at, Path: line, Version: m[1], Cloud: m[2]})
-	}
-	if err := sc.Err(); err != nil {
-		cmd.Wait()
-		return nil, fmt.Errorf("skypilot: git log: %w", err)
-	}
-	if err := cmd.Wait(); err != nil {
-		if strings.Contains(stderr.String(), "does not have any commits") {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("skypilot: git log: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return snaps, nil
 }
@@ -259,59 +215,7 @@ func maps(m map[string]string) map[string]string {
 	return out
 }
 
-func short(commit string) string { return commit[:min(len(commit), 12)] }
-
-// blobReader reads file versions through one `git cat-file --batch` process.
-type blobReader struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-}
-
-func newBlobReader(ctx context.Context, repo string) (*blobReader, error) {
-	cmd := git(ctx, repo, "cat-file", "--batch")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	return &blobReader{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
-}
-
-// read returns the content of path at commit.
-func (b *blobReader) read(commit, path string) ([]byte, error) {
-	if _, err := fmt.Fprintf(b.in, "%s:%s\n", commit, path); err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	head, err := b.out.ReadString('\n')
-	if err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	f := strings.Fields(head)
-	if len(f) != 3 || f[1] != "blob" {
-		return nil, fmt.Errorf("skypilot: git cat-file %s:%s: %s", short(commit), path, strings.TrimSpace(head))
-	}
-	n, err := strconv.Atoi(f[2])
-	if err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: size %q", f[2])
-	}
-	data := make([]byte, n+1) // content and the trailing newline
-	if _, err := io.ReadFull(b.out, data); err != nil {
-		return nil, fmt.Errorf("skypilot: git cat-file: %w", err)
-	}
-	return data[:n], nil
-}
-
-func (b *blobReader) close() {
-	b.in.Close()
-	_ = b.cmd.Wait()
-}
+func short(commit string) string { return githistory.Short(commit) }
 
 // Checkpoint is what the import keeps between runs: per file, the last snapshot
 // imported.
@@ -388,15 +292,6 @@ func Pending(snaps []Snapshot, cp Checkpoint) []Snapshot {
 	return out
 }
 
-// origin is the clone's origin URL, else its path.
-func origin(ctx context.Context, repo string) string {
-	out, err := git(ctx, repo, "remote", "get-url", "origin").Output()
-	if u := strings.TrimSpace(string(out)); err == nil && u != "" {
-		return u
-	}
-	return repo
-}
-
 // Import imports the pending snapshots in order, committing and checkpointing each.
 // It stops at the first error (or when ctx ends) with what was stored kept and
 // checkpointed.
@@ -435,12 +330,12 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 	if len(pending) == 0 {
 		return res, nil
 	}
-	src := origin(ctx, im.Repo)
-	blobs, err := newBlobReader(ctx, im.Repo)
+	src := githistory.Origin(ctx, im.Repo)
+	blobs, err := githistory.OpenBlobs(ctx, im.Repo)
 	if err != nil {
 		return res, err
 	}
-	defer blobs.close()
+	defer blobs.Close()
 	if im.Progress != nil {
 		im.Progress(0, len(pending), pending[0], 0)
 	}
@@ -448,9 +343,9 @@ func (im *Importer) Import(ctx context.Context) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("skypilot: %w", err)
 		}
-		data, err := blobs.read(s.Commit, s.Path)
+		data, err := blobs.Read(s.Commit, s.Path)
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("skypilot: %w", err)
 		}
 		rows, rejects, st, perr := Parse(bytes.NewReader(data), s, src)
 		if perr != nil {
