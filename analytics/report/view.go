@@ -474,7 +474,10 @@ func (r *Report) index(s *Section) {
 	for _, g := range groups {
 		pts = append(pts, last[g])
 	}
+	// The report is about one GPU, so its column is left out (the table fits a page).
 	h, rows := query.IndexTable(pts)
+	h, rows = pick(h, rows, "pricing", "group", "day", "price_usd_gpu_hour", "offers", "dropped", "method",
+		"chained_usd_gpu_hour", "chained_matched", "chained_method", "carried", "last_seen")
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no index day in the window.")
 	}
