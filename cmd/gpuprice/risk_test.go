@@ -1,10 +1,8 @@
 package main
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,20 +28,18 @@ func TestIntegrationClickHouseRiskSpotAdvisor(t *testing.T) {
 	testRiskSpotAdvisor(t, chtest.FreshDSN(t, "risk"))
 }
 
+// spotAdvisorFile is a saved Spot Advisor copy of scrapers/aws/testdata/spot_advisor.
+func spotAdvisorFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "scrapers", "aws", "testdata", "spot_advisor", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gunzip(t, b)
+}
+
 func testRiskSpotAdvisor(t *testing.T, dsn string) {
-	f, err := os.Open(filepath.Join("..", "..", "scrapers", "aws", "testdata", "spot_advisor", "input.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	real, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := spotAdvisorFile(t, "input.json.gz")
 	var doc map[string]any
 	if err := json.Unmarshal(real, &doc); err != nil {
 		t.Fatal(err)

@@ -12,22 +12,28 @@ import (
 	"time"
 )
 
-// skypilotRepo builds a catalog repository with three commits from the fixtures of
-// ingest/skypilot (the layout of skypilot-org/skypilot-catalog).
-func skypilotRepo(t *testing.T) string {
+// gitHistory makes a repository in a temporary directory: put writes a file (nil
+// data removes it) and stages it; commit commits what was staged at the committer
+// and author time date.
+func gitHistory(t *testing.T) (dir string, put func(path string, data []byte), commit func(date string)) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	git := func(env []string, args ...string) {
+		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	put := func(path, fixture string) {
-		data, err := os.ReadFile(filepath.Join("..", "..", "ingest", "skypilot", "testdata", fixture))
-		if err != nil {
-			t.Fatal(err)
+	git(nil, "init", "-q", "-b", "master")
+	git(nil, "config", "user.email", "catalog@example.com")
+	git(nil, "config", "user.name", "catalog")
+	put = func(path string, data []byte) {
+		t.Helper()
+		if data == nil {
+			git(nil, "rm", "-q", path)
+			return
 		}
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, path), data, 0o644); err != nil {
@@ -35,12 +41,25 @@ func skypilotRepo(t *testing.T) string {
 		}
 		git(nil, "add", path)
 	}
-	commit := func(date string) {
+	commit = func(date string) {
+		t.Helper()
 		git([]string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, "commit", "-q", "-m", "update "+date)
 	}
-	git(nil, "init", "-q", "-b", "master")
-	git(nil, "config", "user.email", "catalog@example.com")
-	git(nil, "config", "user.name", "catalog")
+	return dir, put, commit
+}
+
+// skypilotRepo builds a catalog repository with three commits from the fixtures of
+// ingest/skypilot (the layout of skypilot-org/skypilot-catalog).
+func skypilotRepo(t *testing.T) string {
+	t.Helper()
+	dir, putData, commit := gitHistory(t)
+	put := func(path, fixture string) {
+		data, err := os.ReadFile(filepath.Join("..", "..", "ingest", "skypilot", "testdata", fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		putData(path, data)
+	}
 	put("catalogs/v7/lambda/vms.csv", "lambda_v1.csv")
 	put("catalogs/v7/aws/vms.csv", "aws_v1.csv")
 	commit("2026-01-05T10:00:00Z")

@@ -61,7 +61,7 @@ rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
 	fl.StringVar(&until, "until", "", "before this time (as --since)")
 	fl.BoolVar(&changes, "changes", false, "only the moves between bands")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	cmd.AddCommand(a.riskImportCmd())
+	cmd.AddCommand(a.riskImportCmd(), a.riskImportHistoryCmd())
 	return cmd
 }
 
