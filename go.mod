@@ -40,6 +40,8 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 )
 
+require mvdan.cc/sh/v3 v3.14.1
+
 require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/segmentio/encoding v0.5.4 // indirect
@@ -51,7 +53,6 @@ require (
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/hhrutter/tiff v1.0.6 // indirect
-	github.com/kr/pretty v0.3.1 // indirect
 	github.com/mattn/go-runewidth v0.0.27 // indirect
 	github.com/pdfcpu/pdfcpu v0.15.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect

@@ -142,6 +142,7 @@ type BandChange struct {
 	SKU       string    `json:"sku"`
 	Region    string    `json:"region"`
 	Zone      string    `json:"zone"`
+	GPU       string    `json:"gpu"` // the series' canonical GPU ("" in signals stored without one)
 	At        time.Time `json:"at"`
 	From      float64   `json:"from"`
 	FromLabel string    `json:"from_label"`
@@ -168,14 +169,14 @@ func BandChanges(sigs []schemas.Signal) []BandChange {
 			last.Zone == s.Zone
 		switch {
 		case !same:
-			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone,
+			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, GPU: s.GPU,
 				At: s.EffectiveAt, To: s.Value, ToLabel: s.Label})
 		case s.Value != last.Value:
 			rise := 1
 			if s.Value < last.Value {
 				rise = -1
 			}
-			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone,
+			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, GPU: s.GPU,
 				At: s.EffectiveAt, From: last.Value, FromLabel: last.Label, To: s.Value, ToLabel: s.Label, Rise: rise})
 		}
 		last = s

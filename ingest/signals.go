@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -21,6 +22,8 @@ type SignalImport struct {
 
 // ImportSignals stores signals read by source (e.g. "import:aws-spot-advisor") as
 // one run: every signal gets the run's id and, when it has none, observed_at now;
+// a signal without a canonical GPU gets the catalog's reading of its gpu_name
+// (and gpu_memory_gb) attributes, as an observation does in normalisation;
 // a signal that fails Validate and every rejected record are quarantined with the
 // reason; the run record says how many were stored. The run fails when nothing
 // could be stored.
@@ -41,6 +44,9 @@ func ImportSignals(ctx context.Context, st store.Store, source string, sigs []sc
 		}
 		if s.ObservedAt.IsZero() {
 			s.ObservedAt = now
+		}
+		if s.GPU == "" && s.Attrs["gpu_name"] != "" {
+			s.GPU = signalGPU(s)
 		}
 		if err := s.Validate(); err != nil {
 			quar = append(quar, schemas.Quarantined{QuarantinedAt: now, RunID: runID, Source: source,
@@ -88,4 +94,15 @@ func ImportSignals(ctx context.Context, st store.Store, source string, sigs []sc
 		return SignalImport{Run: run}, fmt.Errorf("ingest: %s: %s", source, run.Error)
 	}
 	return SignalImport{Run: run}, nil
+}
+
+// signalGPU is the canonical GPU of a signal's gpu_name and gpu_memory_gb
+// attributes (schemas.UnknownGPU when the catalog cannot tell, or has no catalog).
+func signalGPU(s schemas.Signal) string {
+	cat, err := schemas.DefaultCatalog()
+	if err != nil {
+		return schemas.UnknownGPU
+	}
+	mem, _ := strconv.ParseFloat(s.Attrs["gpu_memory_gb"], 64)
+	return cat.Canonicalize(schemas.Hint{Provider: s.Provider, Name: s.Attrs["gpu_name"], SKU: s.SKU, MemoryGB: mem})
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Query is what a digest is of.
@@ -244,24 +245,47 @@ func build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 		return nil, nil, err
 	}
 	d.Failed = failedSources(runs.Data)
-	d.RunsCommand = fmt.Sprintf("gpuprice runs --since %s --until %s --limit 0", d.From.Format(time.RFC3339), atFlag)
+	d.RunsCommand = command("runs", "--since", d.From.Format(time.RFC3339), "--until", atFlag, "--limit", "0")
 	d.RunsURL = link(opt.PublicURL, "/sources", nil)
 	d.Risk = []query.RiskChange{}
 	if r, ok := query.Unwrap(src).(*query.Reader); ok {
 		if _, ok := r.Store.(store.Signals); ok {
-			h, err := query.Risk(ctx, r.Store, query.RiskQuery{Since: d.From, Until: d.To, ChangesOnly: true})
+			// Only the offers of the followed GPUs, canonical, as the command names them.
+			canon := make([]string, len(gpus))
+			for i, g := range gpus {
+				canon[i] = g[0]
+			}
+			h, err := query.Risk(ctx, r.Store, query.RiskQuery{GPUs: canon, Since: d.From, Until: d.To, ChangesOnly: true})
 			if err != nil {
 				return nil, nil, err
 			}
 			d.RiskCollected = true
 			d.Risk = h.Changes
-			d.RiskCommand = fmt.Sprintf("gpuprice risk --changes --since %s --until %s", d.From.Format(time.RFC3339), atFlag)
+			d.RiskCommand = command("risk", "--changes", "--gpu", strings.Join(canon, ","), "--since", d.From.Format(time.RFC3339),
+				"--until", atFlag)
 		}
 	}
 	if len(d.Recorded) == 0 {
 		d.Recorded = nil
 	}
 	return d, nonNil(matched), nil
+}
+
+// command is the gpuprice command line of args, each argument quoted for bash (and
+// zsh, ksh: $'…' for control characters) where it needs it: SKUs, regions and zones are what providers and hosts
+// write ("RTX 4090", "$(…)"), and the line is there to be pasted. An argument the
+// shell cannot hold (a NUL byte) is dropped from the line with a note in its place.
+func command(args ...string) string {
+	var b strings.Builder
+	b.WriteString("gpuprice")
+	for _, a := range args {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = "'<unquotable argument>'"
+		}
+		b.WriteString(" " + q)
+	}
+	return b.String()
 }
 
 // failedSources are the sources with a run that failed, was degraded or was
@@ -318,7 +342,7 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 			continue
 		}
 		ln := Line{Pricing: pricing, Tiers: tiersOf(h),
-			Command: fmt.Sprintf("gpuprice history --gpu %s --pricing %s --since %s --at %s", gpu, pricing, since, at),
+			Command: command("history", "--gpu", gpu, "--pricing", pricing, "--since", since, "--at", at),
 			URL:     link(opt.PublicURL, "/series", url.Values{"gpu": {gpu}, "pricing": {pricing}})}
 		// The week's first day is compared with the day a week before it: one day more.
 		span := q.Since + 24*time.Hour
@@ -328,8 +352,8 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 		}
 		note(ires.Recorded)
 		ln.Changes = changesOf(ires.Data)
-		ln.IndexCommand = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s", gpu, pricing,
-			query.FormatSpan(span), at)
+		ln.IndexCommand = command("index", "--gpu", gpu, "--pricing", pricing, "--since", query.FormatSpan(span),
+			"--at", at)
 		ln.IndexURL = link(opt.PublicURL, "/index",
 			url.Values{"gpu": {gpu}, "pricing": {pricing}, "since": {query.FormatSpan(span)}})
 		g.Lines = append(g.Lines, ln)
@@ -344,7 +368,7 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 			g.Spreads = append(g.Spreads, s)
 		}
 	}
-	g.SpreadsCommand = fmt.Sprintf("gpuprice spreads --gpu %s --since %s --at %s", gpu, since, at)
+	g.SpreadsCommand = command("spreads", "--gpu", gpu, "--since", since, "--at", at)
 	g.SpreadsURL = link(opt.PublicURL, "/spreads", url.Values{"gpu": {gpu}, "since": {since}})
 	ms, ok := query.Unwrap(src).(query.MoveSource)
 	if !ok {
@@ -357,7 +381,7 @@ func buildGPU(ctx context.Context, src query.Source, q Query, opt Options, gpu, 
 	}
 	note(mres.Recorded)
 	g.SpotMoves = movesOf(mres.Data, since, at, opt.PublicURL)
-	g.SpotCommand = fmt.Sprintf("gpuprice volatility --gpu %s --pricing spot --window %s --bar 1h --at %s", gpu, since, at)
+	g.SpotCommand = command("volatility", "--gpu", gpu, "--pricing", "spot", "--window", since, "--bar", "1h", "--at", at)
 	g.SpotURL = link(opt.PublicURL, "/series", url.Values{"gpu": {gpu}, "pricing": {schemas.Spot}})
 	return g, nil
 }
@@ -428,11 +452,11 @@ func movesOf(ms []analytics.SeriesMove, since, at, base string) []Move {
 			continue
 		}
 		v := m.Vol
-		cmd := fmt.Sprintf("gpuprice series --provider %s --sku %s --region %s", v.Provider, v.SKU, v.Region)
+		args := []string{"series", "--provider", v.Provider, "--sku", v.SKU, "--region", v.Region}
 		if v.Zone != "" {
-			cmd += " --zone " + v.Zone
+			args = append(args, "--zone", v.Zone)
 		}
-		cmd += fmt.Sprintf(" --pricing spot --since %s --at %s --bar 1h", since, at)
+		cmd := command(append(args, "--pricing", "spot", "--since", since, "--at", at, "--bar", "1h")...)
 		out = append(out, Move{Provider: v.Provider, SKU: v.SKU, Region: v.Region, Zone: v.Zone,
 			From: m.Ref, FromAt: m.RefAt, CarriedIn: m.CarriedIn, To: m.Last, ToAt: m.LastAt,
 			MovePct: analytics.Round(m.MovePct, 4), Low: m.Low, High: m.High, Changes: m.Changes, Command: cmd,

@@ -3,11 +3,13 @@ package digest
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"mvdan.cc/sh/v3/shell"
 )
 
 // TestDigestHostile: text a provider or host wrote (a run's error, a region, a
@@ -52,5 +54,25 @@ func TestDigestHostile(t *testing.T) {
 	}
 	if strings.Contains(md.String(), " [x](javascript") {
 		t.Errorf("markdown made a link:\n%s", md.String())
+	}
+}
+
+// TestCommandQuoted: a command the digest prints is one a shell reads back as the
+// same arguments, whatever a host wrote in a SKU or region (spaces, $(…), quotes,
+// backticks, a newline); the plain ones stay unquoted.
+func TestCommandQuoted(t *testing.T) {
+	args := []string{"series", "--provider", "vast", "--sku", "RTX 4090 $(rm -rf ~) `id`", "--region", "it's\nUS",
+		"--since", "7d", "--at", "2026-11-02T00:00:00Z"}
+	line := command(args...)
+	if !strings.HasPrefix(line, "gpuprice series --provider vast --sku '") ||
+		!strings.HasSuffix(line, " --since 7d --at 2026-11-02T00:00:00Z") {
+		t.Errorf("command: %s", line)
+	}
+	got, err := shell.Fields(line, func(string) string { return "" })
+	if err != nil || !slices.Equal(got, append([]string{"gpuprice"}, args...)) {
+		t.Errorf("read back %q (%v), want %q", got, err, args)
+	}
+	if line := command("risk", "--gpu", "a\x00b"); line != "gpuprice risk --gpu '<unquotable argument>'" {
+		t.Errorf("NUL: %q", line)
 	}
 }

@@ -163,6 +163,7 @@ type inferenceArgs struct {
 }
 
 type riskArgs struct {
+	GPU      string `json:"gpu,omitempty"`
 	Provider string `json:"provider,omitempty"`
 	SKU      string `json:"sku,omitempty"`
 	Region   string `json:"region,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
@@ -15,7 +16,12 @@ import (
 // RiskQuery selects the interruption history `gpuprice risk` shows.
 type RiskQuery struct {
 	Provider, SKU, Region string
-	Since, Until          time.Time
+	// GPU is a GPU name as typed, or several separated by commas (a family selects
+	// each of its variants): only the series of the GPUs they resolve to. GPUs is that set, canonical, when the caller
+	// has resolved it (the digest's followed GPUs); either may be empty.
+	GPU          string
+	GPUs         []string
+	Since, Until time.Time
 	// ChangesOnly keeps only the moves between bands, not each series' first band.
 	ChangesOnly bool
 }
@@ -39,7 +45,8 @@ type RiskChange struct {
 // until a date, an RFC 3339 time or a span back from now (absent: unbounded).
 func ParseRisk(v url.Values, caps Caps) (RiskQuery, error) {
 	p := newParams(v, caps)
-	q := RiskQuery{Provider: p.str("provider"), SKU: p.str("sku"), Region: p.str("region"), ChangesOnly: p.boolean("changes")}
+	q := RiskQuery{Provider: p.str("provider"), SKU: p.str("sku"), Region: p.str("region"), GPU: p.str("gpu"),
+		ChangesOnly: p.boolean("changes")}
 	if s := p.str("since"); s != "" {
 		t, err := ParseSince(s, time.Now().UTC())
 		if err != nil {
@@ -60,8 +67,19 @@ func ParseRisk(v url.Values, caps Caps) (RiskQuery, error) {
 // Risk is the band history of the interruption signals the store keeps
 // (`gpuprice risk`).
 func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
+	var matched []schemas.Match
+	for _, name := range strings.Split(q.GPU, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		sel, err := r.Resolve(ctx, Filter{GPU: name})
+		if err != nil {
+			return Result[RiskHistory]{}, err
+		}
+		q.GPUs, matched = append(q.GPUs, sel.GPUs()...), append(matched, sel.Matches...)
+	}
 	h, err := Risk(ctx, r.Store, q)
-	return Result[RiskHistory]{Data: h}, err
+	return Result[RiskHistory]{Data: h, Matched: matched}, err
 }
 
 // Risk reads the interruption signals q selects from st and returns their band
@@ -71,14 +89,32 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 	if !ok {
 		return RiskHistory{}, fmt.Errorf("query: risk: %T keeps no signals", st)
 	}
+	// The signals before Since are read too: a move in the window is a move from the
+	// band in force when it began, not a series' first band.
 	sigs, err := sg.Signals(ctx, store.SignalQuery{Provider: q.Provider, SKU: q.SKU, Region: q.Region,
-		Kind: schemas.SignalInterruption, Since: q.Since, Until: q.Until})
+		Kind: schemas.SignalInterruption, Until: q.Until})
 	if err != nil {
 		return RiskHistory{}, err
 	}
 	out := RiskHistory{Changes: []RiskChange{}}
-	for _, c := range analytics.BandChanges(sigs) {
-		if q.ChangesOnly && c.Rise == 0 {
+	changes := analytics.BandChanges(sigs)
+	gpus := map[string]bool{}
+	for _, g := range q.GPUs {
+		gpus[g] = true
+	}
+	for i, c := range changes {
+		if len(gpus) > 0 && !gpus[c.GPU] {
+			continue
+		}
+		if c.At.Before(q.Since) {
+			// Before the window, only the band in force when it began is listed (not
+			// with ChangesOnly): the series' last change before Since.
+			next := i + 1
+			inForce := next == len(changes) || !sameSeries(changes[next], c) || !changes[next].At.Before(q.Since)
+			if q.ChangesOnly || !inForce {
+				continue
+			}
+		} else if q.ChangesOnly && c.Rise == 0 {
 			continue
 		}
 		rc := RiskChange{BandChange: c}
@@ -90,9 +126,13 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 	return out, nil
 }
 
+func sameSeries(a, b analytics.BandChange) bool {
+	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
+}
+
 // Table is the history as a table.
 func (r RiskHistory) Table() ([]string, [][]string) {
-	header := []string{"provider", "sku", "region", "at", "from", "to", "move", "rate_per_hour"}
+	header := []string{"provider", "sku", "region", "gpu", "at", "from", "to", "move", "rate_per_hour"}
 	rows := make([][]string, 0, len(r.Changes))
 	for _, c := range r.Changes {
 		move := "first"
@@ -102,7 +142,7 @@ func (r RiskHistory) Table() ([]string, [][]string) {
 		case -1:
 			move = "down"
 		}
-		rows = append(rows, []string{c.Provider, c.SKU, c.Region, c.At.UTC().Format(time.RFC3339), c.FromLabel,
+		rows = append(rows, []string{c.Provider, c.SKU, c.Region, c.GPU, c.At.UTC().Format(time.RFC3339), c.FromLabel,
 			c.ToLabel, move, strconv.FormatFloat(c.RatePerHour, 'g', 6, 64)})
 	}
 	return header, rows

@@ -17,6 +17,7 @@ import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
+	"mvdan.cc/sh/v3/shell"
 )
 
 // TestDigestRecordedDuckDB: the digest of the recorded example (2026-11-01) with
@@ -99,6 +100,7 @@ func testDigestRecorded(t *testing.T, dsn string) {
 	if _, code := run(t, "--store", dsn, "import", "csv", week); code != 0 {
 		t.Fatal("import csv failed")
 	}
+	bandsBesideExample(t, dsn)
 	args := []string{"--store", dsn, "digest", "--gpu", "H100-SXM-80GB", "--at", "2026-11-02"}
 	var d digest.Digest
 	runJSON(t, &d, append(args, "--format", "json")...)
@@ -151,14 +153,28 @@ func testDigestRecorded(t *testing.T, dsn string) {
 		mv[0].FromAt.Format(time.RFC3339) != "2026-10-25T12:00:00Z" {
 		t.Errorf("spot moves: %+v", mv)
 	}
-	if len(d.Recorded) == 0 || len(d.Failed) != 0 || !d.RiskCollected {
-		t.Errorf("recorded %v, failed %v, risk %v", d.Recorded, d.Failed, d.RiskCollected)
+	// The week's 131 band moves are of other GPUs than an H100: none is the team's.
+	if len(d.Recorded) == 0 || len(d.Failed) != 0 || !d.RiskCollected || len(d.Risk) != 0 {
+		t.Errorf("recorded %v, failed %v, risk %v %+v", d.Recorded, d.Failed, d.RiskCollected, d.Risk)
+	}
+	var a100 digest.Digest
+	runJSON(t, &a100, "--store", dsn, "digest", "--gpu", "a100 40gb", "--at", "2026-11-02", "--format", "json")
+	if len(a100.Risk) != 3 || a100.Risk[0].SKU != "p4d.24xlarge" || a100.Risk[0].GPU != "A100-SXM-40GB" ||
+		a100.Risk[1].Region != "us-east-1" || a100.Risk[1].FromLabel != "<5%" || a100.Risk[1].ToLabel != "10-15%" ||
+		a100.RiskCommand != "gpuprice risk --changes --gpu A100-SXM-40GB,A100-PCIE-40GB --since 2026-10-26T00:00:00Z"+
+			" --until 2026-11-02T00:00:00Z" {
+		t.Errorf("the A100 digest's band moves: %+v\n%s", a100.Risk, a100.RiskCommand)
+	}
+	var risk struct{ Changes []map[string]any }
+	runJSON(t, &risk, append([]string{"--store", dsn, "--format", "json"}, strings.Fields(a100.RiskCommand)[1:]...)...)
+	if len(risk.Changes) != 3 {
+		t.Errorf("%s: %d moves, want the digest's 3", a100.RiskCommand, len(risk.Changes))
 	}
 	// Every command the digest names runs.
 	for _, c := range []string{od.Command, od.IndexCommand, d.GPUs[0].SpreadsCommand, d.GPUs[0].SpotCommand,
 		d.RunsCommand, d.RiskCommand, mv[0].Command} {
-		f := strings.Fields(c)
-		if f[0] != "gpuprice" {
+		f, err := shell.Fields(c, func(string) string { return "" })
+		if err != nil || f[0] != "gpuprice" {
 			t.Fatalf("command %q", c)
 		}
 		if _, code := run(t, append([]string{"--store", dsn}, f[1:]...)...); code != 0 {

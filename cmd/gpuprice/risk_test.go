@@ -38,6 +38,25 @@ func spotAdvisorFile(t *testing.T, name string) []byte {
 	return gunzip(t, b)
 }
 
+// bandsBesideExample imports interruption bands beside the recorded example:
+// spotinfo's real Spot Advisor copies of 2021 and 2025 as of 2026-10-20 and
+// 2026-10-30, so that the example's last week holds band moves. Of the 131 moves
+// between them, 3 are of A100-SXM-40GB (p4d.24xlarge: eu-west-1 10-15% → >20%,
+// us-east-1 <5% → 10-15%, us-west-2 <5% → >20%), 121 of T4 and none of an H100
+// (p5 is in the 2025 copy only: a first band, no move).
+func bandsBesideExample(t *testing.T, dsn string) {
+	t.Helper()
+	for _, c := range [][2]string{{"spotinfo_2021-02-10.json.gz", "2026-10-20"}, {"input.json.gz", "2026-10-30"}} {
+		file := filepath.Join(t.TempDir(), "spot-advisor-data.json")
+		if err := os.WriteFile(file, spotAdvisorFile(t, c[0]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, code := run(t, "--store", dsn, "risk", "import-spot-advisor", file, "--at", c[1]); code != 0 {
+			t.Fatalf("import-spot-advisor %s failed", c[0])
+		}
+	}
+}
+
 func testRiskSpotAdvisor(t *testing.T, dsn string) {
 	real := spotAdvisorFile(t, "input.json.gz")
 	var doc map[string]any
@@ -100,6 +119,21 @@ func testRiskSpotAdvisor(t *testing.T, dsn string) {
 	if len(hist.Changes) != 2 || hist.Changes[0].ToLabel != ">20%" || hist.Changes[0].Rise != 0 ||
 		hist.Changes[0].At != "2025-06-28T00:00:00Z" || hist.Changes[1].ToLabel != "10-15%" {
 		t.Errorf("history of p5.48xlarge us-east-1 %+v", hist.Changes)
+	}
+	// A window that begins after the first copy: the moves in it are still moves from
+	// the band in force when it began, and without --changes that band is listed first.
+	var week struct{ Changes []change }
+	runJSON(t, &week, "--store", dsn, "risk", "--changes", "--since", "2025-07-01", "--format", "json")
+	if len(week.Changes) != 2 || week.Changes[0].FromLabel != ">20%" || week.Changes[1].FromLabel != "5-10%" {
+		t.Errorf("changes since 2025-07-01 %+v, want the two moves of 2025-07-05", week.Changes)
+	}
+	runJSON(t, &hist, "--store", dsn, "risk", "--sku", "p5.48xlarge", "--region", "us-east-1", "--since", "2025-07-01",
+		"--format", "json")
+	if len(hist.Changes) != 2 || hist.Changes[0].At != "2025-06-28T00:00:00Z" || hist.Changes[1].At != "2025-07-05T00:00:00Z" {
+		t.Errorf("history since 2025-07-01 %+v, want the band in force then and the move", hist.Changes)
+	}
+	if runJSON(t, &week, "--store", dsn, "risk", "--since", "2025-07-06", "--format", "json"); len(week.Changes) != 682 {
+		t.Errorf("since 2025-07-06: %d rows, want the 682 bands in force", len(week.Changes))
 	}
 }
 

@@ -110,6 +110,9 @@ func ParseSpotAdvisor(r io.Reader, observedAt time.Time) (SpotAdvisor, error) {
 					continue
 				}
 				attrs := map[string]string{"band_max": strconv.Itoa(b.Max), "gpu_name": spec.GPUName}
+				if spec.MemoryGB > 0 {
+					attrs["gpu_memory_gb"] = strconv.FormatFloat(spec.MemoryGB, 'f', -1, 64)
+				}
 				if spec.GPUCount > 0 {
 					attrs["gpu_count"] = strconv.FormatFloat(spec.GPUCount, 'f', -1, 64)
 				}

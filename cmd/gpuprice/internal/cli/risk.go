@@ -15,7 +15,7 @@ import (
 func init() { addCommand((*app).riskCmd) }
 
 func (a *app) riskCmd() *cobra.Command {
-	var provider, sku, region, since, until, format string
+	var provider, sku, region, gpu, since, until, format string
 	var changes bool
 	cmd := &cobra.Command{
 		Use:   "risk",
@@ -27,7 +27,7 @@ rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
   gpuprice risk --sku p5.48xlarge --changes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := query.RiskQuery{Provider: provider, SKU: sku, Region: region, ChangesOnly: changes}
+			q := query.RiskQuery{Provider: provider, SKU: sku, Region: region, GPU: gpu, ChangesOnly: changes}
 			var err error
 			now := time.Now().UTC()
 			if since != "" {
@@ -45,18 +45,24 @@ rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
 				return err
 			}
 			defer st.Close()
-			res, err := query.Risk(cmd.Context(), st, q)
+			r, err := a.reader(st)
 			if err != nil {
 				return err
 			}
-			header, rows := res.Table()
-			return output(a.stdout, format, header, rows, res, "no interruption signals stored")
+			res, err := r.Risk(cmd.Context(), q)
+			if err != nil {
+				return query.FlagError(err)
+			}
+			a.noteMatches(res.Matched)
+			header, rows := res.Data.Table()
+			return output(a.stdout, format, header, rows, res.Data, "no interruption band stored matches")
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&provider, "provider", "", "provider")
 	fl.StringVar(&sku, "sku", "", "SKU (an instance type: p5.48xlarge)")
 	fl.StringVar(&region, "region", "", "provider region")
+	fl.StringVar(&gpu, "gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
 	fl.StringVar(&since, "since", "", "from this time (a date, RFC 3339, or a duration back: 90d)")
 	fl.StringVar(&until, "until", "", "before this time (as --since)")
 	fl.BoolVar(&changes, "changes", false, "only the moves between bands")
