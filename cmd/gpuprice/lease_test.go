@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
@@ -132,4 +133,73 @@ func TestIntegrationClickHouseServeSeesAnotherProcesssWrites(t *testing.T) {
 	start := time.Now()
 	waitFor(t, "serve to show the other process's prices", func() bool { return rows() == len(cliRows) })
 	t.Logf("serve showed the %d new prices %s after the other process's collection", len(cliRows), time.Since(start).Round(100*time.Millisecond))
+}
+
+// Two `gpuprice serve` processes on one ClickHouse store with the same digest
+// schedule (every 2 s, to a webhook): each turn the digest is sent by one of them,
+// the holder of the store's alerts lease, and the other says it stands by; the
+// webhook gets exactly the sends the holder logged, none twice.
+func TestIntegrationClickHouseTwoServesOneDigest(t *testing.T) {
+	chtest.RequireServer(t, "two gpuprice processes share the store (chDB runs one process per directory)")
+	dsn := chtest.FreshDSN(t, "digestlease")
+	srv := replay(t)
+	if out, code := run(t, "--config", writeConfig(t, srv.URL), "--store", dsn, "collect"); !collected(code) {
+		t.Fatalf("collect: %s", out)
+	}
+	hook := newReceiver(t)
+	t.Setenv("GPUPRICE_DIGEST_WEBHOOK_URL", hook.srv.URL+"/digest")
+	config := func() string {
+		cfg := writeConfig(t, srv.URL) // a data directory of its own
+		text, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, `alerts:
+  notifiers:
+    - {name: hook, kind: webhook, url_env: GPUPRICE_DIGEST_WEBHOOK_URL}
+digest:
+  gpus: [H100-SXM-80GB]
+  schedule: "@every 2s"
+`...)
+		if err := os.WriteFile(cfg, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	type proc struct {
+		out  *syncBuffer
+		stop func() int
+	}
+	var procs []proc
+	for range 2 {
+		cmd, out, exited := startGPUPrice(t, "--config", config(), "--store", dsn, "serve", "--listen", "127.0.0.1:0")
+		procs = append(procs, proc{out: out, stop: func() int { return terminate(t, cmd, out, exited) }})
+	}
+	const sent, standing = `"digest sent"`, "digest not sent here"
+	waitFor(t, "three digests and a standing by", func() bool {
+		return hook.count() >= 3 && (strings.Contains(procs[0].out.String(), standing) ||
+			strings.Contains(procs[1].out.String(), standing))
+	})
+	for _, p := range procs {
+		if code := p.stop(); code != cli.ExitInterrupted {
+			t.Errorf("serve exited %d", code)
+		}
+	}
+	logs := [2]string{procs[0].out.String(), procs[1].out.String()}
+	leader := 0
+	if strings.Contains(logs[0], standing) {
+		leader = 1
+	}
+	if strings.Contains(logs[1-leader], sent) || strings.Contains(logs[leader], standing) {
+		t.Fatalf("both serves sent the digest, or both stood by:\n--- 1:\n%s\n--- 2:\n%s", logs[0], logs[1])
+	}
+	if n, want := hook.count(), strings.Count(logs[leader], sent); n != want {
+		t.Errorf("the webhook got %d digests, the sender logged %d", n, want)
+	}
+	var body struct {
+		Digest digest.Digest `json:"digest"`
+	}
+	if hook.last(t, &body); len(body.Digest.GPUs) != 1 || body.Digest.GPUs[0].GPU != "H100-SXM-80GB" {
+		t.Errorf("the webhook's digest: %+v", body.Digest)
+	}
 }
