@@ -26,6 +26,11 @@ type SourceSpec struct {
 	// Getenv gives the values of the source's secret variables (Info.SecretEnv):
 	// sources never read the environment themselves. nil means none is set.
 	Getenv func(string) string
+	// ExpectRows, when > 0, is the fewest accepted rows a routine answer of this
+	// deployment has (sources.<name>.expect_rows): it replaces the source's own
+	// coverage minimum, for a mirror or an account that sees part of the catalog.
+	// The source's other expectations (SKUs, models) stand.
+	ExpectRows int
 }
 
 // NewJob builds the registered source name from spec: the one factory of sources,
@@ -53,5 +58,24 @@ func NewJob(name string, spec SourceSpec) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
+	if spec.ExpectRows > 0 {
+		src = expectRows{Source: src, rows: spec.ExpectRows}
+	}
 	return Job{Name: name, Source: src}, nil
+}
+
+// expectRows is a source whose coverage minimum the configuration sets.
+type expectRows struct {
+	scrapers.Source
+	rows int
+}
+
+// Expect is the source's expectation with the configured minimum of rows.
+func (s expectRows) Expect() scrapers.Expectation {
+	var e scrapers.Expectation
+	if x, ok := s.Source.(scrapers.Expecter); ok {
+		e = x.Expect()
+	}
+	e.MinRows = s.rows
+	return e
 }

@@ -82,9 +82,14 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 		od := base
 		od.Pricing = schemas.OnDemand
 		od.Attrs = attrs(o)
-		if o.DPHTotal != nil {
+		switch {
+		case o.DPHBase != nil && *o.DPHBase == 0:
+			// No GPU rate: dph_total is then the disk's storage alone, not a price of
+			// the GPU. The host lists the machine without renting it out.
+			od.Attrs["price_text"] = scrapers.NotOfferedPrefix + " (dph_base 0: no GPU rate, dph_total is the disk's)"
+		case o.DPHTotal != nil:
 			od.PriceNative = *o.DPHTotal
-		} else {
+		default:
 			od.Attrs["price_text"] = "dph_total missing"
 		}
 		res.Rows = append(res.Rows, od)

@@ -88,8 +88,8 @@ func TestParseOffersRules(t *testing.T) {
 			}
 		}
 	}
-	if zero != 1 || noBid != 1 || slices != 6 {
-		t.Errorf("zero-price rows %d (want 1: the spot bid of 0), rows of the offer without min_bid %d (want 1), rows of the 3 slices %d (want 6)", zero, noBid, slices)
+	if zero != 2 || noBid != 1 || slices != 6 {
+		t.Errorf("zero-price rows %d (want 2: the offer at dph_base 0, on demand and its spot bid of 0), rows of the offer without min_bid %d (want 1), rows of the 3 slices %d (want 6)", zero, noBid, slices)
 	}
 	if len(skus) != len(rows) {
 		t.Errorf("%d rows share %d series: series must be distinct", len(rows), len(skus))

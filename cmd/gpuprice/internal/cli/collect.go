@@ -177,7 +177,8 @@ func (a *app) buildJobs(only []string, rec *archive.Recorder, observed time.Time
 	var jobs []ingest.Job
 	for _, n := range names {
 		sc := a.cfg.Sources[n]
-		spec := ingest.SourceSpec{Endpoint: sc.Endpoint, Options: sc.Options, Client: base, Logger: log, Getenv: os.Getenv}
+		spec := ingest.SourceSpec{Endpoint: sc.Endpoint, Options: sc.Options, Client: base, Logger: log, Getenv: os.Getenv,
+			ExpectRows: sc.ExpectRows}
 		if rec != nil {
 			c := *base
 			c.Observer = rec.Source(n, archive.SourceInfo{ObservedAt: observed, Endpoint: sc.Endpoint, Options: sc.Options})

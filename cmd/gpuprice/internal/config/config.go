@@ -219,6 +219,10 @@ type Source struct {
 	Endpoint string         `yaml:"endpoint"` // the source's first URL: a mirror, a proxy or a recording (default: the provider's own)
 	Schedule string         `yaml:"schedule"` // cron spec on which serve runs the source (default: the source's own)
 	Options  map[string]any `yaml:"options"`  // the source's own options (deploy/gpuprice.example.yaml lists them per source)
+	// ExpectRows is the fewest accepted rows a routine answer has here: below it the run
+	// is degraded (coverage). 0: the source's own minimum; set it for a mirror or an
+	// account that sees part of the provider's catalog.
+	ExpectRows int `yaml:"expect_rows"`
 }
 
 // IsEnabled reports whether the source runs (default true).
@@ -359,6 +363,10 @@ func (c Config) Validate() error {
 			}
 			bad("sources.%s: no such source (%sknown: %s, %s)", name, hint, strings.Join(known, ", "), FXSource)
 			continue
+		}
+		if s.ExpectRows < 0 {
+			bad("sources.%s.expect_rows: %d: give the fewest rows of a routine answer (0: the source's own minimum)",
+				name, s.ExpectRows)
 		}
 		if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "http://") && !strings.HasPrefix(s.Endpoint, "https://") {
 			bad("sources.%s.endpoint: %q is not an http(s) URL", name, s.Endpoint)

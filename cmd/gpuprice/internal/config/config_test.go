@@ -33,6 +33,7 @@ func TestArchiveS3Keys(t *testing.T) {
 		"http: {max_body_bytes: 0}\n":                            "max_body_bytes must be positive",
 		"store: clickhouse://u:hunter2@db:9000/x\n":              "holds a password",
 		"sources:\n  runpod: {endpoint: 'file:///etc/passwd'}\n": "not an http(s) URL",
+		"sources:\n  runpod: {expect_rows: -1}\n":                "sources.runpod.expect_rows: -1",
 	} {
 		_, err := Load(write(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -237,7 +238,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"ingest:\n  source_timeout: 5x\n", `line 2: ingest.source_timeout: "5x" is not a duration`},
 		{"http:\n  timeout: 5s\n  retries: many\n", `line 3: http.retries: "many" is not a whole number`},
 		{"log_level: info\ningest:\n  batch_sise: 10\n", `line 3: ingest.batch_sise: unknown key (field batch_sise not found; known here: batch_size, flush_interval`},
-		{"sources:\n  vast:\n    enabeld: true\n", `line 3: sources.vast.enabeld: unknown key (field enabeld not found; known here: enabled, endpoint, schedule, options)`},
+		{"sources:\n  vast:\n    enabeld: true\n", `line 3: sources.vast.enabeld: unknown key (field enabeld not found; known here: enabled, endpoint, schedule, options, expect_rows)`},
 		{"http: 5\n", `line 1: http: "5" is not a mapping of keys to values`},
 		{"log_level: info\ningest:\n  batch_size: 1\n flush_interval: 2s\n", `line 4: did not find expected key (line 4 is " flush_interval: 2s"`},
 		{"log_level: info\nfx: {EUR: 1.1\nstore: x\n", `line 2: did not find expected ',' or '}'`},
