@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -241,18 +240,6 @@ func offers(rows []schemas.Observation) []Offer {
 
 func same[T any](t T) T { return t }
 
-// risk is the interruption band history over src: the store's (a Reader's), or
-// an error from a server's API, which does not answer it.
-func risk(src query.Source) func(context.Context, query.RiskQuery) (query.Result[query.RiskHistory], error) {
-	return func(ctx context.Context, q query.RiskQuery) (query.Result[query.RiskHistory], error) {
-		r, ok := query.Unwrap(src).(*query.Reader)
-		if !ok {
-			return query.Result[query.RiskHistory]{}, fmt.Errorf("mcp: risk: %T reads no signals (run gpuprice mcp on the store)", src)
-		}
-		return r.Risk(ctx, q)
-	}
-}
-
 // tools are the server's tools over src, in the order they are listed; opts.PublicURL
 // roots the digest's links.
 func tools(src query.Source, opts Options) []tool {
@@ -307,7 +294,7 @@ func tools(src query.Source, opts Options) []tool {
 			"The stored interruption bands of spot offers (AWS Spot Advisor's frequency of interruption) as a history "+
 				"per provider, SKU and region: each offer's first band and every move up or down after it, with the "+
 				"interruption rate per hour the band is read as. Same as `gpuprice risk`.",
-			nil, query.ParseRisk, risk(src), same[query.RiskHistory]),
+			nil, query.ParseRisk, src.Risk, same[query.RiskHistory]),
 		define[digestArgs]("digest", "The weekly digest of followed GPUs",
 			"What moved in the week ending at (default now) for the GPUs given (gpu: one or several separated by "+
 				"commas): per pricing kind the median and cheapest offer of each tier and the week-over-week change "+

@@ -35,6 +35,7 @@ type Source interface {
 	Terms(ctx context.Context, q TermsQuery) (Result[Terms], error)
 	BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error)
 	Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error)
+	Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error)
 }
 
 var (
@@ -185,4 +186,9 @@ func (c *Client) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakE
 func (c *Client) Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error) {
 	r := Result[Inference]{Data: Inference{Skipped: map[string]int{}}}
 	return r, c.Get(ctx, "inference", q.Values(), &r)
+}
+
+func (c *Client) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
+	r := Result[RiskHistory]{Data: RiskHistory{Changes: []RiskChange{}}}
+	return r, c.Get(ctx, "risk", q.Values(), &r)
 }

@@ -64,8 +64,18 @@ func ParseRisk(v url.Values, caps Caps) (RiskQuery, error) {
 	return q, p.done("format")
 }
 
+// Values are q's parameters, as ParseRisk reads them (GET /api/v1/risk).
+func (q RiskQuery) Values() url.Values {
+	v := vals("gpu", q.GPU, "provider", q.Provider, "sku", q.SKU, "region", q.Region)
+	if q.ChangesOnly {
+		v.Set("changes", "true")
+	}
+	setBounds(v, q.Since, q.Until)
+	return v
+}
+
 // Risk is the band history of the interruption signals the store keeps
-// (`gpuprice risk`).
+// (`gpuprice risk`, GET /api/v1/risk).
 func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
 	var matched []schemas.Match
 	for _, name := range strings.Split(q.GPU, ",") {

@@ -303,6 +303,7 @@ func TestAPIValidationAndDocument(t *testing.T) {
 	if out, code := run(t, "--config", cfg, "--store", dsn, "collect"); !collected(code) {
 		t.Fatalf("collect: %s", out)
 	}
+	bandsBesideExample(t, dsn)
 	at := time.Now().UTC().Add(time.Minute).Truncate(time.Second).Format(time.RFC3339)
 	// What the CLI prints before serve holds the file, to compare with after.
 	before := map[string]string{}
@@ -311,6 +312,8 @@ func TestAPIValidationAndDocument(t *testing.T) {
 		{"prices"},
 		{"volatility", "--window", "2d", "--at", at, "--format", "json"},
 		{"history", "--gpu", "H100 SXM", "--since", "2d", "--at", at, "--format", "markdown"},
+		{"risk", "--gpu", "a100 40gb", "--changes", "--since", "2026-10-26", "--format", "json"},
+		{"risk", "--sku", "p4d.24xlarge", "--region", "us-east-1", "--format", "csv"},
 	}
 	for _, args := range cliReads {
 		out, _, code := runErr(append([]string{"--config", cfg, "--store", dsn}, args...)...)
@@ -318,6 +321,9 @@ func TestAPIValidationAndDocument(t *testing.T) {
 			t.Fatalf("%v: exit %d", args, code)
 		}
 		before[strings.Join(args, " ")] = out
+	}
+	if n := strings.Count(before["risk --gpu a100 40gb --changes --since 2026-10-26 --format json"], `"sku": "p4d.24xlarge"`); n != 3 {
+		t.Fatalf("risk --gpu a100 40gb: %d moves, want the 3 of p4d.24xlarge", n)
 	}
 
 	const token = "test-token-9f8e7d6c5b4a"

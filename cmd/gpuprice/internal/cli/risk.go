@@ -40,22 +40,15 @@ rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
 					return usagef("--until: %v", err)
 				}
 			}
-			st, err := a.openExistingStore(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, err := a.reader(st)
-			if err != nil {
-				return err
-			}
-			res, err := r.Risk(cmd.Context(), q)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			a.noteMatches(res.Matched)
-			header, rows := res.Data.Table()
-			return output(a.stdout, format, header, rows, res.Data, "no interruption band stored matches")
+			return a.withReports(cmd, func(src query.Source) error {
+				res, err := src.Risk(cmd.Context(), q)
+				if err != nil {
+					return err
+				}
+				a.noteMatches(res.Matched)
+				header, rows := res.Data.Table()
+				return output(a.stdout, format, header, rows, res.Data, "no interruption band stored matches")
+			})
 		},
 	}
 	fl := cmd.Flags()

@@ -69,6 +69,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/terms", serveReport(s, query.ParseTerms, r.Terms, tableOf(query.Terms.Table), true), dataOf(r.Terms), nil},
 		{"GET", "/api/v1/breakeven", serveReport(s, query.ParseBreakEven, r.BreakEven, tableOf(query.BreakEvens.Table), true),
 			dataOf(r.BreakEven), nil},
+		{"GET", "/api/v1/risk", serveReport(s, query.ParseRisk, r.Risk, tableOf(query.RiskHistory.Table), false),
+			dataOf(r.Risk), nil},
 		{"GET", "/api/v1/digest", serveReport(s, digest.ParseQuery, s.digestAnswer, nil, true), dataOf(s.digestAnswer), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
