@@ -42,6 +42,9 @@ const (
 	PriceBelow Kind = "price_below"
 	// SourceFailed: a source's last Runs runs all failed.
 	SourceFailed Kind = "source_failed"
+	// RiskRise: a spot offer's interruption band (AWS Spot Advisor's frequency of
+	// interruption, `gpuprice risk`) is higher now than when Window began.
+	RiskRise Kind = "risk_rise"
 )
 
 // DefaultSchedule is when `serve` evaluates the rules unless alerts.schedule says.
@@ -272,8 +275,18 @@ func (c Config) Validate() error {
 			unused("volatility_pct", r.VolatilityPct != 0)
 			unused("by", r.By != "")
 			unused("below_usd_gpu_hour", r.BelowUSDGPUHour != 0)
+		case RiskRise:
+			if r.Pricing != "" && r.Pricing != schemas.Spot {
+				bad("%s.pricing: risk_rise watches spot offers' interruption bands; leave pricing out", p)
+			}
+			unused("threshold_pct", r.ThresholdPct != 0)
+			unused("volatility_pct", r.VolatilityPct != 0)
+			unused("by", r.By != "")
+			unused("below_usd_gpu_hour", r.BelowUSDGPUHour != 0)
+			unused("runs", r.Runs != 0)
+			unused("source", r.Source != "")
 		default:
-			bad("%s.kind: %q: use spread_shift, spot_move, price_below or source_failed", p, r.Kind)
+			bad("%s.kind: %q: use spread_shift, spot_move, price_below, source_failed or risk_rise", p, r.Kind)
 		}
 	}
 	nn := map[string]bool{}

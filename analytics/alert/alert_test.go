@@ -338,3 +338,83 @@ func TestPayloads(t *testing.T) {
 		t.Errorf("am %+v", am)
 	}
 }
+
+// signalReader is a fakeReader that also keeps interruption signals.
+type signalReader struct {
+	fakeReader
+	sigs []schemas.Signal
+}
+
+func (s *signalReader) Signals(_ context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
+	var out []schemas.Signal
+	for _, g := range s.sigs {
+		if (q.GPU == "" || g.GPU == q.GPU) && (q.Until.IsZero() || g.EffectiveAt.Before(q.Until)) {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// TestRiskRiseFiresAndResolves: p4d.24xlarge in us-east-1 moves from <5% (band 0)
+// to 10-15% (band 2) on day 10: a 7-day risk_rise rule fires from then, tells the
+// notifier once, and resolves when the band falls back to <5% (day 12). Another
+// series whose band fell, one whose first band is in the window and one of another
+// GPU never fire; a store without signals is an error of the rule.
+func TestRiskRiseFiresAndResolves(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 10, d, 0, 0, 0, 0, time.UTC) }
+	sig := func(sku, region, gpu string, d int, band float64, label string) schemas.Signal {
+		return schemas.Signal{Provider: "aws", SKU: sku, Region: region, GPU: gpu, Kind: schemas.SignalInterruption,
+			EffectiveAt: day(d), Value: band, Label: label}
+	}
+	rd := &signalReader{sigs: []schemas.Signal{
+		sig("p4d.24xlarge", "eu-west-1", "A100-SXM-40GB", 1, 4, ">20%"),
+		sig("p4d.24xlarge", "eu-west-1", "A100-SXM-40GB", 10, 2, "10-15%"),
+		sig("p4d.24xlarge", "us-east-1", "A100-SXM-40GB", 1, 0, "<5%"),
+		sig("p4d.24xlarge", "us-east-1", "A100-SXM-40GB", 10, 2, "10-15%"),
+		sig("p4d.24xlarge", "us-west-2", "A100-SXM-40GB", 9, 4, ">20%"),
+		sig("p5.48xlarge", "us-east-1", "H100-SXM-80GB", 1, 0, "<5%"),
+		sig("p5.48xlarge", "us-east-1", "H100-SXM-80GB", 10, 4, ">20%"),
+	}}
+	rule := Rule{Name: "a100-risk", Kind: RiskRise, GPU: "A100-SXM-40GB", Window: Span(7 * 24 * time.Hour)}
+	if err := (Config{Rules: []Rule{rule}, Notifiers: []NotifierConfig{{Name: "log", Kind: Log}}}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+	hook := &recorder{}
+	e := Engine{Rules: []Rule{rule}, Targets: []Target{{Config: NotifierConfig{Name: "hook", Kind: Webhook}, Notifier: hook}}}
+	st := NewState()
+
+	rep := e.Run(context.Background(), rd, st, day(9), false)
+	if len(rep.Rules[0].Instances) != 0 || len(hook.got) != 0 {
+		t.Fatalf("day 9, before any move: %+v", rep.Rules[0])
+	}
+	rep = e.Run(context.Background(), rd, st, day(11), false)
+	var firing []InstanceReport
+	for _, in := range rep.Rules[0].Instances {
+		if in.Firing {
+			firing = append(firing, in)
+		}
+	}
+	if len(firing) != 1 || firing[0].Subject != "aws p4d.24xlarge us-east-1" || firing[0].Value != 2 ||
+		firing[0].Threshold != 0 || firing[0].Labels["band_now"] != "10-15%" || firing[0].Labels["gpu"] != "A100-SXM-40GB" ||
+		len(hook.got) != 1 || hook.got[0][0].Status != StatusFiring {
+		t.Fatalf("day 11: firing %+v, notified %v", firing, hook.got)
+	}
+	if !strings.Contains(firing[0].Summary, "interruption band <5% → 10-15% since 2026-10-04T00:00:00Z") {
+		t.Errorf("summary %q", firing[0].Summary)
+	}
+	e.Run(context.Background(), rd, st, day(11).Add(time.Hour), false)
+	if len(hook.got) != 1 {
+		t.Fatalf("still firing, told again: %d", len(hook.got))
+	}
+	rd.sigs = append(rd.sigs[:4:4], append([]schemas.Signal{sig("p4d.24xlarge", "us-east-1", "A100-SXM-40GB", 12, 0, "<5%")},
+		rd.sigs[4:]...)...)
+	rep = e.Run(context.Background(), rd, st, day(13), false)
+	last := hook.got[len(hook.got)-1][0]
+	if len(hook.got) != 2 || last.Status != StatusResolved || len(st.Alerts) != 0 {
+		t.Fatalf("day 13, back to <5%%: notified %d, last %+v, state %+v", len(hook.got), last, st.Alerts)
+	}
+	if res := Evaluate(context.Background(), &fakeReader{}, []Rule{rule}, nil, day(13)); res[0].Err == nil ||
+		!strings.Contains(res[0].Err.Error(), "keeps no interruption signals") {
+		t.Errorf("a store without signals: %v", res[0].Err)
+	}
+}

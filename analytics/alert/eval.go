@@ -415,6 +415,82 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 			runs[s] = rs
 		}
 		return EvalSourceFailed(r, runs), nil
+	case RiskRise:
+		sr, ok := rd.(SignalReader)
+		if !ok {
+			return nil, fmt.Errorf("risk_rise: the store keeps no interruption signals")
+		}
+		sigs, err := sr.Signals(ctx, store.SignalQuery{Provider: r.Provider, GPU: r.GPU, Kind: schemas.SignalInterruption,
+			Until: now.Add(time.Second)})
+		if err != nil {
+			return nil, err
+		}
+		return EvalRiskRise(r, sigs, now.Add(-r.window()), now), nil
 	}
 	return nil, fmt.Errorf("unknown kind %q", r.Kind)
+}
+
+// SignalReader is the optional ability of a Reader to read stored signals, which
+// risk_rise rules need.
+type SignalReader interface {
+	Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error)
+}
+
+// EvalRiskRise evaluates a risk_rise rule over interruption signals ordered by
+// series (provider, sku, region, zone) then effective time, as the store returns
+// them. Per series, the band in force at since (the last signal effective by then)
+// is compared with the band in force at now; the instance fires when the band is
+// higher now. A series gets an instance when it fires or its band changed within
+// the window (a firing one that no longer does resolves); a series whose first
+// band falls in the window has no band to rise from and gets none.
+func EvalRiskRise(r Rule, sigs []schemas.Signal, since, now time.Time) []Instance {
+	var out []Instance
+	for i := 0; i < len(sigs); {
+		j := i
+		for j < len(sigs) && sameSignalSeries(sigs[j], sigs[i]) {
+			j++
+		}
+		// then: the band in force at since; cur: at now; changed: a signal within the
+		// window stated another band than the one before it.
+		var then, cur *schemas.Signal
+		changed := false
+		for k := i; k < j && !sigs[k].EffectiveAt.After(now); k++ {
+			s := &sigs[k]
+			if !s.EffectiveAt.After(since) {
+				then = s
+			} else if cur != nil && s.Value != cur.Value {
+				changed = true
+			}
+			cur = s
+		}
+		i = j
+		if then == nil || cur == nil || (!changed && cur.Value <= then.Value) {
+			continue
+		}
+		subject := strings.TrimSpace(strings.Join([]string{cur.Provider, cur.SKU, cur.Region, cur.Zone}, " "))
+		firing := cur.Value > then.Value
+		sum := fmt.Sprintf("%s: interruption band %s → %s since %s", subject, then.Label, cur.Label,
+			since.UTC().Format(time.RFC3339))
+		if !firing {
+			sum = fmt.Sprintf("%s: interruption band %s, as when the window began (%s)", subject, cur.Label,
+				since.UTC().Format(time.RFC3339))
+		}
+		if cur.GPU != "" {
+			sum += " (" + cur.GPU + ")"
+		}
+		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: cur.Value, Threshold: then.Value,
+			Unit: "band", Firing: firing, Summary: sum,
+			Detail: map[string]float64{"band_then": then.Value, "band_now": cur.Value},
+			Labels: r.labels(subject, "gpu", cur.GPU, "provider", cur.Provider, "sku", cur.SKU, "region", cur.Region,
+				"band_then", then.Label, "band_now", cur.Label),
+			Series: &SeriesRef{GPU: cur.GPU, Provider: cur.Provider, Pricing: schemas.Spot, Region: cur.Region,
+				Zone: cur.Zone, SKU: cur.SKU},
+			Compared: []Point{{Label: "band_then", At: then.EffectiveAt, Value: then.Value, Unit: "band"},
+				{Label: "band_now", At: cur.EffectiveAt, Value: cur.Value, Unit: "band"}}})
+	}
+	return out
+}
+
+func sameSignalSeries(a, b schemas.Signal) bool {
+	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
 }

@@ -2,6 +2,7 @@ package alert
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
@@ -53,4 +54,13 @@ func (r storeReader) Latest(ctx context.Context, f store.Filter) ([]schemas.Obse
 
 func (r storeReader) Runs(ctx context.Context, source string, limit int) ([]schemas.Run, error) {
 	return r.st.Runs(ctx, source, limit)
+}
+
+// Signals reads the store's signals (risk_rise), when it keeps them.
+func (r storeReader) Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
+	sg, ok := r.st.(store.Signals)
+	if !ok {
+		return nil, fmt.Errorf("%T keeps no signals", r.st)
+	}
+	return sg.Signals(ctx, q)
 }

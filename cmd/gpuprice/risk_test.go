@@ -135,6 +135,45 @@ func testRiskSpotAdvisor(t *testing.T, dsn string) {
 	if runJSON(t, &week, "--store", dsn, "risk", "--since", "2025-07-06", "--format", "json"); len(week.Changes) != 682 {
 		t.Errorf("since 2025-07-06: %d rows, want the 682 bands in force", len(week.Changes))
 	}
+	// A risk_rise rule on H100s over the stored bands: on 2025-07-06 p5.48xlarge
+	// us-west-2 is up (5-10% → 15-20%), us-east-1 down (>20% → 10-15%); by
+	// 2025-07-20 the rise is out of the 7-day window.
+	cfg := filepath.Join(t.TempDir(), "alerts.yaml")
+	if err := os.WriteFile(cfg, []byte(`data_dir: `+t.TempDir()+`
+alerts:
+  rules:
+    - {name: h100-risk, kind: risk_rise, gpu: H100-SXM-80GB}
+  notifiers:
+    - {name: log, kind: log}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type instance struct {
+		Subject string
+		Firing  bool
+		Value   float64
+		Labels  map[string]string
+	}
+	var rep struct {
+		Rules []struct {
+			Error     string
+			Instances []instance
+		}
+	}
+	runJSON(t, &rep, "--config", cfg, "--store", dsn, "alerts", "--dry-run", "--at", "2025-07-06", "--format", "json")
+	if len(rep.Rules) != 1 || rep.Rules[0].Error != "" || len(rep.Rules[0].Instances) != 2 {
+		t.Fatalf("risk_rise on 2025-07-06: %+v", rep)
+	}
+	for _, in := range rep.Rules[0].Instances {
+		up := in.Subject == "aws p5.48xlarge us-west-2"
+		if in.Firing != up || (up && (in.Value != 3 || in.Labels["band_then"] != "5-10%" || in.Labels["band_now"] != "15-20%")) {
+			t.Errorf("risk_rise instance %+v", in)
+		}
+	}
+	runJSON(t, &rep, "--config", cfg, "--store", dsn, "alerts", "--dry-run", "--at", "2025-07-20", "--format", "json")
+	if len(rep.Rules[0].Instances) != 0 {
+		t.Errorf("risk_rise on 2025-07-20: %+v", rep.Rules[0].Instances)
+	}
 }
 
 // testRiskAdjustedPrices: prices --risk-adjusted on constructed p5.48xlarge spot rows
