@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
@@ -22,6 +23,12 @@ type TokensQuery struct {
 	// NVLink-class GPUs follows the offer's interconnect only when the job crosses
 	// nodes.
 	Job analytics.Job
+	// Risk, when not nil, prices the job's interruptions in (risk-adjusted=true,
+	// checkpoint, restart): each row's $ per 1B tokens times the expected cost factor
+	// of its band (query.RiskAdjust; on-demand and reserved: 1), cheapest first on
+	// that figure; a spot offer without a band keeps its sticker figure, marked, and
+	// is listed after the others.
+	Risk *analytics.SpotJob
 }
 
 // ParseTokens reads a TokensQuery's parameters.
@@ -42,6 +49,17 @@ func ParseTokens(v url.Values, caps Caps) (TokensQuery, error) {
 	q.Job.GPUs = p.integer("gpus", 0, 1, 1<<20)
 	q.Job.Nodes = p.integer("nodes", 0, 1, 1<<16)
 	q.Limit = p.limit("limit")
+	job := analytics.SpotJob{CheckpointMin: p.span("checkpoint", "30m").Minutes(),
+		RestartMin: p.span("restart", "10m").Minutes()}
+	if p.boolean("risk-adjusted") {
+		q.Risk = &job
+	} else {
+		for _, n := range []string{"checkpoint", "restart"} {
+			if p.has(n) && p.err == nil {
+				p.fail(n, "is read with risk-adjusted=true (--risk-adjusted)")
+			}
+		}
+	}
 	return q, p.done("format", "explain")
 }
 
@@ -60,6 +78,11 @@ func (q TokensQuery) Values() url.Values {
 	setInt(v, "gpus", q.Job.GPUs)
 	setInt(v, "nodes", q.Job.Nodes)
 	setInt(v, "limit", q.Limit)
+	if q.Risk != nil {
+		v.Set("risk-adjusted", "true")
+		v.Set("checkpoint", FormatSpan(time.Duration(q.Risk.CheckpointMin*float64(time.Minute))))
+		v.Set("restart", FormatSpan(time.Duration(q.Risk.RestartMin*float64(time.Minute))))
+	}
 	return v
 }
 
@@ -74,6 +97,11 @@ type TokenRow struct {
 	Interconnect string              `json:"interconnect"`
 	MFUSource    string              `json:"mfu_source"`
 	Cost         analytics.TokenCost `json:"cost"`
+	// Risk (risk-adjusted=true): the band read and the expected cost factor of the
+	// job's interruptions; RiskAdjustedUSDPer1B is USDPer1BTokens × the factor, 0
+	// when the band is unknown (Risk.Known false).
+	Risk                 *RiskCost `json:"risk,omitempty"`
+	RiskAdjustedUSDPer1B float64   `json:"risk_adj_usd_per_1b_tokens,omitempty"`
 }
 
 // Tokens is the cost of training tokens of every offering on offer, cheapest first,
@@ -82,6 +110,7 @@ type Tokens struct {
 	Rows      []TokenRow
 	Skipped   map[string]int
 	HasTokens bool
+	Risk      bool // risk-adjusted: the table has the band and the adjusted figure
 }
 
 // MarshalJSON writes the rows: the value of `tokens --format json`.
@@ -156,11 +185,26 @@ func cheapestFirst[T any](rows []T, cost func(T) float64, limit int) []T {
 
 // Tokens computes $ per 1B training tokens of the latest prices still on offer.
 func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], error) {
-	res := Result[Tokens]{Data: Tokens{Skipped: map[string]int{}, HasTokens: q.Tokens > 0}}
+	res := Result[Tokens]{Data: Tokens{Skipped: map[string]int{}, HasTokens: q.Tokens > 0, Risk: q.Risk != nil}}
 	offers, matched, err := r.pricedOffers(ctx, q.Filter, res.Data.Skipped)
 	res.Matched = matched
 	if err != nil {
 		return res, err
+	}
+	var risks map[string]RiskCost // by series key
+	if q.Risk != nil {
+		obs := make([]schemas.Observation, len(offers))
+		for i, po := range offers {
+			obs[i] = po.Observation
+		}
+		adj, err := RiskAdjust(ctx, r, obs, *q.Risk, false)
+		if err != nil {
+			return res, err
+		}
+		risks = make(map[string]RiskCost, len(adj))
+		for _, a := range adj {
+			risks[a.SeriesKey()] = a.Risk
+		}
 	}
 	var rows []TokenRow
 	for _, po := range offers {
@@ -187,10 +231,33 @@ func (r *Reader) Tokens(ctx context.Context, q TokensQuery) (Result[Tokens], err
 		if err != nil {
 			return res, err
 		}
-		rows = append(rows, TokenRow{o.Provider, o.SKU, o.Region, o.Zone, o.Pricing, o.GPU, o.Interconnect, src, c})
+		row := TokenRow{Provider: o.Provider, SKU: o.SKU, Region: o.Region, Zone: o.Zone, Pricing: o.Pricing, GPU: o.GPU,
+			Interconnect: o.Interconnect, MFUSource: src, Cost: c}
+		if rc, ok := risks[o.SeriesKey()]; ok {
+			row.Risk = &rc
+			if rc.Known {
+				row.RiskAdjustedUSDPer1B = c.USDPer1BTokens * rc.Factor
+			}
+		}
+		rows = append(rows, row)
 		res.Recorded = countRecorded(res.Recorded, o)
 	}
-	res.Data.Rows = cheapestFirst(rows, func(r TokenRow) float64 { return r.Cost.USDPer1BTokens }, q.Limit)
+	if q.Risk != nil {
+		// Risk-adjusted, the offers whose band is unknown cannot be ranked with the
+		// others: they come after them, cheapest first on their sticker figure.
+		sort.SliceStable(rows, func(i, j int) bool {
+			return rows[i].Risk != nil && rows[i].Risk.Known && !(rows[j].Risk != nil && rows[j].Risk.Known)
+		})
+		known := 0
+		for known < len(rows) && rows[known].Risk != nil && rows[known].Risk.Known {
+			known++
+		}
+		cheapestFirst(rows[:known], func(r TokenRow) float64 { return r.RiskAdjustedUSDPer1B }, 0)
+		cheapestFirst(rows[known:], func(r TokenRow) float64 { return r.Cost.USDPer1BTokens }, 0)
+		res.Data.Rows = cheapestFirst(rows, func(TokenRow) float64 { return 0 }, q.Limit)
+	} else {
+		res.Data.Rows = cheapestFirst(rows, func(r TokenRow) float64 { return r.Cost.USDPer1BTokens }, q.Limit)
+	}
 	return res, nil
 }
 
@@ -202,6 +269,9 @@ func (t Tokens) Table() ([]string, [][]string) {
 	if t.HasTokens {
 		header = append(header, "gpu_hours", "run_usd")
 	}
+	if t.Risk {
+		header = append(header, "band", "risk_adj_usd_per_1b_tokens")
+	}
 	var out [][]string
 	for _, r := range t.Rows {
 		line := []string{r.GPU, r.Provider, r.Pricing, r.SKU, r.Region, r.Zone, f4(r.Cost.PriceUSDGPUHour),
@@ -209,6 +279,16 @@ func (t Tokens) Table() ([]string, [][]string) {
 			f4(r.Cost.USDPer1BTokens)}
 		if t.HasTokens {
 			line = append(line, strconv.FormatFloat(r.Cost.GPUHours, 'f', 1, 64), strconv.FormatFloat(r.Cost.RunUSD, 'f', 2, 64))
+		}
+		if t.Risk {
+			band, adj := "unknown", Missing
+			if r.Risk != nil && r.Risk.Known {
+				band, adj = r.Risk.Band, f4(r.RiskAdjustedUSDPer1B)
+				if band == "" { // not interrupted: on-demand, reserved
+					band = "-"
+				}
+			}
+			line = append(line, band, adj)
 		}
 		out = append(out, line)
 	}

@@ -237,8 +237,69 @@ func testRiskAdjustedPrices(t *testing.T, dsn string) {
 	if od := adj[got["us-east-1 on_demand"]].Risk; !od.Known || od.Factor != 1 || !near(od.Expected, 6.88) {
 		t.Errorf("on-demand %+v", od)
 	}
+	testRiskAdjustedTokens(t, dsn)
 	out, code := run(t, "--store", dsn, "prices", "--provider", "aws", "--pricing", "spot", "--risk-adjusted")
 	if code != 0 || !strings.Contains(out, "RISK_ADJ_USD_GPU_HOUR") || !strings.Contains(out, "5.000381") ||
+		!strings.Contains(out, "unknown") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+// testRiskAdjustedTokens: tokens --risk-adjusted over the rows of
+// testRiskAdjustedPrices, at MFU 0.5 for a 7e9-parameter model on the H100 SXM's
+// dense BF16 peak of 989.4 TFLOPS (the catalog's): $ per 1B tokens at $5/GPU-hour =
+// 5 × 1e9 × 6 × 7e9 / (989.4e12 × 0.5 × 3600) = 117.9166; us-east-1 spot (10-15 %)
+// × 1.0000762165 = 117.9256; us-west-2 (15-20 %) × 1.0001098013 = 117.9295; the
+// on-demand row ($6.88) is not interrupted (factor 1); the eu-west-1 spot row has no
+// band: unknown, kept with its sticker figure and no adjusted one, listed last.
+func testRiskAdjustedTokens(t *testing.T, dsn string) {
+	var rows []struct {
+		Region  string `json:"region"`
+		Pricing string `json:"pricing"`
+		Cost    struct {
+			PeakTFLOPS float64 `json:"peak_tflops"`
+			USDPer1B   float64 `json:"usd_per_1b_tokens"`
+		} `json:"cost"`
+		Risk *struct {
+			Band  string `json:"band"`
+			Known bool   `json:"known"`
+		} `json:"risk"`
+		Adjusted float64 `json:"risk_adj_usd_per_1b_tokens"`
+	}
+	runJSON(t, &rows, "--store", dsn, "tokens", "--params", "7e9", "--mfu", "0.5", "--provider", "aws", "--gpu",
+		"H100-SXM-80GB", "--risk-adjusted", "--checkpoint", "30m", "--restart", "10m", "--format", "json")
+	near := func(a, b float64) bool { return math.Abs(a-b) < 5e-5 }
+	got := map[string]int{}
+	for i, r := range rows {
+		got[r.Region+" "+r.Pricing] = i
+	}
+	if len(rows) != 4 || rows[0].Cost.PeakTFLOPS != 989.4 || got["eu-west-1 spot"] != 3 {
+		t.Fatalf("tokens --risk-adjusted: %+v", rows)
+	}
+	e1, w2, eu, od := rows[got["us-east-1 spot"]], rows[got["us-west-2 spot"]], rows[got["eu-west-1 spot"]],
+		rows[got["us-east-1 on_demand"]]
+	if !near(e1.Cost.USDPer1B, 117.9166) || !near(e1.Adjusted, 117.9256) || e1.Risk == nil || e1.Risk.Band != "10-15%" {
+		t.Errorf("us-east-1 spot: %+v", e1)
+	}
+	if !near(w2.Adjusted, 117.9295) || w2.Risk.Band != "15-20%" {
+		t.Errorf("us-west-2 spot: %+v", w2)
+	}
+	if eu.Risk == nil || eu.Risk.Known || eu.Adjusted != 0 || !near(eu.Cost.USDPer1B, 117.9166) {
+		t.Errorf("eu-west-1 spot without a band: %+v", eu)
+	}
+	if !od.Risk.Known || od.Adjusted != od.Cost.USDPer1B {
+		t.Errorf("on demand: %+v", od)
+	}
+	// The cheapest first on the adjusted figure: us-east-1 spot before us-west-2.
+	if got["us-east-1 spot"] > got["us-west-2 spot"] {
+		t.Errorf("order: %v", got)
+	}
+	if _, errb, code := runErr("--store", dsn, "tokens", "--params", "7e9", "--checkpoint", "1h"); code != 2 ||
+		!strings.Contains(errb, "--checkpoint") || !strings.Contains(errb, "--risk-adjusted") {
+		t.Errorf("--checkpoint without --risk-adjusted: exit %d %s", code, errb)
+	}
+	out, code := run(t, "--store", dsn, "tokens", "--params", "7e9", "--mfu", "0.5", "--provider", "aws", "--risk-adjusted")
+	if code != 0 || !strings.Contains(out, "RISK_ADJ_USD_PER_1B_TOKENS") || !strings.Contains(out, "117.9256") ||
 		!strings.Contains(out, "unknown") {
 		t.Errorf("table:\n%s", out)
 	}

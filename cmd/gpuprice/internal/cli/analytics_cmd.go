@@ -167,8 +167,9 @@ func (a *app) tokensCmd() *cobra.Command {
 		params, mfu, tokens float64
 		precision, format   string
 		scope               string
-		explain             bool
+		explain, riskAdj    bool
 		limit, gpus, nodes  int
+		checkpoint, restart = 30 * time.Minute, 10 * time.Minute
 	)
 	cmd := &cobra.Command{
 		Use:   "tokens",
@@ -220,6 +221,17 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			if nodes != 0 {
 				v.Set("nodes", strconv.Itoa(nodes))
 			}
+			if riskAdj {
+				v.Set("risk-adjusted", "true")
+			}
+			for _, s := range []struct {
+				name string
+				d    time.Duration
+			}{{"checkpoint", checkpoint}, {"restart", restart}} {
+				if riskAdj || cmd.Flags().Changed(s.name) {
+					v.Set(s.name, query.FormatSpan(s.d))
+				}
+			}
 			q, err := query.ParseTokens(v, query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
@@ -256,6 +268,10 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	fl.IntVar(&limit, "limit", 0, "show at most this many offerings (0: all)")
 	fl.IntVar(&gpus, "gpus", 0, "GPUs of the training job (more than an instance has: the job crosses nodes)")
 	fl.IntVar(&nodes, "nodes", 0, "nodes of the training job (default one: the interconnect between nodes is not used)")
+	fl.BoolVar(&riskAdj, "risk-adjusted", false,
+		"add the $ per 1B tokens once interruptions are counted (the offer's band; docs/risk.md), cheapest first on it")
+	fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
+	fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
 	return cmd
