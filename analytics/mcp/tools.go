@@ -106,6 +106,9 @@ type tokensArgs struct {
 	GPUs         int     `json:"gpus,omitempty"`
 	Nodes        int     `json:"nodes,omitempty"`
 	Limit        int     `json:"limit,omitempty"`
+	RiskAdjusted bool    `json:"risk-adjusted,omitempty"`
+	Checkpoint   string  `json:"checkpoint,omitempty"`
+	Restart      string  `json:"restart,omitempty"`
 }
 
 type historyArgs struct {
@@ -215,6 +218,10 @@ var descriptions = map[string]string{
 	"decode-efficiency":  "share of memory bandwidth decoding reaches (0 to 1; default the band's midpoint)",
 	"prefill-efficiency": "share of peak FLOPs prefill reaches (0 to 1; default the band's midpoint)",
 	"changes":            "only the moves between interruption bands (not each offer's first band)",
+	"risk-adjusted": "also price the job's spot interruptions in: each offer's $ per 1B tokens times its band's " +
+		"expected cost factor, cheapest first on it (offers without a band: unknown, listed last)",
+	"checkpoint": "with risk-adjusted: time between checkpoints (default 30m)",
+	"restart":    "with risk-adjusted: time from an interruption to work resuming (default 10m)",
 }
 
 // Offer is a row of find_offers: the observation as `prices --format json` writes
