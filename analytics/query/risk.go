@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -12,6 +13,9 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
+
+// ErrNoSignals marks a store that keeps no risk or availability signals.
+var ErrNoSignals = errors.New("query: the store keeps no signals")
 
 // RiskQuery selects the interruption history `gpuprice risk` shows.
 type RiskQuery struct {
@@ -97,7 +101,7 @@ func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], er
 func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error) {
 	sg, ok := st.(store.Signals)
 	if !ok {
-		return RiskHistory{}, fmt.Errorf("query: risk: %T keeps no signals", st)
+		return RiskHistory{}, fmt.Errorf("%w: risk: %T", ErrNoSignals, st)
 	}
 	// The signals before Since are read too: a move in the window is a move from the
 	// band in force when it began, not a series' first band.

@@ -78,6 +78,7 @@ func TestServe(t *testing.T) {
 	srv := replay(t)
 	cfg := writeConfig(t, srv.URL)
 	dsn := "duckdb://" + filepath.Join(t.TempDir(), "serve.duckdb")
+	bandsBesideExample(t, dsn) // interruption bands for /metrics
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
@@ -145,6 +146,10 @@ func TestServe(t *testing.T) {
 		`gpuprice_spread_ratio{gpu="H100-SXM-80GB",pricing="on_demand"}`,
 		`gpuprice_tier_median_usd_per_gpu_hour{gpu="H100-SXM-80GB",pricing="on_demand",tier="hyperscaler"}`,
 		`gpuprice_spool_rows 0`,
+		// The bands in force (the 2025 copy's): p4d.24xlarge us-east-1 10-15 %, λ =
+		// −ln(0.875)/730 = 1.82919715924e-4 per hour.
+		`gpuprice_interruption_band{gpu="A100-SXM-40GB",provider="aws",region="us-east-1",sku="p4d.24xlarge"} 2`,
+		`gpuprice_interruption_rate_per_hour{gpu="A100-SXM-40GB",provider="aws",region="us-east-1",sku="p4d.24xlarge"} 0.000182919715924`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)

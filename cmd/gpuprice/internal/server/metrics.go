@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -128,6 +129,7 @@ type marketCollector struct {
 	when    time.Time
 	index   []analytics.IndexPoint
 	spreads []analytics.SpreadDay
+	bands   []query.RiskChange // the band in force of every series (the last change of each)
 }
 
 var (
@@ -144,6 +146,12 @@ var (
 		"The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a tier has no price.", []string{"gpu", "pricing"}, nil)
 	medianDesc = prometheus.NewDesc("gpuprice_tier_median_usd_per_gpu_hour",
 		"The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
+	bandDesc = prometheus.NewDesc("gpuprice_interruption_band",
+		"The interruption band in force of a spot offer (gpuprice risk; AWS Spot Advisor: 0 <5%, 1 5-10%, 2 10-15%, "+
+			"3 15-20%, 4 >20%), per provider, SKU, region and GPU.", []string{"provider", "sku", "region", "gpu"}, nil)
+	bandRateDesc = prometheus.NewDesc("gpuprice_interruption_rate_per_hour",
+		"The interruptions per hour the band in force is read as (docs/risk.md), per provider, SKU, region and GPU.",
+		[]string{"provider", "sku", "region", "gpu"}, nil)
 	metricsFreq = time.Minute
 )
 
@@ -214,7 +222,8 @@ func keptRegions(rs []string) map[string]bool {
 }
 
 func (m *marketCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc} {
+	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc,
+		bandDesc, bandRateDesc} {
 		ch <- d
 	}
 }
@@ -240,7 +249,15 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range count {
 		ch <- prometheus.MustNewConstMetric(offersDesc, prometheus.GaugeValue, float64(n), k.gpu, k.pricing, k.tier)
 	}
-	index, spreads := m.daily(ctx)
+	index, spreads, bands := m.daily(ctx)
+	for _, b := range bands {
+		l := []string{textsafe.PromLabel(b.Provider), textsafe.PromLabel(b.SKU), textsafe.PromLabel(b.Region),
+			textsafe.PromLabel(b.GPU)}
+		ch <- prometheus.MustNewConstMetric(bandDesc, prometheus.GaugeValue, b.To, l...)
+		if b.RatePerHour > 0 {
+			ch <- prometheus.MustNewConstMetric(bandRateDesc, prometheus.GaugeValue, b.RatePerHour, l...)
+		}
+	}
 	last := map[[3]string]analytics.IndexPoint{}
 	for _, p := range index { // sorted by day within a key: the last wins
 		if p.GPU == schemas.UnknownGPU { // no reference price of GPUs nobody could place
@@ -271,27 +288,41 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// daily returns today's index and spreads (the last two days'), recomputed at most
-// every metricsFreq.
-func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []analytics.SpreadDay) {
+// daily returns today's index and spreads (the last two days') and the bands in
+// force, recomputed at most every metricsFreq.
+func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []analytics.SpreadDay, []query.RiskChange) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if time.Since(m.when) < metricsFreq {
-		return m.index, m.spreads
+		return m.index, m.spreads, m.bands
 	}
 	now := time.Now().UTC()
 	idx, err := m.s.reader.Index(ctx, query.IndexQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: index not computed", "error", err.Error())
-		return m.index, m.spreads
+		return m.index, m.spreads, m.bands
 	}
 	sp, err := m.s.reader.Spreads(ctx, query.SpreadsQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: spreads not computed", "error", err.Error())
-		return m.index, m.spreads
+		return m.index, m.spreads, m.bands
 	}
-	m.when, m.index, m.spreads = time.Now(), idx.Data, sp.Data.Days
-	return m.index, m.spreads
+	var bands []query.RiskChange
+	if rk, err := m.s.reader.Risk(ctx, query.RiskQuery{Until: now.Add(time.Second)}); err == nil {
+		for i, c := range rk.Data.Changes { // by series, then time: a series' last change is the band in force
+			if next := i + 1; next == len(rk.Data.Changes) || !sameBandSeries(rk.Data.Changes[next], c) {
+				bands = append(bands, c)
+			}
+		}
+	} else if !errors.Is(err, query.ErrNoSignals) {
+		m.s.log.Warn("metrics: interruption bands not read", "error", err.Error())
+	}
+	m.when, m.index, m.spreads, m.bands = time.Now(), idx.Data, sp.Data.Days, bands
+	return m.index, m.spreads, m.bands
+}
+
+func sameBandSeries(a, b query.RiskChange) bool {
+	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
 }
 
 // invalidate makes the next scrape recompute the index and spreads.
