@@ -109,6 +109,64 @@ var onePricing = Variable{
 func dashboards() []Dashboard {
 	return []Dashboard{
 		priceBoard(), seriesExplorer(), spotVolatility(), spreads(), tokens(), negotiation(), index(), sourceHealth(),
+		risk(),
+	}
+}
+
+// signalBands are the interruption signals as stored (one row per series and
+// effective time, the newest version: what store.Signals reads), for the risk
+// dashboard.
+const signalBands = `SELECT provider, sku, region, zone, effective_at, argMax(gpu, version) AS s_gpu,
+        argMax(value, version) AS s_band, argMax(label, version) AS s_label
+    FROM signals
+    WHERE kind = 'interruption'
+    GROUP BY provider, sku, region, zone, effective_at`
+
+func risk() Dashboard {
+	riskGPU := Variable{Name: "gpu", Label: "GPU", Multi: true,
+		Query: "SELECT DISTINCT gpu FROM signals WHERE kind = 'interruption' ORDER BY gpu"}
+	return Dashboard{
+		UID: "gpuprice-risk", Title: "gpuprice · Interruption risk", From: "90d",
+		Description: "The interruption bands of spot offers (AWS Spot Advisor, gpuprice risk): the band in force of each " +
+			"offer and how many offers were in each band per day (docs/risk.md).",
+		Variables: []Variable{riskGPU},
+		Panels: []Panel{
+			{
+				Title: "Interruption band in force by spot offer", Kind: kindTable, Width: 24, Height: 14,
+				Description: "Per provider, SKU and region, the band of the newest copy stored (band 0 <5% … 4 >20%) " +
+					"and the copy's date; highest band first.",
+				Columns: []string{"provider", "sku", "region", "gpu", "band", "label", "as_of"},
+				SQL: `SELECT provider, sku, region, argMax(s_gpu, effective_at) AS gpu, argMax(s_band, effective_at) AS band,
+    argMax(s_label, effective_at) AS label, max(effective_at) AS as_of
+FROM (
+    ` + signalBands + `
+)
+WHERE ` + in("s_gpu", "gpu") + `
+GROUP BY provider, sku, region, zone
+ORDER BY band DESC, provider, sku, region
+LIMIT 1000`,
+			},
+			{
+				Title: "Spot offers per interruption band, per day", Kind: kindTimeSeries, Width: 24, Height: 10,
+				Description: "Offers whose band a copy stated that day, by band label.",
+				Columns:     []string{"time", "label", "offers"},
+				SQL: `SELECT toDateTime(intDiv(toUInt32(effective_at), 86400) * 86400, 'UTC') AS time, s_label AS label,
+    count() AS offers
+FROM (
+    ` + signalBands + `
+)
+WHERE $__timeFilter(effective_at) AND ` + in("s_gpu", "gpu") + `
+GROUP BY time, label
+ORDER BY time, label`,
+			},
+			{
+				Title:  "Interruption band in force (Prometheus)",
+				Kind:   kindTable,
+				Width:  24,
+				Height: 10,
+				PromQL: `max by (provider, sku, region) (gpuprice_interruption_band{gpu=~"${gpu:regex}"})`,
+			},
+		},
 	}
 }
 

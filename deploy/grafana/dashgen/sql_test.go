@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +25,7 @@ import (
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
+	"github.com/gpuprice/gpuprice/scrapers/aws"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -98,6 +101,31 @@ func fill(t *testing.T, st store.Store) {
 			ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport})
 		if res[0].RowsAccepted < 3000 || res[0].RowsQuarantine != 2 || res[1].Status != schemas.RunFailed {
 			t.Fatalf("import: %+v / %+v", res[0].Run, res[1].Run)
+		}
+	}
+	// Interruption bands (the risk dashboard): the real Spot Advisor file of
+	// 2025-06-28, stored as copies of 10 days and 2 days ago.
+	f, err := os.Open(filepath.Join("..", "..", "..", "scrapers", "aws", "testdata", "spot_advisor", "input.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	advisor, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, back := range []time.Duration{10 * 24 * time.Hour, 2 * 24 * time.Hour} {
+		res, err := aws.ParseSpotAdvisor(bytes.NewReader(advisor), time.Now().UTC().Add(-back))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ingest.ImportSignals(t.Context(), st, "import:"+aws.SourceSpotAdvisor, res.Signals, res.Rejects,
+			time.Now()); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
