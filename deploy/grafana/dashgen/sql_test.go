@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/ingest"
+	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/aws"
@@ -105,16 +105,11 @@ func fill(t *testing.T, st store.Store) {
 	}
 	// Interruption bands (the risk dashboard): the real Spot Advisor file of
 	// 2025-06-28, stored as copies of 10 days and 2 days ago.
-	f, err := os.Open(filepath.Join("..", "..", "..", "scrapers", "aws", "testdata", "spot_advisor", "input.json.gz"))
+	gz, err := os.ReadFile(filepath.Join("..", "..", "..", "scrapers", "aws", "testdata", "spot_advisor", "input.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	advisor, err := io.ReadAll(zr)
+	advisor, err := fetch.Gunzip(gz, 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
