@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -188,17 +189,7 @@ func testRiskAdjustedPrices(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := time.Date(2025, 7, 5, 12, 0, 0, 0, time.UTC)
-	row := func(region, pricing string, usdHour float64) schemas.Observation {
-		return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: "aws", Tier: schemas.TierHyperscaler,
-			SKU: "p5.48xlarge", Region: region, GPU: "H100-SXM-80GB", GPUName: "NVIDIA H100 SXM", GPUCount: 8,
-			GPUMemoryGB: 80, Pricing: pricing, PriceUSDHour: usdHour, PriceUSDGPUHour: usdHour / 8, Currency: "USD",
-			PriceNative: usdHour, Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectEFA,
-			SourceKind: schemas.SourceAPI, SourceURL: "https://example.test", RunID: "constructed"}
-	}
-	obs := []schemas.Observation{row("us-east-1", schemas.Spot, 40), row("us-west-2", schemas.Spot, 40),
-		row("eu-west-1", schemas.Spot, 40), row("us-east-1", schemas.OnDemand, 55.04)}
-	if err := st.WriteObservations(ctx, obs); err != nil {
+	if err := st.WriteObservations(ctx, p5Rows(time.Date(2025, 7, 5, 12, 0, 0, 0, time.UTC))); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -243,6 +234,64 @@ func testRiskAdjustedPrices(t *testing.T, dsn string) {
 		!strings.Contains(out, "unknown") {
 		t.Errorf("table:\n%s", out)
 	}
+}
+
+// p5Rows are constructed p5.48xlarge rows at at: spot at $40/h ($5/GPU-hour) in
+// us-east-1, us-west-2 and eu-west-1 (a region the Spot Advisor file does not list
+// for it), and on demand at $55.04/h in us-east-1.
+func p5Rows(at time.Time) []schemas.Observation {
+	row := func(region, pricing string, usdHour float64) schemas.Observation {
+		return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: "aws", Tier: schemas.TierHyperscaler,
+			SKU: "p5.48xlarge", Region: region, GPU: "H100-SXM-80GB", GPUName: "NVIDIA H100 SXM", GPUCount: 8,
+			GPUMemoryGB: 80, Pricing: pricing, PriceUSDHour: usdHour, PriceUSDGPUHour: usdHour / 8, Currency: "USD",
+			PriceNative: usdHour, Unit: schemas.UnitHour, FXRate: 1, Interconnect: schemas.InterconnectEFA,
+			SourceKind: schemas.SourceAPI, SourceURL: "https://example.test", RunID: "constructed"}
+	}
+	return []schemas.Observation{row("us-east-1", schemas.Spot, 40), row("us-west-2", schemas.Spot, 40),
+		row("eu-west-1", schemas.Spot, 40), row("us-east-1", schemas.OnDemand, 55.04)}
+}
+
+// TestWebAppRiskBand: the board's Interruption column over p5Rows (as of now) and
+// the real Spot Advisor file of 2025-06-28 (p5.48xlarge: us-east-1 >20%, band 4;
+// us-west-2 5-10%, band 1): each spot offer's band, "unknown" where none is stored
+// (eu-west-1), "—" for on demand; sorting by it puts the highest band last.
+func TestWebAppRiskBand(t *testing.T) {
+	ctx := browser(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "risk-web.duckdb")
+	if _, code := run(t, "--store", dsn, "migrate"); code != 0 {
+		t.Fatal("migrate failed")
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteObservations(context.Background(), p5Rows(time.Now().UTC().Add(-time.Hour).Truncate(time.Second))); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	file := filepath.Join(t.TempDir(), "spot-advisor-data.json")
+	if err := os.WriteFile(file, spotAdvisorFile(t, "input.json.gz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code := run(t, "--store", dsn, "risk", "import-spot-advisor", file, "--at", "2025-06-28"); code != 0 {
+		t.Fatal("import-spot-advisor failed")
+	}
+	base, stop := startServe(t, "--store", dsn)
+	defer stop()
+	do(t, ctx, "open the board sorted by interruption", chromedp.Navigate(base+"/?sort=risk"),
+		chromedp.WaitVisible(chromedp.CSS(`#offers`)), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+	cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#offers tbody tr')]
+	  .map(tr => tr.children[3].textContent + ' ' + tr.children[4].textContent.trim() + ' ' + tr.children[8].textContent)`)
+	want := []string{"on-demand us-east-1 —", "spot us-west-2 5-10%", "spot us-east-1 >20%", "spot eu-west-1 unknown"}
+	if strings.Join(cells, "|") != strings.Join(want, "|") {
+		t.Errorf("board rows %q, want %q", cells, want)
+	}
+	if title := eval[string](t, ctx, `document.querySelector('#offers td.risk.band-4').title`); !strings.Contains(title,
+		"interruption frequency >20% (band 4, AWS Spot Advisor), as of") {
+		t.Errorf("band title %q", title)
+	}
+	shot(t, ctx, "board-risk")
+	accessible(t, ctx, "board-risk")
 }
 
 // testRiskAdjustedTokens: tokens --risk-adjusted over the rows of

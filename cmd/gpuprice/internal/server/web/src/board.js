@@ -2,7 +2,7 @@
 // one pricing kind, and a sortable, filterable table of every current offer with a
 // CSV download. Every filter and the sort live in the URL, so a view can be shared.
 
-import { get, rows, problem } from './api.js';
+import { get, rows, data, problem } from './api.js';
 import { el, money, ago, when, params, setParams, href, csv, download, pricingKinds, pricingLabel, TIERS, uniq } from './util.js';
 
 const FILTERS = ['gpu', 'provider', 'tier', 'pricing', 'region', 'scope'];
@@ -15,6 +15,7 @@ const COLUMNS = [
   ['scope', 'Scope'],
   ['sku', 'SKU'],
   ['price', '$/GPU-h'],
+  ['risk', 'Interruption'],
   ['age', 'Age'],
 ];
 const PAGE = 500;
@@ -38,8 +39,22 @@ const key = {
   scope: scopeOf,
   sku: (o) => o.sku,
   price: (o) => o.price_usd_gpu_hour,
+  risk: (o) => riskOf(o).order,
   age: (o) => -new Date(o.observed_at).getTime(),
 };
+
+/** bands: the interruption band in force per spot series (provider|sku|region|zone), from /api/v1/risk. */
+let bands = new Map();
+const seriesKey = (o) => [o.provider, o.sku, o.region, o.zone || ''].join('|');
+/** riskOf: what the Interruption column says of an offer: not interrupted (on-demand, reserved), the band of a spot offer, or unknown. */
+function riskOf(o) {
+  if (o.pricing !== 'spot' && o.pricing !== 'low_priority') return { text: '—', title: 'not interrupted', order: -1 };
+  const b = bands.get(seriesKey(o));
+  if (!b) return { text: 'unknown', title: 'no interruption band stored for this offer', order: 99 };
+  return { text: b.to_label, band: b.to,
+    title: `interruption frequency ${b.to_label} (band ${b.to}, AWS Spot Advisor), as of ${when(b.at)}` +
+      (b.rate_per_hour ? `; read as ${b.rate_per_hour.toPrecision(3)} interruptions per hour` : ''), order: b.to };
+}
 
 /** board renders the price board into main. */
 export async function board(main) {
@@ -51,6 +66,13 @@ export async function board(main) {
   } catch (e) {
     status.replaceWith(problem(e, 'Prices could not be read'));
     return;
+  }
+  try {
+    // By series, then time: the last change of a series is the band in force.
+    const changes = (data(await get('/api/v1/risk')) || {}).changes || [];
+    bands = new Map(changes.map((c) => [seriesKey(c), c]));
+  } catch (e) {
+    bands = new Map(); // a store without signals: every spot offer's band is unknown
   }
   const state = readState();
   let showAll = false;
@@ -203,6 +225,7 @@ export async function board(main) {
       el('td', {}, SCOPE_LABEL[scopeOf(o)] || scopeOf(o)),
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
+      ((r) => el('td', { class: 'risk' + (r.band !== undefined ? ' band-' + r.band : ''), title: r.title }, r.text))(riskOf(o)),
       el('td', { class: 'n', title: when(o.observed_at) + (constructed(o) ? ' (recorded example from a constructed response: an illustrative value, not a provider\'s price)' : recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
         recorded(o) ? el('span', { class: 'badge recorded' }, ' recorded') : ''),
     )));
