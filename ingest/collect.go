@@ -51,6 +51,9 @@ type Collector struct {
 	// Journal: each source's run is recorded as started before its rows are
 	// written (schemas.RunStarted), so that a killed run leaves a record.
 	Journal bool
+	// Signals stores the signals sources' rows carry (scrapers.Info.Signals); nil:
+	// they are not read.
+	Signals store.Signals
 }
 
 // FinalWriteTimeout bounds what a run writes after its context ended (a signal):
@@ -111,6 +114,11 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		expects,
 		c.journalLog(log),
 	)
+	if c.Signals != nil {
+		if info, _, ok := scrapers.Lookup(j.Name); ok && info.Signals != nil {
+			run.signalsOf, run.signalStore = info.Signals, c.Signals
+		}
+	}
 	srcErr := safeCollect(sctx, j.Source, run)
 	var ex *scrapers.Expectation
 	if x, ok := j.Source.(scrapers.Expecter); ok {

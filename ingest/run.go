@@ -68,6 +68,10 @@ type Run struct {
 	notes      []string
 	minEff     time.Time // span of the accepted rows' effective_at
 	maxEff     time.Time
+
+	signalsOf   func(schemas.Observation) []schemas.Signal // the source's scrapers.Info.Signals
+	signalStore store.Signals                              // where they go
+	signals     []schemas.Signal
 }
 
 // newStreamingRun returns a Run whose accepted rows go to a batcher into sink.
@@ -117,6 +121,13 @@ func (r *Run) Emit(o schemas.Observation) {
 	}
 	if o.ObservedAt.IsZero() {
 		o.ObservedAt = r.now()
+	}
+	if r.signalsOf != nil {
+		// Offered or not: a GPU out of stock is a fact of the series' history.
+		sigs := r.signalsOf(o)
+		r.mu.Lock()
+		r.signals = append(r.signals, sigs...)
+		r.mu.Unlock()
 	}
 	ctx := r.ctx
 	if ctx == nil {
@@ -351,6 +362,11 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 			),
 		)
 	}
+	if len(r.signals) > 0 {
+		if err := r.writeSignals(ctx); err != nil {
+			problems = append(problems, "signals not stored: "+err.Error())
+		}
+	}
 	problems = append(problems, r.notes...)
 	notes := len(r.notes)
 	lost := st.Lost
@@ -476,4 +492,48 @@ func shortfall(x scrapers.Expectation, accepted int, skus, models map[string]boo
 			with, strings.Join(x.Models, ", "), x.MinModels))
 	}
 	return strings.Join(miss, "; ")
+}
+
+// writeSignals stores the signals the run's rows carried, one per series and time
+// (the last read), each with the run's id and source and, without a GPU, the
+// catalog's reading of its gpu_name attribute; an invalid one is quarantined.
+// Callers hold r.mu.
+func (r *Run) writeSignals(ctx context.Context) error {
+	type key struct {
+		provider, sku, region, zone, kind string
+		at                                time.Time
+	}
+	at := map[key]int{}
+	var keep []schemas.Signal
+	for _, s := range r.signals {
+		s.RunID = r.RunID
+		if s.Source == "" {
+			s.Source = r.Source
+		}
+		if s.ObservedAt.IsZero() {
+			s.ObservedAt = r.now()
+		}
+		if s.GPU == "" && s.Attrs["gpu_name"] != "" {
+			s.GPU = signalGPU(s)
+		}
+		if err := s.Validate(); err != nil {
+			r.quarantine = append(r.quarantine, storableQuarantine(schemas.Quarantined{
+				QuarantinedAt: r.now().Truncate(time.Second), RunID: r.RunID, Source: r.Source, Reason: err.Error(),
+				Raw: fmt.Sprintf("%s %s %s %s %v", s.Provider, s.SKU, s.Region, s.Kind, s.Value)}))
+			r.reasons[err.Error()]++
+			continue
+		}
+		k := key{s.Provider, s.SKU, s.Region, s.Zone, s.Kind, s.EffectiveAt}
+		if i, ok := at[k]; ok {
+			keep[i] = s
+			continue
+		}
+		at[k] = len(keep)
+		keep = append(keep, s)
+	}
+	r.signals = nil
+	if len(keep) == 0 {
+		return nil
+	}
+	return r.signalStore.WriteSignals(ctx, keep)
 }

@@ -155,6 +155,9 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 		SourceKind:    o.SourceKind,
 		Journal:       true,
 	}
+	if sg, ok := r.Store.(store.Signals); ok {
+		col.Signals = sg
+	}
 	results := col.Collect(ctx, runID, jobs)
 	// What was written is in the store even when ctx ended meanwhile (serve shutting
 	// down): its bars are rebuilt all the same, within FinalWriteTimeout then.

@@ -148,6 +148,10 @@ type Info struct {
 	// what the source's normal answers carry. 0: any quarantined row degrades the
 	// run. Rows the provider says are not offered are no problem and never count.
 	QuarantineShare float64
+	// Signals, when set, reads the risk and availability signals a row of the source
+	// carries (RunPod: each GPU type's stock per cloud), offered or not: ingest
+	// stores them beside the prices, one per series and time (docs/risk.md).
+	Signals func(o schemas.Observation) []schemas.Signal
 }
 
 // Doc is a source's row of the README source table: what it reads and what it

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // TestRunPodAPINotOfferedIsRoutine collects RunPod's recorded gpuTypes answers (the
@@ -92,6 +93,9 @@ func TestRunPodAPINotOfferedIsRoutine(t *testing.T) {
 			if c.errPart != "" && !strings.Contains(r.Error, c.errPart) {
 				t.Errorf("run error %q lacks %q", r.Error, c.errPart)
 			}
+			if c.name == "api_full" {
+				runPodStock(t, dsn, r.RunID)
+			}
 		})
 	}
 }
@@ -164,6 +168,46 @@ func TestServeFailedRunsAreLoud(t *testing.T) {
 		`level=WARN msg="source collected" source=lambda`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("serve's log lacks %s:\n%s", want, logs)
+		}
+	}
+}
+
+// runPodStock: the stock api_full states (secureStock / communityStock of two GPU
+// types), stored as signals beside the prices by the collection's run, one per GPU
+// type and cloud (its on-demand and spot rows carry the same stock): H100 SXM secure
+// High 8 and community Low 2, H100 PCIe secure Medium 4 and community none (null
+// status, 0 GPUs: out of stock, its listed price not offered, kept as a fact).
+func runPodStock(t *testing.T, dsn, runID string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sigs, err := st.(store.Signals).Signals(context.Background(), store.SignalQuery{Provider: "runpod",
+		Kind: schemas.SignalStock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range sigs {
+		got[s.SKU] = fmt.Sprintf("%s %g %s", s.Label, s.Value, s.GPU)
+		if s.RunID != runID || s.Source != "runpod" {
+			t.Errorf("signal %s: run %s source %s, want the collection's %s", s.SKU, s.RunID, s.Source, runID)
+		}
+	}
+	want := map[string]string{
+		"NVIDIA H100 80GB HBM3:secure":    "High 8 H100-SXM-80GB",
+		"NVIDIA H100 80GB HBM3:community": "Low 2 H100-SXM-80GB",
+		"NVIDIA H100 PCIe:secure":         "Medium 4 H100-PCIE-80GB",
+		"NVIDIA H100 PCIe:community":      " 0 H100-PCIE-80GB",
+	}
+	if len(got) != len(want) {
+		t.Errorf("stock signals %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("stock of %s: %q, want %q", k, got[k], w)
 		}
 	}
 }

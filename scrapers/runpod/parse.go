@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -506,4 +507,32 @@ func cardRows(c card, listed map[string]bool, observedAt time.Time) []schemas.Ob
 		rows = append(rows, o)
 	}
 	return rows
+}
+
+// StockSignals is the stock a gpuTypes row states for its GPU type and cloud
+// (lowestPrice's secureStock / communityStock): a schemas.SignalStock whose Value is
+// maxUnreservedGpuCount (0: none to rent now) and Label the stockStatus word
+// verbatim ("High", "Medium", "Low"; "" when null). A row without either (the
+// pricing page) states no stock.
+func StockSignals(o schemas.Observation) []schemas.Signal {
+	status, hasStatus := o.Attrs["stockStatus"]
+	count, hasCount := o.Attrs["maxUnreservedGpuCount"]
+	if !hasStatus && !hasCount {
+		return nil
+	}
+	v := 0.0
+	if hasCount {
+		n, err := strconv.ParseFloat(count, 64)
+		if err != nil {
+			n = math.NaN() // quarantined by the signal's validation, with the row's SKU
+		}
+		v = n
+	}
+	attrs := map[string]string{"gpu_name": o.GPUName, "cloud_available": o.Attrs["cloud_available"]}
+	if o.GPUMemoryGB > 0 {
+		attrs["gpu_memory_gb"] = formatFloat(o.GPUMemoryGB)
+	}
+	return []schemas.Signal{{ObservedAt: o.ObservedAt, EffectiveAt: o.EffectiveAt, Provider: o.Provider, SKU: o.SKU,
+		Region: o.Region, Zone: o.Zone, Kind: schemas.SignalStock, Value: v, Label: status, SourceURL: o.SourceURL,
+		Attrs: attrs}}
 }

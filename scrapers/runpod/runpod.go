@@ -66,6 +66,7 @@ func init() {
 		// placeholder rule): 2 of 32 priced rows of the recorded reference, 3 of 88
 		// in a live answer. Up to a tenth is RunPod's normal answer; more degrades.
 		QuarantineShare: 0.1,
+		Signals:         StockSignals,
 		Doc: scrapers.Doc{
 			ProviderTitle: "RunPod",
 			Method:        "GraphQL `gpuTypes`; without a key the pricing page",
