@@ -153,6 +153,12 @@ type BandChange struct {
 	Rise int `json:"rise"`
 }
 
+// SameSeries reports whether c and o are changes of one series (provider, sku,
+// region, zone).
+func (c BandChange) SameSeries(o BandChange) bool {
+	return c.Provider == o.Provider && c.SKU == o.SKU && c.Region == o.Region && c.Zone == o.Zone
+}
+
 // BandChanges returns, per series (provider, sku, region, zone) of the
 // interruption signals in sigs, its first band and every change after it, ordered
 // by series then time. sigs must be ordered by series then effective_at, as
@@ -165,8 +171,7 @@ func BandChanges(sigs []schemas.Signal) []BandChange {
 		if s.Kind != schemas.SignalInterruption {
 			continue
 		}
-		same := last != nil && last.Provider == s.Provider && last.SKU == s.SKU && last.Region == s.Region &&
-			last.Zone == s.Zone
+		same := last != nil && last.SameSeries(*s)
 		switch {
 		case !same:
 			out = append(out, BandChange{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, GPU: s.GPU,

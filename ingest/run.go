@@ -494,17 +494,12 @@ func shortfall(x scrapers.Expectation, accepted int, skus, models map[string]boo
 	return strings.Join(miss, "; ")
 }
 
-// writeSignals stores the signals the run's rows carried, one per series and time
-// (the last read), each with the run's id and source and, without a GPU, the
-// catalog's reading of its gpu_name attribute; an invalid one is quarantined.
-// Callers hold r.mu.
+// writeSignals stores the signals the run's rows carried (a store keeps the last
+// of each series and time: a row's on-demand and spot prices may carry the same
+// stock), each with the run's id and source and, without a GPU, the canonical GPU
+// of its gpu_name attribute; an invalid one is quarantined. Callers hold r.mu.
 func (r *Run) writeSignals(ctx context.Context) error {
-	type key struct {
-		provider, sku, region, zone, kind string
-		at                                time.Time
-	}
-	at := map[key]int{}
-	var keep []schemas.Signal
+	keep := r.signals[:0]
 	for _, s := range r.signals {
 		s.RunID = r.RunID
 		if s.Source == "" {
@@ -514,21 +509,14 @@ func (r *Run) writeSignals(ctx context.Context) error {
 			s.ObservedAt = r.now()
 		}
 		if s.GPU == "" && s.Attrs["gpu_name"] != "" {
-			s.GPU = signalGPU(s)
+			s.GPU = signalGPU(s, r.Normalizer)
 		}
 		if err := s.Validate(); err != nil {
-			r.quarantine = append(r.quarantine, storableQuarantine(schemas.Quarantined{
-				QuarantinedAt: r.now().Truncate(time.Second), RunID: r.RunID, Source: r.Source, Reason: err.Error(),
-				Raw: fmt.Sprintf("%s %s %s %s %v", s.Provider, s.SKU, s.Region, s.Kind, s.Value)}))
+			r.quarantine = append(r.quarantine, storableQuarantine(signalQuarantined(s, err, r.RunID, r.Source,
+				r.now().Truncate(time.Second))))
 			r.reasons[err.Error()]++
 			continue
 		}
-		k := key{s.Provider, s.SKU, s.Region, s.Zone, s.Kind, s.EffectiveAt}
-		if i, ok := at[k]; ok {
-			keep[i] = s
-			continue
-		}
-		at[k] = len(keep)
 		keep = append(keep, s)
 	}
 	r.signals = nil

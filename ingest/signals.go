@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,7 +12,7 @@ import (
 )
 
 // ErrNoSignals marks a store that keeps no risk or availability signals.
-var ErrNoSignals = errors.New("ingest: the store keeps no signals")
+var ErrNoSignals = store.ErrNoSignals
 
 // SignalImport is what ImportSignals did: the run record it wrote.
 type SignalImport struct {
@@ -29,9 +28,9 @@ type SignalImport struct {
 // could be stored.
 func ImportSignals(ctx context.Context, st store.Store, source string, sigs []schemas.Signal,
 	rejects []scrapers.Rejected, now time.Time) (SignalImport, error) {
-	sg, ok := st.(store.Signals)
-	if !ok {
-		return SignalImport{}, ErrNoSignals
+	sg, err := store.SignalsOf(st)
+	if err != nil {
+		return SignalImport{}, err
 	}
 	now = now.UTC().Truncate(time.Second)
 	runID := NewRunID(now)
@@ -46,11 +45,10 @@ func ImportSignals(ctx context.Context, st store.Store, source string, sigs []sc
 			s.ObservedAt = now
 		}
 		if s.GPU == "" && s.Attrs["gpu_name"] != "" {
-			s.GPU = signalGPU(s)
+			s.GPU = signalGPU(s, nil)
 		}
 		if err := s.Validate(); err != nil {
-			quar = append(quar, schemas.Quarantined{QuarantinedAt: now, RunID: runID, Source: source,
-				Reason: err.Error(), Raw: fmt.Sprintf("%s %s %s %s %v", s.Provider, s.SKU, s.Region, s.Kind, s.Value)})
+			quar = append(quar, signalQuarantined(s, err, runID, source, now))
 			continue
 		}
 		keep = append(keep, s)
@@ -97,12 +95,24 @@ func ImportSignals(ctx context.Context, st store.Store, source string, sigs []sc
 }
 
 // signalGPU is the canonical GPU of a signal's gpu_name and gpu_memory_gb
-// attributes (schemas.UnknownGPU when the catalog cannot tell, or has no catalog).
-func signalGPU(s schemas.Signal) string {
+// attributes: by n's cached canonicaliser (a collection's, the one its rows got
+// their GPU from), else by the default catalog (schemas.UnknownGPU when it cannot
+// tell, or there is none).
+func signalGPU(s schemas.Signal, n *Normalizer) string {
+	mem, _ := strconv.ParseFloat(s.Attrs["gpu_memory_gb"], 64)
+	h := schemas.Hint{Provider: s.Provider, Name: s.Attrs["gpu_name"], SKU: s.SKU, MemoryGB: mem}
+	if n != nil && n.GPUs != nil {
+		return n.canonicalize(h)
+	}
 	cat, err := schemas.DefaultCatalog()
 	if err != nil {
 		return schemas.UnknownGPU
 	}
-	mem, _ := strconv.ParseFloat(s.Attrs["gpu_memory_gb"], 64)
-	return cat.Canonicalize(schemas.Hint{Provider: s.Provider, Name: s.Attrs["gpu_name"], SKU: s.SKU, MemoryGB: mem})
+	return cat.Canonicalize(h)
+}
+
+// signalQuarantined is the quarantine record of a signal that failed validation.
+func signalQuarantined(s schemas.Signal, why error, runID, source string, at time.Time) schemas.Quarantined {
+	return schemas.Quarantined{QuarantinedAt: at, RunID: runID, Source: source, Reason: why.Error(),
+		Raw: fmt.Sprintf("%s %s %s %s %v", s.Provider, s.SKU, s.Region, s.Kind, s.Value)}
 }

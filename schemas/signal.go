@@ -56,6 +56,12 @@ type Signal struct {
 	Attrs     map[string]string `json:"attrs,omitempty"` // stored as a JSON object string
 }
 
+// SameSeries reports whether s and o are of one series (provider, sku, region,
+// zone); the kind is the caller's to compare.
+func (s Signal) SameSeries(o Signal) bool {
+	return s.Provider == o.Provider && s.SKU == o.SKU && s.Region == o.Region && s.Zone == o.Zone
+}
+
 // Validate reports what makes s unstorable: no provider, sku or effective time, an
 // unknown kind, or a value that is not a finite number >= 0.
 func (s Signal) Validate() error {

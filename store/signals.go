@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
@@ -70,4 +72,15 @@ func SignalWhere(q SignalQuery, ts func(time.Time) any) (string, []any) {
 		out += " AND " + c
 	}
 	return out, args
+}
+
+// ErrNoSignals marks a store that keeps no risk or availability signals.
+var ErrNoSignals = errors.New("the store keeps no signals")
+
+// SignalsOf is st's Signals, or an error wrapping ErrNoSignals that names st's type.
+func SignalsOf(st any) (Signals, error) {
+	if sg, ok := st.(Signals); ok {
+		return sg, nil
+	}
+	return nil, fmt.Errorf("%w (%T)", ErrNoSignals, st)
 }

@@ -447,7 +447,7 @@ func EvalRiskRise(r Rule, sigs []schemas.Signal, since, now time.Time) []Instanc
 	var out []Instance
 	for i := 0; i < len(sigs); {
 		j := i
-		for j < len(sigs) && sameSignalSeries(sigs[j], sigs[i]) {
+		for j < len(sigs) && sigs[j].SameSeries(sigs[i]) {
 			j++
 		}
 		// then: the band in force at since; cur: at now; changed: a signal within the
@@ -489,8 +489,4 @@ func EvalRiskRise(r Rule, sigs []schemas.Signal, since, now time.Time) []Instanc
 				{Label: "band_now", At: cur.EffectiveAt, Value: cur.Value, Unit: "band"}}})
 	}
 	return out
-}
-
-func sameSignalSeries(a, b schemas.Signal) bool {
-	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
 }

@@ -2,7 +2,6 @@ package alert
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
@@ -58,9 +57,9 @@ func (r storeReader) Runs(ctx context.Context, source string, limit int) ([]sche
 
 // Signals reads the store's signals (risk_rise), when it keeps them.
 func (r storeReader) Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
-	sg, ok := r.st.(store.Signals)
-	if !ok {
-		return nil, fmt.Errorf("%T keeps no signals", r.st)
+	sg, err := store.SignalsOf(r.st)
+	if err != nil {
+		return nil, err
 	}
 	return sg.Signals(ctx, q)
 }

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -13,9 +12,6 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
-
-// ErrNoSignals marks a store that keeps no risk or availability signals.
-var ErrNoSignals = errors.New("query: the store keeps no signals")
 
 // RiskQuery selects the interruption history `gpuprice risk` shows.
 type RiskQuery struct {
@@ -99,9 +95,9 @@ func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], er
 // Risk reads the interruption signals q selects from st and returns their band
 // history.
 func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error) {
-	sg, ok := st.(store.Signals)
-	if !ok {
-		return RiskHistory{}, fmt.Errorf("%w: risk: %T", ErrNoSignals, st)
+	sg, err := store.SignalsOf(st)
+	if err != nil {
+		return RiskHistory{}, fmt.Errorf("query: risk: %w", err)
 	}
 	// The signals before Since are read too: a move in the window is a move from the
 	// band in force when it began, not a series' first band.
@@ -124,7 +120,7 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 			// Before the window, only the band in force when it began is listed (not
 			// with ChangesOnly): the series' last change before Since.
 			next := i + 1
-			inForce := next == len(changes) || !sameSeries(changes[next], c) || !changes[next].At.Before(q.Since)
+			inForce := next == len(changes) || !changes[next].SameSeries(c) || !changes[next].At.Before(q.Since)
 			if q.ChangesOnly || !inForce {
 				continue
 			}
@@ -138,10 +134,6 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 		out.Changes = append(out.Changes, rc)
 	}
 	return out, nil
-}
-
-func sameSeries(a, b analytics.BandChange) bool {
-	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
 }
 
 // Table is the history as a table.
@@ -170,9 +162,9 @@ type SignalSource interface {
 
 // Signals reads the store's signals.
 func (r *Reader) Signals(ctx context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
-	sg, ok := r.Store.(store.Signals)
-	if !ok {
-		return nil, fmt.Errorf("query: %T keeps no signals", r.Store)
+	sg, err := store.SignalsOf(r.Store)
+	if err != nil {
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	return sg.Signals(ctx, q)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -26,34 +25,13 @@ func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
 	}
 	hook := newReceiver(t)
 	t.Setenv("GPUPRICE_ALERT_WEBHOOK_URL", hook.srv.URL+"/hook")
-	config := func() string {
-		cfg := writeConfig(t, srv.URL) // a data directory of its own
-		text, err := os.ReadFile(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = append(text, `alerts:
+	procs := twoServes(t, srv.URL, dsn, `alerts:
   schedule: "@every 2s"
   rules:
     - {name: any-h100, kind: price_below, gpu: H100-SXM-80GB, pricing: on_demand, below_usd_gpu_hour: 1000}
   notifiers:
     - {name: hook, kind: webhook, url_env: GPUPRICE_ALERT_WEBHOOK_URL}
-`...)
-		if err := os.WriteFile(cfg, text, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
-	type proc struct {
-		out    *syncBuffer
-		stop   func() int
-		leader bool
-	}
-	var procs []*proc
-	for range 2 {
-		cmd, out, exited := startGPUPrice(t, "--config", config(), "--store", dsn, "serve", "--listen", "127.0.0.1:0")
-		procs = append(procs, &proc{out: out, stop: func() int { return terminate(t, cmd, out, exited) }})
-	}
+`)
 	waitFor(t, "the first alert", func() bool { return hook.count() > 0 })
 	waitFor(t, "both serves' evaluation turns", func() bool {
 		n := 0
@@ -68,7 +46,7 @@ func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
 	if n := hook.count(); n != 1 {
 		t.Fatalf("the webhook got %d deliveries of one firing alert from two serves, want 1", n)
 	}
-	var leader, standby *proc
+	var leader, standby *serveProc
 	for _, p := range procs {
 		if strings.Contains(p.out.String(), "standing by") {
 			standby = p
@@ -92,6 +70,28 @@ func TestIntegrationClickHouseTwoServesOneAlertEvaluator(t *testing.T) {
 	if code := standby.stop(); code != cli.ExitInterrupted {
 		t.Errorf("standby exited %d", code)
 	}
+}
+
+// serveProc is a `gpuprice serve` process of a test: what it printed and how to
+// stop it (SIGTERM; its exit status).
+type serveProc struct {
+	out  *syncBuffer
+	stop func() int
+}
+
+// twoServes starts two `gpuprice serve` processes on the store dsn, each with the
+// sources of the replay server at base, a data directory (so alert state) of its
+// own, and extra appended to its configuration.
+func twoServes(t *testing.T, base, dsn, extra string) []*serveProc {
+	t.Helper()
+	var procs []*serveProc
+	for range 2 {
+		cfg := writeConfig(t, base)
+		appendConfig(t, cfg, extra)
+		cmd, out, exited := startGPUPrice(t, "--config", cfg, "--store", dsn, "serve", "--listen", "127.0.0.1:0")
+		procs = append(procs, &serveProc{out: out, stop: func() int { return terminate(t, cmd, out, exited) }})
+	}
+	return procs
 }
 
 // serve keeps the current prices as a snapshot; another process's collection into
@@ -148,33 +148,13 @@ func TestIntegrationClickHouseTwoServesOneDigest(t *testing.T) {
 	}
 	hook := newReceiver(t)
 	t.Setenv("GPUPRICE_DIGEST_WEBHOOK_URL", hook.srv.URL+"/digest")
-	config := func() string {
-		cfg := writeConfig(t, srv.URL) // a data directory of its own
-		text, err := os.ReadFile(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = append(text, `alerts:
+	procs := twoServes(t, srv.URL, dsn, `alerts:
   notifiers:
     - {name: hook, kind: webhook, url_env: GPUPRICE_DIGEST_WEBHOOK_URL}
 digest:
   gpus: [H100-SXM-80GB]
   schedule: "@every 2s"
-`...)
-		if err := os.WriteFile(cfg, text, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
-	type proc struct {
-		out  *syncBuffer
-		stop func() int
-	}
-	var procs []proc
-	for range 2 {
-		cmd, out, exited := startGPUPrice(t, "--config", config(), "--store", dsn, "serve", "--listen", "127.0.0.1:0")
-		procs = append(procs, proc{out: out, stop: func() int { return terminate(t, cmd, out, exited) }})
-	}
+`)
 	const sent, standing = `"digest sent"`, "digest not sent here"
 	waitFor(t, "three digests and a standing by", func() bool {
 		return hook.count() >= 3 && (strings.Contains(procs[0].out.String(), standing) ||

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -22,23 +23,28 @@ func (a *app) riskCmd() *cobra.Command {
 		Short: "Interruption band history: each offer's first band and every move since (docs/risk.md)",
 		Long: `risk lists the stored interruption signals as a history per (provider, sku, region):
 the first band of each and every move up or down after it, with the interruption
-rate λ per hour the band is read as (docs/risk.md, "Band to rate").`,
+rate λ per hour the band is read as (docs/risk.md, "Band to rate"). Within --since,
+a move is a move from the band in force when the window began, and without
+--changes that band is listed first. The same answer is GET /api/v1/risk.`,
 		Example: `  gpuprice risk import-spot-advisor spot-advisor-data.json --at 2025-06-28
-  gpuprice risk --sku p5.48xlarge --changes`,
+  gpuprice risk import-spot-advisor-history ~/spotinfo
+  gpuprice risk --sku p5.48xlarge --changes
+  gpuprice risk --gpu h100 --changes --since 30d`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := query.RiskQuery{Provider: provider, SKU: sku, Region: region, GPU: gpu, ChangesOnly: changes}
-			var err error
-			now := time.Now().UTC()
-			if since != "" {
-				if q.Since, err = parseWhen(since, now); err != nil {
-					return usagef("--since: %v", err)
+			v := url.Values{}
+			for k, s := range map[string]string{"provider": provider, "sku": sku, "region": region, "gpu": gpu,
+				"since": since, "until": until} {
+				if s != "" {
+					v.Set(k, s)
 				}
 			}
-			if until != "" {
-				if q.Until, err = parseWhen(until, now); err != nil {
-					return usagef("--until: %v", err)
-				}
+			if changes {
+				v.Set("changes", "true")
+			}
+			q, err := query.ParseRisk(v, query.NoCaps) // the API's parameters, read once
+			if err != nil {
+				return query.FlagError(err)
 			}
 			return a.withReports(cmd, func(src query.Source) error {
 				res, err := src.Risk(cmd.Context(), q)

@@ -129,7 +129,7 @@ type marketCollector struct {
 	when    time.Time
 	index   []analytics.IndexPoint
 	spreads []analytics.SpreadDay
-	bands   []query.RiskChange // the band in force of every series (the last change of each)
+	bands   []query.RiskChange // the band in force of every series
 }
 
 var (
@@ -307,22 +307,13 @@ func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []
 		m.s.log.Warn("metrics: spreads not computed", "error", err.Error())
 		return m.index, m.spreads, m.bands
 	}
-	var bands []query.RiskChange
-	if rk, err := m.s.reader.Risk(ctx, query.RiskQuery{Until: now.Add(time.Second)}); err == nil {
-		for i, c := range rk.Data.Changes { // by series, then time: a series' last change is the band in force
-			if next := i + 1; next == len(rk.Data.Changes) || !sameBandSeries(rk.Data.Changes[next], c) {
-				bands = append(bands, c)
-			}
-		}
-	} else if !errors.Is(err, query.ErrNoSignals) {
+	// A window that begins now lists each series' band in force, once.
+	rk, err := m.s.reader.Risk(ctx, query.RiskQuery{Since: now.Add(time.Second)})
+	if err != nil && !errors.Is(err, store.ErrNoSignals) {
 		m.s.log.Warn("metrics: interruption bands not read", "error", err.Error())
 	}
-	m.when, m.index, m.spreads, m.bands = time.Now(), idx.Data, sp.Data.Days, bands
+	m.when, m.index, m.spreads, m.bands = time.Now(), idx.Data, sp.Data.Days, rk.Data.Changes
 	return m.index, m.spreads, m.bands
-}
-
-func sameBandSeries(a, b query.RiskChange) bool {
-	return a.Provider == b.Provider && a.SKU == b.SKU && a.Region == b.Region && a.Zone == b.Zone
 }
 
 // invalidate makes the next scrape recompute the index and spreads.

@@ -68,8 +68,8 @@ export async function board(main) {
     return;
   }
   try {
-    // By series, then time: the last change of a series is the band in force.
-    const changes = (data(await get('/api/v1/risk')) || {}).changes || [];
+    // A window that begins now: each series once, with its band in force.
+    const changes = (data(await get('/api/v1/risk', { since: new Date().toISOString() })) || {}).changes || [];
     bands = new Map(changes.map((c) => [seriesKey(c), c]));
   } catch (e) {
     bands = new Map(); // a store without signals: every spot offer's band is unknown
