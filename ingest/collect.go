@@ -115,8 +115,9 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		c.journalLog(log),
 	)
 	if c.Signals != nil {
+		run.signalStore = c.Signals
 		if info, _, ok := scrapers.Lookup(j.Name); ok && info.Signals != nil {
-			run.signalsOf, run.signalStore = info.Signals, c.Signals
+			run.signalsOf = info.Signals
 		}
 	}
 	srcErr := safeCollect(sctx, j.Source, run)

@@ -112,6 +112,18 @@ func (r *Run) init() {
 	}
 }
 
+// EmitSignal keeps s to be stored with the run's signals (scrapers.SignalEmitter):
+// a signal the source read apart from its rows. A run whose store keeps no signals
+// drops it.
+func (r *Run) EmitSignal(s schemas.Signal) {
+	if r.signalStore == nil {
+		return
+	}
+	r.mu.Lock()
+	r.signals = append(r.signals, s)
+	r.mu.Unlock()
+}
+
 // Emit normalises and gates o: accepted, it is written (streaming) or kept for the
 // next Commit (stepwise); rejected, it is quarantined with the reason.
 func (r *Run) Emit(o schemas.Observation) {

@@ -30,6 +30,29 @@ type Emitter interface {
 	Emit(o schemas.Observation)
 }
 
+// SignalEmitter is an Emitter that also takes risk and availability signals
+// (schemas.Signal): the run of a collection that stores them. A source that reads
+// signals apart from its price rows (a capacity endpoint, the depth of a whole
+// marketplace answer) sends them through EmitSignals; a signal a price row carries
+// is read by Info.Signals instead.
+type SignalEmitter interface {
+	EmitSignal(s schemas.Signal)
+}
+
+// EmitSignals sends sigs to e when e takes signals, and reports whether it does (a
+// caller collecting only rows does not; a run whose store keeps no signals takes
+// them and drops them).
+func EmitSignals(e Emitter, sigs ...schemas.Signal) bool {
+	se, ok := e.(SignalEmitter)
+	if !ok {
+		return false
+	}
+	for _, s := range sigs {
+		se.EmitSignal(s)
+	}
+	return true
+}
+
 // EmitterFunc adapts a function to Emitter.
 type EmitterFunc func(o schemas.Observation)
 

@@ -199,6 +199,9 @@ type originEmitter struct {
 	count  func(kind string)
 }
 
+// EmitSignal forwards s to the emitter it wraps, when that takes signals.
+func (m originEmitter) EmitSignal(s schemas.Signal) { scrapers.EmitSignals(m.e, s) }
+
 func (m originEmitter) Emit(o schemas.Observation) {
 	if Unpriced(o) {
 		return

@@ -29,8 +29,16 @@ var ObservedAt = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // Sink collects emitted observations; safe for concurrent use.
 type Sink struct {
-	mu   sync.Mutex
-	Rows []schemas.Observation
+	mu      sync.Mutex
+	Rows    []schemas.Observation
+	Signals []schemas.Signal // what the source sent through scrapers.EmitSignals
+}
+
+// EmitSignal implements scrapers.SignalEmitter.
+func (s *Sink) EmitSignal(sig schemas.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Signals = append(s.Signals, sig)
 }
 
 // Emit implements scrapers.Emitter.

@@ -31,7 +31,7 @@ func TestIntegrationClickHouseCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	applied, err := migrateOnCluster(t, c, st)
+	applied, err := c.Migrate(t, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestIntegrationClickHouseClusterMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Migrate(ctx); err != nil {
+	if _, err := c.Migrate(t, st); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -288,29 +288,6 @@ func TestClusterDDLHint(t *testing.T) {
 		}
 		if !errors.Is(got, store.ErrUnavailable) || !strings.HasPrefix(got.Error(), base.Error()) {
 			t.Errorf("%s: the hinted error lost what it wraps: %v", tc.msg, got)
-		}
-	}
-}
-
-// migrateOnCluster runs Migrate, and again (twice more at most) when it stopped
-// because a node went away: the test cluster's watcher restarts a node that a lost
-// ZooKeeper session broke (clustertest), which cuts off a migration using it, and a
-// migration cut off resumes where it stopped, as an operator's rerun of `migrate`
-// does. The migrations applied over all attempts are returned.
-func migrateOnCluster(t *testing.T, c *clustertest.Cluster, st interface {
-	Migrate(context.Context) ([]int, error)
-}) ([]int, error) {
-	t.Helper()
-	var all []int
-	for attempt := 1; ; attempt++ {
-		applied, err := st.Migrate(t.Context())
-		all = append(all, applied...)
-		if err == nil || !errors.Is(err, store.ErrUnavailable) || attempt == 3 {
-			return all, err
-		}
-		t.Logf("migrate, attempt %d: %v; again once the cluster answers", attempt, err)
-		if cerr := c.Check(t.Context(), clustertest.DDLTimeout); cerr != nil {
-			t.Logf("cluster check: %v", cerr)
 		}
 	}
 }

@@ -132,24 +132,32 @@ func fill(t *testing.T, st store.Store) {
 // rows with the columns its panel reads, in order, a time first for time series.
 func TestIntegrationClickHouseDashboardSQL(t *testing.T) {
 	dsn, _ := testDB(t)
-	dashboardSQL(t, dsn)
+	dashboardSQL(t, dsn, nil)
 }
 
 // TestIntegrationClickHouseClusterDashboardSQL runs the same on the ClickHouse
 // cluster of deploy/clickhouse-cluster/local.sh (gpuprice migrate --cluster: the
 // views over Distributed tables), with the plugin connected to node 1.
 func TestIntegrationClickHouseClusterDashboardSQL(t *testing.T) {
-	dashboardSQL(t, clustertest.Get(t).DSN(t, 0))
+	c := clustertest.Get(t)
+	dashboardSQL(t, c.DSN(t, 0), c)
 }
 
-func dashboardSQL(t *testing.T, dsn string) {
+// dashboardSQL fills the store of dsn and runs the dashboards' SQL on it; given a
+// cluster, it migrates through the cluster's Migrate, which resumes a migration a
+// node restarted by the cluster's watch cut off.
+func dashboardSQL(t *testing.T, dsn string, cluster *clustertest.Cluster) {
 	ctx := t.Context()
 	st, err := clickhouse.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
+	migrate := st.Migrate
+	if cluster != nil {
+		migrate = func(context.Context) ([]int, error) { return cluster.Migrate(t, st) }
+	}
+	if _, err := migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fill(t, st)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -27,6 +28,8 @@ import (
 	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/gpuprice/gpuprice/store"
 )
 
 // Environment variables the tests read; deploy/test.sh sets both.
@@ -529,5 +532,31 @@ func Start(t testing.TB, control string, n int) {
 	t.Helper()
 	if out, err := exec.Command(control, "start", fmt.Sprint(n+1)).CombinedOutput(); err != nil {
 		t.Fatalf("%s start %d: %v\n%s", control, n+1, err, out)
+	}
+}
+
+// Migrate runs st.Migrate, and again (twice more at most) when it stopped because a
+// node went away: the watch restarts a node that a lost ZooKeeper session broke, or
+// one stuck on a DDL task, which cuts off a migration using it (the ON CLUSTER DDL
+// it waited on fails with EOF), and a migration cut off resumes where it stopped,
+// as an operator's rerun of migrate does. Between attempts it waits for the
+// cluster to run an ON CLUSTER DDL on every node (Check), so the task cut off has
+// run everywhere before the rerun looks at what exists. The migrations applied
+// over all attempts are returned.
+func (c *Cluster) Migrate(t testing.TB, st interface {
+	Migrate(context.Context) ([]int, error)
+}) ([]int, error) {
+	t.Helper()
+	var all []int
+	for attempt := 1; ; attempt++ {
+		applied, err := st.Migrate(t.Context())
+		all = append(all, applied...)
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || attempt == 3 {
+			return all, err
+		}
+		t.Logf("migrate, attempt %d: %v; again once the cluster answers", attempt, err)
+		if cerr := c.Check(t.Context(), DDLTimeout); cerr != nil {
+			t.Logf("cluster check: %v", cerr)
+		}
 	}
 }
