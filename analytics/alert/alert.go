@@ -45,6 +45,14 @@ const (
 	// RiskRise: a spot offer's interruption band (AWS Spot Advisor's frequency of
 	// interruption, `gpuprice risk`) is higher now than when Window began.
 	RiskRise Kind = "risk_rise"
+	// OutOfStock: an offer that was in stock says none can be rented now (its
+	// newest stock signal, `gpuprice availability`).
+	OutOfStock Kind = "out_of_stock"
+	// BackInStock: an offer in stock now was out of stock within Window.
+	BackInStock Kind = "back_in_stock"
+	// CapacityBelow: the GPUs a provider's offers of a GPU can supply now are
+	// fewer than BelowGPUs.
+	CapacityBelow Kind = "capacity_below"
 )
 
 // DefaultSchedule is when `serve` evaluates the rules unless alerts.schedule says.
@@ -131,6 +139,9 @@ type Rule struct {
 	By string `yaml:"by,omitempty"`
 	// BelowUSDGPUHour: price_below's price, USD per GPU-hour.
 	BelowUSDGPUHour float64 `yaml:"below_usd_gpu_hour,omitempty"`
+	// BelowGPUs: capacity_below fires while fewer GPUs than this can be rented
+	// now (per provider and GPU).
+	BelowGPUs int `yaml:"below_gpus,omitempty"`
 	// Runs: source_failed fires when this many latest runs all failed (default 3);
 	// Source limits it to one source (default: every enabled source).
 	Runs   int    `yaml:"runs,omitempty"`
@@ -285,8 +296,24 @@ func (c Config) Validate() error {
 			unused("below_usd_gpu_hour", r.BelowUSDGPUHour != 0)
 			unused("runs", r.Runs != 0)
 			unused("source", r.Source != "")
+		case OutOfStock, BackInStock, CapacityBelow:
+			if r.Pricing != "" {
+				bad("%s.pricing: %s watches offers' stock, whatever their pricing; leave pricing out", p, r.Kind)
+			}
+			if r.Kind == CapacityBelow && r.BelowGPUs <= 0 {
+				bad("%s.below_gpus: required, a positive count of GPUs", p)
+			}
+			unused("window", r.Kind == OutOfStock && r.Window != 0)
+			unused("below_gpus", r.Kind != CapacityBelow && r.BelowGPUs != 0)
+			unused("threshold_pct", r.ThresholdPct != 0)
+			unused("volatility_pct", r.VolatilityPct != 0)
+			unused("by", r.By != "")
+			unused("below_usd_gpu_hour", r.BelowUSDGPUHour != 0)
+			unused("runs", r.Runs != 0)
+			unused("source", r.Source != "")
 		default:
-			bad("%s.kind: %q: use spread_shift, spot_move, price_below, source_failed or risk_rise", p, r.Kind)
+			bad("%s.kind: %q: use spread_shift, spot_move, price_below, source_failed, risk_rise, out_of_stock, "+
+				"back_in_stock or capacity_below", p, r.Kind)
 		}
 	}
 	nn := map[string]bool{}
@@ -383,7 +410,7 @@ func (r Rule) window() time.Duration {
 	if r.Window > 0 {
 		return time.Duration(r.Window)
 	}
-	if r.Kind == SpotMove {
+	if r.Kind == SpotMove || r.Kind == BackInStock {
 		return 24 * time.Hour
 	}
 	return 7 * 24 * time.Hour

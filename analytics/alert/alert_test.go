@@ -348,7 +348,8 @@ type signalReader struct {
 func (s *signalReader) Signals(_ context.Context, q store.SignalQuery) ([]schemas.Signal, error) {
 	var out []schemas.Signal
 	for _, g := range s.sigs {
-		if (q.GPU == "" || g.GPU == q.GPU) && (q.Until.IsZero() || g.EffectiveAt.Before(q.Until)) {
+		if (q.GPU == "" || g.GPU == q.GPU) && (q.Kind == "" || g.Kind == q.Kind) &&
+			(q.Until.IsZero() || g.EffectiveAt.Before(q.Until)) && (q.Since.IsZero() || !g.EffectiveAt.Before(q.Since)) {
 			out = append(out, g)
 		}
 	}

@@ -426,6 +426,24 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 			return nil, err
 		}
 		return EvalRiskRise(r, sigs, now.Add(-r.window()), now), nil
+	case OutOfStock, BackInStock, CapacityBelow:
+		sr, ok := rd.(SignalReader)
+		if !ok {
+			return nil, fmt.Errorf("%s: the store keeps no stock signals", r.Kind)
+		}
+		// From one window and one hold back: the signal in force when the window began.
+		sigs, err := sr.Signals(ctx, store.SignalQuery{Provider: r.Provider, GPU: r.GPU, Kind: schemas.SignalStock,
+			Since: now.Add(-r.window() - analytics.StockHold), Until: now.Add(time.Second)})
+		if err != nil {
+			return nil, err
+		}
+		switch r.Kind {
+		case OutOfStock:
+			return EvalOutOfStock(r, sigs, now), nil
+		case BackInStock:
+			return EvalBackInStock(r, sigs, now), nil
+		}
+		return EvalCapacityBelow(r, sigs, now), nil
 	}
 	return nil, fmt.Errorf("unknown kind %q", r.Kind)
 }

@@ -71,7 +71,7 @@ func TestToolsListed(t *testing.T) {
 			t.Errorf("%s: output schema %+v", tl.Name, out.Properties)
 		}
 	}
-	want := "breakeven digest find_offers inference_cost list_gpus negotiation_history price_index risk series spreads terms " +
+	want := "availability breakeven digest find_offers inference_cost list_gpus negotiation_history price_index risk series spreads terms " +
 		"training_token_cost volatility" // listed by name
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("tools %q, want %q", got, want)

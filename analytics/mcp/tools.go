@@ -174,6 +174,19 @@ type riskArgs struct {
 	Changes  bool   `json:"changes,omitempty"`
 }
 
+type availabilityArgs struct {
+	GPU        string `json:"gpu,omitempty"`
+	Provider   string `json:"provider,omitempty"`
+	SKU        string `json:"sku,omitempty"`
+	Region     string `json:"region,omitempty"`
+	Since      string `json:"since,omitempty"`
+	Until      string `json:"until,omitempty"`
+	By         string `json:"by,omitempty"`
+	Need       int    `json:"need,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Restart    string `json:"restart,omitempty"`
+}
+
 type digestArgs struct {
 	GPU     string `json:"gpu"`
 	Pricing string `json:"pricing,omitempty"`
@@ -190,15 +203,16 @@ type gpusArgs struct {
 var descriptions = map[string]string{
 	"gpu": dGPU, "provider": dProvider, "pricing": dPricing, "region": dRegion, "tier": dTier, "scope": dScope,
 	"interconnect": dInterconnect, "at": dAt, "until": dUntil, "limit": dLimit,
-	"stale":              "a series last seen this long before its provider's newest price is withdrawn (default 3d)",
-	"all-series":         "list withdrawn offers too (series no longer seen)",
-	"include-derived":    "keep derived prices and \"from\" floors (left out by default: no offer sells at them)",
-	"sku":                "the provider's SKU (instance type) of the series, as find_offers gives it",
-	"zone":               "the series' zone, when its provider prices per zone",
-	"since":              "length of the window ending at: 7d, 2w, 36h, or a start date (2026-10-01)",
-	"window":             "length of the window ending at: 7d, 2w, 36h",
-	"bar":                "bar width: 1h (default) or 1d",
-	"by":                 "series (default), offering (GPU × provider × pricing) or zone",
+	"stale":           "a series last seen this long before its provider's newest price is withdrawn (default 3d)",
+	"all-series":      "list withdrawn offers too (series no longer seen)",
+	"include-derived": "keep derived prices and \"from\" floors (left out by default: no offer sells at them)",
+	"sku":             "the provider's SKU (instance type) of the series, as find_offers gives it",
+	"zone":            "the series' zone, when its provider prices per zone",
+	"since":           "length of the window ending at: 7d, 2w, 36h, or a start date (2026-10-01)",
+	"window":          "length of the window ending at: 7d, 2w, 36h",
+	"bar":             "bar width: 1h (default) or 1d",
+	"by": "volatility: series (default), offering (GPU × provider × pricing) or zone; availability: offer " +
+		"(default) or gpu (each provider's GPU, in stock while any of its offers is)",
 	"below":              "also report the share of time each series spent below this $/GPU-hour",
 	"params":             "the model's parameter count, e.g. 7e9 for 7B",
 	"mfu":                "model FLOPs utilisation as a fraction in (0, 1]; default: the midpoint of the offering's band",
@@ -220,8 +234,12 @@ var descriptions = map[string]string{
 	"changes":            "only the moves between interruption bands (not each offer's first band)",
 	"risk-adjusted": "also price the job's spot interruptions in: each offer's $ per 1B tokens times its band's " +
 		"expected cost factor, cheapest first on it (offers without a band: unknown, listed last)",
-	"checkpoint": "with risk-adjusted: time between checkpoints (default 30m)",
-	"restart":    "with risk-adjusted: time from an interruption to work resuming (default 10m)",
+	"checkpoint": "with risk-adjusted (tokens) or need (availability): time between the job's checkpoints " +
+		"(default 30m)",
+	"restart": "with risk-adjusted (tokens) or need (availability): time from an interruption to work " +
+		"resuming (default 10m)",
+	"need": "the GPUs needed now: also list the offers whose stock can supply that many, with their prices " +
+		"and risk-adjusted prices, cheapest first",
 }
 
 // Offer is a row of find_offers: the observation as `prices --format json` writes
@@ -302,6 +320,13 @@ func tools(src query.Source, opts Options) []tool {
 				"per provider, SKU and region: each offer's first band and every move up or down after it, with the "+
 				"interruption rate per hour the band is read as. Same as `gpuprice risk`.",
 			nil, query.ParseRisk, src.Risk, same[query.RiskHistory]),
+		define[availabilityArgs]("availability", "Stock and capacity of offers over time",
+			"How available each offer (or, by gpu, each provider's GPU) was over a window (default the last 7 days) "+
+				"from the stock and marketplace-depth signals stored: the share of the observed time in stock, the "+
+				"outages and the longest, the newest stock. With need: the offers that can supply that many GPUs now "+
+				"(\"where can I get 64 H100s\"), with their prices and risk-adjusted prices, cheapest first. "+
+				"Same as `gpuprice availability`.",
+			nil, query.ParseAvailability, src.Availability, same[query.Availability]),
 		define[digestArgs]("digest", "The weekly digest of followed GPUs",
 			"What moved in the week ending at (default now) for the GPUs given (gpu: one or several separated by "+
 				"commas): per pricing kind the median and cheapest offer of each tier and the week-over-week change "+

@@ -36,6 +36,7 @@ type Source interface {
 	BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakEvens], error)
 	Inference(ctx context.Context, q InferenceQuery) (Result[Inference], error)
 	Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error)
+	Availability(ctx context.Context, q AvailabilityQuery) (Result[Availability], error)
 }
 
 var (
@@ -191,4 +192,9 @@ func (c *Client) Inference(ctx context.Context, q InferenceQuery) (Result[Infere
 func (c *Client) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
 	r := Result[RiskHistory]{Data: RiskHistory{Changes: []RiskChange{}}}
 	return r, c.Get(ctx, "risk", q.Values(), &r)
+}
+
+func (c *Client) Availability(ctx context.Context, q AvailabilityQuery) (Result[Availability], error) {
+	r := Result[Availability]{Data: Availability{Rows: []analytics.OfferAvailability{}}}
+	return r, c.Get(ctx, "availability", q.Values(), &r)
 }

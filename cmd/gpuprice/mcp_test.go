@@ -61,6 +61,8 @@ func mcpCases(sku string) []mcpCase {
 			[]string{"inference", "--params", "70e9", "--gpu", "h100", "--limit", "20"}},
 		{"risk", map[string]any{"sku": "p4d.24xlarge", "changes": true, "since": "2026-10-26"},
 			[]string{"risk", "--sku", "p4d.24xlarge", "--changes", "--since", "2026-10-26"}},
+		{"availability", map[string]any{"gpu": "h100", "since": "2026-10-01", "until": "2026-11-03", "by": "gpu"},
+			[]string{"availability", "--gpu", "h100", "--since", "2026-10-01", "--until", "2026-11-03", "--by", "gpu"}},
 		{"digest", map[string]any{"gpu": "H100-SXM-80GB,a100 40gb", "at": at},
 			[]string{"digest", "--gpu", "H100-SXM-80GB,a100 40gb", "--at", at}},
 		{"list_gpus", map[string]any{"gpu": "a100"}, []string{"gpus", "--gpu", "a100"}},
@@ -106,7 +108,7 @@ func testMCPRecorded(t *testing.T, dsn string) {
 	check := func(how string, cs *sdk.ClientSession) {
 		t.Helper()
 		tools, err := cs.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 13 {
+		if err != nil || len(tools.Tools) != 14 {
 			t.Fatalf("%s: tools/list: %v (%d tools)", how, err, len(tools.Tools))
 		}
 		called := map[string]bool{}
@@ -145,7 +147,7 @@ func testMCPRecorded(t *testing.T, dsn string) {
 					answerDiff("", got.Data, want[i]))
 			}
 			// The catalog says nothing of the rows' origin.
-			if c.tool != "list_gpus" && c.tool != "risk" && len(got.Recorded) == 0 {
+			if c.tool != "list_gpus" && c.tool != "risk" && c.tool != "availability" && len(got.Recorded) == 0 {
 				t.Errorf("%s: %s: the answer does not say it read a recorded example", how, c.tool)
 			}
 			if g, ok := c.args["gpu"].(string); ok && (len(got.Matched) == 0 || !strings.HasPrefix(g, got.Matched[0].Input)) {

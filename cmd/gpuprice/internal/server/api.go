@@ -71,6 +71,8 @@ func (s *Server) apiRoutes() []route {
 			dataOf(r.BreakEven), nil},
 		{"GET", "/api/v1/risk", serveReport(s, query.ParseRisk, r.Risk, tableOf(query.RiskHistory.Table), false),
 			dataOf(r.Risk), nil},
+		{"GET", "/api/v1/availability", serveReport(s, query.ParseAvailability, r.Availability,
+			tableOf(query.Availability.Table), false), dataOf(r.Availability), nil},
 		{"GET", "/api/v1/digest", serveReport(s, digest.ParseQuery, s.digestAnswer, nil, true), dataOf(s.digestAnswer), nil},
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
