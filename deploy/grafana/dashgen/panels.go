@@ -122,13 +122,24 @@ const signalBands = `SELECT provider, sku, region, zone, effective_at, argMax(gp
     WHERE kind = 'interruption'
     GROUP BY provider, sku, region, zone, effective_at`
 
+// signalStock are the stock signals as stored (the newest version of each series
+// and effective time), with the unit their value counts (docs/risk.md), for the
+// risk dashboard's stock panels.
+const signalStock = `SELECT provider, sku, region, zone, effective_at, argMax(gpu, version) AS s_gpu,
+        argMax(value, version) AS s_stock, argMax(label, version) AS s_label,
+        argMax(visitParamExtractString(attrs, 'unit'), version) AS s_unit
+    FROM signals
+    WHERE kind = 'stock'
+    GROUP BY provider, sku, region, zone, effective_at`
+
 func risk() Dashboard {
 	riskGPU := Variable{Name: "gpu", Label: "GPU", Multi: true,
-		Query: "SELECT DISTINCT gpu FROM signals WHERE kind = 'interruption' ORDER BY gpu"}
+		Query: "SELECT DISTINCT gpu FROM signals WHERE kind IN ('interruption', 'stock') AND gpu != '' ORDER BY gpu"}
 	return Dashboard{
-		UID: "gpuprice-risk", Title: "gpuprice · Interruption risk", From: "90d",
+		UID: "gpuprice-risk", Title: "gpuprice · Interruption risk and stock", From: "90d",
 		Description: "The interruption bands of spot offers (AWS Spot Advisor, gpuprice risk): the band in force of each " +
-			"offer and how many offers were in each band per day (docs/risk.md).",
+			"offer and how many offers were in each band per day; and the stock offers state (gpuprice availability): " +
+			"the stock in force per offer and the GPUs in stock per provider over time (docs/risk.md).",
 		Variables: []Variable{riskGPU},
 		Panels: []Panel{
 			{
@@ -158,6 +169,40 @@ FROM (
 WHERE $__timeFilter(effective_at) AND ` + in("s_gpu", "gpu") + `
 GROUP BY time, label
 ORDER BY time, label`,
+			},
+			{
+				Title: "Stock in force by offer", Kind: kindTable, Width: 24, Height: 14,
+				Description: "Per provider, SKU and region, the newest stock signal: what can be rented now, in its " +
+					"unit (gpus; instances; regions with capacity), the provider's status word and when; out of stock " +
+					"(0) first. A signal older than 3 hours no longer says the stock (gpuprice availability).",
+				Columns: []string{"provider", "sku", "region", "gpu", "stock", "unit", "label", "as_of"},
+				SQL: `SELECT provider, sku, region, argMax(s_gpu, effective_at) AS gpu, argMax(s_stock, effective_at) AS stock,
+    if(argMax(s_unit, effective_at) = '', 'gpus', argMax(s_unit, effective_at)) AS unit,
+    argMax(s_label, effective_at) AS label, max(effective_at) AS as_of
+FROM (
+    ` + signalStock + `
+)
+WHERE ` + in("s_gpu", "gpu") + `
+GROUP BY provider, sku, region, zone
+ORDER BY stock, provider, sku, region
+LIMIT 1000`,
+			},
+			{
+				Title: "GPUs in stock per provider, per hour", Kind: kindTimeSeries, Width: 24, Height: 10,
+				Description: "Per provider, the sum over its offers of the GPUs the last stock signal of each hour states " +
+					"(offers whose stock counts GPUs; instances and regions are left out).",
+				Columns: []string{"time", "provider", "gpus"},
+				SQL: `SELECT time, provider, sum(stock) AS gpus
+FROM (
+    SELECT toStartOfHour(effective_at) AS time, provider, sku, region, zone, argMax(s_stock, effective_at) AS stock
+    FROM (
+        ` + signalStock + `
+    )
+    WHERE $__timeFilter(effective_at) AND s_unit IN ('', 'gpus') AND ` + in("s_gpu", "gpu") + `
+    GROUP BY time, provider, sku, region, zone
+)
+GROUP BY time, provider
+ORDER BY time, provider`,
 			},
 			{
 				Title:  "Interruption band in force (Prometheus)",

@@ -26,6 +26,8 @@ import (
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/aws"
+	"github.com/gpuprice/gpuprice/scrapers/runpod"
+	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -112,6 +114,26 @@ func fill(t *testing.T, st store.Store) {
 	advisor, err := fetch.Gunzip(gz, 64<<20)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Stock (the risk dashboard's stock panels): RunPod's recorded gpuTypes answer
+	// collected through the pipeline three times, 3, 2 and 1 hours ago.
+	srv := scrapertest.NewServer(t, map[string][]scrapertest.Route{"/graphql": {{
+		File:   filepath.Join("..", "..", "..", "scrapers", "runpod", "testdata", "api_full", "input.json"),
+		Header: map[string]string{"Content-Type": "application/json"}}}})
+	for _, back := range []time.Duration{3 * time.Hour, 2 * time.Hour, time.Hour} {
+		cfg := scrapertest.Config(t, runpod.Name, srv.URL+"/graphql", nil)
+		at := time.Now().UTC().Add(-back).Truncate(time.Second)
+		cfg.Now = func() time.Time { return at }
+		cfg.Secrets = map[string]string{runpod.EnvAPIKey: "test-key"}
+		src, err := runpod.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := runner.Collect(t.Context(), []ingest.Job{{Name: runpod.Name, Source: src}},
+			ingest.Options{FX: ingest.FXLazy})
+		if res[0].Status != schemas.RunOK {
+			t.Fatalf("runpod: %+v", res[0].Run)
+		}
 	}
 	for _, back := range []time.Duration{10 * 24 * time.Hour, 2 * 24 * time.Hour} {
 		res, err := aws.ParseSpotAdvisor(bytes.NewReader(advisor), time.Now().UTC().Add(-back))
