@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
@@ -206,4 +207,70 @@ func testAvailability(t *testing.T, dsn string) {
 	if out, code := run(t, "--store", dsn, "availability", "--checkpoint", "5m"); code == 0 {
 		t.Errorf("--checkpoint without --need accepted:\n%s", out)
 	}
+}
+
+// TestWebAppStock: the board's Stock column over constructed offers and stock
+// signals of an hour ago: RunPod secure 16 GPUs ("High") for both its prices (a
+// region-less stock is the offer's in every region), community out of stock,
+// Crusoe 10 instances in its region, Lambda no stock signal ("—"). Sorted by
+// stock, the most first and out of stock after those in stock.
+func TestWebAppStock(t *testing.T) {
+	ctx := browser(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "stock-web.duckdb")
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const secure, community = "NVIDIA H100 80GB HBM3:secure", "NVIDIA H100 80GB HBM3:community"
+	sig := func(provider, sku, region, unit, label string, v float64) schemas.Signal {
+		return schemas.Signal{ObservedAt: at, EffectiveAt: at, Provider: provider, SKU: sku, Region: region,
+			GPU: "H100-SXM-80GB", Kind: schemas.SignalStock, Value: v, Label: label, Source: provider,
+			RunID: "constructed", SourceURL: "constructed:availability_test", Attrs: map[string]string{"unit": unit}}
+	}
+	sg, _ := store.SignalsOf(st)
+	if err := sg.WriteSignals(context.Background(), []schemas.Signal{
+		sig("runpod", secure, "", "gpus", "High", 16), sig("runpod", community, "", "gpus", "", 0),
+		sig("crusoe", "h100-80gb-sxm-ib.8x", "us-east1-a", "instances", "", 10),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	row := func(provider, tier, sku, region, pricing string, usd float64) schemas.Observation {
+		return schemas.Observation{ObservedAt: at, EffectiveAt: at, Provider: provider, Tier: tier, SKU: sku,
+			Region: region, GPU: "H100-SXM-80GB", GPUName: "H100 SXM", GPUCount: 1, GPUMemoryGB: 80, Pricing: pricing,
+			PriceUSDHour: usd, PriceUSDGPUHour: usd, Currency: "USD", PriceNative: usd, Unit: schemas.UnitHour,
+			FXRate: 1, SourceKind: schemas.SourceAPI, SourceURL: "constructed:availability_test", RunID: "constructed"}
+	}
+	if err := st.WriteObservations(context.Background(), []schemas.Observation{
+		row("runpod", schemas.TierMarketplace, secure, "", schemas.OnDemand, 2.99),
+		row("runpod", schemas.TierMarketplace, secure, "", schemas.Spot, 1.75),
+		row("runpod", schemas.TierMarketplace, community, "", schemas.OnDemand, 2.69),
+		row("crusoe", schemas.TierSpecialist, "h100-80gb-sxm-ib.8x", "us-east1-a", schemas.OnDemand, 3.90),
+		row("lambda", schemas.TierSpecialist, "gpu_8x_h100_sxm5", "", schemas.OnDemand, 2.99),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	base, stop := startServe(t, "--store", dsn)
+	defer stop()
+	do(t, ctx, "open the board sorted by stock", chromedp.Navigate(base+"/?sort=stock"),
+		chromedp.WaitVisible(chromedp.CSS(`#offers`)), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+	cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#offers tbody tr')]
+	  .map(tr => tr.children[1].textContent + ' ' + tr.children[6].textContent + ' ' + tr.children[9].textContent)`)
+	want := []string{
+		"runpod " + secure + " ● 16 gpus", "runpod " + secure + " ● 16 gpus", "crusoe h100-80gb-sxm-ib.8x ● 10 instances",
+		"runpod " + community + " ○ out", "lambda gpu_8x_h100_sxm5 —",
+	}
+	if strings.Join(cells, "|") != strings.Join(want, "|") {
+		t.Errorf("board rows %q, want %q", cells, want)
+	}
+	if title := eval[string](t, ctx, `document.querySelector('#offers td.stock.stock-in').title`); !strings.Contains(title,
+		"16 gpus can be rented now (High), as of") || !strings.Contains(title, "in stock 100 %") {
+		t.Errorf("stock title %q", title)
+	}
+	shot(t, ctx, "board-stock")
+	accessible(t, ctx, "board-stock")
 }

@@ -16,6 +16,7 @@ const COLUMNS = [
   ['sku', 'SKU'],
   ['price', '$/GPU-h'],
   ['risk', 'Interruption'],
+  ['stock', 'Stock'],
   ['age', 'Age'],
 ];
 const PAGE = 500;
@@ -40,6 +41,7 @@ const key = {
   sku: (o) => o.sku,
   price: (o) => o.price_usd_gpu_hour,
   risk: (o) => riskOf(o).order,
+  stock: (o) => stockOf(o).order,
   age: (o) => -new Date(o.observed_at).getTime(),
 };
 
@@ -54,6 +56,19 @@ function riskOf(o) {
   return { text: b.to_label, band: b.to,
     title: `interruption frequency ${b.to_label} (band ${b.to}, AWS Spot Advisor), as of ${when(b.at)}` +
       (b.rate_per_hour ? `; read as ${b.rate_per_hour.toPrecision(3)} interruptions per hour` : ''), order: b.to };
+}
+
+/** stocks: each offer's newest stock signal that still holds (3 h at most), per provider|sku|region|zone, from /api/v1/availability. */
+let stocks = new Map();
+const HOLD_MS = 3 * 3600 * 1000;
+/** stockOf: what the Stock column says of an offer: what can be rented now (its unit: GPUs, instances, regions with capacity), out of stock, or — when no stock signal holds. Region-less stock (RunPod, Lambda) is the offer's in every region. */
+function stockOf(o) {
+  const s = stocks.get(seriesKey(o)) || stocks.get([o.provider, o.sku, '', ''].join('|'));
+  if (!s) return { text: '—', title: 'no stock stated for this offer in the last 3 hours', order: 2e9 };
+  const label = s.last_label ? ` (${s.last_label})` : '';
+  const share = `in stock ${Math.round(s.in_stock_share * 100)} % of the observed time of the last 3 hours`;
+  if (!(s.last > 0)) return { text: 'out', dot: 'out', title: `out of stock${label} as of ${when(s.last_at)}; ${share}`, order: 1e9 };
+  return { text: `${s.last} ${s.unit}`, dot: 'in', title: `${s.last} ${s.unit} can be rented now${label}, as of ${when(s.last_at)}; ${share}`, order: -s.last };
 }
 
 /** board renders the price board into main. */
@@ -73,6 +88,13 @@ export async function board(main) {
     bands = new Map(changes.map((c) => [seriesKey(c), c]));
   } catch (e) {
     bands = new Map(); // a store without signals: every spot offer's band is unknown
+  }
+  try {
+    const until = new Date();
+    const a = data(await get('/api/v1/availability', { since: new Date(until.getTime() - HOLD_MS).toISOString(), until: until.toISOString() })) || {};
+    stocks = new Map((a.rows || []).filter((r) => new Date(r.last_at).getTime() + HOLD_MS >= until.getTime()).map((r) => [seriesKey(r), r]));
+  } catch (e) {
+    stocks = new Map(); // a store without signals: no offer states its stock
   }
   const state = readState();
   let showAll = false;
@@ -226,6 +248,8 @@ export async function board(main) {
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
       ((r) => el('td', { class: 'risk' + (r.band !== undefined ? ' band-' + r.band : ''), title: r.title }, r.text))(riskOf(o)),
+      ((r) => el('td', { class: 'stock' + (r.dot ? ' stock-' + r.dot : ''), title: r.title },
+        r.dot ? el('span', { class: 'dot', 'aria-hidden': 'true' }, r.dot === 'in' ? '● ' : '○ ') : '', r.text))(stockOf(o)),
       el('td', { class: 'n', title: when(o.observed_at) + (constructed(o) ? ' (recorded example from a constructed response: an illustrative value, not a provider\'s price)' : recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
         recorded(o) ? el('span', { class: 'badge recorded' }, ' recorded') : ''),
     )));
