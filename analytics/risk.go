@@ -14,38 +14,77 @@ import (
 // hours, the month every monthly price of gpuprice uses.
 const HoursPerMonth = 730
 
-// InterruptionBand is one published interruption band and the monthly share of
-// interrupted instances gpuprice reads it as (docs/risk.md, "Band to rate").
+// InterruptionBand is one published interruption band and the share of interrupted
+// instances over a period that gpuprice reads it as (docs/risk.md, "Band to rate").
 type InterruptionBand struct {
 	Index int
 	Label string
-	// MonthlyShare is the share (0..1) of running instances taken back within a
-	// month that the band is read as: the band's midpoint; the open top band
-	// (">20%") is read as 25 %, half a band width above its floor.
-	MonthlyShare float64
+	// Share is the share (0..1) of running instances taken back within
+	// PeriodHours that the band is read as: the band's midpoint; an open top band
+	// (">20%", "20+") is read as 25 %, half a band width above its floor.
+	Share float64
+	// PeriodHours is the period the band's share is of: 730 (a month) for AWS's
+	// trailing-month bands, 1 for Azure's eviction rates, quoted per hour.
+	PeriodHours float64
 }
 
 // AWSBands are the Spot Advisor's bands (ranges[].index and label of
-// spot-advisor-data.json) and the shares they are read as.
+// spot-advisor-data.json) and the shares of a month they are read as.
 var AWSBands = []InterruptionBand{
-	{0, "<5%", 0.025},
-	{1, "5-10%", 0.075},
-	{2, "10-15%", 0.125},
-	{3, "15-20%", 0.175},
-	{4, ">20%", 0.25},
+	{0, "<5%", 0.025, HoursPerMonth},
+	{1, "5-10%", 0.075, HoursPerMonth},
+	{2, "10-15%", 0.125, HoursPerMonth},
+	{3, "15-20%", 0.175, HoursPerMonth},
+	{4, ">20%", 0.25, HoursPerMonth},
+}
+
+// AzureBands are Azure's spot eviction rate bands (Resource Graph
+// skuspotevictionrate, properties.evictionRate), which Azure quotes as the chance
+// of an eviction within the next hour, from the last 28 days; read as shares of
+// an hour.
+var AzureBands = []InterruptionBand{
+	{0, "0-5", 0.025, 1},
+	{1, "5-10", 0.075, 1},
+	{2, "10-15", 0.125, 1},
+	{3, "15-20", 0.175, 1},
+	{4, "20+", 0.25, 1},
 }
 
 // Rate is λ, the interruptions per hour of running of an instance that is taken
-// back with probability share within a month, when interruptions come as a
-// Poisson process: share = 1 − e^(−λ·730), so λ = −ln(1 − share) / 730.
-func (b InterruptionBand) Rate() float64 { return -math.Log1p(-b.MonthlyShare) / HoursPerMonth }
+// back with probability Share within PeriodHours, when interruptions come as a
+// Poisson process: Share = 1 − e^(−λ·PeriodHours), so λ = −ln(1 − Share) /
+// PeriodHours.
+func (b InterruptionBand) Rate() float64 { return -math.Log1p(-b.Share) / b.PeriodHours }
 
 // AWSBand returns the Spot Advisor band of index i.
-func AWSBand(i int) (InterruptionBand, bool) {
-	if i < 0 || i >= len(AWSBands) {
+func AWSBand(i int) (InterruptionBand, bool) { return bandAt(AWSBands, i) }
+
+func bandAt(bands []InterruptionBand, i int) (InterruptionBand, bool) {
+	if i < 0 || i >= len(bands) {
 		return InterruptionBand{}, false
 	}
-	return AWSBands[i], true
+	return bands[i], true
+}
+
+// BandOf returns the band a provider's interruption signal states (its value the
+// band's index, its label the band's), when gpuprice maps that provider's bands
+// (AWS, Azure) and the label is the one of that index: a signal whose label does
+// not match is not read as a rate.
+func BandOf(provider string, index float64, label string) (InterruptionBand, bool) {
+	var bands []InterruptionBand
+	switch provider {
+	case "aws":
+		bands = AWSBands
+	case "azure":
+		bands = AzureBands
+	default:
+		return InterruptionBand{}, false
+	}
+	if index != math.Trunc(index) {
+		return InterruptionBand{}, false
+	}
+	b, ok := bandAt(bands, int(index))
+	return b, ok && b.Label == label
 }
 
 // SpotJob is a job to finish: Hours of work (the hours it runs when never interrupted),

@@ -134,3 +134,27 @@ func TestBandChanges(t *testing.T) {
 		t.Errorf("no signals: %v", got)
 	}
 }
+
+// TestAzureBandRates: Azure quotes its eviction rates per hour, so a band's share
+// is of one hour: λ = −ln(1 − share), 730 times the AWS band of the same shares.
+func TestAzureBandRates(t *testing.T) {
+	for i, want := range []float64{2.5317807984e-2, 7.7961541470e-2, 1.3353139263e-1, 1.9237189264e-1,
+		2.8768207245e-1} {
+		b, ok := BandOf("azure", float64(i), AzureBands[i].Label)
+		if !ok || math.Abs(b.Rate()-want) > 1e-9 {
+			t.Errorf("azure band %d: %v %v, want λ %v", i, b.Rate(), ok, want)
+		}
+		if aws, _ := AWSBand(i); math.Abs(b.Rate()/aws.Rate()-HoursPerMonth) > 1e-6 {
+			t.Errorf("azure band %d is not 730 × AWS's: %v", i, b.Rate()/aws.Rate())
+		}
+	}
+	for _, c := range []struct {
+		provider string
+		index    float64
+		label    string
+	}{{"azure", 4, ">20%"}, {"aws", 4, "20+"}, {"gcp", 0, "0-5"}, {"azure", 1.5, "5-10"}, {"azure", 5, "25+"}} {
+		if _, ok := BandOf(c.provider, c.index, c.label); ok {
+			t.Errorf("BandOf(%q, %v, %q) mapped", c.provider, c.index, c.label)
+		}
+	}
+}

@@ -513,6 +513,7 @@ func shortfall(x scrapers.Expectation, accepted int, skus, models map[string]boo
 func (r *Run) writeSignals(ctx context.Context) error {
 	keep := r.signals[:0]
 	for _, s := range r.signals {
+		s = CleanSignal(s)
 		s.RunID = r.RunID
 		if s.Source == "" {
 			s.Source = r.Source

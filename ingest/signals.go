@@ -37,6 +37,7 @@ func ImportSignals(ctx context.Context, st store.Store, source string, sigs []sc
 	var keep []schemas.Signal
 	var quar []schemas.Quarantined
 	for _, s := range sigs {
+		s = CleanSignal(s)
 		s.RunID = runID
 		if s.Source == "" {
 			s.Source = source

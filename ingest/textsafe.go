@@ -70,3 +70,31 @@ func cleanable(o schemas.Observation) bool {
 	}
 	return true
 }
+
+// CleanSignal is Clean for a signal: every third-party string through
+// textsafe.Clean, region and zone made boring as a row's are (so that a signal
+// names its offer as the offer's stored prices do), its attributes likewise. Every
+// signal stored passes here (a run's and an import's).
+func CleanSignal(s schemas.Signal) schemas.Signal {
+	s.Provider = textsafe.Clean(s.Provider, textsafe.MaxName)
+	s.SKU = textsafe.Clean(s.SKU, textsafe.MaxKey)
+	s.GPU = textsafe.Clean(s.GPU, textsafe.MaxName)
+	s.Label = textsafe.Clean(s.Label, textsafe.MaxName)
+	s.Source = textsafe.Clean(s.Source, textsafe.MaxName)
+	s.SourceURL = textsafe.Clean(s.SourceURL, textsafe.MaxURL)
+	var rawRegion string
+	s.Region, rawRegion = textsafe.Region(textsafe.Clean(s.Region, textsafe.MaxText))
+	s.Zone, _ = textsafe.Region(textsafe.Clean(s.Zone, textsafe.MaxText))
+	if len(s.Attrs) == 0 && rawRegion == "" {
+		return s
+	}
+	a := make(map[string]string, len(s.Attrs)+1)
+	for k, v := range s.Attrs {
+		a[textsafe.Clean(k, textsafe.MaxKey)] = textsafe.Clean(v, textsafe.MaxText)
+	}
+	if rawRegion != "" {
+		a[AttrRegionRaw] = rawRegion
+	}
+	s.Attrs = a
+	return s
+}

@@ -89,3 +89,30 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// TestCleanSignal: a signal from a Vast host's strings comes out as boring as its
+// row (the same region, so the two join), for every hostile string.
+func TestCleanSignal(t *testing.T) {
+	s := CleanSignal(schemas.Signal{Provider: "vast", SKU: "depth:H100\u202e SXM\n", Region: `US\') OR 1=1 --`,
+		Label: "<!channel>\x1b[2J", Kind: schemas.SignalDepth, Attrs: map[string]string{"gpu_name": "H100\u202e SXM\n"}})
+	if s.Region != "US" || s.Attrs[AttrRegionRaw] != `US\') OR 1=1 --` || s.SKU != "depth:H100 SXM" ||
+		s.Attrs["gpu_name"] != "H100 SXM" || s.Label != "<!channel>[2J" {
+		t.Errorf("cleaned %+v", s)
+	}
+	row := Clean(schemas.Observation{Provider: "vast", Region: `US\') OR 1=1 --`})
+	if row.Region != s.Region {
+		t.Errorf("signal region %q, its row's %q", s.Region, row.Region)
+	}
+	for _, h := range textsafe.Hostile {
+		got := CleanSignal(schemas.Signal{Provider: "vast", SKU: h, Region: h, Zone: h, Label: h,
+			Attrs: map[string]string{h: h}})
+		if got.Region != "" && !textsafe.Boring(got.Region) || got.Zone != "" && !textsafe.Boring(got.Zone) {
+			t.Errorf("region %q gave %q, zone %q", h, got.Region, got.Zone)
+		}
+		for _, v := range []string{got.SKU, got.Label} {
+			if strings.ContainsAny(v, "\n\r\x1b\u202e") {
+				t.Errorf("%q kept a control or bidi character: %q", h, v)
+			}
+		}
+	}
+}

@@ -22,12 +22,17 @@ const (
 	SignalDepth = "depth"
 	// SignalReliability is a marketplace offer's reliability score (0..1).
 	SignalReliability = "reliability"
+	// SignalPreemption is a day's preemption share of a spot machine type in a
+	// zone (GCP capacity history's preemptionRate: the spot VMs preempted that day
+	// over those that stopped running that day, 0..1); EffectiveAt the day's start.
+	// It is not a rate per hour of running and is not priced as one (docs/risk.md).
+	SignalPreemption = "preemption"
 )
 
 // ValidSignalKind reports whether k is a signal kind the project knows.
 func ValidSignalKind(k string) bool {
 	switch k {
-	case SignalInterruption, SignalStock, SignalDepth, SignalReliability:
+	case SignalInterruption, SignalStock, SignalDepth, SignalReliability, SignalPreemption:
 		return true
 	}
 	return false
@@ -75,6 +80,8 @@ func (s Signal) Validate() error {
 	case math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0:
 		return fmt.Errorf("schemas: signal %s/%s %s: value %v is not a finite number >= 0",
 			s.Provider, s.SKU, s.Kind, s.Value)
+	case (s.Kind == SignalReliability || s.Kind == SignalPreemption) && s.Value > 1:
+		return fmt.Errorf("schemas: signal %s/%s %s: value %v is a share, at most 1", s.Provider, s.SKU, s.Kind, s.Value)
 	}
 	return nil
 }

@@ -128,7 +128,7 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 			continue
 		}
 		rc := RiskChange{BandChange: c}
-		if b, ok := analytics.AWSBand(int(c.To)); ok && c.Provider == "aws" && b.Label == c.ToLabel {
+		if b, ok := analytics.BandOf(c.Provider, c.To, c.ToLabel); ok {
 			rc.RatePerHour = b.Rate()
 		}
 		out.Changes = append(out.Changes, rc)
@@ -231,8 +231,8 @@ func RiskAdjust(ctx context.Context, src SignalSource, rows []schemas.Observatio
 		switch o.Pricing {
 		case schemas.Spot:
 			s, ok := bands[key{o.Provider, o.SKU, o.Region}]
-			b, mapped := analytics.AWSBand(int(s.Value))
-			known = ok && o.Provider == "aws" && mapped && b.Label == s.Label
+			b, mapped := analytics.BandOf(o.Provider, s.Value, s.Label)
+			known = ok && mapped
 			if known {
 				band, rate, ra.Risk.BandAt = s.Label, b.Rate(), s.EffectiveAt
 			}

@@ -1,7 +1,10 @@
 // Package azure collects Azure GPU virtual machine prices from the public Retail Prices
 // API (https://prices.azure.com/api/retail/prices, no credentials): on-demand, spot,
 // low-priority, reservation and savings-plan meters of every NC, ND, NG and NV size,
-// Linux only.
+// Linux only. With the credentials of a Microsoft Entra application
+// (AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET) it also reads the spot
+// eviction rates of the sizes it priced from Azure Resource Graph, as interruption
+// signals.
 // The long story (modes, rules, limits) is in its README.md.
 package azure
 
@@ -55,13 +58,15 @@ func init() {
 			schemas.CommitmentPricing(12),
 			schemas.CommitmentPricing(36),
 		},
-		Credentials:     "",
+		Credentials: EnvTenantID + ", " + EnvClientID + ", " + EnvClientSecret +
+			" (optional; with them the spot eviction rates are read from Resource Graph)",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Azure Retail Prices API: NC/ND/NG/NV Linux VMs, on-demand, spot, low priority, reservations, savings plans",
 		Tier:            schemas.TierHyperscaler,
 		Interconnect:    schemas.InterconnectInfiniband,
 		Naming:          naming,
+		SecretEnv:       []string{EnvTenantID, EnvClientID, EnvClientSecret},
 		SampleOptions:   sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Azure",
@@ -69,7 +74,7 @@ func init() {
 			OnDemand:      "✓",
 			Spot:          "✓ spot and low-priority (own series)",
 			Reserved:      "1y, 3y reservations; 1y/3y savings plans",
-			Credentials:   "none",
+			Credentials:   "none; `AZURE_TENANT_ID`, `AZURE_CLIENT_ID`, `AZURE_CLIENT_SECRET` (optional: spot eviction rates)",
 		},
 	}, New)
 }
@@ -80,6 +85,13 @@ type Options struct {
 	Regions []string `json:"regions"`
 	// Currency asks for prices in this ISO 4217 code; empty means the API's USD.
 	Currency string `json:"currency"`
+	// LoginEndpoint is the Microsoft identity platform host asked for the token of
+	// the eviction rates; empty means DefaultLoginEndpoint (another cloud, a test).
+	LoginEndpoint string `json:"login_endpoint"`
+	// ManagementEndpoint is the Azure Resource Manager host whose Resource Graph is
+	// queried (and whose "/.default" is the token's scope); empty means
+	// DefaultManagementEndpoint.
+	ManagementEndpoint string `json:"management_endpoint"`
 }
 
 var (
@@ -97,13 +109,17 @@ func (o Options) Validate() error {
 	if o.Currency != "" && !currencyRE.MatchString(o.Currency) {
 		return fmt.Errorf("azure: options: currency %q is not an upper-case ISO 4217 code", o.Currency)
 	}
-	return nil
+	if err := validEndpoint("login_endpoint", o.LoginEndpoint); err != nil {
+		return err
+	}
+	return validEndpoint("management_endpoint", o.ManagementEndpoint)
 }
 
 // Source is the Azure retail prices source.
 type Source struct {
-	cfg  scrapers.Config
-	opts Options
+	cfg   scrapers.Config
+	opts  Options
+	creds credentials // never printed
 }
 
 // New builds the source from its config.
@@ -118,7 +134,12 @@ func New(cfg scrapers.Config) (scrapers.Source, error) {
 	if _, err := url.Parse(cfg.EndpointOr(DefaultEndpoint)); err != nil {
 		return nil, fmt.Errorf("azure: endpoint: %w", err)
 	}
-	return &Source{cfg: cfg, opts: o}, nil
+	creds := credentials{
+		tenant: strings.TrimSpace(cfg.Secret(EnvTenantID)),
+		client: strings.TrimSpace(cfg.Secret(EnvClientID)),
+		secret: strings.TrimSpace(cfg.Secret(EnvClientSecret)),
+	}
+	return &Source{cfg: cfg, opts: o, creds: creds}, nil
 }
 
 // Expect is the coverage guard: every region of the public cloud prices dozens of GPU
@@ -167,9 +188,20 @@ func escape(v string) string {
 	return strings.ReplaceAll(url.QueryEscape(v), "+", "%20")
 }
 
+// String describes the source without its credentials.
+func (s *Source) String() string {
+	c := "unset"
+	if s.creds.set() {
+		c = "set"
+	}
+	return fmt.Sprintf("azure{regions=%v currency=%q eviction_credentials=%s}", s.opts.Regions, s.opts.Currency, c)
+}
+
 // Collect reads every page, following NextPageLink until it is null. The link is
 // absolute; its scheme and host are replaced by the endpoint's, so a mirror (or a
-// recording) keeps serving the whole run.
+// recording) keeps serving the whole run. Once every page is read, and when the
+// source has credentials, it reads the eviction rates of the sizes priced
+// (collectEvictions), which never fails the run.
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	log := s.cfg.Logger.With("source", s.cfg.Name)
 	base, err := url.Parse(s.cfg.EndpointOr(DefaultEndpoint))
@@ -178,6 +210,7 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	}
 	next := s.firstURL()
 	seen := map[string]bool{}
+	sizes := newPriced()
 	for n := 1; next != ""; n++ {
 		if n > maxPages {
 			return fmt.Errorf("azure: more than %d pages, stopping at %s", maxPages, next)
@@ -194,11 +227,15 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		if err != nil {
 			return fmt.Errorf("azure: page %d (%s): %w", n, next, err)
 		}
+		for _, o := range p.Rows {
+			sizes.add(o)
+		}
 		if err := scrapers.EmitResult(e, p.Result, next); err != nil {
 			return fmt.Errorf("azure: page %d: %w", n, err)
 		}
 		log.Debug("page read", "page", n, "items", p.Items, "rows", len(p.Rows), "skipped", p.Skipped)
 		if p.Next == "" {
+			s.collectEvictions(ctx, e, sizes)
 			return nil
 		}
 		next, err = rehost(p.Next, base)

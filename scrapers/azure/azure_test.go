@@ -145,7 +145,7 @@ func TestRegistered(t *testing.T) {
 	if !ok || f == nil {
 		t.Fatal("azure is not registered")
 	}
-	if info.Provider != "azure" || info.Credentials != "" || info.Schedule == "" {
+	if info.Provider != "azure" || !strings.Contains(info.Credentials, EnvClientSecret) || info.Schedule == "" {
 		t.Errorf("info = %+v", info)
 	}
 	for _, p := range info.Pricing {

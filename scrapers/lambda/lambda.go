@@ -1,9 +1,14 @@
 // Package lambda collects Lambda's on-demand GPU instance prices from its public
-// pricing page (https://lambda.ai/service/gpu-cloud, the "Instances pricing" table).
+// pricing page (https://lambda.ai/service/gpu-cloud, the "Instances pricing" table)
+// and, with an API key, each instance type's capacity from the Lambda Cloud API
+// (GET /api/v1/instance-types: the regions with capacity available now) as stock
+// signals.
 // The long story (modes, rules, limits) is in its README.md.
 package lambda
 
 import (
+	"context"
+
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/internal/pageutil"
@@ -15,26 +20,36 @@ const Name = "lambda"
 // DefaultEndpoint is the public pricing page.
 const DefaultEndpoint = "https://lambda.ai/service/gpu-cloud"
 
+// EnvAPIKey is the environment variable holding the optional Lambda Cloud API key:
+// set, the source also reads each instance type's capacity (CapacityURL).
+const EnvAPIKey = "LAMBDA_API_KEY"
+
+// CapacityURL is the Lambda Cloud API's list of instance types, each with the
+// regions that have capacity for it now
+// (https://docs.lambda.ai/api/cloud#listInstanceTypes).
+const CapacityURL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
 		Provider:        "lambda",
 		Method:          schemas.SourceScrape,
 		Pricing:         []string{schemas.OnDemand},
-		Credentials:     "",
+		Credentials:     EnvAPIKey + " (optional; with it each instance type's regions with capacity are read from the API)",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "Lambda public pricing page: on-demand price per GPU-hour of every 8x/4x/2x/1x instance",
 		Tier:            schemas.TierSpecialist,
 		Interconnect:    schemas.InterconnectInfiniband,
 		Naming:          naming,
+		SecretEnv:       []string{EnvAPIKey},
 		Doc: scrapers.Doc{
 			ProviderTitle: "Lambda",
 			Method:        "pricing page (HTML)",
 			OnDemand:      "✓",
 			Spot:          "—",
 			Reserved:      "—",
-			Credentials:   "none",
+			Credentials:   "none; `LAMBDA_API_KEY` (optional: capacity)",
 		},
 	}, New)
 }
@@ -52,8 +67,47 @@ var page = pageutil.Page{
 	},
 }
 
-// Source is the Lambda pricing page source.
-type Source = pageutil.PageSource
+// Source is the Lambda source: the pricing page and, with a key, the capacity of
+// each instance type.
+type Source struct {
+	page        scrapers.Source // the pricing page (pageutil.Page)
+	cfg         scrapers.Config
+	apiKey      string
+	capacityURL string
+}
 
 // New builds the source from its config; it takes no options (any key is an error).
-func New(cfg scrapers.Config) (scrapers.Source, error) { return page.New(cfg) }
+// The API key is read from cfg.Secret(EnvAPIKey).
+func New(cfg scrapers.Config) (scrapers.Source, error) {
+	p, err := page.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{page: p, cfg: cfg, apiKey: cfg.Secret(EnvAPIKey), capacityURL: CapacityURL}, nil
+}
+
+// String describes the source without its key.
+func (s *Source) String() string {
+	if s.apiKey == "" {
+		return "lambda(pricing page)"
+	}
+	return "lambda(pricing page, capacity with the key from " + EnvAPIKey + ")"
+}
+
+// Expect is the pricing page's coverage guard (the capacity adds no rows).
+func (s *Source) Expect() scrapers.Expectation { return page.Expect() }
+
+// Collect reads the pricing page and emits its rows; then, when a key is set and e
+// takes signals, the capacity of every instance type as stock signals. A failed or
+// refused capacity call is logged as a warning and costs no price: the page's result
+// is the run's.
+func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	var rows []schemas.Observation
+	err := s.page.Collect(ctx, tee(e, &rows))
+	if len(rows) > 0 && s.apiKey != "" {
+		if _, ok := e.(scrapers.SignalEmitter); ok {
+			s.collectCapacity(ctx, e, rows)
+		}
+	}
+	return err
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/schemas/textsafe"
 	"github.com/gpuprice/gpuprice/scrapers"
 )
 
@@ -37,20 +38,41 @@ type offer struct {
 	HostingType  *int     `json:"hosting_type"`
 	CPUCoresEff  *float64 `json:"cpu_cores_effective"`
 	CPURAM       *float64 `json:"cpu_ram"` // MB
+	// Rentable and Rented are the offer's state: it can be rented now when Vast
+	// says it is rentable and not rented.
+	Rentable *bool `json:"rentable"`
+	Rented   *bool `json:"rented"`
+}
+
+// rentableNow reports whether the offer can be rented now: Vast states it rentable
+// and not rented (an offer stating neither is not counted).
+func (o offer) rentableNow() bool {
+	return o.Rentable != nil && o.Rented != nil && *o.Rentable && !*o.Rented
 }
 
 // parseOffers turns an offer search response into observations: for each offer an
 // on_demand row priced at dph_total and, when the offer states one, a spot row priced
 // at min_bid. It is pure: rows carry observedAt and no source URL.
 func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
+	res, _, err := parseAnswer(r, observedAt)
+	return res, err
+}
+
+// parseAnswer is parseOffers that also counts the market's depth: per GPU name
+// (cleaned as ingest cleans a row's, textsafe.Clean), the offers of the answer that
+// can be rented now. Every readable offer counts, one without a machine id too (it
+// is on the market; only its price series cannot be named); a GPU name whose offers
+// are all taken has a count of 0.
+func parseAnswer(r io.Reader, observedAt time.Time) (scrapers.Result, map[string]int, error) {
 	var resp response
 	if err := json.NewDecoder(r).Decode(&resp); err != nil {
-		return scrapers.Result{}, fmt.Errorf("vast: decoding response: %w", err)
+		return scrapers.Result{}, nil, fmt.Errorf("vast: decoding response: %w", err)
 	}
 	if resp.Offers == nil {
-		return scrapers.Result{}, fmt.Errorf("vast: response has no offers array")
+		return scrapers.Result{}, nil, fmt.Errorf("vast: response has no offers array")
 	}
 	res := scrapers.Result{Rows: make([]schemas.Observation, 0, 2*len(*resp.Offers))}
+	depth := map[string]int{}
 	for _, msg := range *resp.Offers {
 		var o offer
 		if err := json.Unmarshal(msg, &o); err != nil {
@@ -58,6 +80,13 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 			// the others are read.
 			res.Reject(string(msg), fmt.Sprintf("vast: offer not readable: %v", err))
 			continue
+		}
+		if name := textsafe.Clean(o.GPUName, textsafe.MaxName); name != "" {
+			n := depth[name] // a name seen with none to rent is a depth of 0
+			if o.rentableNow() {
+				n++
+			}
+			depth[name] = n
 		}
 		if o.MachineID == nil || *o.MachineID <= 0 {
 			// The machine id names the series: without it every such offer would
@@ -101,7 +130,7 @@ func parseOffers(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 			res.Rows = append(res.Rows, sp)
 		}
 	}
-	return res, nil
+	return res, depth, nil
 }
 
 // sku names a series: one machine's offer of a given GPU count. Offer ids change
@@ -149,6 +178,12 @@ func attrs(o offer) map[string]string {
 	}
 	if o.HostingType != nil {
 		a["hosting_type"] = strconv.Itoa(*o.HostingType)
+	}
+	if o.Rentable != nil {
+		a["rentable"] = strconv.FormatBool(*o.Rentable)
+	}
+	if o.Rented != nil {
+		a["rented"] = strconv.FormatBool(*o.Rented)
 	}
 	return a
 }

@@ -58,6 +58,7 @@ func init() {
 		Interconnect:    schemas.InterconnectEthernet,
 		Naming:          naming,
 		SampleOptions:   sampleOptions,
+		Signals:         OfferSignals,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Vast.ai",
 			Method:        "offer search API (JSON)",
@@ -126,20 +127,25 @@ func (s *Source) requestURL() string {
 }
 
 // Collect runs the search once (the API does not page: it returns up to the query's
-// limit) and emits every row.
+// limit) and emits every row, then the market's depth in the answer: one depth
+// signal per GPU name (scrapers.EmitSignals; each row's own stock and reliability
+// are read by Info.Signals).
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	u := s.requestURL()
 	resp, err := s.cfg.Client.Get(ctx, u, map[string][]string{"Accept": {"application/json"}})
 	if err != nil {
 		return fmt.Errorf("vast: %w", err)
 	}
-	res, err := parseOffers(bytes.NewReader(resp.Body), s.cfg.Now())
+	now := s.cfg.Now()
+	res, depth, err := parseAnswer(bytes.NewReader(resp.Body), now)
 	if err != nil {
 		return err
 	}
-	s.cfg.Logger.With("source", s.cfg.Name).Debug("offers read", "rows", len(res.Rows))
-	if err := scrapers.EmitResult(e, res, u); err != nil {
-		return fmt.Errorf("vast: %w", err)
+	s.cfg.Logger.With("source", s.cfg.Name).Debug("offers read", "rows", len(res.Rows), "gpu_names", len(depth))
+	emitErr := scrapers.EmitResult(e, res, u)
+	scrapers.EmitSignals(e, depthSignals(depth, now, u)...)
+	if emitErr != nil {
+		return fmt.Errorf("vast: %w", emitErr)
 	}
 	return nil
 }

@@ -129,8 +129,13 @@ type marketCollector struct {
 	when    time.Time
 	index   []analytics.IndexPoint
 	spreads []analytics.SpreadDay
-	bands   []query.RiskChange // the band in force of every series
+	bands   []query.RiskChange   // the band in force of every series
+	stock   map[stockKey]float64 // gpuprice_gpus_in_stock
+	depth   map[stockKey]float64 // gpuprice_market_depth
 }
+
+// stockKey is the label set of the stock gauges.
+type stockKey struct{ provider, gpu string }
 
 var (
 	cheapestDesc = prometheus.NewDesc("gpuprice_cheapest_usd_per_gpu_hour",
@@ -148,10 +153,17 @@ var (
 		"The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
 	bandDesc = prometheus.NewDesc("gpuprice_interruption_band",
 		"The interruption band in force of a spot offer (gpuprice risk; AWS Spot Advisor: 0 <5%, 1 5-10%, 2 10-15%, "+
-			"3 15-20%, 4 >20%), per provider, SKU, region and GPU.", []string{"provider", "sku", "region", "gpu"}, nil)
+			"3 15-20%, 4 >20% a month; Azure eviction rate: 0 0-5 … 4 20+ an hour), per provider, SKU, region and GPU.", []string{"provider", "sku", "region", "gpu"}, nil)
 	bandRateDesc = prometheus.NewDesc("gpuprice_interruption_rate_per_hour",
 		"The interruptions per hour the band in force is read as (docs/risk.md), per provider, SKU, region and GPU.",
 		[]string{"provider", "sku", "region", "gpu"}, nil)
+	stockDesc = prometheus.NewDesc("gpuprice_gpus_in_stock",
+		"The GPUs a provider's offers of a GPU can supply now, from each offer's newest stock signal (at most 3 h old; "+
+			"instances times their GPUs; stock counted in regions left out; gpuprice availability), per provider and GPU.",
+		[]string{"provider", "gpu"}, nil)
+	depthDesc = prometheus.NewDesc("gpuprice_market_depth",
+		"The offers of a GPU a marketplace lists as rentable now, from its newest depth signal (at most 3 h old), "+
+			"per provider and GPU.", []string{"provider", "gpu"}, nil)
 	metricsFreq = time.Minute
 )
 
@@ -223,7 +235,7 @@ func keptRegions(rs []string) map[string]bool {
 
 func (m *marketCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{cheapestDesc, offersDesc, spoolDesc, indexDesc, spreadDesc, medianDesc,
-		bandDesc, bandRateDesc} {
+		bandDesc, bandRateDesc, stockDesc, depthDesc} {
 		ch <- d
 	}
 }
@@ -249,7 +261,13 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range count {
 		ch <- prometheus.MustNewConstMetric(offersDesc, prometheus.GaugeValue, float64(n), k.gpu, k.pricing, k.tier)
 	}
-	index, spreads, bands := m.daily(ctx)
+	index, spreads, bands, stock, depth := m.daily(ctx)
+	for k, v := range stock {
+		ch <- prometheus.MustNewConstMetric(stockDesc, prometheus.GaugeValue, v, k.provider, k.gpu)
+	}
+	for k, v := range depth {
+		ch <- prometheus.MustNewConstMetric(depthDesc, prometheus.GaugeValue, v, k.provider, k.gpu)
+	}
 	for _, b := range bands {
 		l := []string{textsafe.PromLabel(b.Provider), textsafe.PromLabel(b.SKU), textsafe.PromLabel(b.Region),
 			textsafe.PromLabel(b.GPU)}
@@ -288,32 +306,63 @@ func (m *marketCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// daily returns today's index and spreads (the last two days') and the bands in
-// force, recomputed at most every metricsFreq.
-func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []analytics.SpreadDay, []query.RiskChange) {
+// daily returns today's index and spreads (the last two days'), the bands in force
+// and the stock now, recomputed at most every metricsFreq.
+func (m *marketCollector) daily(ctx context.Context) ([]analytics.IndexPoint, []analytics.SpreadDay, []query.RiskChange,
+	map[stockKey]float64, map[stockKey]float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if time.Since(m.when) < metricsFreq {
-		return m.index, m.spreads, m.bands
+		return m.index, m.spreads, m.bands, m.stock, m.depth
 	}
 	now := time.Now().UTC()
 	idx, err := m.s.reader.Index(ctx, query.IndexQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: index not computed", "error", err.Error())
-		return m.index, m.spreads, m.bands
+		return m.index, m.spreads, m.bands, m.stock, m.depth
 	}
 	sp, err := m.s.reader.Spreads(ctx, query.SpreadsQuery{Since: 2 * store.Daily, At: now})
 	if err != nil {
 		m.s.log.Warn("metrics: spreads not computed", "error", err.Error())
-		return m.index, m.spreads, m.bands
+		return m.index, m.spreads, m.bands, m.stock, m.depth
 	}
 	// A window that begins now lists each series' band in force, once.
 	rk, err := m.s.reader.Risk(ctx, query.RiskQuery{Since: now.Add(time.Second)})
 	if err != nil && !errors.Is(err, store.ErrNoSignals) {
 		m.s.log.Warn("metrics: interruption bands not read", "error", err.Error())
 	}
+	m.stock, m.depth = m.stockNow(ctx, now)
 	m.when, m.index, m.spreads, m.bands = time.Now(), idx.Data, sp.Data.Days, rk.Data.Changes
-	return m.index, m.spreads, m.bands
+	return m.index, m.spreads, m.bands, m.stock, m.depth
+}
+
+// stockNow sums, per provider and GPU, the GPUs in stock and the marketplace depth
+// of each series' newest signal that still holds at now (analytics.StockHold).
+// Labels are bounded: free text is folded (textsafe.PromLabel) and a GPU is a
+// canonical name.
+func (m *marketCollector) stockNow(ctx context.Context, now time.Time) (map[stockKey]float64, map[stockKey]float64) {
+	stock, depth := map[stockKey]float64{}, map[stockKey]float64{}
+	for _, kind := range []string{schemas.SignalStock, schemas.SignalDepth} {
+		sigs, err := m.s.reader.Signals(ctx, store.SignalQuery{Kind: kind, Since: now.Add(-analytics.StockHold)})
+		if err != nil {
+			if !errors.Is(err, store.ErrNoSignals) {
+				m.s.log.Warn("metrics: stock not read", "error", err.Error())
+			}
+			continue
+		}
+		for i, s := range sigs { // ordered by series then time: the last of a series is its newest
+			if i+1 < len(sigs) && sigs[i+1].SameSeries(s) || s.GPU == "" {
+				continue
+			}
+			k := stockKey{textsafe.PromLabel(s.Provider), textsafe.PromLabel(s.GPU)}
+			if kind == schemas.SignalDepth {
+				depth[k] += s.Value
+			} else if n, stated := analytics.GPUsAvailable(s, 0); stated {
+				stock[k] += n
+			}
+		}
+	}
+	return stock, depth
 }
 
 // invalidate makes the next scrape recompute the index and spreads.

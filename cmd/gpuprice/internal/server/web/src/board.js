@@ -48,13 +48,15 @@ const key = {
 /** bands: the interruption band in force per spot series (provider|sku|region|zone), from /api/v1/risk. */
 let bands = new Map();
 const seriesKey = (o) => [o.provider, o.sku, o.region, o.zone || ''].join('|');
+/** BAND_SOURCE: where each provider's bands come from. */
+const BAND_SOURCE = { aws: 'AWS Spot Advisor', azure: 'Azure eviction rate, per hour' };
 /** riskOf: what the Interruption column says of an offer: not interrupted (on-demand, reserved), the band of a spot offer, or unknown. */
 function riskOf(o) {
   if (o.pricing !== 'spot' && o.pricing !== 'low_priority') return { text: '—', title: 'not interrupted', order: -1 };
   const b = bands.get(seriesKey(o));
   if (!b) return { text: 'unknown', title: 'no interruption band stored for this offer', order: 99 };
   return { text: b.to_label, band: b.to,
-    title: `interruption frequency ${b.to_label} (band ${b.to}, AWS Spot Advisor), as of ${when(b.at)}` +
+    title: `interruption frequency ${b.to_label} (band ${b.to}, ${BAND_SOURCE[b.provider] || b.provider}), as of ${when(b.at)}` +
       (b.rate_per_hour ? `; read as ${b.rate_per_hour.toPrecision(3)} interruptions per hour` : ''), order: b.to };
 }
 
