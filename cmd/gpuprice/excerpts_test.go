@@ -96,6 +96,20 @@ var excerptExcluded = map[string]string{
 	"azure/malformed/input.json":  "truncated JSON",
 	"azure/odd_meters/input.json": "odd meters only (constructed), no GPU coverage",
 	"azure/eur/input.json":        "a EUR-priced page (constructed) of a few meters",
+	// Azure's eviction rates (Resource Graph, needs credentials): signals, not prices.
+	"azure/eviction_rates/token.json": "the token endpoint's answer (constructed from the documented shape)",
+	"azure/eviction_rates/page1.json": "page 1 of the Resource Graph eviction rates (constructed): signals, " +
+		"not a price answer",
+	"azure/eviction_rates/page2.json":            "page 2 of the Resource Graph eviction rates (constructed)",
+	"azure/eviction_rates/odd_rows.json":         "eviction rate records the source must refuse (constructed)",
+	"azure/eviction_rates/signals_expected.json": "the signals expected of page1 and page2 (a golden)",
+	// GCP's capacity history (needs an OAuth token): signals, not prices.
+	"gcp/capacity_history/response.json": "a capacity history answer (constructed from the documented shape): " +
+		"signals, not a price answer",
+	"gcp/capacity_history/odd_records.json":      "capacity history records the parser must refuse (constructed)",
+	"gcp/capacity_history/region.json":           "a region's capacity history answer (constructed)",
+	"gcp/capacity_history/collect_odd.json":      "odd records of a collection (constructed)",
+	"gcp/capacity_history/signals_expected.json": "the signals expected of a collection (a golden)",
 	// GCP: the Cloud Billing API mode (needs a key) and the page mode's drift.
 	"gcp/page1/input.json":               "page 1 of the Cloud Billing API (api mode, needs a key)",
 	"gcp/page2/input.json":               "page 2 of the Cloud Billing API (api mode, needs a key)",

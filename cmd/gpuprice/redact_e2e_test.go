@@ -53,7 +53,7 @@ func vastOnlyConfig(t *testing.T, dir, endpoint, extra string) string {
 	return p
 }
 
-// Issue 29, finding 3: with `sources.vast.endpoint: http://user:pass@host/?api_key=SECRET`
+// Issue 29, finding 3: with `sources.vast.endpoint: http://user:pass@host/?api_key=k3y-sEcReT-4242` (a value no name of a variable contains)
 // the manifest of `collect --record` (and its archive.s3 upload) kept both secrets,
 // quarantined rows kept the raw source_url, and /api/v1/quarantine served them
 // without a token. Now the manifest, quarantined rows, run records and every API
@@ -75,7 +75,7 @@ func TestEndpointCredentialsAppearNowhere(t *testing.T) {
 	}))
 	defer s3.Close()
 	vast := hostileVast(t)
-	endpoint := strings.Replace(vast.URL, "http://", "http://user:pass@", 1) + "/?api_key=SECRET"
+	endpoint := strings.Replace(vast.URL, "http://", "http://user:pass@", 1) + "/?api_key=k3y-sEcReT-4242"
 	dir := t.TempDir()
 	cfg := vastOnlyConfig(t, dir, endpoint, fmt.Sprintf(
 		"archive: {s3: {bucket: arch, endpoint: '%s', path_style: true, region: eu-west-1}}\n", s3.URL))
@@ -108,7 +108,7 @@ func TestEndpointCredentialsAppearNowhere(t *testing.T) {
 	}
 	secretFree := func(where, text string) {
 		t.Helper()
-		for _, s := range []string{"SECRET", "user:pass@", "user%3Apass"} {
+		for _, s := range []string{"k3y-sEcReT-4242", "user:pass@", "user%3Apass"} {
 			if strings.Contains(text, s) {
 				i := strings.Index(text, s)
 				t.Errorf("%s keeps %q: …%s…", where, s, text[max(0, i-80):min(len(text), i+40)])

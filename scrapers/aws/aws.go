@@ -115,6 +115,9 @@ type Options struct {
 	SpotFeed string `json:"spot_feed"`
 	// BulkTimeout bounds one offer file download (Go duration, default 20m).
 	BulkTimeout string `json:"bulk_timeout"`
+	// SpotAdvisor is the Spot Advisor file's URL (default SpotAdvisorURL), read with
+	// the spot part for the interruption bands (docs/risk.md); "off" reads none.
+	SpotAdvisor string `json:"spot_advisor"`
 }
 
 var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
@@ -153,8 +156,12 @@ func (o Options) Validate() error {
 	if o.Collect != nil && len(o.Collect) == 0 {
 		return errors.New("aws: options: collect is empty")
 	}
+	spotAdvisor := o.SpotAdvisor
+	if spotAdvisor == "off" {
+		spotAdvisor = ""
+	}
 	for name, u := range map[string]string{"pricing_endpoint": o.PricingEndpoint, "ec2_endpoint": o.EC2Endpoint,
-		"spot_feed": o.SpotFeed} {
+		"spot_feed": o.SpotFeed, "spot_advisor": spotAdvisor} {
 		if u == "" {
 			continue
 		}
@@ -312,8 +319,44 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 			err = s.collectSpotFeed(ctx, e)
 		}
 		errs = append(errs, err)
+		s.collectSpotAdvisor(ctx, e)
 	}
 	return errors.Join(errs...)
+}
+
+// collectSpotAdvisor reads the Spot Advisor file (public, no credentials) and sends
+// its interruption bands of the collected regions as signals, its entries that
+// cannot be read as rejects. A run that takes no signals does not fetch it; a file
+// that cannot be fetched or read is a warning: the bands are not the prices, and
+// the prices stand.
+func (s *Source) collectSpotAdvisor(ctx context.Context, e scrapers.Emitter) {
+	if s.opts.SpotAdvisor == "off" {
+		return
+	}
+	if _, ok := e.(scrapers.SignalEmitter); !ok {
+		return
+	}
+	res, err := FetchSpotAdvisor(ctx, s.cfg.Client, s.opts.SpotAdvisor, s.cfg.Now())
+	if err != nil {
+		s.log().Warn("spot advisor not read: interruption bands not stored this run", "error", err.Error())
+		return
+	}
+	regions := map[string]bool{}
+	for _, r := range s.opts.Regions {
+		regions[r] = true
+	}
+	var keep []schemas.Signal
+	for _, sig := range res.Signals {
+		if len(regions) == 0 || regions[sig.Region] {
+			keep = append(keep, sig)
+		}
+	}
+	scrapers.EmitSignals(e, keep...)
+	for _, r := range res.Rejects {
+		if !scrapers.Reject(e, r.Raw, r.Reason) {
+			s.log().Warn("spot advisor entry not read", "reason", r.Reason)
+		}
+	}
 }
 
 // collectBulk streams the offer file of every region named in the region index.

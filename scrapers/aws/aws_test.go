@@ -549,7 +549,8 @@ func (s *rejectSink) Reject(raw, reason string) {
 
 func newAPISource(t *testing.T, f *fakeAWS, opts map[string]any) *Source {
 	t.Helper()
-	o := map[string]any{"pricing_endpoint": f.URL, "ec2_endpoint": f.URL, "spot_feed": f.URL + "/spot.js"}
+	o := map[string]any{"pricing_endpoint": f.URL, "ec2_endpoint": f.URL, "spot_feed": f.URL + "/spot.js",
+		"spot_advisor": "off"}
 	for k, v := range opts {
 		o[k] = v
 	}
@@ -961,4 +962,86 @@ func FuzzParseSpotFeed(f *testing.F) {
 			t.Error("nil rows without an error")
 		}
 	})
+}
+
+// TestCollectSpotAdvisorSignals: with the spot part, a run that takes signals also
+// reads the Spot Advisor file (here the real copy of 2025-06-28, served by a test
+// server) and sends the bands of the collected regions as interruption signals at
+// the run's time; the prices are those of TestCollectPublic. A file that cannot be
+// fetched is a warning and the prices stand; "off" fetches none.
+func TestCollectSpotAdvisorSignals(t *testing.T) {
+	gz, err := os.ReadFile("testdata/spot_advisor/input.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := fetch.Gunzip(gz, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := 0
+	advisor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		if r.URL.Path != "/spot-advisor-data.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer advisor.Close()
+	collect := func(spotAdvisor string) (*rejectSink, error) {
+		f := newFakeAWS(t)
+		publicFiles(f)
+		s := newAPISource(t, f, map[string]any{"mode": "public", "regions": []any{"us-east-2"},
+			"spot_advisor": spotAdvisor})
+		var sink rejectSink
+		return &sink, s.Collect(context.Background(), &sink)
+	}
+	sink, err := collect(advisor.URL + "/spot-advisor-data.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.Rows) == 0 || len(sink.Signals) == 0 {
+		t.Fatalf("rows %d, signals %d", len(sink.Rows), len(sink.Signals))
+	}
+	bands := map[string]string{}
+	for _, s := range sink.Signals {
+		if s.Region != "us-east-2" || s.Kind != schemas.SignalInterruption || !s.EffectiveAt.Equal(scrapertest.ObservedAt) ||
+			s.SourceURL != advisor.URL+"/spot-advisor-data.json" {
+			t.Fatalf("signal %+v", s)
+		}
+		bands[s.SKU] = s.Label
+	}
+	// The 2025-06-28 copy's bands in us-east-2 (read from the file by hand).
+	want, err := ParseSpotAdvisor(bytes.NewReader(body), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range want.Signals {
+		if s.Region == "us-east-2" {
+			n++
+			if bands[s.SKU] != s.Label {
+				t.Errorf("%s: band %q, want %q", s.SKU, bands[s.SKU], s.Label)
+			}
+		}
+	}
+	if n != len(sink.Signals) {
+		t.Errorf("%d signals, the file has %d GPU bands in us-east-2", len(sink.Signals), n)
+	}
+	if hits != 1 {
+		t.Errorf("spot advisor fetched %d times", hits)
+	}
+	// Unreachable: prices stand, no signal.
+	sink, err = collect(advisor.URL + "/missing.json")
+	if err != nil || len(sink.Rows) == 0 || len(sink.Signals) != 0 {
+		t.Errorf("unreachable file: err %v, rows %d, signals %d", err, len(sink.Rows), len(sink.Signals))
+	}
+	hits = 0
+	if sink, _ = collect("off"); len(sink.Signals) != 0 || hits != 0 {
+		t.Errorf("off: %d signals, %d fetches", len(sink.Signals), hits)
+	}
+	if err := (Options{SpotAdvisor: "ftp://x"}).Validate(); err == nil {
+		t.Error("spot_advisor ftp:// accepted")
+	}
 }

@@ -109,10 +109,10 @@ func (o Options) Validate() error {
 	if o.Currency != "" && !currencyRE.MatchString(o.Currency) {
 		return fmt.Errorf("azure: options: currency %q is not an upper-case ISO 4217 code", o.Currency)
 	}
-	if err := validEndpoint("login_endpoint", o.LoginEndpoint); err != nil {
+	if err := scrapers.SecretEndpoint(Name, "login_endpoint", o.LoginEndpoint); err != nil {
 		return err
 	}
-	return validEndpoint("management_endpoint", o.ManagementEndpoint)
+	return scrapers.SecretEndpoint(Name, "management_endpoint", o.ManagementEndpoint)
 }
 
 // Source is the Azure retail prices source.

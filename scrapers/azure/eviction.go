@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -472,26 +471,4 @@ func (s *Source) collectEvictions(ctx context.Context, e scrapers.Emitter, p *pr
 	scrapers.EmitSignals(e, res.Signals...)
 	log.Debug("eviction rates read", "records", len(rows), "signals", len(res.Signals),
 		"rejected", len(res.Rejects), "skipped", res.Skipped)
-}
-
-// validEndpoint checks an endpoint option: an absolute URL without user info, query
-// or fragment, over https unless its host is the loopback (a test server), since the
-// client secret and the token travel to it.
-func validEndpoint(name, v string) error {
-	if v == "" {
-		return nil
-	}
-	u, err := url.Parse(v)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("azure: options: %s %q is not an absolute URL without user info or query", name, v)
-	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
-			return nil
-		}
-	}
-	return fmt.Errorf("azure: options: %s %q must be https (credentials travel to it)", name, v)
 }

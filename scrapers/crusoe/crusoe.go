@@ -53,6 +53,7 @@ func init() {
 		Tier:            schemas.TierSpecialist,
 		Interconnect:    schemas.InterconnectInfiniband,
 		SecretEnv:       []string{EnvAccessKeyID, EnvSecretKey},
+		SampleOptions:   "# capacity_endpoint: " + CapacityURL + "   # the capacity API (with the key pair)\n",
 		Doc: scrapers.Doc{
 			ProviderTitle: "Crusoe",
 			Method:        "pricing page (HTML)",
@@ -87,15 +88,35 @@ type Source struct {
 	capacityURL string
 }
 
-// New builds the source from its config; it takes no options (any key is an error).
+// Options are the source's settings (sources.crusoe.options).
+type Options struct {
+	// CapacityEndpoint replaces CapacityURL (a test server, a proxy).
+	CapacityEndpoint string `json:"capacity_endpoint"`
+}
+
+// New builds the source from its config. Its one option, capacity_endpoint, is the
+// capacity API's URL (default CapacityURL; https, or a loopback test server).
 // The key pair is read from cfg.Secret(EnvAccessKeyID) and cfg.Secret(EnvSecretKey).
 func New(cfg scrapers.Config) (scrapers.Source, error) {
-	p, err := page.New(cfg)
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := scrapers.SecretEndpoint(Name, "capacity_endpoint", o.CapacityEndpoint); err != nil {
+		return nil, err
+	}
+	pcfg := cfg
+	pcfg.Options = nil // the page takes none
+	p, err := page.New(pcfg)
 	if err != nil {
 		return nil, err
 	}
+	capacityURL := CapacityURL
+	if o.CapacityEndpoint != "" {
+		capacityURL = o.CapacityEndpoint
+	}
 	return &Source{page: p, cfg: cfg, keyID: cfg.Secret(EnvAccessKeyID), secret: cfg.Secret(EnvSecretKey),
-		capacityURL: CapacityURL}, nil
+		capacityURL: capacityURL}, nil
 }
 
 // String describes the source without its keys.

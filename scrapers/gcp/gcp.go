@@ -2,7 +2,10 @@
 // it reads the Cloud Billing Catalog API, the SKUs of the Compute Engine service
 // (https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus, pageSize 5000,
 // nextPageToken paging); without one it reads the public GPU pricing page
-// (https://cloud.google.com/compute/gpus-pricing).
+// (https://cloud.google.com/compute/gpus-pricing). With an OAuth 2.0 access token
+// (GPUPRICE_GCP_ACCESS_TOKEN) and a project (options.project) it also reads the Spot
+// preemption history of the A2/A3/A4/G2 machine types it priced (advice.capacityHistory),
+// as preemption signals.
 // The long story (modes, rules, limits) is in its README.md.
 package gcp
 
@@ -56,20 +59,31 @@ const (
 //go:embed sample.yaml
 var sampleOptions string
 
+// credentials is Info.Credentials: both variables are optional.
+const credentials = EnvAPIKey + " (optional; without it the public GPU pricing page is read); " +
+	EnvAccessToken + " (optional, with options.project: an OAuth 2.0 access token, e.g. " +
+	"`gcloud auth print-access-token`, to also read the Spot preemption history of the A2/A3/A4/G2 " +
+	"machine types priced; tokens last about an hour, so give a fresh one per run)"
+
+// docCredentials is the Credentials cell of the README source table.
+const docCredentials = "`GPUPRICE_GCP_API_KEY` (optional); `GPUPRICE_GCP_ACCESS_TOKEN` with the `project` " +
+	"option (optional: Spot preemption history; `gcloud auth print-access-token`, tokens last about an " +
+	"hour, so give a fresh one per run)"
+
 func init() {
 	scrapers.Register(scrapers.Info{
 		Name:            Name,
 		Provider:        "gcp",
 		Method:          schemas.SourceAPI,
 		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y},
-		Credentials:     EnvAPIKey + " (optional; without it the public GPU pricing page is read)",
+		Credentials:     credentials,
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "Google Cloud Billing Catalog API (or the public GPU pricing page): GPUs per GPU-hour and A2/A3/A4/G2 machine types, on-demand, spot, 1y/3y commitments",
+		Description:     "Google Cloud Billing Catalog API (or the public GPU pricing page): GPUs per GPU-hour and A2/A3/A4/G2 machine types, on-demand, spot, 1y/3y commitments; with an access token, the machine types' Spot preemption history",
 		Tier:            schemas.TierHyperscaler,
 		Interconnect:    schemas.InterconnectRoCE,
 		Naming:          naming,
-		SecretEnv:       []string{EnvAPIKey},
+		SecretEnv:       []string{EnvAPIKey, EnvAccessToken},
 		SampleOptions:   sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Google Cloud",
@@ -77,7 +91,7 @@ func init() {
 			OnDemand:      "✓",
 			Spot:          "✓ (Spot/preemptible)",
 			Reserved:      "1y, 3y commitments",
-			Credentials:   "`GPUPRICE_GCP_API_KEY` (optional)",
+			Credentials:   docCredentials,
 		},
 	}, New)
 }
@@ -92,6 +106,18 @@ type Options struct {
 	PageSize int `json:"page_size"`
 	// PricingPage is the URL of the public GPU pricing page; default DefaultPricingPage.
 	PricingPage string `json:"pricing_page"`
+	// Project is the ID of the Google Cloud project the Spot capacity history is
+	// asked in (its path names it; the access token must be allowed to read Compute
+	// Engine there). With GPUPRICE_GCP_ACCESS_TOKEN it turns the capacity history on;
+	// "" leaves it off.
+	Project string `json:"project"`
+	// CapacityRequests bounds the capacity history requests of a run (one per machine
+	// type and zone, or region), 1…MaxCapacityRequests; 0 means
+	// DefaultCapacityRequests. The targets past it are named in a warning.
+	CapacityRequests int `json:"capacity_requests"`
+	// ComputeEndpoint is the Compute Engine API root the capacity history is asked
+	// of; "" means DefaultComputeEndpoint. https, or http on the loopback (a test).
+	ComputeEndpoint string `json:"compute_endpoint"`
 }
 
 var currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -114,18 +140,26 @@ func (o Options) Validate() error {
 			return fmt.Errorf("gcp: options: pricing_page %q is not an absolute URL", o.PricingPage)
 		}
 	}
-	return nil
+	if o.Project != "" && !projectRE.MatchString(o.Project) {
+		return fmt.Errorf("gcp: options: project %q is not a Google Cloud project ID", o.Project)
+	}
+	if o.CapacityRequests < 0 || o.CapacityRequests > MaxCapacityRequests {
+		return fmt.Errorf("gcp: options: capacity_requests %d is not within 1…%d", o.CapacityRequests, MaxCapacityRequests)
+	}
+	return validEndpoint("compute_endpoint", o.ComputeEndpoint)
 }
 
 // Source is the Google Cloud GPU price source.
 type Source struct {
-	cfg  scrapers.Config
-	opts Options
-	key  string // never printed
-	mode string // ModeAPI or ModePage
+	cfg   scrapers.Config
+	opts  Options
+	key   string // never printed
+	token string // the capacity history's access token; never printed
+	mode  string // ModeAPI or ModePage
 }
 
-// New builds the source from its config, reading the API key from the environment.
+// New builds the source from its config, reading the API key (and the access token)
+// from the environment.
 func New(cfg scrapers.Config) (scrapers.Source, error) {
 	return newSource(cfg, cfg.Secret(EnvAPIKey))
 }
@@ -147,6 +181,9 @@ func newSource(cfg scrapers.Config, key string) (*Source, error) {
 	if o.PricingPage == "" {
 		o.PricingPage = DefaultPricingPage
 	}
+	if o.CapacityRequests == 0 {
+		o.CapacityRequests = DefaultCapacityRequests
+	}
 	u, err := url.Parse(cfg.EndpointOr(DefaultEndpoint))
 	if err != nil {
 		return nil, fmt.Errorf("gcp: endpoint: %w", err)
@@ -164,16 +201,20 @@ func newSource(cfg scrapers.Config, key string) (*Source, error) {
 	case mode == ModeAuto:
 		mode = ModePage
 	}
-	return &Source{cfg: cfg, opts: o, key: key, mode: mode}, nil
+	token := strings.TrimSpace(cfg.Secret(EnvAccessToken))
+	return &Source{cfg: cfg, opts: o, key: key, token: token, mode: mode}, nil
 }
 
-// String describes the source without its key.
+// String describes the source without its key or token.
 func (s *Source) String() string {
-	k := "unset"
-	if s.key != "" {
-		k = "set"
+	set := func(v string) string {
+		if v != "" {
+			return "set"
+		}
+		return "unset"
 	}
-	return fmt.Sprintf("gcp{mode=%s currency=%s key=%s}", s.mode, s.opts.Currency, k)
+	return fmt.Sprintf("gcp{mode=%s currency=%s key=%s access_token=%s project=%q}",
+		s.mode, s.opts.Currency, set(s.key), set(s.token), s.opts.Project)
 }
 
 // Expect is the coverage guard. The catalog prices every GPU in dozens of regions
@@ -195,11 +236,22 @@ func (s *Source) Expect() scrapers.Expectation {
 }
 
 // Collect reads the catalog API when the source has a key, else the pricing page.
+// Once every price is read, and when the source has an access token and a project,
+// it reads the Spot preemption history of the machine types priced
+// (collectPreemption), which never fails the run.
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
+	p := newPricedMachines()
+	var err error
 	if s.mode == ModePage {
-		return s.collectPage(ctx, e)
+		err = s.collectPage(ctx, e, p)
+	} else {
+		err = s.collectAPI(ctx, e, p)
 	}
-	return s.collectAPI(ctx, e)
+	if err != nil {
+		return err
+	}
+	s.collectPreemption(ctx, e, p)
+	return nil
 }
 
 // pageURL is the URL of one page of the SKU list (never with the key).
@@ -219,8 +271,9 @@ func (s *Source) pageURL(token string) string {
 }
 
 // collectAPI reads every page, following nextPageToken until it is empty, emitting each
-// page's GPU rows as it goes and the machine-type rows after the last page.
-func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
+// page's GPU rows as it goes and the machine-type rows after the last page, each
+// noted in p.
+func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter, p *pricedMachines) error {
 	log := s.cfg.Logger.With("source", s.cfg.Name)
 	hdr := http.Header{"X-Goog-Api-Key": {s.key}, "Accept": {"application/json"}}
 	var comps []component
@@ -236,49 +289,51 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 		if err != nil {
 			return fmt.Errorf("gcp: page %d: %w", n, err)
 		}
-		p, err := parseSkus(bytes.NewReader(resp.Body), s.cfg.Now())
+		pg, err := parseSkus(bytes.NewReader(resp.Body), s.cfg.Now())
 		if err != nil {
 			return fmt.Errorf("gcp: page %d (%s): %w", n, u, err)
 		}
-		for _, rj := range p.Rejects {
+		for _, rj := range pg.Rejects {
 			if !scrapers.Reject(e, rj.Raw, rj.Reason) {
 				log.Warn("sku unreadable", "page", n, "reason", rj.Reason)
 			}
 		}
-		for _, o := range p.Rows {
+		for _, o := range pg.Rows {
 			o.SourceURL = u
+			p.add(o)
 			e.Emit(o)
 		}
-		for k, v := range p.Skipped {
+		for k, v := range pg.Skipped {
 			skipped[k] += v
 		}
-		comps = append(comps, p.Components...)
+		comps = append(comps, pg.Components...)
 		log.Debug(
 			"page read",
 			"page",
 			n,
 			"skus",
-			p.SKUs,
+			pg.SKUs,
 			"rows",
-			len(p.Rows),
+			len(pg.Rows),
 			"components",
-			len(p.Components),
+			len(pg.Components),
 			"rejected",
-			len(p.Rejects),
+			len(pg.Rejects),
 		)
-		if p.Next == "" {
+		if pg.Next == "" {
 			break
 		}
-		if seen[p.Next] {
+		if seen[pg.Next] {
 			return fmt.Errorf("gcp: page %d: nextPageToken repeats", n)
 		}
-		seen[p.Next] = true
-		token = p.Next
+		seen[pg.Next] = true
+		token = pg.Next
 	}
 	rows, incomplete := deriveMachines(comps, s.cfg.Now())
 	first := s.pageURL("")
 	for _, o := range rows {
 		o.SourceURL = first
+		p.add(o)
 		e.Emit(o)
 	}
 	log.Debug("catalog read", "machine_rows", len(rows), "machine_incomplete", incomplete,
@@ -286,8 +341,9 @@ func (s *Source) collectAPI(ctx context.Context, e scrapers.Emitter) error {
 	return nil
 }
 
-// collectPage reads the public GPU pricing page.
-func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter) error {
+// collectPage reads the public GPU pricing page, noting its rows in p (they price
+// GPUs, not machine types, so they give the capacity history nothing to ask).
+func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter, p *pricedMachines) error {
 	u := s.opts.PricingPage
 	f, err := pageutil.Crawl(ctx, s.cfg, u)
 	if err != nil {
@@ -301,6 +357,9 @@ func (s *Source) collectPage(ctx context.Context, e scrapers.Emitter) error {
 		Debug("pricing page read", "rows", len(res.Rows), "not_offered", res.Skipped[skipNotOffered])
 	if err := scrapers.EmitResult(e, res, u); err != nil {
 		return fmt.Errorf("gcp: pricing page: %w", err)
+	}
+	for _, o := range res.Rows {
+		p.add(o)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ const EnvAPIKey = "LAMBDA_API_KEY"
 // CapacityURL is the Lambda Cloud API's list of instance types, each with the
 // regions that have capacity for it now
 // (https://docs.lambda.ai/api/cloud#listInstanceTypes).
-const CapacityURL = "https://cloud.lambdalabs.com/api/v1/instance-types"
+const CapacityURL = "https://cloud.lambda.ai/api/v1/instance-types"
 
 func init() {
 	scrapers.Register(scrapers.Info{
@@ -43,6 +43,7 @@ func init() {
 		Interconnect:    schemas.InterconnectInfiniband,
 		Naming:          naming,
 		SecretEnv:       []string{EnvAPIKey},
+		SampleOptions:   "# capacity_endpoint: " + CapacityURL + "   # the capacity API (with " + EnvAPIKey + ")\n",
 		Doc: scrapers.Doc{
 			ProviderTitle: "Lambda",
 			Method:        "pricing page (HTML)",
@@ -76,14 +77,34 @@ type Source struct {
 	capacityURL string
 }
 
-// New builds the source from its config; it takes no options (any key is an error).
+// Options are the source's settings (sources.lambda.options).
+type Options struct {
+	// CapacityEndpoint replaces CapacityURL (a test server, a proxy).
+	CapacityEndpoint string `json:"capacity_endpoint"`
+}
+
+// New builds the source from its config. Its one option, capacity_endpoint, is the
+// capacity API's URL (default CapacityURL; https, or a loopback test server).
 // The API key is read from cfg.Secret(EnvAPIKey).
 func New(cfg scrapers.Config) (scrapers.Source, error) {
-	p, err := page.New(cfg)
+	var o Options
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return nil, err
+	}
+	if err := scrapers.SecretEndpoint(Name, "capacity_endpoint", o.CapacityEndpoint); err != nil {
+		return nil, err
+	}
+	pcfg := cfg
+	pcfg.Options = nil // the page takes none
+	p, err := page.New(pcfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Source{page: p, cfg: cfg, apiKey: cfg.Secret(EnvAPIKey), capacityURL: CapacityURL}, nil
+	capacityURL := CapacityURL
+	if o.CapacityEndpoint != "" {
+		capacityURL = o.CapacityEndpoint
+	}
+	return &Source{page: p, cfg: cfg, apiKey: cfg.Secret(EnvAPIKey), capacityURL: capacityURL}, nil
 }
 
 // String describes the source without its key.
