@@ -132,7 +132,8 @@ func (r *Reader) Availability(ctx context.Context, q AvailabilityQuery) (Result[
 	}
 	until := q.Until
 	if until.IsZero() {
-		until = time.Now().UTC().Truncate(time.Second)
+		// The next whole second: a signal stored this second is in the window.
+		until = time.Now().UTC().Add(time.Second).Truncate(time.Second)
 	}
 	since := q.Since
 	if since.IsZero() {
