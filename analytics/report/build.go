@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -142,19 +143,25 @@ type Report struct {
 	Discounts  []Discount        `json:"discounts"`
 	Spreads    query.Spreads     `json:"spreads"`
 	// Spot is the volatility of the spot series (nil when none is stored).
-	Spot       *query.Volatility      `json:"spot"`
-	SpotQuery  query.VolatilityQuery  `json:"-"`
-	Tokens     query.Tokens           `json:"tokens"`
-	Inference  query.Inference        `json:"inference"`
-	Index      []analytics.IndexPoint `json:"index"`
-	Terms      query.Terms            `json:"terms"`
-	Sources    []query.SourceRow      `json:"sources"`
-	Excluded   []Exclusion            `json:"excluded"`
-	Target     *Target                `json:"target"`
-	Citation   Citation               `json:"citation"`
-	Commands   map[string]string      `json:"commands"`
-	Providers  []string               `json:"providers"` // providers in the history
-	NewestSeen map[string]time.Time   `json:"newest_seen"`
+	Spot      *query.Volatility      `json:"spot"`
+	SpotQuery query.VolatilityQuery  `json:"-"`
+	Tokens    query.Tokens           `json:"tokens"`
+	Inference query.Inference        `json:"inference"`
+	Index     []analytics.IndexPoint `json:"index"`
+	Terms     query.Terms            `json:"terms"`
+	// Risk is the interruption band in force at the report's time of each spot
+	// series of the GPU; Availability each provider's stock of it over the window
+	// (nil: the store keeps no signals).
+	Risk         *query.RiskHistory   `json:"risk"`
+	Availability *query.Availability  `json:"availability"`
+	RiskCommand  string               `json:"-"` // the risk table's command (the section's is availability's)
+	Sources      []query.SourceRow    `json:"sources"`
+	Excluded     []Exclusion          `json:"excluded"`
+	Target       *Target              `json:"target"`
+	Citation     Citation             `json:"citation"`
+	Commands     map[string]string    `json:"commands"`
+	Providers    []string             `json:"providers"` // providers in the history
+	NewestSeen   map[string]time.Time `json:"newest_seen"`
 }
 
 // Section ids, in the order the report shows them.
@@ -169,6 +176,7 @@ const (
 	SecTokens     = "tokens"
 	SecInference  = "inference"
 	SecIndex      = "index"
+	SecRisk       = "risk"
 	SecTarget     = "target"
 	SecMethod     = "method"
 )
@@ -185,13 +193,15 @@ var Titles = map[string]string{
 	SecTokens:     "Cost per 1B training tokens",
 	SecInference:  "Cost per 1M output tokens (inference)",
 	SecIndex:      "Reference index",
+	SecRisk:       "Interruption risk and availability",
 	SecTarget:     "Target price",
 	SecMethod:     "Method and sources",
 }
 
 // Sections are the section ids in order (the target price only with a quote).
 func (r *Report) Sections() []string {
-	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecInference, SecIndex}
+	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecInference, SecIndex,
+		SecRisk}
 	if r.Target != nil {
 		s = append(s, SecTarget)
 	}
@@ -365,6 +375,34 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 		used("volatility", vres.Data)
 		rep.Spot = &vres.Data
 	}
+
+	// Interruption risk (the bands in force at the report's time) and availability
+	// (each provider's stock over the window) of the GPU's offers.
+	atT := q.At
+	if atT.IsZero() {
+		atT = now
+	}
+	rk, err := src.Risk(ctx, query.RiskQuery{GPU: gpu, Provider: q.Provider, Region: q.Region, Since: atT,
+		Until: atT.Add(time.Second)})
+	switch {
+	case errors.Is(err, store.ErrNoSignals):
+	case err != nil:
+		return nil, err
+	default:
+		used("risk", rk.Data)
+		rep.Risk = &rk.Data
+		av, err := src.Availability(ctx, query.AvailabilityQuery{GPU: gpu, Provider: q.Provider, Region: q.Region,
+			Since: atT.Add(-q.Since), Until: atT, By: "gpu"})
+		if err != nil {
+			return nil, err
+		}
+		used("availability", av.Data)
+		rep.Availability = &av.Data
+	}
+	rep.Commands[SecRisk] = fmt.Sprintf("gpuprice availability --gpu %s%s --by gpu --since %s --until %s", gpu, sel,
+		atT.Add(-q.Since).UTC().Format(time.RFC3339), at)
+	rep.RiskCommand = fmt.Sprintf("gpuprice risk --gpu %s%s --since %s --until %s", gpu, sel, at,
+		atT.Add(time.Second).UTC().Format(time.RFC3339))
 
 	// $ per 1B training tokens of the offers now.
 	// The job is the quote's GPUs (one node of the offer when they fit it).

@@ -116,6 +116,8 @@ func (r *Report) Layout() []Section {
 			r.inference(&s)
 		case SecIndex:
 			r.index(&s)
+		case SecRisk:
+			r.risk(&s)
 		case SecTarget:
 			r.target(&s)
 		case SecMethod:
@@ -387,6 +389,52 @@ func (r *Report) volatility(s *Section) {
 	h, rows = query.Volatility{By: analytics.BySeries, Series: dd}.Table()
 	h, rows = pick(h, rows, cols...)
 	s.Tables = append(s.Tables, Table{ID: "drawdown-table", Caption: "Worst drawdowns", Header: h, Rows: rows})
+}
+
+// risk lays out the interruption bands in force of the GPU's spot offers (highest
+// first, ten at most) and each provider's availability of it over the window.
+func (r *Report) risk(s *Section) {
+	if r.Risk == nil || r.Availability == nil {
+		s.Paras = append(s.Paras, "Missing: this store keeps no interruption or stock signals.")
+		return
+	}
+	bands := slices.Clone(r.Risk.Changes)
+	sort.SliceStable(bands, func(i, j int) bool { return bands[i].To > bands[j].To })
+	if len(bands) == 0 {
+		s.Paras = append(s.Paras, "Missing: no interruption band of this GPU's spot offers is stored at the report's time "+
+			"(AWS Spot Advisor, Azure eviction rates; gpuprice risk import-spot-advisor backfills AWS's).")
+	} else {
+		s.Paras = append(s.Paras, fmt.Sprintf("%d spot offer(s) of this GPU have an interruption band in force: AWS's "+
+			"share of instances reclaimed over a month, Azure's chance of an eviction within the hour. The rate is the "+
+			"band read as interruptions per hour (docs/risk.md); a job's expected cost is its price × (1 + rate × "+
+			"(checkpoint/2 + restart)).", len(bands)))
+		h, rows := query.RiskHistory{Changes: bands[:min(len(bands), 10)]}.Table()
+		h, rows = pick(h, rows, "provider", "sku", "region", "at", "to", "rate_per_hour")
+		for i := range h {
+			switch h[i] {
+			case "at":
+				h[i] = "since"
+			case "to":
+				h[i] = "band"
+			}
+		}
+		s.Tables = append(s.Tables, Table{ID: "risk-table", Caption: "Interruption band in force, highest first",
+			Header: h, Rows: rows})
+		s.Notes = append(s.Notes, "The bands: "+r.RiskCommand)
+	}
+	a := r.Availability
+	if len(a.Rows) == 0 {
+		s.Paras = append(s.Paras, "Missing: no provider states the stock of this GPU in the window.")
+		return
+	}
+	s.Paras = append(s.Paras, fmt.Sprintf("Stock of this GPU per provider from %s to %s: in stock while any of its "+
+		"offers is, each stock signal holding until the next, 3 hours at most (then not observed). Least available "+
+		"first; last is the providers' newest stock summed, in its unit.", day(a.Since), day(a.Until)))
+	h, rows := a.Table()
+	h, rows = pick(h, rows, "provider", "kind", "series", "in_stock_share", "observed_h", "outages", "longest_outage_h",
+		"last", "unit")
+	s.Tables = append(s.Tables, Table{ID: "availability-table", Caption: "Availability by provider", Header: h,
+		Rows: rows})
 }
 
 func (r *Report) tokens(s *Section) {

@@ -328,7 +328,7 @@ func testReport(t *testing.T, dsn string, browse bool) {
 	}
 
 	// Every section, in order; the method cites the data.
-	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "target", "method"} {
+	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "risk", "target", "method"} {
 		if !strings.Contains(doc, `<section id="`+id+`"`) {
 			t.Errorf("section %s missing", id)
 		}
@@ -520,7 +520,7 @@ func checkPDF(t *testing.T, path string) {
 		}
 	}
 	walk(bms)
-	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "target", "method"} {
+	for _, id := range []string{"summary", "market", "cheapest", "discounts", "spreads", "volatility", "tokens", "index", "risk", "target", "method"} {
 		if !slices.Contains(titles, report.Titles[id]) {
 			t.Errorf("PDF outline has no section %q: %s", report.Titles[id], fmt.Sprint(titles))
 		}
