@@ -268,3 +268,94 @@ func GPUsAvailable(s schemas.Signal, perInstance int) (float64, bool) {
 	}
 	return 0, false
 }
+
+// StockPoint is one point of a stock timeline: what a provider's offers of a GPU
+// (one kind and unit) stated at At, summed over the offers whose signal held then;
+// Value nil when none held (not observed).
+type StockPoint struct {
+	At    time.Time `json:"at"`
+	Value *float64  `json:"value"`
+}
+
+// StockLine is the timeline of one provider's GPU, kind and unit.
+type StockLine struct {
+	Provider string       `json:"provider"`
+	GPU      string       `json:"gpu"`
+	Kind     string       `json:"kind"`
+	Unit     string       `json:"unit"`
+	Points   []StockPoint `json:"points"`
+}
+
+// MaxStockPoints bounds a timeline's points (a window over step).
+const MaxStockPoints = 2000
+
+// StockTimeline samples sigs (stock and depth signals ordered by series then
+// time) every step from since until before until, per provider, GPU, kind and
+// unit: at each time the sum of the values of the series whose signal held then
+// (each holds until the next of its series, StockHold at most). A step giving more
+// than MaxStockPoints points is widened to fit.
+func StockTimeline(sigs []schemas.Signal, since, until time.Time, step time.Duration) []StockLine {
+	if step <= 0 || !until.After(since) {
+		return nil
+	}
+	if n := until.Sub(since) / step; n > MaxStockPoints {
+		step = until.Sub(since)/MaxStockPoints + time.Nanosecond
+	}
+	type key struct{ provider, gpu, kind, unit string }
+	lines := map[key][]segmentValue{}
+	var order []key
+	for _, run := range seriesRuns(sigs) {
+		k := key{run[0].Provider, run[0].GPU, run[0].Kind, UnitOf(run[0])}
+		if _, ok := lines[k]; !ok {
+			order = append(order, k)
+		}
+		for i, s := range run {
+			end := s.EffectiveAt.Add(StockHold)
+			if i+1 < len(run) && run[i+1].EffectiveAt.Before(end) {
+				end = run[i+1].EffectiveAt
+			}
+			lines[k] = append(lines[k], segmentValue{from: s.EffectiveAt, to: end, v: s.Value})
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.provider != b.provider {
+			return a.provider < b.provider
+		}
+		if a.gpu != b.gpu {
+			return a.gpu < b.gpu
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.unit < b.unit
+	})
+	out := make([]StockLine, 0, len(order))
+	for _, k := range order {
+		l := StockLine{Provider: k.provider, GPU: k.gpu, Kind: k.kind, Unit: k.unit}
+		for t := since; t.Before(until); t = t.Add(step) {
+			var sum float64
+			held := false
+			for _, sv := range lines[k] {
+				if !t.Before(sv.from) && t.Before(sv.to) {
+					sum += sv.v
+					held = true
+				}
+			}
+			p := StockPoint{At: t}
+			if held {
+				v := sum
+				p.Value = &v
+			}
+			l.Points = append(l.Points, p)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// segmentValue is a signal's value over the stretch it holds.
+type segmentValue struct {
+	from, to time.Time
+	v        float64
+}

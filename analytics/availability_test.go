@@ -1,6 +1,8 @@
 package analytics
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +94,34 @@ func TestGPUsAvailable(t *testing.T) {
 		if got != tc.want || known != tc.known {
 			t.Errorf("%+v: %v %v, want %v %v", tc, got, known, tc.want, tc.known)
 		}
+	}
+}
+
+// TestStockTimeline: two offers of one GPU sampled hourly: the sum of those holding
+// at each hour, nil where none holds.
+func TestStockTimeline(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	h := func(n float64) time.Time { return t0.Add(time.Duration(n * float64(time.Hour))) }
+	sigs := []schemas.Signal{
+		stockAt("a", h(0), 2), stockAt("a", h(2), 0), // a: 2 over 0–2, 0 over 2–5
+		stockAt("b", h(1), 3), // b: 3 over 1–4
+	}
+	lines := StockTimeline(sigs, t0, h(7), time.Hour)
+	if len(lines) != 1 || lines[0].Unit != "gpus" || len(lines[0].Points) != 7 {
+		t.Fatalf("lines %+v", lines)
+	}
+	var got []string
+	for _, p := range lines[0].Points {
+		if p.Value == nil {
+			got = append(got, "-")
+		} else {
+			got = append(got, strconv.FormatFloat(*p.Value, 'f', -1, 64))
+		}
+	}
+	if strings.Join(got, " ") != "2 5 3 3 0 - -" {
+		t.Errorf("points %v, want 2 5 3 3 0 - -", got)
+	}
+	if n := len(StockTimeline(sigs, t0, h(24*365), time.Minute)[0].Points); n > MaxStockPoints {
+		t.Errorf("%d points, at most %d", n, MaxStockPoints)
 	}
 }

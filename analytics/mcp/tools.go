@@ -183,6 +183,7 @@ type availabilityArgs struct {
 	Until      string `json:"until,omitempty"`
 	By         string `json:"by,omitempty"`
 	Need       int    `json:"need,omitempty"`
+	Step       string `json:"step,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
 	Restart    string `json:"restart,omitempty"`
 }
@@ -238,6 +239,8 @@ var descriptions = map[string]string{
 		"(default 30m)",
 	"restart": "with risk-adjusted (tokens) or need (availability): time from an interruption to work " +
 		"resuming (default 10m)",
+	"step": "also the timeline of each provider's GPU: its offers' stock summed every step (1h, 6h; at least " +
+		"10m)",
 	"need": "the GPUs needed now: also list the offers whose stock can supply that many, with their prices " +
 		"and risk-adjusted prices, cheapest first",
 }

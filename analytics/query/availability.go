@@ -36,7 +36,13 @@ type AvailabilityQuery struct {
 	// Job is the checkpoint and restart the Need offers' spot prices are
 	// risk-adjusted with (docs/risk.md).
 	Job analytics.SpotJob
+	// Step, when > 0, adds the timeline of each provider's GPU (kind and unit)
+	// sampled every Step (analytics.StockTimeline; at least 10 minutes).
+	Step time.Duration
 }
+
+// MinAvailabilityStep is the shortest Step of a timeline.
+const MinAvailabilityStep = 10 * time.Minute
 
 // DefaultAvailabilityWindow is the window of an AvailabilityQuery without Since.
 const DefaultAvailabilityWindow = 7 * 24 * time.Hour
@@ -49,6 +55,11 @@ func ParseAvailability(v url.Values, caps Caps) (AvailabilityQuery, error) {
 	q.Since, q.Until = p.bounds()
 	q.By = p.enum("by", "offer", "offer", "gpu")
 	q.Need = p.integer("need", 0, 0, 1_000_000)
+	if p.has("step") {
+		if q.Step = p.span("step", ""); q.Step > 0 && q.Step < MinAvailabilityStep {
+			p.fail("step", "%q: at least %s", p.str("step"), FormatSpan(MinAvailabilityStep))
+		}
+	}
 	q.Job = analytics.SpotJob{Hours: 1, CheckpointMin: p.span("checkpoint", "30m").Minutes(),
 		RestartMin: p.span("restart", "10m").Minutes()}
 	if q.Need == 0 {
@@ -66,6 +77,9 @@ func (q AvailabilityQuery) Values() url.Values {
 	v := vals("gpu", q.GPU, "provider", q.Provider, "sku", q.SKU, "region", q.Region)
 	if q.By != "" && q.By != "offer" {
 		v.Set("by", q.By)
+	}
+	if q.Step > 0 {
+		v.Set("step", FormatSpan(q.Step))
 	}
 	if q.Need > 0 {
 		v.Set("need", strconv.Itoa(q.Need))
@@ -87,6 +101,8 @@ type Availability struct {
 	// Need and Offers answer a Need query.
 	Need   int             `json:"need,omitempty"`
 	Offers []CapacityOffer `json:"offers,omitempty"`
+	// Timeline answers a Step query: per provider's GPU, kind and unit.
+	Timeline []analytics.StockLine `json:"timeline,omitempty"`
 }
 
 // CapacityOffer is an offer that can supply the GPUs asked for now: its stock and
@@ -168,6 +184,9 @@ func (r *Reader) Availability(ctx context.Context, q AvailabilityQuery) (Result[
 		a.Rows = append(a.Rows, analytics.StockAvailability(sigs, since, until)...)
 	}
 	sort.SliceStable(a.Rows, func(i, j int) bool { return a.Rows[i].InStockShare < a.Rows[j].InStockShare })
+	if q.Step > 0 {
+		a.Timeline = analytics.StockTimeline(sigs, since, until, q.Step)
+	}
 	if q.Need > 0 {
 		if a.Offers, err = r.capacity(ctx, q, sigs, until, gpus); err != nil {
 			return res, err

@@ -274,3 +274,57 @@ func TestWebAppStock(t *testing.T) {
 	shot(t, ctx, "board-stock")
 	accessible(t, ctx, "board-stock")
 }
+
+// TestWebAppAvailability: the Availability view over constructed stock signals of
+// the last three hours (RunPod secure 8, 0 then 16 GPUs; Crusoe 10 instances): a
+// chart line per provider and unit with something drawn, and the table least
+// available first (RunPod, out for an hour of the three observed, before Crusoe),
+// drawn in headless Chromium with axe.
+func TestWebAppAvailability(t *testing.T) {
+	ctx := browser(t)
+	dsn := "duckdb://" + filepath.Join(t.TempDir(), "availability-web.duckdb")
+	now := time.Now().UTC().Truncate(time.Second)
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sig := func(provider, sku, region, unit string, back time.Duration, v float64) schemas.Signal {
+		at := now.Add(-back)
+		return schemas.Signal{ObservedAt: at, EffectiveAt: at, Provider: provider, SKU: sku, Region: region,
+			GPU: "H100-SXM-80GB", Kind: schemas.SignalStock, Value: v, Source: provider, RunID: "constructed",
+			SourceURL: "constructed:availability_test", Attrs: map[string]string{"unit": unit}}
+	}
+	sg, _ := store.SignalsOf(st)
+	const secure = "NVIDIA H100 80GB HBM3:secure"
+	if err := sg.WriteSignals(context.Background(), []schemas.Signal{
+		sig("runpod", secure, "", "gpus", 3*time.Hour, 8), sig("runpod", secure, "", "gpus", 2*time.Hour, 0),
+		sig("runpod", secure, "", "gpus", time.Hour, 16),
+		sig("crusoe", "h100-80gb-sxm-ib.8x", "us-east1-a", "instances", 3*time.Hour, 10),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	base, stop := startServe(t, "--store", dsn)
+	defer stop()
+	do(t, ctx, "open the availability view", chromedp.Navigate(base+"/availability?gpu=H100-SXM-80GB&since=1d"),
+		chromedp.WaitVisible(chromedp.CSS(`#availability-table`)), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
+	if n := eval[string](t, ctx, `document.querySelector('#availability-chart').dataset.seriesDrawn`); n != "2" {
+		t.Errorf("lines drawn %q, want 2", n)
+	}
+	labels := eval[string](t, ctx, `document.querySelector('#availability-chart .plot').getAttribute('aria-label')`)
+	if !strings.Contains(labels, "crusoe instances") || !strings.Contains(labels, "runpod gpus") {
+		t.Errorf("chart label %q", labels)
+	}
+	rows := eval[[]string](t, ctx, `[...document.querySelectorAll('#availability-table tbody tr')]
+	  .map(tr => [...tr.children].map(c => c.textContent).join(' | '))`)
+	// RunPod: observed 3 h (8 for 1 h, 0 for 1 h, 16 for the last hour): 67 % in stock.
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "runpod | stock | 1 | 67 % | 3.0 | 1 | 1.0") ||
+		!strings.HasPrefix(rows[1], "crusoe | stock | 1 | 100 %") {
+		t.Errorf("table rows %q", rows)
+	}
+	shot(t, ctx, "availability")
+	accessible(t, ctx, "availability")
+}

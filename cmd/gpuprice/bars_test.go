@@ -79,7 +79,7 @@ sources:
   fx: {endpoint: %[2]s/stats/eurofxref/eurofxref-hist-90d.xml}
   aws:
     endpoint: %[3]s/offers/v1.0/aws/AmazonEC2/current/region_index.json
-    options: {mode: api, regions: [us-east-1], since: 3h, pricing_endpoint: %[3]s, ec2_endpoint: %[3]s, spot_feed: %[3]s/spot.js}
+    options: {mode: api, regions: [us-east-1], since: 3h, pricing_endpoint: %[3]s, ec2_endpoint: %[3]s, spot_feed: %[3]s/spot.js, spot_advisor: "off"}
 `, dir, srv.URL, aws.URL)
 	for _, n := range disabledOthers() {
 		if n != "aws" {

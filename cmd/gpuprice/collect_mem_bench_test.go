@@ -338,7 +338,7 @@ func loadRecordedFixtures(tb testing.TB) map[string][]loadedFixture {
 	out := map[string][]loadedFixture{}
 	for key, fs := range recordedFixtures {
 		for _, f := range fs {
-			body, err := os.ReadFile(filepath.Join("..", "..", "scrapers", f.file))
+			body, err := fixtureBody(f.file)
 			if err != nil {
 				tb.Fatal(err)
 			}

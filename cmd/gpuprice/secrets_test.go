@@ -94,7 +94,7 @@ func TestSecretsAppearNowhere(t *testing.T) {
 		case "runpod", "gcp":
 			fmt.Fprintf(&cfg, "  %s: {endpoint: %s/%s}\n", name, echo.URL, name)
 		case "aws":
-			fmt.Fprintf(&cfg, "  aws: {endpoint: %s/aws/region_index.json, options: {pricing_endpoint: %s, ec2_endpoint: %s, spot_feed: %s/spot.js}}\n",
+			fmt.Fprintf(&cfg, "  aws: {endpoint: %s/aws/region_index.json, options: {pricing_endpoint: %s, ec2_endpoint: %s, spot_feed: %s/spot.js, spot_advisor: \"off\"}}\n",
 				fail.URL, echo.URL, echo.URL, hang.URL)
 		default:
 			base := fail.URL

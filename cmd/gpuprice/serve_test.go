@@ -150,6 +150,9 @@ func TestServe(t *testing.T) {
 		// −ln(0.875)/730 = 1.82919715924e-4 per hour.
 		`gpuprice_interruption_band{gpu="A100-SXM-40GB",provider="aws",region="us-east-1",sku="p4d.24xlarge"} 2`,
 		`gpuprice_interruption_rate_per_hour{gpu="A100-SXM-40GB",provider="aws",region="us-east-1",sku="p4d.24xlarge"} 0.000182919715924`,
+		// The stock and depth the run of vast stated (its offers' num_gpus when rentable).
+		`gpuprice_gpus_in_stock{gpu="H100-SXM-80GB",provider="vast"}`,
+		`gpuprice_market_depth{gpu="H100-SXM-80GB",provider="vast"}`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)

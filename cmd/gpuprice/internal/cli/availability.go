@@ -12,7 +12,7 @@ import (
 func init() { addCommand((*app).availabilityCmd) }
 
 func (a *app) availabilityCmd() *cobra.Command {
-	var provider, sku, region, gpu, since, until, by, checkpoint, restart, format string
+	var provider, sku, region, gpu, since, until, by, step, checkpoint, restart, format string
 	var need int
 	cmd := &cobra.Command{
 		Use:   "availability",
@@ -39,7 +39,7 @@ GET /api/v1/availability.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := url.Values{}
 			for k, s := range map[string]string{"provider": provider, "sku": sku, "region": region, "gpu": gpu,
-				"since": since, "until": until, "by": by} {
+				"since": since, "until": until, "by": by, "step": step} {
 				if s != "" {
 					v.Set(k, s)
 				}
@@ -80,6 +80,7 @@ GET /api/v1/availability.`,
 	fl.StringVar(&since, "since", "", "from this time (a date, RFC 3339, or a duration back: 30d; default 7d)")
 	fl.StringVar(&until, "until", "", "before this time (a date or RFC 3339; default now)")
 	fl.StringVar(&by, "by", "offer", "offer or gpu (each provider's GPU)")
+	fl.StringVar(&step, "step", "", "with --format json: also each provider's GPU's stock sampled every step (1h)")
 	fl.IntVar(&need, "need", 0, "the GPUs needed now: list the offers that can supply them, cheapest first")
 	fl.StringVar(&checkpoint, "checkpoint", "30m", "with --need: time between the job's checkpoints")
 	fl.StringVar(&restart, "restart", "10m", "with --need: time from an interruption to work resuming")

@@ -38,7 +38,7 @@ func mustSub(f fs.FS, dir string) fs.FS {
 
 // Views are the paths answered with the page shell; the app picks the view from
 // the path, and its filters from the query string.
-var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/terms", "/alerts", "/sources"}
+var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/terms", "/availability", "/alerts", "/sources"}
 
 // CSP is the Content-Security-Policy of every response: scripts, styles, data and
 // images from this server only.

@@ -7,6 +7,7 @@ import { spreads } from './spreads.js';
 import { indexView } from './indexview.js';
 import { tokens } from './tokens.js';
 import { terms } from './terms.js';
+import { availability } from './availability.js';
 import { alerts, sources, alertItems, ALERTS_WINDOW } from './health.js';
 import { get, data, recorded, onRecorded } from './api.js';
 import { el } from './util.js';
@@ -18,6 +19,7 @@ const VIEWS = {
   '/index': ['Index', indexView],
   '/tokens': ['Tokens', tokens],
   '/terms': ['Terms', terms],
+  '/availability': ['Availability', availability],
   '/alerts': ['Alerts', alerts],
   '/sources': ['Sources', sources],
 };
