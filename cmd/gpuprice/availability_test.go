@@ -259,7 +259,7 @@ func TestWebAppStock(t *testing.T) {
 	do(t, ctx, "open the board sorted by stock", chromedp.Navigate(base+"/?sort=stock"),
 		chromedp.WaitVisible(chromedp.CSS(`#offers`)), chromedp.WaitVisible(chromedp.CSS(`body[data-ready]`)))
 	cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#offers tbody tr')]
-	  .map(tr => tr.children[1].textContent + ' ' + tr.children[6].textContent + ' ' + tr.children[9].textContent)`)
+	  .map(tr => tr.children[1].textContent + ' ' + tr.children[6].textContent + ' ' + tr.children[10].textContent)`)
 	want := []string{
 		"runpod " + secure + " ● 16 gpus", "runpod " + secure + " ● 16 gpus", "crusoe h100-80gb-sxm-ib.8x ● 10 instances",
 		"runpod " + community + " ○ out", "lambda gpu_8x_h100_sxm5 —",

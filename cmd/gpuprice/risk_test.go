@@ -290,6 +290,18 @@ func TestWebAppRiskBand(t *testing.T) {
 		"interruption frequency >20% (band 4, AWS Spot Advisor), as of") {
 		t.Errorf("band title %q", title)
 	}
+	// The Job column: >20% is λ = −ln(0.75)/730 = 3.941e-4 per hour, × (1 + λ × 25/60)
+	// = × 1.000164 for a checkpoint every 30 min and a 10 min restart; on demand × 1;
+	// no band: —.
+	jobs := eval[[]string](t, ctx, `[...document.querySelectorAll('#offers tbody tr')]
+	  .map(tr => tr.children[4].textContent.trim() + ' ' + tr.children[3].textContent + ' ' + tr.children[9].title.split(';')[0])`)
+	for _, want := range []string{"us-east-1 spot expected $ per GPU-hour of work: 5.00 × (1 + 0.000394/h × (30/2 + 10) min) = × 1.000164",
+		"us-east-1 on-demand expected $ per GPU-hour of work: 6.88 × (1 + 0.00/h × (30/2 + 10) min) = × 1.000000",
+		"eu-west-1 spot no interruption band: the expected cost of a finished job is unknown"} {
+		if !strings.Contains(strings.Join(jobs, "|"), want) {
+			t.Errorf("job column %q lacks %q", jobs, want)
+		}
+	}
 	shot(t, ctx, "board-risk")
 	accessible(t, ctx, "board-risk")
 }

@@ -16,6 +16,7 @@ const COLUMNS = [
   ['sku', 'SKU'],
   ['price', '$/GPU-h'],
   ['risk', 'Interruption'],
+  ['job', 'Job $/GPU-h'],
   ['stock', 'Stock'],
   ['age', 'Age'],
 ];
@@ -41,6 +42,7 @@ const key = {
   sku: (o) => o.sku,
   price: (o) => o.price_usd_gpu_hour,
   risk: (o) => riskOf(o).order,
+  job: (o) => { const j = jobOf(o); return j.value === undefined ? Infinity : j.value; },
   stock: (o) => stockOf(o).order,
   age: (o) => -new Date(o.observed_at).getTime(),
 };
@@ -58,6 +60,20 @@ function riskOf(o) {
   return { text: b.to_label, band: b.to,
     title: `interruption frequency ${b.to_label} (band ${b.to}, ${BAND_SOURCE[b.provider] || b.provider}), as of ${when(b.at)}` +
       (b.rate_per_hour ? `; read as ${b.rate_per_hour.toPrecision(3)} interruptions per hour` : ''), order: b.to };
+}
+
+/** JOB: the job the Job column prices, as `gpuprice prices --risk-adjusted` does by default: a checkpoint every 30 minutes, 10 minutes to restart. */
+const JOB = { checkpointMin: 30, restartMin: 10 };
+/** jobOf: the expected $ per GPU-hour of work once interruptions are counted (docs/risk.md): price × (1 + λ·(C/2 + R)/60); on-demand and reserved are not interrupted; a spot offer without a band has none. */
+function jobOf(o) {
+  const r = riskOf(o);
+  if (r.order === 99) return { text: '—', title: 'no interruption band: the expected cost of a finished job is unknown' };
+  const rate = r.order === -1 ? 0 : (bands.get(seriesKey(o)) || {}).rate_per_hour;
+  if (!(rate >= 0)) return { text: '—', title: 'this band is not read as a rate' };
+  const factor = 1 + rate * (JOB.checkpointMin / 2 + JOB.restartMin) / 60;
+  const value = o.price_usd_gpu_hour * factor;
+  return { value, text: money(value),
+    title: `expected $ per GPU-hour of work: ${money(o.price_usd_gpu_hour)} × (1 + ${rate.toPrecision(3)}/h × (${JOB.checkpointMin}/2 + ${JOB.restartMin}) min) = × ${factor.toFixed(6)}; checkpoint every ${JOB.checkpointMin} min, restart ${JOB.restartMin} min (gpuprice prices --risk-adjusted)` };
 }
 
 /** stocks: each offer's newest stock signal that still holds (3 h at most), per provider|sku|region|zone, from /api/v1/availability. */
@@ -250,6 +266,7 @@ export async function board(main) {
       el('td', { class: 'sku' }, o.sku),
       el('td', { class: 'n' }, money(o.price_usd_gpu_hour)),
       ((r) => el('td', { class: 'risk' + (r.band !== undefined ? ' band-' + r.band : ''), title: r.title }, r.text))(riskOf(o)),
+      ((j) => el('td', { class: 'n job', title: j.title }, j.text))(jobOf(o)),
       ((r) => el('td', { class: 'stock' + (r.dot ? ' stock-' + r.dot : ''), title: r.title },
         r.dot ? el('span', { class: 'dot', 'aria-hidden': 'true' }, r.dot === 'in' ? '● ' : '○ ') : '', r.text))(stockOf(o)),
       el('td', { class: 'n', title: when(o.observed_at) + (constructed(o) ? ' (recorded example from a constructed response: an illustrative value, not a provider\'s price)' : recorded(o) ? ' (recorded example, not a current price)' : '') }, ago(o.observed_at, now),
