@@ -55,7 +55,7 @@ func ParseAvailability(v url.Values, caps Caps) (AvailabilityQuery, error) {
 	q.Since, q.Until = p.bounds()
 	q.By = p.enum("by", "offer", "offer", "gpu")
 	q.Need = p.integer("need", 0, 0, 1_000_000)
-	if p.has("step") {
+	if p.str("step") != "" {
 		if q.Step = p.span("step", ""); q.Step > 0 && q.Step < MinAvailabilityStep {
 			p.fail("step", "%q: at least %s", p.str("step"), FormatSpan(MinAvailabilityStep))
 		}

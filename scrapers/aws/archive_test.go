@@ -134,8 +134,8 @@ func TestRecordLargeOfferBoundedMemory(t *testing.T) {
 }
 
 // The SDK's calls, a throttled one and its retry included, are archived with their
-// request bodies and replayed to the SDK in order: the same rows come back with the
-// fake AWS gone.
+// request bodies and replayed to the SDK in order: the same rows (and Capacity Block
+// signals, the default types asked in api mode) come back with the fake AWS gone.
 func TestRecordAPIRetriesThenReplay(t *testing.T) {
 	f := newFakeAWS(t)
 	pages := pricingPages(t)
@@ -146,6 +146,7 @@ func TestRecordAPIRetriesThenReplay(t *testing.T) {
 		return pages(n, in)
 	}
 	f.ec2 = spotPages(t)
+	f.cb = cbPages(t)
 	dir := filepath.Join(t.TempDir(), "archive")
 	rec, err := archive.Create(dir, "run-api", scrapertest.ObservedAt, []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"})
 	if err != nil {
@@ -169,8 +170,10 @@ func TestRecordAPIRetriesThenReplay(t *testing.T) {
 			t.Errorf("entry %+v", e)
 		}
 	}
-	if len(statuses) != 5 || statuses[0] != http.StatusTooManyRequests || len(f.pricReq) != 3 {
-		t.Fatalf("archived statuses %v after %d GetProducts", statuses, len(f.pricReq))
+	// 3 GetProducts, 2 DescribeSpotPriceHistory, then DescribeCapacityBlockOfferings:
+	// p5.48xlarge in 2 pages and the 4 other default types.
+	if len(statuses) != 11 || statuses[0] != http.StatusTooManyRequests || len(f.pricReq) != 3 || len(f.cbReq) != 6 {
+		t.Fatalf("archived statuses %v after %d GetProducts, %d DescribeCapacityBlockOfferings", statuses, len(f.pricReq), len(f.cbReq))
 	}
 	f.Close()
 
@@ -188,5 +191,10 @@ func TestRecordAPIRetriesThenReplay(t *testing.T) {
 	got, _ := json.Marshal(replayed.Sorted())
 	if string(got) != string(want) || len(live.Rows) == 0 || len(a.Misses()) != 0 || len(replayed.rejects) != len(live.rejects) {
 		t.Errorf("replayed %d rows, recorded %d; misses %v", len(replayed.Rows), len(live.Rows), a.Misses())
+	}
+	want, _ = json.Marshal(live.Signals)
+	got, _ = json.Marshal(replayed.Signals)
+	if string(got) != string(want) || len(live.Signals) == 0 {
+		t.Errorf("replayed signals %s, recorded %s", got, want)
 	}
 }

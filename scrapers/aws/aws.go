@@ -76,7 +76,7 @@ func init() {
 		Provider:        Provider,
 		Method:          schemas.SourceAPI,
 		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y},
-		Credentials:     "AWS credentials from the standard chain (optional: env, shared config, SSO, instance role; pricing:GetProducts, ec2:DescribeSpotPriceHistory); without them the public price files",
+		Credentials:     "AWS credentials from the standard chain (optional: env, shared config, SSO, instance role; pricing:GetProducts, ec2:DescribeSpotPriceHistory, ec2:DescribeCapacityBlockOfferings); without them the public price files",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
 		Description:     "AWS EC2 GPU instances: Price List API or public offer files (on-demand, reserved), spot history per zone or the public spot feed",
@@ -105,7 +105,9 @@ type Options struct {
 	// Since is how far back spot history is read (Go duration, default 1h, at most
 	// 90 days: EC2 keeps 90 days).
 	Since string `json:"since"`
-	// Collect limits the parts collected: on_demand, reserved, spot (default all).
+	// Collect limits the parts collected: on_demand, reserved, spot, capacity_blocks
+	// (default all; capacity_blocks, which needs the EC2 API, is left out of mode
+	// public's default and runs only where the APIs are used).
 	Collect []string `json:"collect"`
 	// PricingEndpoint and EC2Endpoint replace the SDK's endpoints (a VPC endpoint, a
 	// recording); empty means the SDK's.
@@ -118,6 +120,20 @@ type Options struct {
 	// SpotAdvisor is the Spot Advisor file's URL (default SpotAdvisorURL), read with
 	// the spot part for the interruption bands (docs/risk.md); "off" reads none.
 	SpotAdvisor string `json:"spot_advisor"`
+	// CapacityBlockTypes are the instance types whose Capacity Block offerings the
+	// capacity_blocks part asks for: GPU instance types of the family table (default
+	// DefaultCapacityBlockTypes).
+	CapacityBlockTypes []string `json:"capacity_block_types"`
+	// CapacityBlockHours is the block duration asked, in hours (default 24; 0 means the
+	// default): whole days, by 1 day up to 14 days, by 7 days up to 182 days.
+	CapacityBlockHours int `json:"capacity_block_hours"`
+	// CapacityBlockWindow is how far ahead of the run a block may start (Go duration,
+	// default 336h, at most 8 weeks): offerings starting from now and ending by now +
+	// window + the duration.
+	CapacityBlockWindow string `json:"capacity_block_window"`
+	// CapacityBlockRegions are the regions asked for Capacity Blocks; empty means the
+	// collected regions.
+	CapacityBlockRegions []string `json:"capacity_block_regions"`
 }
 
 var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
@@ -145,8 +161,8 @@ func (o Options) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, p := range o.Collect {
-		if p != PartOnDemand && p != PartReserved && p != PartSpot {
-			return fmt.Errorf("aws: options: collect %q is not on_demand, reserved or spot", p)
+		if p != PartOnDemand && p != PartReserved && p != PartSpot && p != PartCapacityBlocks {
+			return fmt.Errorf("aws: options: collect %q is not on_demand, reserved, spot or capacity_blocks", p)
 		}
 		if seen[p] {
 			return fmt.Errorf("aws: options: collect lists %q twice", p)
@@ -182,7 +198,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("aws: options: bulk_timeout %s is not positive", d)
 		}
 	}
-	return nil
+	return o.validateCapacityBlocks()
 }
 
 // Source is the AWS source.
@@ -192,6 +208,8 @@ type Source struct {
 	custom      bool    // regions were configured
 	since       time.Duration
 	bulkTimeout time.Duration
+	cbHours     int           // capacity_block_hours
+	cbWindow    time.Duration // capacity_block_window
 	// awsConfig loads the SDK configuration; tests replace it.
 	awsConfig func(ctx context.Context) (awssdk.Config, error)
 }
@@ -208,7 +226,8 @@ func New(cfg scrapers.Config) (scrapers.Source, error) {
 	if p, err := url.Parse(cfg.EndpointOr(DefaultEndpoint)); err != nil || p.Host == "" {
 		return nil, fmt.Errorf("aws: endpoint %q is not an absolute URL", cfg.EndpointOr(DefaultEndpoint))
 	}
-	s := &Source{cfg: cfg, custom: len(o.Regions) > 0, since: DefaultSince, bulkTimeout: DefaultBulkTimeout}
+	s := &Source{cfg: cfg, custom: len(o.Regions) > 0, since: DefaultSince, bulkTimeout: DefaultBulkTimeout,
+		cbHours: DefaultCapacityBlockHours, cbWindow: DefaultCapacityBlockWindow}
 	if o.Mode == "" {
 		o.Mode = ModeAuto
 	}
@@ -217,6 +236,21 @@ func New(cfg scrapers.Config) (scrapers.Source, error) {
 	}
 	if len(o.Collect) == 0 {
 		o.Collect = []string{PartOnDemand, PartReserved, PartSpot}
+		if o.Mode != ModePublic {
+			o.Collect = append(o.Collect, PartCapacityBlocks)
+		}
+	}
+	if len(o.CapacityBlockTypes) == 0 {
+		o.CapacityBlockTypes = slices.Clone(DefaultCapacityBlockTypes)
+	}
+	if len(o.CapacityBlockRegions) == 0 {
+		o.CapacityBlockRegions = slices.Clone(o.Regions)
+	}
+	if o.CapacityBlockHours != 0 {
+		s.cbHours = o.CapacityBlockHours
+	}
+	if o.CapacityBlockWindow != "" {
+		s.cbWindow, _ = time.ParseDuration(o.CapacityBlockWindow)
 	}
 	if o.SpotFeed == "" {
 		o.SpotFeed = DefaultSpotFeed
@@ -235,6 +269,9 @@ func New(cfg scrapers.Config) (scrapers.Source, error) {
 // Expect is the coverage guard: the default regions sell dozens of GPU sizes each, so
 // a healthy run yields hundreds of rows and always the flagship and the common sizes.
 func (s *Source) Expect() scrapers.Expectation {
+	if !s.part(PartOnDemand) && !s.part(PartReserved) && !s.part(PartSpot) {
+		return scrapers.Expectation{} // capacity_blocks alone: signals, no rows
+	}
 	if s.custom {
 		return scrapers.Expectation{MinRows: len(s.opts.Regions)}
 	}
@@ -265,7 +302,8 @@ func (s *Source) wants(pricing string) bool {
 }
 
 // Collect runs the parts in the chosen mode; a part that fails is recorded and the
-// others go on.
+// others go on. The capacity_blocks part runs in API mode only and never fails the
+// run (collectCapacityBlocks).
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	log := s.log()
 	mode := s.opts.Mode
@@ -320,6 +358,13 @@ func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 		}
 		errs = append(errs, err)
 		s.collectSpotAdvisor(ctx, e)
+	}
+	if s.part(PartCapacityBlocks) {
+		if mode == ModeAPI {
+			s.collectCapacityBlocks(ctx, ac, e)
+		} else {
+			log.Debug("capacity block offerings need the EC2 API: not read in public mode")
+		}
 	}
 	return errors.Join(errs...)
 }

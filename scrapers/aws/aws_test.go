@@ -367,7 +367,11 @@ type fakeAWS struct {
 	// pricing answers GetProducts call n (0-based) with a status and body.
 	pricing func(n int, in map[string]any) (int, string)
 	// ec2 answers DescribeSpotPriceHistory call n for a region.
-	ec2     func(n int, region string, form url.Values) (int, string)
+	ec2 func(n int, region string, form url.Values) (int, string)
+	// cb answers DescribeCapacityBlockOfferings call n for a region (nil: no offering).
+	cb      func(n int, region string, form url.Values) (int, string)
+	cbReq   []url.Values
+	cbReg   []string
 	files   map[string][]scrapertest.Route
 	pricReq []map[string]any
 	ec2Req  []url.Values
@@ -419,14 +423,27 @@ func newFakeAWS(t *testing.T) *fakeAWS {
 				_, _ = io.WriteString(w, file(t, "testdata/describe_regions/response.xml"))
 				return
 			}
+			region := ""
+			if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil && m[2] == "ec2" {
+				region = m[1]
+			}
+			if err == nil && form.Get("Action") == "DescribeCapacityBlockOfferings" {
+				n := len(f.cbReq)
+				f.cbReq = append(f.cbReq, form)
+				f.cbReg = append(f.cbReg, region)
+				status, out := http.StatusOK, file(t, "testdata/capacity_blocks/empty.xml")
+				if f.cb != nil {
+					status, out = f.cb(n, region, form)
+				}
+				w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, out)
+				return
+			}
 			if err != nil || form.Get("Action") != "DescribeSpotPriceHistory" {
 				t.Errorf("unexpected POST %s: %s", r.URL, body)
 				http.Error(w, "bad request", http.StatusBadRequest)
 				return
-			}
-			region := ""
-			if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil && m[2] == "ec2" {
-				region = m[1]
 			}
 			n := len(f.ec2Req)
 			f.ec2Req = append(f.ec2Req, form)
@@ -770,6 +787,10 @@ func TestCollectPublic(t *testing.T) {
 		return 500, ""
 	}
 	f.ec2 = func(int, string, url.Values) (int, string) { t.Error("EC2 called in public mode"); return 500, "" }
+	f.cb = func(int, string, url.Values) (int, string) {
+		t.Error("DescribeCapacityBlockOfferings called in public mode")
+		return 500, ""
+	}
 	s := newAPISource(t, f, map[string]any{"mode": "public", "regions": []any{"us-east-2", "us-east-1"}})
 	var sink rejectSink
 	err := s.Collect(context.Background(), &sink)
@@ -883,6 +904,10 @@ func TestCollectAutoWithoutCredentials(t *testing.T) {
 		return 500, ""
 	}
 	f.ec2 = func(int, string, url.Values) (int, string) { t.Error("EC2 called without credentials"); return 500, "" }
+	f.cb = func(int, string, url.Values) (int, string) {
+		t.Error("DescribeCapacityBlockOfferings called without credentials")
+		return 500, ""
+	}
 	src, err := New(scrapertest.Config(t, Name, f.URL+"/offers/v1.0/aws/AmazonEC2/current/region_index.json",
 		map[string]any{"regions": []any{"us-east-2"}, "spot_feed": f.URL + "/spot.js", "pricing_endpoint": f.URL, "ec2_endpoint": f.URL}))
 	if err != nil {
