@@ -120,7 +120,8 @@ http: {timeout: 5s, retries: 2, min_interval: 1ms}
 sources:
   aws:
     endpoint: %s/offers/v1.0/aws/AmazonEC2/current/region_index.json
-    options: {mode: %s, regions: [%s], since: 3h, pricing_endpoint: %s, ec2_endpoint: %s, spot_feed: %s/spot.js, spot_advisor: "off"}
+    options: {mode: %s, regions: [%s], since: 3h, pricing_endpoint: %s, ec2_endpoint: %s, spot_feed: %s/spot.js, spot_advisor: "off",
+      collect: [on_demand, reserved, spot]}
 `, dir, base, mode, region, base, base, base)
 	seen := map[string]bool{"aws": true}
 	for _, n := range append(disabledOthers(), "azure", "vast", "lambda", "fx") {
