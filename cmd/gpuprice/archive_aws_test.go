@@ -29,7 +29,8 @@ const (
 
 // archiveFakeAWS answers as AWS does, from the aws source's recorded responses: the Price
 // List Query API (JSON 1.1, two pages for us-east-1), EC2 DescribeSpotPriceHistory
-// (query protocol, two pages), the public region index, one region's offer file and
+// (query protocol, two pages) and DescribeCapacityBlockOfferings (p5.48xlarge, two
+// pages), the public region index, one region's offer file and
 // the spot feed. It counts what it answered.
 func archiveFakeAWS(t *testing.T) (*httptest.Server, map[string]int) {
 	t.Helper()
@@ -67,6 +68,20 @@ func archiveFakeAWS(t *testing.T) (*httptest.Server, map[string]int) {
 			}
 		case r.Method == http.MethodPost:
 			form, _ := url.ParseQuery(string(body))
+			if form.Get("Action") == "DescribeCapacityBlockOfferings" {
+				// p5.48xlarge's two pages of offerings; every other type none.
+				hits["DescribeCapacityBlockOfferings"]++
+				w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+				switch {
+				case form.Get("InstanceType") != "p5.48xlarge":
+					w.Write(read("capacity_blocks/empty.xml"))
+				case form.Get("NextToken") != "":
+					w.Write(read("capacity_blocks/p5_page2.xml"))
+				default:
+					w.Write(read("capacity_blocks/p5_page1.xml"))
+				}
+				return
+			}
 			if form.Get("Action") != "DescribeSpotPriceHistory" {
 				http.Error(w, "bad request", http.StatusBadRequest)
 				return

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -220,5 +221,149 @@ sources:
 	out, code := run(t, "--store", dsn, "risk", "--provider", "azure")
 	if code != 0 || !strings.Contains(out, "azure") {
 		t.Errorf("risk --provider azure: exit %d\n%s", code, out)
+	}
+}
+
+// TestCollectStoresAPISignalsDuckDB: the signals of the sources' credentialed APIs,
+// through `gpuprice collect`: AWS's Capacity Blocks (API mode with static test
+// credentials against a fake of EC2 answering the documented XML: p5.48xlarge
+// offerings in us-east-1) and GCP's daily preemption shares (API mode with a key,
+// an access token and a project against a fake of the Cloud Billing Catalog and of
+// Compute's capacity history, answering the documented shapes from scrapers/gcp's
+// testdata), stored beside the prices.
+func TestCollectStoresAPISignalsDuckDB(t *testing.T) {
+	testCollectStoresAPISignals(t, "duckdb://"+filepath.Join(t.TempDir(), "api-signals.duckdb"))
+}
+
+// TestIntegrationClickHouseCollectStoresAPISignals is the same on ClickHouse.
+func TestIntegrationClickHouseCollectStoresAPISignals(t *testing.T) {
+	testCollectStoresAPISignals(t, chtest.FreshDSN(t, "apisignals"))
+}
+
+func testCollectStoresAPISignals(t *testing.T, dsn string) {
+	aws, _ := archiveFakeAWS(t)
+	archiveAWSEnv(t)
+	read := func(parts ...string) []byte {
+		b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", "scrapers", "gcp", "testdata"}, parts...)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	token := func(file string) string {
+		var p struct {
+			Next string `json:"nextPageToken"`
+		}
+		if err := json.Unmarshal(read(file, "input.json"), &p); err != nil || p.Next == "" {
+			t.Fatalf("%s: no nextPageToken (%v)", file, err)
+		}
+		return p.Next
+	}
+	tok1, tok2 := token("page1"), token("page2")
+	var region map[string]any
+	if err := json.Unmarshal(read("capacity_history", "region.json"), &region); err != nil {
+		t.Fatal(err)
+	}
+	capacityRE := regexp.MustCompile(`^/compute/v1/projects/gpuprice-test/regions/([a-z0-9-]+)/advice/capacityHistory$`)
+	gcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if m := capacityRE.FindStringSubmatch(r.URL.Path); m != nil {
+			if r.Header.Get("Authorization") != "Bearer gcp-test-token" {
+				http.Error(w, `{"error":{"code":401}}`, http.StatusUnauthorized)
+				return
+			}
+			var body struct {
+				InstanceProperties struct {
+					MachineType string `json:"machineType"`
+				} `json:"instanceProperties"`
+				LocationPolicy struct {
+					Location string `json:"location"`
+				} `json:"locationPolicy"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			a := map[string]any{}
+			for k, v := range region {
+				a[k] = v
+			}
+			a["machineType"] = body.InstanceProperties.MachineType
+			a["location"] = "https://www.googleapis.com/compute/v1/projects/gpuprice-test/" + body.LocationPolicy.Location
+			_ = json.NewEncoder(w).Encode(a)
+			return
+		}
+		switch r.URL.Query().Get("pageToken") {
+		case "":
+			_, _ = w.Write(read("page1", "input.json"))
+		case tok1:
+			_, _ = w.Write(read("page2", "input.json"))
+		case tok2:
+			_, _ = w.Write(read("empty", "input.json"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer gcp.Close()
+	t.Setenv("GPUPRICE_GCP_API_KEY", "gcp-test-key")
+	t.Setenv("GPUPRICE_GCP_ACCESS_TOKEN", "gcp-test-token")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`data_dir: %s
+http: {timeout: 10s, retries: 1, min_interval: 1ms}
+sources:
+  aws: {endpoint: %s/offers/v1.0/aws/AmazonEC2/current/region_index.json, schedule: '%s',
+    options: {mode: api, regions: [us-east-1], since: 3h, pricing_endpoint: %s, ec2_endpoint: %s, spot_advisor: "off",
+      capacity_block_types: [p5.48xlarge, p4d.24xlarge]}}
+  gcp: {endpoint: %s/v1/services/6F81-5844-456A/skus, schedule: '%s', expect_rows: 10,
+    options: {mode: api, project: gpuprice-test, compute_endpoint: %s/compute/v1}}
+`, dir, aws.URL, neverSchedule, aws.URL, aws.URL, gcp.URL, neverSchedule, gcp.URL)
+	for _, other := range append(disabledOthers(), "azure", "vast", "lambda") {
+		if other != "aws" && other != "gcp" {
+			cfg += "  " + other + ": {enabled: false}\n"
+		}
+	}
+	cfgPath := filepath.Join(dir, "gpuprice.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := run(t, "--config", cfgPath, "--store", dsn, "collect"); !collected(code) {
+		t.Fatalf("collect exit %d:\n%s", code, out)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := store.SignalsOf(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := sg.Signals(context.Background(), store.SignalQuery{})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks, preempt int
+	for _, s := range sigs {
+		switch {
+		case s.Provider == "aws" && s.Kind == schemas.SignalStock:
+			blocks++
+			if s.SKU == "p5.48xlarge:capacity-block" && s.Value > 0 && (s.Attrs["usd_gpu_hour"] == "" ||
+				s.Attrs["upfront_fee_usd"] == "" || s.GPU != "H100-SXM-80GB" || s.Zone == "") {
+				t.Errorf("capacity block signal %+v", s)
+			}
+		case s.Provider == "gcp" && s.Kind == schemas.SignalPreemption:
+			preempt++
+			if s.Value < 0 || s.Value > 1 || s.GPU == "" || strings.Contains(s.SourceURL, "gcp-test") {
+				t.Errorf("preemption signal %+v", s)
+			}
+		}
+		if strings.Contains(s.SourceURL, "test-key") || strings.Contains(s.SourceURL, "test-token") {
+			t.Errorf("a secret in %+v", s)
+		}
+	}
+	if blocks == 0 || preempt == 0 {
+		t.Fatalf("capacity block signals %d, preemption signals %d: want both (%d signals)", blocks, preempt, len(sigs))
+	}
+	var a availabilityJSON
+	runJSON(t, &a, "--store", dsn, "availability", "--provider", "aws", "--format", "json")
+	if len(a.Rows) == 0 {
+		t.Errorf("availability --provider aws: no capacity block rows")
 	}
 }
