@@ -255,7 +255,7 @@ func build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 			for i, g := range gpus {
 				canon[i] = g[0]
 			}
-			h, err := query.Risk(ctx, r.Store, query.RiskQuery{GPUs: canon, Since: d.From, Until: d.To, ChangesOnly: true})
+			h, err := query.Risk(ctx, r.Store, query.RiskQuery{Since: d.From, Until: d.To, ChangesOnly: true}, canon)
 			if err != nil {
 				return nil, nil, err
 			}

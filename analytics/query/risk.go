@@ -17,10 +17,9 @@ import (
 type RiskQuery struct {
 	Provider, SKU, Region string
 	// GPU is a GPU name as typed, or several separated by commas (a family selects
-	// each of its variants): only the series of the GPUs they resolve to. GPUs is that set, canonical, when the caller
-	// has resolved it (the digest's followed GPUs); either may be empty.
+	// each of its variants): only the series of the GPUs they resolve to (the
+	// Reader resolves them; Risk takes the canonical set).
 	GPU          string
-	GPUs         []string
 	Since, Until time.Time
 	// ChangesOnly keeps only the moves between bands, not each series' first band.
 	ChangesOnly bool
@@ -78,6 +77,7 @@ func (q RiskQuery) Values() url.Values {
 // (`gpuprice risk`, GET /api/v1/risk).
 func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], error) {
 	var matched []schemas.Match
+	var gpus []string
 	for _, name := range strings.Split(q.GPU, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
@@ -86,15 +86,16 @@ func (r *Reader) Risk(ctx context.Context, q RiskQuery) (Result[RiskHistory], er
 		if err != nil {
 			return Result[RiskHistory]{}, err
 		}
-		q.GPUs, matched = append(q.GPUs, sel.GPUs()...), append(matched, sel.Matches...)
+		gpus, matched = append(gpus, sel.GPUs()...), append(matched, sel.Matches...)
 	}
-	h, err := Risk(ctx, r.Store, q)
+	h, err := Risk(ctx, r.Store, q, gpus)
 	return Result[RiskHistory]{Data: h, Matched: matched}, err
 }
 
 // Risk reads the interruption signals q selects from st and returns their band
-// history.
-func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error) {
+// history, of the canonical GPUs gpus only when there are any (q.GPU is the
+// Reader's to resolve into them and is not read here).
+func Risk(ctx context.Context, st store.Store, q RiskQuery, gpus []string) (RiskHistory, error) {
 	sg, err := store.SignalsOf(st)
 	if err != nil {
 		return RiskHistory{}, fmt.Errorf("query: risk: %w", err)
@@ -108,12 +109,12 @@ func Risk(ctx context.Context, st store.Store, q RiskQuery) (RiskHistory, error)
 	}
 	out := RiskHistory{Changes: []RiskChange{}}
 	changes := analytics.BandChanges(sigs)
-	gpus := map[string]bool{}
-	for _, g := range q.GPUs {
-		gpus[g] = true
+	only := map[string]bool{}
+	for _, g := range gpus {
+		only[g] = true
 	}
 	for i, c := range changes {
-		if len(gpus) > 0 && !gpus[c.GPU] {
+		if len(only) > 0 && !only[c.GPU] {
 			continue
 		}
 		if c.At.Before(q.Since) {
