@@ -407,9 +407,23 @@ func (r *Report) risk(s *Section) {
 		s.Paras = append(s.Paras, fmt.Sprintf("%d spot offer(s) of this GPU have an interruption band in force: AWS's "+
 			"share of instances reclaimed over a month, Azure's chance of an eviction within the hour. The rate is the "+
 			"band read as interruptions per hour (docs/risk.md); a job's expected cost is its price × (1 + rate × "+
-			"(checkpoint/2 + restart)).", len(bands)))
-		h, rows := query.RiskHistory{Changes: bands[:min(len(bands), 10)]}.Table()
+			"(checkpoint/2 + restart)): the job factor, here for a checkpoint every 30 minutes and a 10-minute "+
+			"restart (gpuprice prices --risk-adjusted prices each offer with it).", len(bands)))
+		top := bands[:min(len(bands), 10)]
+		h, rows := query.RiskHistory{Changes: top}.Table()
 		h, rows = pick(h, rows, "provider", "sku", "region", "at", "to", "rate_per_hour")
+		h = append(h, "job_factor")
+		for i, c := range top {
+			f := "–"
+			if c.RatePerHour > 0 {
+				jc, err := analytics.ExpectedJobCost(1, c.RatePerHour, analytics.SpotJob{Hours: 1, CheckpointMin: 30,
+					RestartMin: 10})
+				if err == nil {
+					f = strconv.FormatFloat(jc.Factor, 'f', 6, 64)
+				}
+			}
+			rows[i] = append(rows[i], f)
+		}
 		for i := range h {
 			switch h[i] {
 			case "at":
