@@ -90,6 +90,12 @@ var excerptExcluded = map[string]string{
 	"aws/spot_history/throttled.xml":    "an EC2 error response",
 	"aws/spot_history/unauthorized.xml": "an EC2 error response",
 	"aws/spotfeed_changed/input.js":     "spot.js in a layout without config: drift by design",
+	// AWS Capacity Blocks (signed EC2 API): stock signals, not prices.
+	"aws/capacity_blocks/empty.xml":        "a DescribeCapacityBlockOfferings answer with no offering",
+	"aws/capacity_blocks/invalid_type.xml": "an EC2 error response (InvalidParameterValue)",
+	"aws/capacity_blocks/p5_page1.xml":     "page 1 of the signed DescribeCapacityBlockOfferings: signals, not prices",
+	"aws/capacity_blocks/p5_page2.xml":     "page 2 of the signed DescribeCapacityBlockOfferings",
+	"aws/capacity_blocks/unauthorized.xml": "an EC2 error response (UnauthorizedOperation)",
 	// Azure: the pages of one answer, and constructed oddities.
 	"azure/page2/input.json":      "page 2 of the recorded answer (recorded.json collects both pages)",
 	"azure/empty/input.json":      "no items: the empty answer the source must flag",
