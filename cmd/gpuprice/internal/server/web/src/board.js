@@ -72,7 +72,7 @@ function jobOf(o) {
   if (!(rate >= 0)) return { text: '—', title: 'this band is not read as a rate' };
   const factor = 1 + rate * (JOB.checkpointMin / 2 + JOB.restartMin) / 60;
   const value = o.price_usd_gpu_hour * factor;
-  return { value, text: money(value),
+  return { value, text: value.toFixed(4),
     title: `expected $ per GPU-hour of work: ${money(o.price_usd_gpu_hour)} × (1 + ${rate.toPrecision(3)}/h × (${JOB.checkpointMin}/2 + ${JOB.restartMin}) min) = × ${factor.toFixed(6)}; checkpoint every ${JOB.checkpointMin} min, restart ${JOB.restartMin} min (gpuprice prices --risk-adjusted)` };
 }
 
