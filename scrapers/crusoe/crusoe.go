@@ -88,32 +88,13 @@ type Source struct {
 	capacityURL string
 }
 
-// Options are the source's settings (sources.crusoe.options).
-type Options struct {
-	// CapacityEndpoint replaces CapacityURL (a test server, a proxy).
-	CapacityEndpoint string `json:"capacity_endpoint"`
-}
-
 // New builds the source from its config. Its one option, capacity_endpoint, is the
 // capacity API's URL (default CapacityURL; https, or a loopback test server).
 // The key pair is read from cfg.Secret(EnvAccessKeyID) and cfg.Secret(EnvSecretKey).
 func New(cfg scrapers.Config) (scrapers.Source, error) {
-	var o Options
-	if err := cfg.DecodeOptions(&o); err != nil {
-		return nil, err
-	}
-	if err := scrapers.SecretEndpoint(Name, "capacity_endpoint", o.CapacityEndpoint); err != nil {
-		return nil, err
-	}
-	pcfg := cfg
-	pcfg.Options = nil // the page takes none
-	p, err := page.New(pcfg)
+	p, capacityURL, err := page.NewWithCapacity(cfg, CapacityURL)
 	if err != nil {
 		return nil, err
-	}
-	capacityURL := CapacityURL
-	if o.CapacityEndpoint != "" {
-		capacityURL = o.CapacityEndpoint
 	}
 	return &Source{page: p, cfg: cfg, keyID: cfg.Secret(EnvAccessKeyID), secret: cfg.Secret(EnvSecretKey),
 		capacityURL: capacityURL}, nil
@@ -135,7 +116,7 @@ func (s *Source) Expect() scrapers.Expectation { return page.Expect() }
 // is logged as a warning and costs no price: the page's result is the run's.
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	var rows []schemas.Observation
-	err := s.page.Collect(ctx, tee(e, &rows))
+	err := s.page.Collect(ctx, pageutil.Tee(e, &rows))
 	if len(rows) > 0 && (s.keyID != "" || s.secret != "") {
 		if _, ok := e.(scrapers.SignalEmitter); ok {
 			s.collectCapacity(ctx, e, rows)

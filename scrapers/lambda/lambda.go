@@ -77,32 +77,13 @@ type Source struct {
 	capacityURL string
 }
 
-// Options are the source's settings (sources.lambda.options).
-type Options struct {
-	// CapacityEndpoint replaces CapacityURL (a test server, a proxy).
-	CapacityEndpoint string `json:"capacity_endpoint"`
-}
-
 // New builds the source from its config. Its one option, capacity_endpoint, is the
 // capacity API's URL (default CapacityURL; https, or a loopback test server).
 // The API key is read from cfg.Secret(EnvAPIKey).
 func New(cfg scrapers.Config) (scrapers.Source, error) {
-	var o Options
-	if err := cfg.DecodeOptions(&o); err != nil {
-		return nil, err
-	}
-	if err := scrapers.SecretEndpoint(Name, "capacity_endpoint", o.CapacityEndpoint); err != nil {
-		return nil, err
-	}
-	pcfg := cfg
-	pcfg.Options = nil // the page takes none
-	p, err := page.New(pcfg)
+	p, capacityURL, err := page.NewWithCapacity(cfg, CapacityURL)
 	if err != nil {
 		return nil, err
-	}
-	capacityURL := CapacityURL
-	if o.CapacityEndpoint != "" {
-		capacityURL = o.CapacityEndpoint
 	}
 	return &Source{page: p, cfg: cfg, apiKey: cfg.Secret(EnvAPIKey), capacityURL: capacityURL}, nil
 }
@@ -124,7 +105,7 @@ func (s *Source) Expect() scrapers.Expectation { return page.Expect() }
 // is the run's.
 func (s *Source) Collect(ctx context.Context, e scrapers.Emitter) error {
 	var rows []schemas.Observation
-	err := s.page.Collect(ctx, tee(e, &rows))
+	err := s.page.Collect(ctx, pageutil.Tee(e, &rows))
 	if len(rows) > 0 && s.apiKey != "" {
 		if _, ok := e.(scrapers.SignalEmitter); ok {
 			s.collectCapacity(ctx, e, rows)
