@@ -42,15 +42,21 @@ func Clean(o schemas.Observation) schemas.Observation {
 	if !changed {
 		return o
 	}
-	a := make(map[string]string, len(o.Attrs)+1)
-	for k, v := range o.Attrs {
+	o.Attrs = cleanAttrs(o.Attrs, rawRegion)
+	return o
+}
+
+// cleanAttrs is a copy of attrs with every key and value through textsafe.Clean and,
+// when the region was changed, its raw text under AttrRegionRaw.
+func cleanAttrs(attrs map[string]string, rawRegion string) map[string]string {
+	a := make(map[string]string, len(attrs)+1)
+	for k, v := range attrs {
 		a[textsafe.Clean(k, textsafe.MaxKey)] = textsafe.Clean(v, textsafe.MaxText)
 	}
 	if rawRegion != "" {
 		a[AttrRegionRaw] = rawRegion
 	}
-	o.Attrs = a
-	return o
+	return a
 }
 
 // cleanable reports whether every text field of o is UTF-8 within MaxFieldBytes (its
@@ -88,13 +94,6 @@ func CleanSignal(s schemas.Signal) schemas.Signal {
 	if len(s.Attrs) == 0 && rawRegion == "" {
 		return s
 	}
-	a := make(map[string]string, len(s.Attrs)+1)
-	for k, v := range s.Attrs {
-		a[textsafe.Clean(k, textsafe.MaxKey)] = textsafe.Clean(v, textsafe.MaxText)
-	}
-	if rawRegion != "" {
-		a[AttrRegionRaw] = rawRegion
-	}
-	s.Attrs = a
+	s.Attrs = cleanAttrs(s.Attrs, rawRegion)
 	return s
 }
