@@ -136,19 +136,7 @@ sources:
 		t.Fatalf("collect exit %d:\n%s", code, out)
 	}
 
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sg, err := store.SignalsOf(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sigs, err := sg.Signals(context.Background(), store.SignalQuery{})
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sigs := storedSignals(t, dsn)
 	kinds := map[string]int{}
 	got := map[string]schemas.Signal{}
 	for _, s := range sigs {
@@ -326,19 +314,7 @@ sources:
 	if out, code := run(t, "--config", cfgPath, "--store", dsn, "collect"); !collected(code) {
 		t.Fatalf("collect exit %d:\n%s", code, out)
 	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sg, err := store.SignalsOf(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sigs, err := sg.Signals(context.Background(), store.SignalQuery{})
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	sigs := storedSignals(t, dsn)
 	var blocks, preempt int
 	for _, s := range sigs {
 		switch {
@@ -366,4 +342,23 @@ sources:
 	if len(a.Rows) == 0 {
 		t.Errorf("availability --provider aws: no capacity block rows")
 	}
+}
+
+// storedSignals are every signal the store of dsn keeps.
+func storedSignals(t *testing.T, dsn string) []schemas.Signal {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sg, err := store.SignalsOf(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := sg.Signals(context.Background(), store.SignalQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sigs
 }
