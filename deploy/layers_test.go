@@ -35,12 +35,9 @@ func layerOf(pkg string) (int, bool) {
 	return 0, false
 }
 
-// upward are the imports that still run up a layer, each to be removed (issue 24):
-// the conformance suite checks a store's figures against the analytics' reference
-// functions, which live above the stores.
-var upward = []string{
-	"store/storetest -> analytics",
-}
+// upward are the imports that still run up a layer, each to be removed: none is
+// left (the figure checks of the conformance suite moved to analytics/figurestest).
+var upward = []string{}
 
 // TestImportsRunDown fails when a non-test import of a gpuprice package runs up a
 // layer or sideways between scrapers and store, and when an import listed in

@@ -13,6 +13,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/gpuprice/gpuprice/analytics/figurestest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/clickhouse"
@@ -66,13 +67,15 @@ func openMigrated(t *testing.T) (st *clickhouse.Store, dsn string) {
 
 func TestIntegrationClickHouse(t *testing.T) {
 	serverDSN(t)
-	storetest.Run(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T) store.Store {
 		st, err := clickhouse.Open(t.Context(), freshDSN(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
-	})
+	}
+	storetest.Run(t, open)
+	figurestest.Run(t, open)
 }
 
 // TestIntegrationClickHouseDuplicatesBeforeMerge proves the reads, not a lucky

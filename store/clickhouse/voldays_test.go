@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics"
+	"github.com/gpuprice/gpuprice/analytics/figurestest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/storetest"
@@ -100,7 +101,7 @@ func TestIntegrationClickHouseVolatilityDays(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: Volatilities %+v: %v", when, c.f, err)
 				}
-				if d := storetest.VolatilityDiff(got, want); d != "" {
+				if d := figurestest.VolatilityDiff(got, want); d != "" {
 					t.Fatalf("%s: Volatilities %+v end %s below %v: %s", when, c.f, c.end.Format(time.RFC3339), below, d)
 				}
 			}

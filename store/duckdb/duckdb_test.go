@@ -15,19 +15,22 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/gpuprice/gpuprice/analytics/figurestest"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/duckdb"
 	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T) store.Store {
 		st, err := duckdb.Open(t.Context(), filepath.Join(t.TempDir(), "gpuprice.duckdb"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
-	})
+	}
+	storetest.Run(t, open)
+	figurestest.Run(t, open)
 }
 
 func TestOpenByDSNCreatesDirectoryAndPersists(t *testing.T) {

@@ -4,7 +4,10 @@
 //
 // A backend's test calls Run with a function that opens a fresh, empty store (a new
 // file, a new database) and arranges its own cleanup of the storage; Run migrates it
-// and closes it.
+// and closes it. The figures a backend computes itself (volatility, spreads, the
+// market at a time) are checked against the analytics' reference functions by
+// analytics/figurestest, which a backend's test runs beside Run: this package imports
+// nothing above the stores.
 package storetest
 
 import (
@@ -47,12 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Rollup", s.rollup)
 	t.Run("RollupIncremental", s.rollupIncremental)
 	t.Run("RollupLastObserved", s.rollupLastObserved)
-	t.Run("Volatility", s.volatility)
-	t.Run("DayPriceStats", s.dayPriceStats)
-	t.Run("DayCloses", s.dayCloses)
-	t.Run("WithdrawnSeries", s.withdrawnSeries)
 	t.Run("RecordedSeries", s.recordedSeries)
-	t.Run("MarketCrossSection", s.marketCrossSection)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
 	t.Run("Signals", s.signals)
@@ -1297,4 +1295,40 @@ func (s *suite) rollupIncremental(t *testing.T) {
 			t.Fatalf("%v bars after an incremental rollup: %s", w, d)
 		}
 	}
+}
+
+// Fresh opens a store with open, migrates it and closes it at cleanup: the start of
+// every check, here and in analytics/figurestest.
+func Fresh(t *testing.T, open func(t *testing.T) store.Store) store.Store {
+	t.Helper()
+	return (&suite{open: open}).fresh(t)
+}
+
+// Write writes obs to st, failing the test on an error.
+func Write(t *testing.T, st store.Store, obs []schemas.Observation) {
+	t.Helper()
+	write(t, st, obs)
+}
+
+// Rollup rebuilds st's bars over [from, to), failing the test on an error.
+func Rollup(t *testing.T, st store.Store, from, to time.Time) {
+	t.Helper()
+	rollup(t, st, from, to)
+}
+
+// Bars reads st's bars for q, failing the test on an error.
+func Bars(t *testing.T, st store.Store, q store.BarQuery) []store.Bar {
+	t.Helper()
+	return bars(t, st, q)
+}
+
+// Collect writes day d of Collection to st and rebuilds the bars it touches.
+func Collect(t *testing.T, st store.Store, d int) {
+	t.Helper()
+	collect(t, st, d)
+}
+
+// H100 is an on-demand H100 SXM row of an 8-GPU SKU at gpuHour per GPU-hour.
+func H100(provider, tier, sku string, observed, effective time.Time, gpuHour float64) schemas.Observation {
+	return h100(provider, tier, sku, observed, effective, gpuHour)
 }

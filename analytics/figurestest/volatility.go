@@ -1,4 +1,4 @@
-package storetest
+package figurestest
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
 // volatility checks a store's own volatility (store.VolatilityStats, computed where
@@ -22,23 +23,23 @@ func (s *suite) volatility(t *testing.T) {
 	if !ok {
 		t.Skipf("%T computes no volatility of its own", st)
 	}
-	all := RollupData()
-	write(t, st, all)
+	all := storetest.RollupData()
+	storetest.Write(t, st, all)
 	// Every bar in two versions, one of them older: the last write counts.
 	fixed := all[3]
 	fixed.PriceUSDHour, fixed.PriceUSDGPUHour = 24.0, 3.0
-	write(t, st, []schemas.Observation{fixed})
+	storetest.Write(t, st, []schemas.Observation{fixed})
 	// A generated history: spot walks, steps, several providers and tiers.
-	if err := Generate(GenSpec{Series: 60, Steps: 400, Start: T0, Step: 10 * time.Minute, Seed: 7}, 10_000,
-		func(obs []schemas.Observation) error { write(t, st, obs); return nil }); err != nil {
+	if err := storetest.Generate(storetest.GenSpec{Series: 60, Steps: 400, Start: storetest.T0, Step: 10 * time.Minute, Seed: 7}, 10_000,
+		func(obs []schemas.Observation) error { storetest.Write(t, st, obs); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	rollup(t, st, time.Time{}, time.Time{})
-	end := T0.Add(60 * time.Hour)
+	storetest.Rollup(t, st, time.Time{}, time.Time{})
+	end := storetest.T0.Add(60 * time.Hour)
 	for _, q := range []store.BarQuery{
 		{Width: store.Hourly},
-		{Width: store.Hourly, Filter: store.Filter{Pricing: schemas.Spot, Since: T0.Add(3 * time.Hour), Until: end}},
-		{Width: store.Hourly, Filter: store.Filter{Tier: schemas.TierSpecialist, Since: T0, Until: end}},
+		{Width: store.Hourly, Filter: store.Filter{Pricing: schemas.Spot, Since: storetest.T0.Add(3 * time.Hour), Until: end}},
+		{Width: store.Hourly, Filter: store.Filter{Tier: schemas.TierSpecialist, Since: storetest.T0, Until: end}},
 		{Width: store.Daily, Filter: store.Filter{GPU: "H100-SXM-80GB"}},
 		{Width: store.Hourly, Filter: store.Filter{Provider: "aws", Region: "us-east-1", Until: end}},
 	} {

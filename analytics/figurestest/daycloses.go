@@ -1,4 +1,4 @@
-package storetest
+package figurestest
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
+	"github.com/gpuprice/gpuprice/store/storetest"
 )
 
 // dayCloses checks a store's compact daily bars (store.DayCloses) against the
@@ -25,7 +26,7 @@ func (s *suite) dayCloses(t *testing.T) {
 	if !ok {
 		t.Skipf("%T returns no compact daily bars", st)
 	}
-	DayPriceData(t, st)
+	storetest.DayPriceData(t, st)
 	day := func(d int) time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, d) }
 	// A series priced on 2025-02-03 and again from 2025-03-04 on: a window opening
 	// between carries the first bar in from long before it (neither from the days
@@ -33,10 +34,10 @@ func (s *suite) dayCloses(t *testing.T) {
 	var gap []schemas.Observation
 	for _, d := range []int{2, 31, 34, 41} {
 		at := day(d).Add(5 * time.Hour)
-		gap = append(gap, h100("lambda", schemas.TierSpecialist, "gap-2", at, at, 2+float64(d)/100))
+		gap = append(gap, storetest.H100("lambda", schemas.TierSpecialist, "gap-2", at, at, 2+float64(d)/100))
 	}
-	write(t, st, gap)
-	rollup(t, st, day(2), day(42))
+	storetest.Write(t, st, gap)
+	storetest.Rollup(t, st, day(2), day(42))
 	windows := [][2]time.Time{
 		{day(20), day(50)},                    // carried in from the days before; the gap
 		{day(30).Add(7 * time.Hour), day(33)}, // mid-day; the rewritten day
@@ -51,7 +52,7 @@ func (s *suite) dayCloses(t *testing.T) {
 	for _, w := range windows {
 		for _, f := range filters {
 			f.Since, f.Until = w[0], w[1]
-			bars := bars(t, st, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
+			bars := storetest.Bars(t, st, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 			got, err := dc.DayCloses(ctx(t), f)
 			if err != nil {
 				t.Fatalf("DayCloses %+v: %v", f, err)
