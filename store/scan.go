@@ -19,10 +19,22 @@ type Rows interface {
 
 // QuarantineSQL lists quarantined rows newest first, the same on every backend: a row
 // written twice (a replayed spool segment, a reparsed archive) is listed once, at
-// the time it was first quarantined. Append " LIMIT ?" for a limit.
+// the time it was first quarantined. QuarantineQuery adds the limit.
 const QuarantineSQL = `SELECT min(quarantined_at) AS first_at, run_id, source, reason, raw FROM quarantine
 		GROUP BY run_id, source, reason, raw
 		ORDER BY first_at DESC, run_id, source, reason, raw`
+
+// QuarantineQuery is QuarantineSQL with its arguments for at most limit rows (0: all);
+// a negative limit is an error.
+func QuarantineQuery(limit int) (string, []any, error) {
+	if limit < 0 {
+		return "", nil, fmt.Errorf("quarantine: negative limit %d", limit)
+	}
+	if limit == 0 {
+		return QuarantineSQL, nil, nil
+	}
+	return QuarantineSQL + ` LIMIT ?`, []any{limit}, nil
+}
 
 // ScanQuarantine reads the rows of QuarantineSQL, each time through at (the
 // backend's conversion to UTC).

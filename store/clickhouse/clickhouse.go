@@ -941,13 +941,9 @@ func (s *Store) WriteQuarantine(ctx context.Context, q []schemas.Quarantined) er
 
 // Quarantine returns quarantined rows newest first; limit 0 means all.
 func (s *Store) Quarantine(ctx context.Context, limit int) ([]schemas.Quarantined, error) {
-	if limit < 0 {
-		return nil, fmt.Errorf("clickhouse: quarantine: negative limit %d", limit)
-	}
-	q, args := store.QuarantineSQL, []any(nil)
-	if limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, limit)
+	q, args, err := store.QuarantineQuery(limit)
+	if err != nil {
+		return nil, fmt.Errorf("clickhouse: %w", err)
 	}
 	rows, err := s.conn.Query(ctx, q, args...)
 	if err != nil {
