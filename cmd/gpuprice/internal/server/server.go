@@ -135,7 +135,7 @@ type Server struct {
 	recover  func(ctx context.Context) ([]schemas.Run, error)
 	redact   func(string) string
 	log      *slog.Logger
-	metrics  *metrics
+	metrics  *serverMetrics
 	alertMu  sync.Mutex // one evaluation at a time: they share the state file
 	stopping atomic.Bool
 	runMu    sync.Mutex
@@ -483,7 +483,7 @@ func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Ru
 // changed forgets every answer computed from what the store held before.
 func (s *Server) changed() {
 	s.cache.Clear()
-	s.metrics.market.invalidate()
+	s.metrics.market.Invalidate()
 }
 
 // claim marks the sources as running and returns them, leaving out (busy) those
