@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,79 +162,12 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	if format == "json" {
 		return output(a.stdout, "json", nil, nil, rep)
 	}
-	// The rules' instances, the notifiers' deliveries and the history: three tables
-	// (table, markdown), or one CSV with a section column, so that every format
-	// carries the whole answer.
-	ruleHead := []string{"rule", "kind", "subject", "state", "value", "threshold", "since", "summary"}
-	var ruleRows [][]string
-	for _, r := range rep.Rules {
-		if r.Error != "" {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "error", query.Missing, query.Missing,
-				query.Missing, firstLineOf(r.Error)})
-			continue
-		}
-		if len(r.Instances) == 0 {
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), query.Missing, "no data", query.Missing, query.Missing,
-				query.Missing, "nothing matches the rule yet"})
-			continue
-		}
-		for _, in := range r.Instances {
-			since := query.Missing
-			if !in.StartsAt.IsZero() {
-				since = in.StartsAt.UTC().Format(time.RFC3339)
-			}
-			ruleRows = append(ruleRows, []string{r.Rule, string(r.Kind), in.Subject, string(in.State), alertNum(in.Value,
-				in.Unit),
-				alertNum(in.Threshold, in.Unit), since, in.Summary})
-		}
-	}
-	var notes []string
-	for _, d := range rep.Deliveries {
-		what := fmt.Sprintf("%d firing, %d resolved", d.Firing, d.Resolved)
-		switch {
-		case rep.DryRun:
-			notes = append(notes, fmt.Sprintf("notifier %s (%s): would send %s (dry run)", d.Notifier, d.Kind, what))
-		case d.Error != "":
-			notes = append(notes, fmt.Sprintf("notifier %s (%s): FAILED to send %s: %s (sent again next time)", d.Notifier,
-				d.Kind, what, d.Error))
-		default:
-			notes = append(notes, fmt.Sprintf("notifier %s (%s): sent %s", d.Notifier, d.Kind, what))
-		}
-	}
-	if len(rep.Deliveries) == 0 {
-		notes = append(notes, "nothing to notify")
-	}
-	histHead := []string{"rule", "subject", "state", "started", "ended", "value_fired", "value_resolved", "summary"}
-	var histRows [][]string
-	for _, e := range rep.Recent {
-		ended, endValue, summary := query.Missing, query.Missing, e.Fired.Summary
-		if e.EndsAt != nil {
-			ended = e.EndsAt.UTC().Format(time.RFC3339)
-		}
-		if e.Resolved != nil {
-			endValue, summary = alertNum(e.Resolved.Value, e.Resolved.Unit), e.Resolved.Summary
-		}
-		histRows = append(histRows, []string{e.Rule, e.Subject, e.State, e.StartsAt.UTC().Format(time.RFC3339), ended,
-			alertNum(e.Fired.Value, e.Fired.Unit), endValue, summary})
-	}
+	tab := query.AlertTablesOf(rep)
 	if format == "csv" {
-		head := []string{"section", "rule", "kind", "subject", "state", "value", "threshold", "since", "ended",
-			"value_resolved", "summary"}
-		var rows [][]string
-		for _, r := range ruleRows {
-			rows = append(rows, []string{"rule", r[0], r[1], r[2], r[3], r[4], r[5], r[6], query.Missing, query.Missing, r[7]})
-		}
-		for _, n := range notes {
-			rows = append(rows, []string{"notifier", query.Missing, query.Missing, query.Missing, query.Missing, query.Missing,
-				query.Missing, query.Missing, query.Missing, query.Missing, n})
-		}
-		for _, h := range histRows {
-			rows = append(rows, []string{"history", h[0], query.Missing, h[1], h[2], h[5], query.Missing, h[3], h[4], h[6],
-				h[7]})
-		}
+		head, rows := tab.CSV()
 		return output(a.stdout, "csv", head, rows, nil)
 	}
-	if err := output(a.stdout, format, ruleHead, ruleRows, nil, "(no rule)"); err != nil {
+	if err := output(a.stdout, format, tab.RuleHeader, tab.Rules, nil, "(no rule)"); err != nil {
 		return err
 	}
 	bullet := ""
@@ -244,10 +175,10 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 		bullet = "- "
 		fmt.Fprintln(a.stdout)
 	}
-	for _, n := range notes {
+	for _, n := range tab.Notes {
 		fmt.Fprintln(a.stdout, bullet+n)
 	}
-	if len(histRows) == 0 {
+	if len(tab.History) == 0 {
 		fmt.Fprintln(a.stdout, "\nno alert fired in the window (history kept in the store)")
 		return nil
 	}
@@ -256,27 +187,12 @@ func (a *app) printAlerts(rep alert.Report, format string) error {
 	} else {
 		fmt.Fprintln(a.stdout, "\nHISTORY (newest first)")
 	}
-	return output(a.stdout, format, histHead, histRows, nil)
+	return output(a.stdout, format, tab.HistoryHeader, tab.History, nil)
 }
 
 func nonNilSlice[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
-	return s
-}
-
-func alertNum(v float64, unit string) string {
-	switch unit {
-	case "pct":
-		return strconv.FormatFloat(v, 'f', 2, 64) + "%"
-	case "usd_gpu_hour":
-		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
