@@ -163,9 +163,14 @@ func TestDashboardsStructure(t *testing.T) {
 		}
 	}
 
-	metricsSrc, err := os.ReadFile("../../../cmd/gpuprice/internal/server/metrics.go")
-	if err != nil {
-		t.Fatal(err)
+	// serve's own run metrics and the market's collector (analytics/metrics)
+	var metricsSrc []byte
+	for _, f := range []string{"../../../cmd/gpuprice/internal/server/metrics.go", "../../../analytics/metrics/market.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metricsSrc = append(metricsSrc, b...)
 	}
 	exported := map[string]bool{}
 	for _, m := range regexp.MustCompile(`"(gpuprice_[a-z_]+)"`).FindAllStringSubmatch(string(metricsSrc), -1) {
