@@ -14,7 +14,11 @@ import (
 const ChainedVersion = "gpuprice-chained/1"
 
 // ChainedMethod describes ChainedVersion.
-const ChainedMethod = ChainedVersion + ": matched-sample chained index per GPU × pricing × group: each day's change is the geometric mean of the price relatives p(day)/p(day−1) over the series priced on both days (a series entering or leaving moves nothing), chained from the first day, whose level is that day's trimmed median; a day with no matched series carries the level"
+const ChainedMethod = ChainedVersion +
+	": matched-sample chained index per GPU × pricing × group: each day's change is the geometric mean of the price " +
+	"relatives p(day)/p(day−1) over the series priced on both days (a series entering or leaving moves nothing), " +
+	"chained from the first day, whose level is that day's trimmed median; a day with no matched series carries the " +
+	"level"
 
 // indexKey is one index line.
 type indexKey struct{ gpu, pricing, group string }

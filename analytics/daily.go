@@ -139,7 +139,8 @@ func layDays[B any](series [][]B, provider func(n int) string, times func(*B) (s
 // latest of its bars' sightings) and the first UTC day it has no price (PriceEnd
 // against the newest sighting among its provider's series; zero while its price
 // carries forward). Every day price and every Sighting is decided here.
-func sightings[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time)) (seen, ends []time.Time) {
+func sightings[B any](series [][]B, provider func(n int) string, times func(*B) (start, seen time.Time)) (seen,
+	ends []time.Time) {
 	seen, ends = make([]time.Time, len(series)), make([]time.Time, len(series))
 	newest := map[string]time.Time{}
 	for n, s := range series {

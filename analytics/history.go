@@ -56,7 +56,8 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 		daySeries map[int64]map[string]float64
 	}
 	newGroup := func() *group {
-		return &group{byDay: map[int64][]float64{}, provs: map[int64][]string{}, series: map[string]bool{}, latest: map[string]float64{},
+		return &group{byDay: map[int64][]float64{}, provs: map[int64][]string{}, series: map[string]bool{},
+			latest:    map[string]float64{},
 			daySeries: map[int64]map[string]float64{}, seen: map[int64]*sighting{}}
 	}
 	all := newGroup()
@@ -172,7 +173,8 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 			}
 		}
 		s.TrendPer30d, s.TrendPctPer30d, s.SeriesEntered, s.SeriesLeft = MatchedTrend(days, g.daySeries, Mean(ys))
-		s.FirstDayOffers, s.LastDayOffers, s.MatchedOffers, s.MatchedP50, s.MatchedLatestMedian = MatchedLevel(days, g.daySeries, weight)
+		s.FirstDayOffers, s.LastDayOffers, s.MatchedOffers, s.MatchedP50, s.MatchedLatestMedian = MatchedLevel(days,
+			g.daySeries, weight)
 		if d := CommitmentDiscount(odv, resv); len(d) > 0 {
 			s.ReservedDiscountPct = Opt(Median(d))
 		}
@@ -222,7 +224,8 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 		if offers[i].Price != offers[j].Price {
 			return offers[i].Price < offers[j].Price
 		}
-		return offers[i].Provider+offers[i].SKU+offers[i].Region+offers[i].Zone < offers[j].Provider+offers[j].SKU+offers[j].Region+offers[j].Zone
+		return offers[i].Provider+offers[i].SKU+offers[i].Region+offers[i].Zone < offers[j].Provider+offers[j].SKU+
+			offers[j].Region+offers[j].Zone
 	})
 	if cheapest >= 0 && len(offers) > cheapest {
 		offers = offers[:cheapest]
@@ -293,7 +296,8 @@ func MatchedTrend(days []int64, daySeries map[int64]map[string]float64, level fl
 // count the series priced on the first and the last day, matched those on both.
 // The levels are nil without matched series. Set beside the whole market's window
 // p50 and today's median, it tells composition (offers entering, leaving) from price.
-func MatchedLevel(days []int64, daySeries map[int64]map[string]float64, weight string) (first, last, matched int, p50, latest *float64) {
+func MatchedLevel(days []int64, daySeries map[int64]map[string]float64, weight string) (first, last, matched int, p50,
+	latest *float64) {
 	if len(days) == 0 {
 		return 0, 0, 0, nil, nil
 	}

@@ -9,7 +9,9 @@ import (
 
 // IndexMethod names the method of the reference index; it changes whenever the
 // method does, and every index row carries it.
-const IndexMethod = "gpuprice-index/2: day prices (last daily close in force; a series its provider no longer lists, seen more than 24h before the provider's newest sighting, ends the day after its last sighting), per GPU × pricing × day × group; drop values beyond 2.5 sample SD from the mean (n ≥ 3), median of the rest"
+const IndexMethod = "gpuprice-index/2: day prices (last daily close in force; a series its provider no longer lists, " +
+	"seen more than 24h before the provider's newest sighting, ends the day after its last sighting), per GPU × pricing " +
+	"× day × group; drop values beyond 2.5 sample SD from the mean (n ≥ 3), median of the rest"
 
 // IndexVersion is the short form of IndexMethod. Version 1 carried every series'
 // last close forward without end, withdrawn offers included.

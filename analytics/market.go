@@ -17,7 +17,8 @@ const (
 
 // MarketMethod says what "the market at a time" is, as every window statistic of
 // history, spreads, the index and the report's verdict builds on it.
-const MarketMethod = "gpuprice-market/1: the market at a time is the cross-section of the offers in force on one UTC day " +
+const MarketMethod = "gpuprice-market/1: the market at a time is the cross-section of the offers in force on one UTC " +
+	"day " +
 	"(same GPU, pricing kind and term, scope), each offer once (weight offer) or each provider once, its offers' " +
 	"median standing for it (weight provider); a window's percentile is the median over its days of each day's " +
 	"percentile (type 7), its minimum the lowest price of any day; never a pool of series-days"

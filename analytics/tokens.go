@@ -66,23 +66,29 @@ func (b MFUBand) String() string {
 // Sources of the bands.
 var (
 	srcLlama3 = MFUSource{
-		Cite:    "Llama Team, AI @ Meta, \"The Llama 3 Herd of Models\", arXiv:2407.21783 (2024), §3.3.2 and Table 4",
-		Figure:  "BF16 MFU 38–43 % training Llama 3 405B on 8,192–16,384 H100 GPUs (NVLink in 8-GPU nodes, RoCE and InfiniBand between them)",
+		Cite: "Llama Team, AI @ Meta, \"The Llama 3 Herd of Models\", arXiv:2407.21783 (2024), §3.3.2 and Table 4",
+		Figure: "BF16 MFU 38–43 % training Llama 3 405B on 8,192–16,384 H100 GPUs (NVLink in 8-GPU nodes, RoCE and " +
+			"InfiniBand between them)",
 		Setting: "16K H100 SXM, multi-node RDMA", MFU: 0.38,
 	}
 	srcMegaScale = MFUSource{
-		Cite:    "Jiang et al., \"MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs\", NSDI 2024, arXiv:2402.15627, Abstract and Table 2",
+		Cite: "Jiang et al., \"MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs\", NSDI 2024, " +
+			"arXiv:2402.15627, Abstract and Table 2",
 		Figure:  "55.2 % MFU training a 175B model on 12,288 GPUs",
 		Setting: "12,288 GPUs, NVLink nodes, RDMA fabric", MFU: 0.552,
 	}
 	srcMegatron = MFUSource{
-		Cite:    "Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\", SC21, arXiv:2104.04473, Table 1",
-		Figure:  "44 % of theoretical peak (137 TFLOP/s per A100) for the smallest (1.7B) configuration; 52 % at 1T on 3,072 A100s",
+		Cite: "Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\", " +
+			"SC21, arXiv:2104.04473, Table 1",
+		Figure: "44 % of theoretical peak (137 TFLOP/s per A100) for the smallest (1.7B) configuration; 52 % at 1T on " +
+			"3,072 A100s",
 		Setting: "A100 SXM, NVLink nodes", MFU: 0.44,
 	}
 	srcFlashAttn2 = MFUSource{
-		Cite:    "Dao, \"FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning\", arXiv:2307.08691 (2023), §4.2",
-		Figure:  "end-to-end GPT-style training at up to 225 TFLOP/s per A100, 72 % model FLOPs utilisation, on one 8×A100 80GB SXM node",
+		Cite: "Dao, \"FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning\", " +
+			"arXiv:2307.08691 (2023), §4.2",
+		Figure: "end-to-end GPT-style training at up to 225 TFLOP/s per A100, 72 % model FLOPs utilisation, on one 8×A100 " +
+			"80GB SXM node",
 		Setting: "8×A100 SXM, single NVLink node", MFU: 0.72,
 	}
 	srcMLPerf = MFUSource{
@@ -103,12 +109,14 @@ var MFUBands = []MFUBand{
 		Low:   srcMegatron.MFU, High: srcFlashAttn2.MFU, Sources: []MFUSource{srcMegatron, srcFlashAttn2}},
 	{Class: MFUMultiNodeNoRDMA, Limit: "collectives across nodes over a network with no stated RDMA fabric",
 		Sources: []MFUSource{srcMLPerf},
-		NoBand:  "no public MFU measurement of LLM training across nodes without InfiniBand, RoCE or EFA was found; pass --mfu"},
+		NoBand: "no public MFU measurement of LLM training across nodes without InfiniBand, RoCE or EFA was found; pass " +
+			"--mfu"},
 	{Class: MFUPCIe, Limit: "gradient all-reduce over PCIe (tens of GB/s against hundreds over NVLink)",
 		Sources: []MFUSource{srcMLPerf},
 		NoBand:  "no public MFU measurement of LLM training on PCIe cards without NVLink was found; pass --mfu"},
 	{Class: MFUConsumer,
-		Limit:   "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate one), PCIe, consumer hosts",
+		Limit: "GeForce tensor cores accumulate FP32 at half rate (the catalog's figure already is the FP32-accumulate " +
+			"one), PCIe, consumer hosts",
 		Sources: []MFUSource{srcMLPerf},
 		NoBand:  "no public MFU measurement of LLM training on marketplace GeForce cards was found; pass --mfu"},
 }
@@ -167,7 +175,8 @@ func MFUForJob(g schemas.GPU, interconnect string, perInstance float64, j Job) (
 	switch {
 	case nvlink && !j.CrossesNodes(perInstance):
 		class = MFUSingleNodeNVLink
-		why = fmt.Sprintf("the job (%s) fits one %s-GPU node: NVLink inside it, the interconnect between nodes (%s) is not used",
+		why = fmt.Sprintf(
+			"the job (%s) fits one %s-GPU node: NVLink inside it, the interconnect between nodes (%s) is not used",
 			j.String(), FormatNumber(perInstance, 0), cmpOr(interconnect, "none stated"))
 	case nvlink && class == MFUSingleNodeNVLink:
 		class = MFUMultiNodeNoRDMA
@@ -222,7 +231,9 @@ func bandOf(g schemas.GPU, interconnect, class string) (MFUBand, error) {
 // ExplainBands writes every class with its band and sources, for tokens --explain.
 func ExplainBands() string {
 	var b strings.Builder
-	b.WriteString("MFU bands, by what physically limits MFU (a provider's published interconnect and the GPU's form factor pick the class):\n")
+	b.WriteString(
+		"MFU bands, by what physically limits MFU (a provider's published interconnect and the GPU's form factor pick the " +
+			"class):\n")
 	for _, band := range MFUBands {
 		if band.NoBand != "" {
 			fmt.Fprintf(&b, "  %-21s no band: %s\n", band.Class, band.NoBand)

@@ -174,7 +174,8 @@ func winsAt(alt string, breakEven, hours float64, pct func(float64) string) stri
 	if breakEven >= 1 {
 		return fmt.Sprintf("Paying %s by the hour costs less at any utilisation of the %s hours.", alt, h)
 	}
-	return strings.TrimSpace(fmt.Sprintf("The quote costs less than %s when the GPUs are used more than %s of the %s hours "+
-		"(%s hours); below that, %s wins.", alt, pct(breakEven), h,
-		strconv.FormatFloat(breakEven*hours, 'f', 0, 64), alt))
+	return strings.TrimSpace(
+		fmt.Sprintf("The quote costs less than %s when the GPUs are used more than %s of the %s hours "+
+			"(%s hours); below that, %s wins.", alt, pct(breakEven), h,
+			strconv.FormatFloat(breakEven*hours, 'f', 0, 64), alt))
 }

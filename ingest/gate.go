@@ -143,7 +143,8 @@ func (p *Peers) Judge(o schemas.Observation) string {
 		return ""
 	}
 	return fmt.Sprintf(
-		"%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s %s prices (held below %g× or above %g×); release with `gpuprice quarantine release` if it is real",
+		"%s $%.4g/GPU-h is %.2g× the peer median $%.4g/GPU-h of %d current %s %s %s %s prices (held below %g× or above "+
+			"%g×); release with `gpuprice quarantine release` if it is real",
 		SuspectPrefix,
 		o.PriceUSDGPUHour,
 		ratio,

@@ -201,7 +201,8 @@ func (c *Catalog) validate() error {
 		}
 		if g.PeakDenseTFLOPS() <= 0 && g.NoDenseFigure == "" {
 			return bad(
-				"needs dense_bf16_tflops, or dense_fp16_tflops where BF16 does not exist, or no_dense_figure saying why there is none",
+				"needs dense_bf16_tflops, or dense_fp16_tflops where BF16 does not exist, or no_dense_figure saying why there is " +
+					"none",
 			)
 		}
 		if g.PeakDenseTFLOPS() > 0 && g.NoDenseFigure != "" {

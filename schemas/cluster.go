@@ -21,7 +21,8 @@ import (
 //     Distributed table with a MATERIALIZED column: "Cannot insert column"; a
 //     DEFAULT one is computed where the insert starts and sent to the shards, and
 //     writers name their columns, so both hold the same values); after a run of
-//     ALTERs the Distributed t is dropped and created again (ClickHouse 18.16 refuses ALTER ON CLUSTER on a Distributed table
+// ALTERs the Distributed t is dropped and created again (ClickHouse 18.16 refuses ALTER ON CLUSTER on a Distributed
+// table
 //     of a cluster with replicated shards; a Distributed table holds no data when
 //     inserts are synchronous, as the store's are).
 //   - CREATE VIEW v AS SELECT … becomes a view on every node whose FROM and JOIN name
@@ -263,7 +264,8 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		first = first[:i]
 	}
 	return nil, fmt.Errorf(
-		"no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS, INSERT INTO … (…) SELECT)",
+		"no cluster form for %q (known: CREATE TABLE IF NOT EXISTS … ENGINE = …MergeTree, ALTER TABLE … ADD COLUMN, CREATE "+
+			"VIEW IF NOT EXISTS, DROP TABLE|VIEW IF EXISTS, INSERT INTO … (…) SELECT)",
 		first,
 	)
 }

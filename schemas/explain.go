@@ -114,9 +114,10 @@ func ExplainPrice(o Observation) PriceSteps {
 		// "listed: the provider's published price" holds for the response's format;
 		// whether the figure is the provider's depends on what the response is.
 		p.Origin = "recorded example (examples/recorded/README.md), not today's price: " + map[string]string{
-			ProvenanceVerbatim:    "parsed from a verbatim capture of the provider's response",
-			ProvenanceRetyped:     "parsed from a page re-typed by hand from the provider's published one",
-			ProvenanceConstructed: "parsed from a response constructed in the provider's format; the figure may be illustrative, not the provider's",
+			ProvenanceVerbatim: "parsed from a verbatim capture of the provider's response",
+			ProvenanceRetyped:  "parsed from a page re-typed by hand from the provider's published one",
+			ProvenanceConstructed: "parsed from a response constructed in the provider's format; the figure may be " +
+				"illustrative, not the provider's",
 		}[o.Attrs[AttrProvenance]]
 		p.Origin = strings.TrimSuffix(p.Origin, ": ")
 		p.Steps = append(p.Steps, "origin     "+p.Origin)

@@ -18,7 +18,8 @@ func HostileObservations(at time.Time) []Observation {
 			ObservedAt: at, EffectiveAt: at, Provider: "vast", Tier: "marketplace", SKU: h, Region: h, Zone: h,
 			GPU: "H100-SXM-80GB", GPUName: h, GPUCount: 1, Pricing: OnDemand, PriceUSDHour: 1 + float64(i),
 			PriceUSDGPUHour: 1 + float64(i), Currency: "USD", Unit: UnitHour, FXRate: 1, SourceKind: "api",
-			SourceURL: "https://user:pa\u200bss@evil.example/api?api_key=SEC\u200bRET", Attrs: map[string]string{"geolocation": h},
+			SourceURL: "https://user:pa\u200bss@evil.example/api?api_key=SEC\u200bRET",
+			Attrs:     map[string]string{"geolocation": h},
 		})
 	}
 	return rows

@@ -181,7 +181,8 @@ func q7(a string, p string) string {
 	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
 	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
 	return fmt.Sprintf(
-		"if(length(%[1]s) = 0, 0, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		"if(length(%[1]s) = 0, 0, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - "+
+			"%[1]s[%[2]s]))",
 		a,
 		lo,
 		h,

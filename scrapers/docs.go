@@ -13,10 +13,12 @@ import (
 // from the registry (ReadmeTable, SampleSources); the rest of each file is written by
 // hand.
 const (
-	ReadmeBegin = "<!-- BEGIN sources table: generated from the source registry (go generate ./scrapers/all); edit the source packages, not this table -->"
+	ReadmeBegin = "<!-- BEGIN sources table: generated from the source registry (go generate ./scrapers/all); edit the " +
+		"source packages, not this table -->"
 	ReadmeEnd   = "<!-- END sources table -->"
-	SampleBegin = "# BEGIN sources: generated from the source registry (go generate ./scrapers/all); edit the source packages, not this section"
-	SampleEnd   = "# END sources"
+	SampleBegin = "# BEGIN sources: generated from the source registry (go generate ./scrapers/all); edit the source " +
+		"packages, not this section"
+	SampleEnd = "# END sources"
 )
 
 var tierOrder = map[string]int{schemas.TierHyperscaler: 0, schemas.TierSpecialist: 1, schemas.TierMarketplace: 2}

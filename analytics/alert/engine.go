@@ -207,7 +207,8 @@ func (e Engine) Run(ctx context.Context, rd Reader, st *State, now time.Time, dr
 			delete(work.Alerts, k)
 		}
 	}
-	sort.SliceStable(rep.Deliveries, func(i, j int) bool { return rep.Deliveries[i].Notifier < rep.Deliveries[j].Notifier })
+	sort.SliceStable(rep.Deliveries,
+		func(i, j int) bool { return rep.Deliveries[i].Notifier < rep.Deliveries[j].Notifier })
 	return rep
 }
 

@@ -82,8 +82,9 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 		}
 		in := Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: change, Threshold: r.ThresholdPct, Unit: "pct",
 			Firing: s.Days >= 2 && atLeast(math.Abs(change), r.ThresholdPct),
-			Detail: map[string]float64{"first_ratio": s.FirstRatio, "last_ratio": s.LastRatio, "premium_moved_points": s.PremiumMoved,
-				"days_with_ratio": float64(s.Days)},
+			Detail: map[string]float64{"first_ratio": s.FirstRatio, "last_ratio": s.LastRatio,
+				"premium_moved_points": s.PremiumMoved,
+				"days_with_ratio":      float64(s.Days)},
 			Labels: r.labels(subject, "gpu", s.GPU, "pricing", s.Pricing),
 			Series: &SeriesRef{GPU: s.GPU, Pricing: s.Pricing}}
 		first, last := day(s.GPU, s.Pricing, s.First), day(s.GPU, s.Pricing, s.Last)
@@ -128,7 +129,8 @@ func EvalSpreadShift(r Rule, days []analytics.SpreadDay) []Instance {
 func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 	var moves []analytics.SeriesMove
 	for _, s := range analytics.SplitSeries(bars) {
-		if s[0].Pricing != schemas.Spot || (r.GPU != "" && s[0].GPU != r.GPU) || (r.Provider != "" && s[0].Provider != r.Provider) {
+		if s[0].Pricing != schemas.Spot || (r.GPU != "" && s[0].GPU != r.GPU) ||
+			(r.Provider != "" && s[0].Provider != r.Provider) {
 			continue
 		}
 		if m, ok := analytics.SeriesMoveOf(s, store.Hourly, since, end); ok {
@@ -136,7 +138,8 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		}
 	}
 	fire := func(move, annualised float64) bool {
-		return (r.ThresholdPct > 0 && atLeast(math.Abs(move), r.ThresholdPct)) || (r.VolatilityPct > 0 && atLeast(annualised*100, r.VolatilityPct))
+		return (r.ThresholdPct > 0 && atLeast(math.Abs(move), r.ThresholdPct)) ||
+			(r.VolatilityPct > 0 && atLeast(annualised*100, r.VolatilityPct))
 	}
 	summary := func(subject string, move, ann float64, series int) string {
 		s := fmt.Sprintf("%s: spot price moved %+.2f %% over the last %s", subject, move, Span(end.Sub(since)))
@@ -166,7 +169,8 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 				Detail: map[string]float64{"move_pct": m.MovePct, "annualised_volatility_pct": ann * 100, "close": v.Close},
 				Labels: r.labels(subject, "gpu", v.GPU, "provider", v.Provider, "pricing", v.Pricing, "sku", v.SKU,
 					"region", v.Region, "zone", v.Zone),
-				Series: &SeriesRef{GPU: v.GPU, Provider: v.Provider, Pricing: v.Pricing, Region: v.Region, Zone: v.Zone, SKU: v.SKU},
+				Series: &SeriesRef{GPU: v.GPU, Provider: v.Provider, Pricing: v.Pricing, Region: v.Region, Zone: v.Zone,
+					SKU: v.SKU},
 				Compared: []Point{{Label: "before", At: m.RefAt, Value: m.Ref, Unit: "usd_gpu_hour"},
 					{Label: "after", At: m.LastAt, Value: m.Last, Unit: "usd_gpu_hour"}}})
 		}
@@ -212,7 +216,8 @@ func EvalSpotMove(r Rule, bars []store.Bar, since, end time.Time) []Instance {
 		subject := k + " " + schemas.Spot
 		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: move, Threshold: r.ThresholdPct,
 			Unit: "pct", Firing: fire(move, ann), Summary: summary(subject, move, ann, len(g.moves)),
-			Detail: map[string]float64{"move_pct": move, "annualised_volatility_pct": ann * 100, "series": float64(len(g.moves))},
+			Detail: map[string]float64{"move_pct": move, "annualised_volatility_pct": ann * 100,
+				"series": float64(len(g.moves))},
 			Labels: r.labels(subject, "gpu", g.gpu, "provider", g.provider, "pricing", schemas.Spot),
 			Series: &SeriesRef{GPU: g.gpu, Provider: g.provider, Pricing: schemas.Spot},
 			// The median of the series' prices before and after (the move is the
@@ -246,13 +251,16 @@ func EvalPriceBelow(r Rule, latest []schemas.Observation) []Instance {
 	if r.Provider != "" {
 		subject = r.GPU + " " + r.Provider + " " + r.pricing()
 	}
-	return []Instance{{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: best.PriceUSDGPUHour, Threshold: r.BelowUSDGPUHour,
-		Unit: "usd_gpu_hour", Firing: best.PriceUSDGPUHour < r.BelowUSDGPUHour,
+	return []Instance{{Rule: r.Name, Kind: r.Kind, Subject: subject, Value: best.PriceUSDGPUHour,
+		Threshold: r.BelowUSDGPUHour,
+		Unit:      "usd_gpu_hour", Firing: best.PriceUSDGPUHour < r.BelowUSDGPUHour,
 		Summary: fmt.Sprintf("%s: cheapest offer $%.4f/GPU-hour at %s %s %s (threshold below $%g; %d offers)", subject,
 			best.PriceUSDGPUHour, best.Provider, best.SKU, best.Region, r.BelowUSDGPUHour, n),
-		Detail:   map[string]float64{"offers": float64(n)},
-		Labels:   r.labels(subject, "gpu", r.GPU, "pricing", r.pricing(), "provider", best.Provider, "sku", best.SKU, "region", best.Region),
-		Series:   &SeriesRef{GPU: r.GPU, Provider: best.Provider, Pricing: r.pricing(), Region: best.Region, Zone: best.Zone, SKU: best.SKU},
+		Detail: map[string]float64{"offers": float64(n)},
+		Labels: r.labels(subject, "gpu", r.GPU, "pricing", r.pricing(), "provider", best.Provider, "sku", best.SKU,
+			"region", best.Region),
+		Series: &SeriesRef{GPU: r.GPU, Provider: best.Provider, Pricing: r.pricing(), Region: best.Region, Zone: best.Zone,
+			SKU: best.SKU},
 		Compared: []Point{{Label: "cheapest", At: best.EffectiveAt, Value: best.PriceUSDGPUHour, Unit: "usd_gpu_hour"}}}}
 }
 
@@ -293,8 +301,9 @@ func EvalSourceFailed(r Rule, runs map[string][]schemas.Run) []Instance {
 		if lastErr != "" {
 			sum += ": " + firstLine(lastErr)
 		}
-		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: s, Value: float64(failed), Threshold: float64(r.runs()),
-			Unit: "runs", Firing: failed >= r.runs(), Summary: sum, Labels: r.labels(s, "source", s),
+		out = append(out, Instance{Rule: r.Name, Kind: r.Kind, Subject: s, Value: float64(failed),
+			Threshold: float64(r.runs()),
+			Unit:      "runs", Firing: failed >= r.runs(), Summary: sum, Labels: r.labels(s, "source", s),
 			Series: &SeriesRef{Source: s}, Compared: points})
 	}
 	return out
@@ -380,7 +389,8 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 	switch r.Kind {
 	case SpreadShift:
 		from, to := SpreadWindow(r.window(), now)
-		bars, err := rd.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: r.GPU, Pricing: r.pricing(), Since: from, Until: to},
+		bars,
+			err := rd.Bars(ctx, store.BarQuery{Filter: store.Filter{GPU: r.GPU, Pricing: r.pricing(), Since: from, Until: to},
 			Width: store.Daily, CarryIn: true})
 		if err != nil {
 			return nil, err
@@ -396,7 +406,8 @@ func evalRule(ctx context.Context, rd Reader, r Rule, sources []string, now time
 		return EvalSpotMove(r, bars, since, now), nil
 	case PriceBelow:
 		// The prices in force at now: each series' latest price effective by then.
-		latest, err := rd.Latest(ctx, store.Filter{GPU: r.GPU, Pricing: r.pricing(), Provider: r.Provider, Until: now.Add(time.Second)})
+		latest, err := rd.Latest(ctx, store.Filter{GPU: r.GPU, Pricing: r.pricing(), Provider: r.Provider,
+			Until: now.Add(time.Second)})
 		if err != nil {
 			return nil, err
 		}

@@ -261,7 +261,8 @@ func build(ctx context.Context, src query.Source, q Query, opt Options) (*Digest
 			}
 			d.RiskCollected = true
 			d.Risk = h.Changes
-			d.RiskCommand = command("risk", "--changes", "--gpu", strings.Join(canon, ","), "--since", d.From.Format(time.RFC3339),
+			d.RiskCommand = command("risk", "--changes", "--gpu", strings.Join(canon, ","), "--since",
+				d.From.Format(time.RFC3339),
 				"--until", atFlag)
 		}
 	}

@@ -53,7 +53,8 @@ func ParseQuery(v url.Values, _ query.Caps) (Query, error) {
 	}
 	for _, p := range q.Pricing {
 		if !schemas.ValidPricing(p) {
-			return q, &query.ParamError{Param: "pricing", Msg: "\"" + p + "\" is not a pricing kind (on_demand, spot, reserved_1y…)"}
+			return q, &query.ParamError{Param: "pricing", Msg: "\"" + p +
+				"\" is not a pricing kind (on_demand, spot, reserved_1y…)"}
 		}
 	}
 	if s := v.Get("since"); s != "" {

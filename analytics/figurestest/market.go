@@ -49,7 +49,8 @@ func (s *suite) marketCrossSection(t *testing.T) {
 	check("latest", o.Latest, 1)
 	check("latest median", o.LatestMedian, 1)
 	check("trend %", o.TrendPctPer30d, 0) // entering and leaving moved no price
-	if o.Days != 6 || o.Samples != 31 || o.Series != 11 || o.SeriesEntered != 8 || o.SeriesLeft != 1 || h.Weight != analytics.WeightOffer {
+	if o.Days != 6 || o.Samples != 31 || o.Series != 11 || o.SeriesEntered != 8 || o.SeriesLeft != 1 ||
+		h.Weight != analytics.WeightOffer {
 		t.Errorf("days %d samples %d series %d entered %d left %d weight %q; want 6, 31, 11, 8, 1, offer",
 			o.Days, o.Samples, o.Series, o.SeriesEntered, o.SeriesLeft, h.Weight)
 	}
@@ -59,7 +60,8 @@ func (s *suite) marketCrossSection(t *testing.T) {
 	check("matched p50", o.MatchedP50, 4.5)
 	check("matched latest median", o.MatchedLatestMedian, 4.5)
 	if o.FirstDayOffers != 3 || o.LastDayOffers != 10 || o.MatchedOffers != 2 {
-		t.Errorf("first day %d, last day %d, matched %d offers; want 3, 10, 2", o.FirstDayOffers, o.LastDayOffers, o.MatchedOffers)
+		t.Errorf("first day %d, last day %d, matched %d offers; want 3, 10, 2", o.FirstDayOffers, o.LastDayOffers,
+			o.MatchedOffers)
 	}
 	bars, err := ro.Bars(ctx(t), store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {

@@ -30,7 +30,8 @@ func (s *suite) volatility(t *testing.T) {
 	fixed.PriceUSDHour, fixed.PriceUSDGPUHour = 24.0, 3.0
 	storetest.Write(t, st, []schemas.Observation{fixed})
 	// A generated history: spot walks, steps, several providers and tiers.
-	if err := storetest.Generate(storetest.GenSpec{Series: 60, Steps: 400, Start: storetest.T0, Step: 10 * time.Minute, Seed: 7}, 10_000,
+	if err := storetest.Generate(storetest.GenSpec{Series: 60, Steps: 400, Start: storetest.T0, Step: 10 * time.Minute,
+		Seed: 7}, 10_000,
 		func(obs []schemas.Observation) error { storetest.Write(t, st, obs); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,8 @@ func (s *suite) volatility(t *testing.T) {
 	end := storetest.T0.Add(60 * time.Hour)
 	for _, q := range []store.BarQuery{
 		{Width: store.Hourly},
-		{Width: store.Hourly, Filter: store.Filter{Pricing: schemas.Spot, Since: storetest.T0.Add(3 * time.Hour), Until: end}},
+		{Width: store.Hourly, Filter: store.Filter{Pricing: schemas.Spot, Since: storetest.T0.Add(3 * time.Hour),
+			Until: end}},
 		{Width: store.Hourly, Filter: store.Filter{Tier: schemas.TierSpecialist, Since: storetest.T0, Until: end}},
 		{Width: store.Daily, Filter: store.Filter{GPU: "H100-SXM-80GB"}},
 		{Width: store.Hourly, Filter: store.Filter{Provider: "aws", Region: "us-east-1", Until: end}},

@@ -64,12 +64,14 @@ var (
 		"The latest day's reference price (gpuprice index) per GPU, pricing kind and group.", []string{"gpu", "pricing",
 			"group"}, nil)
 	spreadDesc = prometheus.NewDesc("gpuprice_spread_ratio",
-		"The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a tier has no price.", []string{"gpu", "pricing"}, nil)
+		"The latest day's hyperscaler / specialist median ratio (gpuprice spreads) per GPU and pricing kind; absent when a "+
+			"tier has no price.", []string{"gpu", "pricing"}, nil)
 	medianDesc = prometheus.NewDesc("gpuprice_tier_median_usd_per_gpu_hour",
 		"The latest day's median price per GPU-hour of a tier (gpuprice spreads).", []string{"gpu", "pricing", "tier"}, nil)
 	bandDesc = prometheus.NewDesc("gpuprice_interruption_band",
 		"The interruption band in force of a spot offer (gpuprice risk; AWS Spot Advisor: 0 <5%, 1 5-10%, 2 10-15%, "+
-			"3 15-20%, 4 >20% a month; Azure eviction rate: 0 0-5 … 4 20+ an hour), per provider, SKU, region and GPU.", []string{"provider", "sku", "region", "gpu"}, nil)
+			"3 15-20%, 4 >20% a month; Azure eviction rate: 0 0-5 … 4 20+ an hour), per provider, SKU, region and GPU.",
+		[]string{"provider", "sku", "region", "gpu"}, nil)
 	bandRateDesc = prometheus.NewDesc("gpuprice_interruption_rate_per_hour",
 		"The interruptions per hour the band in force is read as (docs/risk.md), per provider, SKU, region and GPU.",
 		[]string{"provider", "sku", "region", "gpu"}, nil)

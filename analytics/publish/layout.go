@@ -211,7 +211,8 @@ func checkSelfHash(b []byte, field string, hash string) error {
 }
 
 // ErrNoCatalog is returned for a directory that holds no catalog.
-var ErrNoCatalog = errors.New("no " + CatalogFile + ": not a gpuprice snapshot directory (write one with `gpuprice publish --out DIR`)")
+var ErrNoCatalog = errors.New("no " + CatalogFile +
+	": not a gpuprice snapshot directory (write one with `gpuprice publish --out DIR`)")
 
 // ReadCatalog reads and checks the catalog of a snapshot directory (its format and
 // its own hash; not the manifests it lists: see Verify).

@@ -70,7 +70,9 @@ type RunLister interface {
 
 // ErrChanged is returned (wrapped) by Publish when some days' data changed since
 // they were published and they were left as published.
-var ErrChanged = errors.New("the data of some published days changed since; they were left as published (--republish writes a new version beside the old)")
+var ErrChanged = errors.New(
+	"the data of some published days changed since; they were left as published (--republish writes a new version " +
+		"beside the old)")
 
 // Options tune Publish.
 type Options struct {
@@ -478,7 +480,8 @@ func buildPrices(ctx context.Context, src Source, tmp string, day time.Time) (bu
 	err = src.Each(ctx, store.Filter{Since: day, Until: day.Add(store.Daily)}, func(o schemas.Observation) error {
 		row := parquetio.RowOf(o)
 		if bf.Rows > 0 && rowOrder(&prev, &row) >= 0 {
-			return fmt.Errorf("the store returned %s|%s|%s|%s|%s at %s out of identity order: a published file must be reproducible",
+			return fmt.Errorf(
+				"the store returned %s|%s|%s|%s|%s at %s out of identity order: a published file must be reproducible",
 				row.Provider, row.SKU, row.Region, row.Zone, row.Pricing, row.EffectiveAt.Format(time.RFC3339))
 		}
 		prev = row

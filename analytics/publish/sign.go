@@ -113,7 +113,8 @@ func checkSig(dir, rel string, b []byte, key PublicKey) string {
 		return "signature: " + err.Error()
 	}
 	if !minisign.Verify(key, b, sig) {
-		return "the signature " + rel + SigSuffix + " does not match the file with this key: it was changed or signed by another"
+		return "the signature " + rel + SigSuffix +
+			" does not match the file with this key: it was changed or signed by another"
 	}
 	return ""
 }

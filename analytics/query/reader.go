@@ -431,7 +431,8 @@ func (r *Reader) Volatility(ctx context.Context, q VolatilityQuery) (Result[Vola
 				return vs[i].Annualised > vs[j].Annualised
 			}
 			a, b := vs[i], vs[j]
-			return a.Provider+"\x00"+a.SKU+"\x00"+a.Region+"\x00"+a.Zone+"\x00"+a.Pricing < b.Provider+"\x00"+b.SKU+"\x00"+b.Region+"\x00"+b.Zone+"\x00"+b.Pricing
+			return a.Provider+"\x00"+a.SKU+"\x00"+a.Region+"\x00"+a.Zone+"\x00"+a.Pricing < b.Provider+"\x00"+b.SKU+"\x00"+
+				b.Region+"\x00"+b.Zone+"\x00"+b.Pricing
 		})
 		res.Data.Series = vs
 	} else {
@@ -472,8 +473,10 @@ func (v Volatility) Table() ([]string, [][]string) {
 		"annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "below_pct", "median_close"}
 	for _, g := range v.Groups {
 		rows = append(rows, []string{g.GPU, g.Provider, g.Pricing, g.Region, g.Zone, strconv.Itoa(g.Series),
-			optf(store.Figure(g.StdLogReturn, g.StdDefined()), 6), optPct(g.Annualised, g.StdDefined()), optPct(g.CV, g.CVDefined()),
-			optPct(g.Range, g.RangeDefined()), optPct(g.MaxDrawdown, g.DrawdownDefined()), strconv.Itoa(g.Changes), share(g.ShareBelow), f4(g.MedianClose)})
+			optf(store.Figure(g.StdLogReturn, g.StdDefined()), 6), optPct(g.Annualised, g.StdDefined()),
+			optPct(g.CV, g.CVDefined()),
+			optPct(g.Range, g.RangeDefined()), optPct(g.MaxDrawdown, g.DrawdownDefined()), strconv.Itoa(g.Changes),
+			share(g.ShareBelow), f4(g.MedianClose)})
 	}
 	return header, rows
 }
@@ -510,7 +513,8 @@ func (r *Reader) windowed(ctx context.Context, f Filter, since, until time.Time)
 // and lays them on the days of [end − span, end). A series its provider no longer
 // lists stops the day after its last sighting (analytics.PriceEnd), as `prices`
 // and `tokens` leave it out.
-func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duration, end time.Time) ([]analytics.DayPrice, time.Time, time.Time, error) {
+func (r *Reader) dayPrices(ctx context.Context, sel Selection, span time.Duration, end time.Time) ([]analytics.DayPrice,
+	time.Time, time.Time, error) {
 	ro, err := r.rollups()
 	if err != nil {
 		return nil, time.Time{}, time.Time{}, err
@@ -543,7 +547,8 @@ func DayPrices(ctx context.Context, ro BarReader, sel Selection, from, to time.T
 // weightParam reads the weight parameter: "" (each offer once, the default) or
 // analytics.WeightProvider.
 func weightParam(p *params) string {
-	if w := p.enum("weight", analytics.WeightOffer, analytics.WeightOffer, analytics.WeightProvider); w != analytics.WeightOffer {
+	if w := p.enum("weight", analytics.WeightOffer, analytics.WeightOffer,
+		analytics.WeightProvider); w != analytics.WeightOffer {
 		return w
 	}
 	return ""
@@ -551,7 +556,8 @@ func weightParam(p *params) string {
 
 // recordedDays is the provenance of an answer over the day prices of sel in the
 // window dayPrices reads (the price carried into it included).
-func (r *Reader) recordedDays(ctx context.Context, sel Selection, span time.Duration, end time.Time) (map[string]int, error) {
+func (r *Reader) recordedDays(ctx context.Context, sel Selection, span time.Duration, end time.Time) (map[string]int,
+	error) {
 	f := sel.Filter
 	f.Since, f.Until = dayWindow(span, end)
 	return r.recorded(ctx, f)
@@ -587,7 +593,8 @@ func ParseSpreads(v url.Values, caps Caps) (SpreadsQuery, error) {
 
 // Values are the query's parameters.
 func (q SpreadsQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339),
+		"scope", q.Scope)
 	setWeight(v, q.Weight)
 	return v
 }
@@ -646,7 +653,8 @@ func (r *Reader) Spreads(ctx context.Context, q SpreadsQuery) (Result[Spreads], 
 
 // Table is the spreads as table rows.
 func (s Spreads) Table() ([]string, [][]string) {
-	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct", "n_hyperscaler", "n_specialist", "n_marketplace",
+	header := []string{"gpu", "pricing", "day", "hyperscaler", "specialist", "marketplace", "ratio", "premium_pct",
+		"n_hyperscaler", "n_specialist", "n_marketplace",
 		"carried", "last_seen"}
 	var rows [][]string
 	for _, d := range s.Days {
@@ -689,7 +697,8 @@ func ParseHistory(v url.Values, caps Caps) (HistoryQuery, error) {
 
 // Values are the query's parameters.
 func (q HistoryQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "region", q.Region, "provider", q.Provider, "since", FormatSpan(q.Since),
+		"at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
 	v.Set("cheapest", strconv.Itoa(q.Cheapest))
 	setWeight(v, q.Weight)
 	return v
@@ -704,11 +713,13 @@ func (r *Reader) History(ctx context.Context, q HistoryQuery) (Result[analytics.
 	}
 	res.Matched = sel.Matches
 	if sel.GPU == "" {
-		return res, &ParamError{Param: "gpu", Msg: fmt.Sprintf("%q: matches %s; history needs one GPU", q.GPU, strings.Join(sel.gpus, ", ")),
+		return res, &ParamError{Param: "gpu", Msg: fmt.Sprintf("%q: matches %s; history needs one GPU", q.GPU,
+			strings.Join(sel.gpus, ", ")),
 			Suggestions: sel.gpus}
 	}
 	if sel.Pricing == "" {
-		return res, &ParamError{Param: "pricing", Msg: fmt.Sprintf("%q: matches %s; history needs one pricing kind", q.Pricing, strings.Join(sel.pricing, ", ")),
+		return res, &ParamError{Param: "pricing", Msg: fmt.Sprintf("%q: matches %s; history needs one pricing kind",
+			q.Pricing, strings.Join(sel.pricing, ", ")),
 			Suggestions: sel.pricing}
 	}
 	pricing := sel.Pricing
@@ -753,9 +764,11 @@ func Composition(o analytics.HistoryStats) string {
 		return "$" + f4(*v)
 	}
 	s := fmt.Sprintf("Composition: %d offers were in force on the window's first day with any and %d on its last; "+
-		"%d entered and %d left, %d were in force on both.", o.FirstDayOffers, o.LastDayOffers, o.SeriesEntered, o.SeriesLeft, o.MatchedOffers)
+		"%d entered and %d left, %d were in force on both.", o.FirstDayOffers, o.LastDayOffers, o.SeriesEntered, o.SeriesLeft,
+		o.MatchedOffers)
 	if o.MatchedP50 == nil || o.MatchedLatestMedian == nil {
-		return s + " No offer was in force on both days: the window's p50 and today's median are of different offers, not comparable."
+		return s +
+			" No offer was in force on both days: the window's p50 and today's median are of different offers, not comparable."
 	}
 	s += fmt.Sprintf(" Like for like, those %d offers had a median of %s over the window and %s today", o.MatchedOffers,
 		price(o.MatchedP50), price(o.MatchedLatestMedian))
@@ -781,7 +794,8 @@ func HistoryTable(h analytics.History) ([]string, [][]string) {
 		rows = append(rows, []string{s.Provider, strconv.Itoa(s.Series), strconv.Itoa(s.Days), strconv.Itoa(s.Samples),
 			opt4(s.P10), opt4(s.P25),
 			opt4(s.P50), opt4(s.P75), opt4(s.P90), opt4(s.Min), opt4(s.Latest), opt4(s.LatestMedian), opt4(s.TrendPer30d),
-			optf(s.TrendPctPer30d, 2), strconv.Itoa(s.SeriesEntered), strconv.Itoa(s.SeriesLeft), optf(s.ReservedDiscountPct, 2)})
+			optf(s.TrendPctPer30d, 2), strconv.Itoa(s.SeriesEntered), strconv.Itoa(s.SeriesLeft),
+			optf(s.ReservedDiscountPct, 2)})
 	}
 	return header, rows
 }
@@ -815,7 +829,8 @@ func CheapestTable(h analytics.History) ([]string, [][]string) {
 		if !o.LastSeen.IsZero() {
 			seen = o.LastSeen.Format(time.RFC3339)
 		}
-		rows = append(rows, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly), seen})
+		rows = append(rows, []string{f4(o.Price), o.Provider, o.Tier, o.SKU, o.Region, o.Zone, o.Since.Format(time.DateOnly),
+			seen})
 	}
 	return []string{"price_usd_gpu_hour", "provider", "tier", "sku", "region", "zone", "since", "last_seen"}, rows
 }
@@ -852,7 +867,8 @@ func ParseIndex(v url.Values, caps Caps) (IndexQuery, error) {
 
 // Values are the query's parameters.
 func (q IndexQuery) Values() url.Values {
-	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339), "scope", q.Scope)
+	v := vals("gpu", q.GPU, "pricing", q.Pricing, "since", FormatSpan(q.Since), "at", q.At.UTC().Format(time.RFC3339),
+		"scope", q.Scope)
 	if q.Explain != "" {
 		v.Set("explain", q.Explain)
 	}

@@ -29,7 +29,8 @@ type SeriesQuery struct {
 func ParseSeries(v url.Values, caps Caps) (SeriesQuery, error) {
 	p := newParams(v, caps)
 	var q SeriesQuery
-	q.Provider, q.SKU, q.Region, q.Zone, q.Pricing = p.str("provider"), p.str("sku"), p.str("region"), p.str("zone"), p.str("pricing")
+	q.Provider, q.SKU, q.Region, q.Zone, q.Pricing = p.str("provider"), p.str("sku"), p.str("region"), p.str("zone"),
+		p.str("pricing")
 	for _, need := range []struct{ name, v string }{{"provider", q.Provider}, {"sku", q.SKU}, {"pricing", q.Pricing}} {
 		if need.v == "" && p.err == nil {
 			p.fail(need.name, "is required: a series is provider, sku, region, zone and pricing (see prices)")
@@ -128,7 +129,8 @@ type BandDay struct {
 // band computes the market band of gpu and pricing over the days of the window
 // ending at, from each day's cross-section of every provider's day prices weighted
 // as weight says (analytics.CrossSection).
-func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Duration, at time.Time, weight string) ([]BandDay, error) {
+func (r *Reader) band(ctx context.Context, gpu, pricing string, span time.Duration, at time.Time,
+	weight string) ([]BandDay, error) {
 	if _, err := r.rollups(); gpu == "" || err != nil {
 		return []BandDay{}, nil
 	}
@@ -263,7 +265,8 @@ func (s Series) Table() ([]string, [][]string) {
 		if d, ok := band[b.Start.UTC().Truncate(store.Daily).Unix()]; ok {
 			p10, p90 = f4(d.P10), f4(d.P90)
 		}
-		rows = append(rows, []string{b.Start.UTC().Format(time.RFC3339), f4(b.Open), f4(b.High), f4(b.Low), f4(b.Close), f4(b.Mean),
+		rows = append(rows, []string{b.Start.UTC().Format(time.RFC3339), f4(b.Open), f4(b.High), f4(b.Low), f4(b.Close),
+			f4(b.Mean),
 			Num(float64(b.Count)), p10, p90})
 	}
 	return []string{"start", "open", "high", "low", "close", "mean", "observations", "market_p10", "market_p90"}, rows

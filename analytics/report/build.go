@@ -200,7 +200,8 @@ var Titles = map[string]string{
 
 // Sections are the section ids in order (the target price only with a quote).
 func (r *Report) Sections() []string {
-	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens, SecInference, SecIndex,
+	s := []string{SecSummary, SecMarket, SecCheapest, SecDiscounts, SecTerms, SecSpreads, SecVolatility, SecTokens,
+		SecInference, SecIndex,
 		SecRisk}
 	if r.Target != nil {
 		s = append(s, SecTarget)
@@ -217,7 +218,8 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	if now.IsZero() {
 		now = time.Now().UTC()
 	}
-	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{}, KindOffer: map[string][]analytics.Offer{}, RecordedRows: map[string]int{},
+	rep := &Report{Query: q, Built: now.UTC().Truncate(time.Second), Commands: map[string]string{},
+		KindOffer: map[string][]analytics.Offer{}, RecordedRows: map[string]int{},
 		NewestSeen: map[string]time.Time{}}
 	hash := sha256.New()
 	used := func(name string, v any) {
@@ -249,13 +251,15 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 		rep.Providers = append(rep.Providers, p.Provider)
 	}
 	weight := cmdFlags("--weight", q.Weight)
-	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s%s", rep.GPU, rep.Pricing, sel, since, at, weight)
+	rep.Commands[SecMarket] = fmt.Sprintf("gpuprice history --gpu %s --pricing %s%s --since %s --at %s%s", rep.GPU,
+		rep.Pricing, sel, since, at, weight)
 	rep.Commands[SecCheapest] = rep.Commands[SecMarket] + fmt.Sprintf(" --cheapest %d", q.Cheapest)
 	gpu := rep.GPU
 	base := query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}
 
 	// The pricing kinds stored for the GPU, and what `prices` leaves out.
-	all, err := src.Prices(ctx, query.PricesQuery{Filter: base, Stale: analytics.StaleAfter, AllSeries: true, IncludeDerived: true})
+	all, err := src.Prices(ctx, query.PricesQuery{Filter: base, Stale: analytics.StaleAfter, AllSeries: true,
+		IncludeDerived: true})
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +287,8 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	for k := range kinds {
 		rep.Kinds = append(rep.Kinds, k)
 	}
-	sort.Slice(rep.Kinds, func(i, j int) bool { return analytics.PricingRank(rep.Kinds[i]) < analytics.PricingRank(rep.Kinds[j]) })
+	sort.Slice(rep.Kinds,
+		func(i, j int) bool { return analytics.PricingRank(rep.Kinds[i]) < analytics.PricingRank(rep.Kinds[j]) })
 
 	// Every offer of the other kinds on the window's last day: the discounts against
 	// on-demand and the reserved offers of a quote's term.
@@ -314,7 +319,9 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 		rep.SpotOffers = sr.Data.Cheapest
 	}
 	rep.Discounts = discounts(rep.KindOffer)
-	rep.Commands[SecDiscounts] = fmt.Sprintf("gpuprice history --gpu %s --pricing KIND%s --since %s --at %s --cheapest %d (KIND: on_demand and each reserved_* / commitment_*)",
+	rep.Commands[SecDiscounts] = fmt.Sprintf(
+		"gpuprice history --gpu %s --pricing KIND%s --since %s --at %s --cheapest %d (KIND: on_demand and each reserved_* "+
+			"/ commitment_*)",
 		gpu, sel, since, at, offersAll)
 	for _, offers := range rep.KindOffer {
 		for _, o := range offers {
@@ -328,7 +335,8 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	}
 
 	// The term curve of the offers in force on the window's last day.
-	tres, err := src.Terms(ctx, query.TermsQuery{Filter: query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider}, At: q.At})
+	tres, err := src.Terms(ctx, query.TermsQuery{Filter: query.Filter{GPU: gpu, Region: q.Region, Provider: q.Provider},
+		At: q.At})
 	if err != nil {
 		return nil, err
 	}
@@ -337,36 +345,42 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	rep.Commands[SecTerms] = fmt.Sprintf("gpuprice terms --gpu %s%s --at %s", gpu, sel, at)
 
 	// Spreads and the index: the whole market of the GPU and pricing kind.
-	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At,
+	sres, err := src.Spreads(ctx, query.SpreadsQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since,
+		At:     q.At,
 		Weight: q.Weight})
 	if err != nil {
 		return nil, err
 	}
 	used("spreads", sres.Data)
 	rep.Spreads = sres.Data
-	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing, since, at, weight)
+	rep.Commands[SecSpreads] = fmt.Sprintf("gpuprice spreads --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing,
+		since, at, weight)
 
-	ires, err := src.Index(ctx, query.IndexQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since, At: q.At,
+	ires, err := src.Index(ctx, query.IndexQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing}, Since: q.Since,
+		At:     q.At,
 		Weight: q.Weight})
 	if err != nil {
 		return nil, err
 	}
 	used("index", ires.Data)
 	rep.Index = ires.Data
-	rep.Commands[SecIndex] = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing, since, at, weight)
+	rep.Commands[SecIndex] = fmt.Sprintf("gpuprice index --gpu %s --pricing %s --since %s --at %s%s", gpu, rep.Pricing,
+		since, at, weight)
 
 	// Spot volatility over the window: daily bars beyond two weeks, hourly within.
 	bar := store.Daily
 	if q.Since <= 14*24*time.Hour {
 		bar = store.Hourly
 	}
-	rep.SpotQuery = query.VolatilityQuery{Filter: query.Filter{GPU: gpu, Pricing: schemas.Spot, Region: q.Region, Provider: q.Provider},
+	rep.SpotQuery = query.VolatilityQuery{Filter: query.Filter{GPU: gpu, Pricing: schemas.Spot, Region: q.Region,
+		Provider: q.Provider},
 		Window: q.Since, Bar: bar, At: q.At, By: analytics.BySeries}
 	barName := "1d"
 	if bar == store.Hourly {
 		barName = "1h"
 	}
-	rep.Commands[SecVolatility] = fmt.Sprintf("gpuprice volatility --gpu %s --pricing spot%s --window %s --bar %s --at %s", gpu, sel, since, barName, at)
+	rep.Commands[SecVolatility] = fmt.Sprintf("gpuprice volatility --gpu %s --pricing spot%s --window %s --bar %s --at %s",
+		gpu, sel, since, barName, at)
 	if kinds[schemas.Spot] {
 		vres, err := src.Volatility(ctx, rep.SpotQuery)
 		if err != nil {
@@ -415,12 +429,14 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	}
 	used("tokens", kres.Data)
 	rep.Tokens = kres.Data
-	rep.Commands[SecTokens] = fmt.Sprintf("gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d --gpus %d",
+	rep.Commands[SecTokens] = fmt.Sprintf(
+		"gpuprice tokens --gpu %s --pricing %s%s --params %s --precision bf16 --limit %d --gpus %d",
 		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest, q.GPUs)
 
 	// $ per 1M output tokens of serving the model on the offers now (fp16 weights,
 	// batch 1: the bandwidth-bound floor of a single stream).
-	iq := query.InferenceQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region, Provider: q.Provider},
+	iq := query.InferenceQuery{Filter: query.Filter{GPU: gpu, Pricing: rep.Pricing, Region: q.Region,
+		Provider: q.Provider},
 		Params: q.ModelParams, Precision: analytics.FP16, Batch: 1, Limit: q.Cheapest}
 	ires2, err := src.Inference(ctx, iq)
 	if err != nil {
@@ -428,7 +444,8 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	}
 	used("inference", ires2.Data)
 	rep.Inference = ires2.Data
-	rep.Commands[SecInference] = fmt.Sprintf("gpuprice inference --gpu %s --pricing %s%s --params %s --precision fp16 --limit %d",
+	rep.Commands[SecInference] = fmt.Sprintf(
+		"gpuprice inference --gpu %s --pricing %s%s --params %s --precision fp16 --limit %d",
 		gpu, rep.Pricing, sel, strconv.FormatFloat(q.ModelParams, 'g', -1, 64), q.Cheapest)
 
 	// The method: sources, their last runs, what was left out.
@@ -450,7 +467,9 @@ func Build(ctx context.Context, src query.Source, q query.ReportQuery, opt Optio
 	}
 	rep.Excluded = exclusions(gpu, quar.Data, len(all.Data)-len(current), derived, floors, gpuOnly)
 	used("excluded", rep.Excluded)
-	rep.Commands[SecMethod] = fmt.Sprintf("gpuprice sources; gpuprice prices --gpu %s%s --all-series --include-derived; gpuprice quarantine --limit 5000", gpu, sel)
+	rep.Commands[SecMethod] = fmt.Sprintf(
+		"gpuprice sources; gpuprice prices --gpu %s%s --all-series --include-derived; gpuprice quarantine --limit 5000", gpu,
+		sel)
 
 	if q.Quote > 0 {
 		rep.Target = target(q, rep)
@@ -545,13 +564,20 @@ func exclusions(gpu string, quarantined []schemas.Quarantined, stale, derived, f
 		out = append(out, Exclusion{Reason: "suspect", Rows: suspect[r], What: "quarantined at ingest, never stored: " + r})
 	}
 	if len(reasons) == 0 {
-		out = append(out, Exclusion{Reason: "suspect", Rows: 0, What: "no row of this GPU is in the quarantine (rows failing validation are quarantined at ingest, never stored)"})
+		out = append(out,
+			Exclusion{Reason: "suspect", Rows: 0,
+				What: "no row of this GPU is in the quarantine (rows failing validation are quarantined at ingest, never stored)"})
 	}
 	out = append(out,
-		Exclusion{Reason: "derived", Rows: derived, What: "prices computed by a documented rule, not listed by the provider (left out of percentiles, cheapest offers, spreads and the index)"},
+		Exclusion{Reason: "derived", Rows: derived,
+			What: "prices computed by a documented rule, not listed by the provider (left out of percentiles, cheapest " +
+				"offers, spreads and the index)"},
 		Exclusion{Reason: "floor", Rows: floors, What: `"from $X" floors: a lower bound, not the price of one offer`},
-		Exclusion{Reason: "gpu-only", Rows: gpuOnly, What: "GPU-only prices (the VM they attach to is not included): not comparable with instance prices"},
-		Exclusion{Reason: "stale", Rows: stale, What: fmt.Sprintf("series last seen more than %s before their provider's newest sighting: no longer on offer", query.FormatSpan(analytics.StaleAfter))},
+		Exclusion{Reason: "gpu-only", Rows: gpuOnly,
+			What: "GPU-only prices (the VM they attach to is not included): not comparable with instance prices"},
+		Exclusion{Reason: "stale", Rows: stale,
+			What: fmt.Sprintf("series last seen more than %s before their provider's newest sighting: no longer on offer",
+				query.FormatSpan(analytics.StaleAfter))},
 	)
 	return out
 }
@@ -564,7 +590,8 @@ func target(q query.ReportQuery, rep *Report) *Target {
 		t.TermOffers = append(t.TermOffers, rep.KindOffer[k]...)
 	}
 	sort.SliceStable(t.TermOffers, func(i, j int) bool { return t.TermOffers[i].Price < t.TermOffers[j].Price })
-	t.Verdict = analytics.QuoteVerdictWeighted(q.Quote, q.Term, t.Hours, t.TermOffers, rep.KindOffer[schemas.OnDemand], rep.SpotOffers,
+	t.Verdict = analytics.QuoteVerdictWeighted(q.Quote, q.Term, t.Hours, t.TermOffers, rep.KindOffer[schemas.OnDemand],
+		rep.SpotOffers,
 		q.Weight)
 	t.TermMin, t.TermMedian = nil, t.Verdict.TermMedian
 	if c := t.Verdict.Cheapest; c != nil {

@@ -30,8 +30,11 @@ func ExecPath() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("a PDF is printed by headless Chromium, and none was found: install it (Debian: apt-get install chromium) or set $" + ChromiumEnv +
-		"; or write --out report.html and print that")
+	return "",
+		errors.New(
+			"a PDF is printed by headless Chromium, and none was found: install it (Debian: apt-get install chromium) or set $" +
+				ChromiumEnv +
+				"; or write --out report.html and print that")
 }
 
 // PDFWindowWidth and PDFWindowHeight are the window PDF prints are laid out in.
@@ -93,7 +96,8 @@ func PrintPDF(tab context.Context, path string) ([]byte, error) {
 		chromedp.PDFPrintBackground(),
 		chromedp.PDFOutlineAndTagged(),
 		chromedp.PDFHeaderTemplate(`<span></span>`),
-		chromedp.PDFFooterTemplate(`<div style="font-size:8px;width:100%;text-align:center;color:#5b636e"><span class="title"></span> · <span class="pageNumber"></span> / <span class="totalPages"></span></div>`),
+		chromedp.PDFFooterTemplate(
+			`<div style="font-size:8px;width:100%;text-align:center;color:#5b636e"><span class="title"></span> · <span class="pageNumber"></span> / <span class="totalPages"></span></div>`),
 		chromedp.PDFStream(),
 	))
 	if err != nil {

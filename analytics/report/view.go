@@ -98,7 +98,9 @@ func (r *Report) Layout() []Section {
 			r.market(&s)
 		case SecCheapest:
 			h, rows := query.CheapestTable(analytics.History{Cheapest: r.Cheapest})
-			s.Tables = append(s.Tables, Table{ID: "cheapest-table", Caption: fmt.Sprintf("The %d cheapest %s offers on %s, $/GPU-hour", len(rows), r.Pricing, day(r.History.To.Add(-time.Second))), Header: h, Rows: rows})
+			s.Tables = append(s.Tables,
+				Table{ID: "cheapest-table", Caption: fmt.Sprintf("The %d cheapest %s offers on %s, $/GPU-hour", len(rows),
+					r.Pricing, day(r.History.To.Add(-time.Second))), Header: h, Rows: rows})
 			if len(rows) == 0 {
 				s.Paras = append(s.Paras, "Missing: no offer of this GPU was priced on the window's last day.")
 			}
@@ -161,14 +163,18 @@ func (r *Report) summary(s *Section) {
 	if r.Target != nil {
 		// The verdict first: where the quote stands, like for like.
 		t := r.Target
-		s.Paras = append(s.Paras, fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s, %s:",
-			f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02"), verdictCounted(t.Verdict)))
+		s.Paras = append(s.Paras,
+			fmt.Sprintf("Verdict on the quote ($%s per GPU-hour, %s, %d GPU(s)), among the offers in force on %s, %s:",
+				f4(t.Quote), analytics.TermWords(t.Term), t.GPUs, r.History.To.Add(-time.Second).Format("2006-01-02"),
+				verdictCounted(t.Verdict)))
 		s.Paras = append(s.Paras, t.Verdict.Sentences()...)
 	}
 	if rec := r.RecordedSources(); len(rec) > 0 {
 		s.Paras = append(s.Paras, fmt.Sprintf("Built from a recorded example, not from today's prices: the rows of %s "+
-			"come from a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded at. "+
-			"Most of its responses are constructed in the providers' formats around real excerpts, with partly illustrative values "+
+			"come from a recorded archive (gpuprice reparse examples/recorded), whose prices keep the time they were recorded "+
+			"at. "+
+			"Most of its responses are constructed in the providers' formats around real excerpts, with partly illustrative "+
+			"values "+
 			"(each row's provenance attribute says which; examples/recorded/README.md): no figure here is a provider's price.",
 			strings.Join(rec, ", ")))
 	}
@@ -177,11 +183,15 @@ func (r *Report) summary(s *Section) {
 		"%s, then the median over the days (never a pool of series-days).",
 		r.GPU, r.Pricing, r.Window(), sel, o.Series, len(r.History.Providers), o.Days, r.counted()))
 	if o.P10 == nil {
-		s.Paras = append(s.Paras, "Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown as missing.")
+		s.Paras = append(s.Paras,
+			"Missing: no listed price of this GPU and pricing kind in the window; every figure below that needs one is shown "+
+				"as missing.")
 		return
 	}
 	s.Paras = append(s.Paras,
-		fmt.Sprintf("The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the median of today's offers %s: %s%s.",
+		fmt.Sprintf(
+			"The market's p10–p90 band over the window is %s to %s (median %s, p25 %s). Today's lowest price is %s and the "+
+				"median of today's offers %s: %s%s.",
 			txt(o.P10), txt(o.P90), txt(o.P50), txt(o.P25), txt(o.Latest), txt(o.LatestMedian), bandPosition(o), notLike(o)),
 		fmt.Sprintf("Trend of the same offers (matched day to day): %s per GPU-hour per 30 days (%s %%); "+
 			"beside it, %d series entered and %d left the sample over the window.",
@@ -189,12 +199,14 @@ func (r *Report) summary(s *Section) {
 		query.Composition(o))
 	if len(r.Cheapest) > 0 {
 		c := r.Cheapest[0]
-		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region, f4(c.Price)))
+		s.Paras = append(s.Paras, fmt.Sprintf("Cheapest offer now: %s %s in %s at $%s.", c.Provider, c.SKU, c.Region,
+			f4(c.Price)))
 	}
 	if len(r.Spreads.Summary) > 0 {
 		ss := r.Spreads.Summary[0]
 		s.Paras = append(s.Paras, fmt.Sprintf("Hyperscalers charged %s× the specialists' median on %s (%s× on %s).",
-			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64), ss.FirstDay))
+			strconv.FormatFloat(ss.LastRatio, 'f', 2, 64), ss.LastDay, strconv.FormatFloat(ss.FirstRatio, 'f', 2, 64),
+			ss.FirstDay))
 	}
 }
 
@@ -265,8 +277,10 @@ func bandPosition(o analytics.HistoryStats) string {
 // MarketChart is the market price over time: each provider's daily median, each
 // tier's, the p10–p90 band and today's lowest price.
 func (r *Report) MarketChart() Chart {
-	c := Chart{ID: "chart-market", Title: fmt.Sprintf("%s %s: daily median $/GPU-hour by provider and tier", r.GPU, r.Pricing),
-		YLabel: "$ / GPU-hour", BandLo: r.History.Overall.P10, BandHi: r.History.Overall.P90, BandLabel: "market p10–p90 over the window"}
+	c := Chart{ID: "chart-market", Title: fmt.Sprintf("%s %s: daily median $/GPU-hour by provider and tier", r.GPU,
+		r.Pricing),
+		YLabel: "$ / GPU-hour", BandLo: r.History.Overall.P10, BandHi: r.History.Overall.P90,
+		BandLabel: "market p10–p90 over the window"}
 	lines := map[string]*Line{}
 	var order []string
 	for _, d := range r.History.Daily {
@@ -303,8 +317,16 @@ func (r *Report) MarketChart() Chart {
 func (r *Report) market(s *Section) {
 	s.Charts = append(s.Charts, r.MarketChart())
 	h, rows := query.HistoryTable(r.History)
-	s.Tables = append(s.Tables, Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, " + r.countedShort() + "; the median over the days), latest, trend and reserved discount (all providers, then each)", Header: h, Rows: rows})
-	s.Notes = append(s.Notes, "provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers in force that day, "+r.counted()+", then the median over the days (days: how many days the row rests on; samples: series-days, for information); latest is the lowest price in force on the last day, latest median their median; trend is the change of the same series, matched day to day (series entering or leaving never move it; entered and left count them).",
+	s.Tables = append(s.Tables,
+		Table{ID: "history-table", Caption: "Percentiles of the market day by day (each day's offers in force, " +
+			r.countedShort() + "; the median over the days), latest, trend and reserved discount (all providers, then each)",
+			Header: h, Rows: rows})
+	s.Notes = append(s.Notes,
+		"provider * is the whole market in the selection; p10…p90 are, for each day, the percentile (type 7) of the offers "+
+			"in force that day, "+r.counted()+
+			", then the median over the days (days: how many days the row rests on; samples: series-days, for information); "+
+			"latest is the lowest price in force on the last day, latest median their median; trend is the change of the "+
+			"same series, matched day to day (series entering or leaving never move it; entered and left count them).",
 		query.Composition(r.History.Overall))
 }
 
@@ -312,19 +334,24 @@ func (r *Report) discounts(s *Section) {
 	h := []string{"provider", "pricing", "pairs", "median_discount_pct", "min_discount_pct", "max_discount_pct"}
 	var rows [][]string
 	for _, d := range r.Discounts {
-		rows = append(rows, []string{d.Provider, d.Pricing, strconv.Itoa(d.Pairs), opt(d.Median, 2), opt(d.Min, 2), opt(d.Max, 2)})
+		rows = append(rows, []string{d.Provider, d.Pricing, strconv.Itoa(d.Pairs), opt(d.Median, 2), opt(d.Min, 2),
+			opt(d.Max, 2)})
 	}
-	s.Paras = append(s.Paras, "The one definition of a discount, used by every table of this report ("+analytics.DiscountExplain+
-		"): the market table's reserved discount is the same figure for reserved_1y. Pairs 0 means the provider lists that term without an on-demand twin: the discount is missing, not zero.")
+	s.Paras = append(s.Paras, "The one definition of a discount, used by every table of this report ("+
+		analytics.DiscountExplain+
+		"): the market table's reserved discount is the same figure for reserved_1y. Pairs 0 means the provider lists that "+
+		"term without an on-demand twin: the discount is missing, not zero.")
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no reserved or commitment price of this GPU in the selection.")
 	}
-	s.Tables = append(s.Tables, Table{ID: "discounts-table", Caption: "Discounts against on-demand per provider and term, %", Header: h, Rows: rows})
+	s.Tables = append(s.Tables,
+		Table{ID: "discounts-table", Caption: "Discounts against on-demand per provider and term, %", Header: h, Rows: rows})
 }
 
 // SpreadsChart is the daily median of each tier.
 func (r *Report) SpreadsChart() Chart {
-	c := Chart{ID: "chart-spreads", Title: fmt.Sprintf("%s %s: daily median by tier", r.GPU, r.Pricing), YLabel: "$ / GPU-hour"}
+	c := Chart{ID: "chart-spreads", Title: fmt.Sprintf("%s %s: daily median by tier", r.GPU, r.Pricing),
+		YLabel: "$ / GPU-hour"}
 	tiers := []struct {
 		name string
 		get  func(analytics.SpreadDay) *float64
@@ -348,20 +375,25 @@ func (r *Report) SpreadsChart() Chart {
 }
 
 func (r *Report) spreads(s *Section) {
-	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind (not narrowed by region or provider): each day's median price of each tier's series ("+
-		r.counted()+"), the ratio hyperscaler / specialist and the premium (ratio − 1) × 100.")
+	s.Paras = append(s.Paras,
+		"The whole market of the GPU and pricing kind (not narrowed by region or provider): each day's median price of "+
+			"each tier's series ("+
+			r.counted()+"), the ratio hyperscaler / specialist and the premium (ratio − 1) × 100.")
 	s.Charts = append(s.Charts, r.SpreadsChart())
-	h := []string{"gpu", "pricing", "first_day", "last_day", "first_ratio", "last_ratio", "ratio_change", "premium_moved_pp", "min_ratio", "max_ratio", "days_with_ratio"}
+	h := []string{"gpu", "pricing", "first_day", "last_day", "first_ratio", "last_ratio", "ratio_change",
+		"premium_moved_pp", "min_ratio", "max_ratio", "days_with_ratio"}
 	var rows [][]string
 	for _, x := range r.Spreads.Summary {
 		g := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-		rows = append(rows, []string{x.GPU, x.Pricing, x.FirstDay, x.LastDay, g(x.FirstRatio), g(x.LastRatio), g(x.RatioChange),
+		rows = append(rows, []string{x.GPU, x.Pricing, x.FirstDay, x.LastDay, g(x.FirstRatio), g(x.LastRatio),
+			g(x.RatioChange),
 			strconv.FormatFloat(x.PremiumMoved, 'f', 2, 64), g(x.MinRatio), g(x.MaxRatio), strconv.Itoa(x.Days)})
 	}
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no day in the window had both a hyperscaler and a specialist price.")
 	}
-	s.Tables = append(s.Tables, Table{ID: "spreads-summary", Caption: "How the spread moved over the window", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "spreads-summary", Caption: "How the spread moved over the window", Header: h,
+		Rows: rows})
 	days := r.Spreads.Days
 	if len(days) > 7 {
 		days = days[len(days)-7:]
@@ -376,9 +408,13 @@ func (r *Report) volatility(s *Section) {
 		return
 	}
 	vs := r.Spot.Series
-	s.Paras = append(s.Paras, fmt.Sprintf("%d spot series over the window (%s bars). Annualised is the standard deviation of log returns scaled to a year; max drawdown the largest fall from a previous high.",
-		len(vs), map[bool]string{true: "daily", false: "hourly"}[r.SpotQuery.Bar >= 24*time.Hour]))
-	cols := []string{"provider", "sku", "region", "zone", "bars", "annualised_pct", "cv_pct", "range_pct", "max_drawdown_pct", "changes", "close"}
+	s.Paras = append(s.Paras,
+		fmt.Sprintf(
+			"%d spot series over the window (%s bars). Annualised is the standard deviation of log returns scaled to a year; "+
+				"max drawdown the largest fall from a previous high.",
+			len(vs), map[bool]string{true: "daily", false: "hourly"}[r.SpotQuery.Bar >= 24*time.Hour]))
+	cols := []string{"provider", "sku", "region", "zone", "bars", "annualised_pct", "cv_pct", "range_pct",
+		"max_drawdown_pct", "changes", "close"}
 	top := vs[:min(len(vs), 10)]
 	h, rows := query.Volatility{By: analytics.BySeries, Series: top}.Table()
 	h, rows = pick(h, rows, cols...)
@@ -455,10 +491,12 @@ func (r *Report) tokens(s *Section) {
 	h, rows := r.Tokens.Table()
 	costSection(s, fmt.Sprintf("Training cost of a %s-parameter model on a job of %s (6 × parameters FLOPs per token, "+
 		"bf16 dense peak, the midpoint of the published MFU band of the job on each offer: a job that fits one node of "+
-		"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job "+
+		"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the "+
+		"job "+
 		"crosses nodes) at the %s offers listed now.",
 		query.FormatCount(r.Query.ModelParams), r.TokensJob.String(), r.Pricing),
-		Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows}, r.Tokens.Skipped)
+		Table{ID: "tokens-table", Caption: "$ per 1B training tokens, cheapest first", Header: h, Rows: rows},
+		r.Tokens.Skipped)
 	// Which band each offer took, and why (`tokens --explain`).
 	bands := map[string]int{}
 	for _, row := range r.Tokens.Rows {
@@ -475,11 +513,14 @@ func (r *Report) tokens(s *Section) {
 func (r *Report) inference(s *Section) {
 	h, rows := r.Inference.Table()
 	costSection(s, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
-		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ weight bytes; "+
+		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ "+
+		"weight bytes; "+
 		"a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the instance that hold it. "+
 		"Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md for the sources and the gap "+
-		"to measured throughputs.", query.FormatCount(r.Query.ModelParams), analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)),
-		Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows}, r.Inference.Skipped)
+		"to measured throughputs.", query.FormatCount(r.Query.ModelParams),
+		analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)),
+		Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows},
+		r.Inference.Skipped)
 }
 
 // costSection lays out a cost-per-token section: what it computes, its table (or
@@ -522,7 +563,8 @@ func (r *Report) IndexChart() Chart {
 }
 
 func (r *Report) index(s *Section) {
-	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind. "+analytics.IndexMethod+". Beside it, "+analytics.ChainedMethod+".")
+	s.Paras = append(s.Paras, "The whole market of the GPU and pricing kind. "+analytics.IndexMethod+". Beside it, "+
+		analytics.ChainedMethod+".")
 	s.Charts = append(s.Charts, r.IndexChart())
 	last := map[string]analytics.IndexPoint{}
 	var groups []string
@@ -548,13 +590,16 @@ func (r *Report) index(s *Section) {
 
 func (r *Report) target(s *Section) {
 	t := r.Target
-	s.Paras = append(s.Paras, fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours), placed among the %s offers "+
-		"in force on the window's last day, %s; on-demand and spot are compared for the same hours.",
-		f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term), verdictCounted(t.Verdict)))
+	s.Paras = append(s.Paras,
+		fmt.Sprintf("Quote: $%s per GPU-hour for %d GPU(s) over %s (%s hours), placed among the %s offers "+
+			"in force on the window's last day, %s; on-demand and spot are compared for the same hours.",
+			f4(t.Quote), t.GPUs, t.Term, strconv.FormatFloat(t.Hours, 'f', 0, 64), analytics.TermWords(t.Term),
+			verdictCounted(t.Verdict)))
 	s.Paras = append(s.Paras, t.Verdict.Sentences()...)
 	if c := t.AtUtilisation; c != nil {
-		s.Paras = append(s.Paras, c.Sentence("quote", t.Term, fmt.Sprintf("today's on-demand median ($%s)", f4(c.Alternative)))+
-			gpusTotal(c.Saving, t.GPUs))
+		s.Paras = append(s.Paras,
+			c.Sentence("quote", t.Term, fmt.Sprintf("today's on-demand median ($%s)", f4(c.Alternative)))+
+				gpusTotal(c.Saving, t.GPUs))
 	}
 	h := []string{"reference", "$/GPU-hour", "quote − reference", "vs reference"}
 	var rows [][]string
@@ -565,14 +610,19 @@ func (r *Report) target(s *Section) {
 		}
 		rows = append(rows, []string{v.Name, opt(v.Price, 4), opt(v.Diff, 4), pct})
 	}
-	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against like-for-like references", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "target-table", Caption: "The quote against like-for-like references", Header: h,
+		Rows: rows})
 	if t.SavingPerHour != nil {
 		if *t.SavingPerHour > 0 {
-			s.Paras = append(s.Paras, fmt.Sprintf("The cheapest %s offer ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
-				analytics.TermWords(t.Term), f4(*t.TermMin), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras,
+				fmt.Sprintf("The cheapest %s offer ($%s) would save $%s per GPU-hour: $%s over the %s term for %d GPU(s).",
+					analytics.TermWords(t.Term), f4(*t.TermMin), f4(*t.SavingPerHour), money(*t.SavingOverTerm), t.Term, t.GPUs))
 		} else {
-			s.Paras = append(s.Paras, fmt.Sprintf("The quote is at or below the cheapest %s offer ($%s): $%s per GPU-hour under it, $%s over the %s term for %d GPU(s).",
-				analytics.TermWords(t.Term), f4(*t.TermMin), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
+			s.Paras = append(s.Paras,
+				fmt.Sprintf(
+					"The quote is at or below the cheapest %s offer ($%s): $%s per GPU-hour under it, $%s over the %s term for %d "+
+						"GPU(s).",
+					analytics.TermWords(t.Term), f4(*t.TermMin), f4(-*t.SavingPerHour), money(-*t.SavingOverTerm), t.Term, t.GPUs))
 		}
 	}
 	oh, orows := query.CheapestTable(analytics.History{Cheapest: t.TermOffers})
@@ -581,15 +631,19 @@ func (r *Report) target(s *Section) {
 		orows[i] = append([]string{t.TermOffers[i].Pricing}, orows[i]...)
 	}
 	if len(orows) == 0 {
-		s.Paras = append(s.Paras, fmt.Sprintf("Missing: no %s offer (%s) of this GPU in the selection on the window's last day.", t.Term, strings.Join(TermKinds(t.Term), ", ")))
+		s.Paras = append(s.Paras,
+			fmt.Sprintf("Missing: no %s offer (%s) of this GPU in the selection on the window's last day.", t.Term,
+				strings.Join(TermKinds(t.Term), ", ")))
 	}
-	s.Tables = append(s.Tables, Table{ID: "term-offers", Caption: fmt.Sprintf("The cheapest %s offers (%s)", t.Term, strings.Join(TermKinds(t.Term), ", ")), Header: oh, Rows: orows})
+	s.Tables = append(s.Tables, Table{ID: "term-offers", Caption: fmt.Sprintf("The cheapest %s offers (%s)", t.Term,
+		strings.Join(TermKinds(t.Term), ", ")), Header: oh, Rows: orows})
 }
 
 // verdictCounted says how the verdict counted the offers it ranks the quote among.
 func verdictCounted(v analytics.Verdict) string {
 	if v.Weight == analytics.WeightProvider {
-		return "each provider counted once (the median of its offers stands for it, --weight provider: the counts, ranks and medians are of providers)"
+		return "each provider counted once (the median of its offers stands for it, --weight provider: the counts, ranks " +
+			"and medians are of providers)"
 	}
 	return "each offer counted once"
 }
@@ -604,15 +658,17 @@ func gpusTotal(saving float64, gpus int) string {
 
 func (r *Report) terms(s *Section) {
 	t := r.Terms
-	s.Paras = append(s.Paras, fmt.Sprintf("Every offer of %s in force on %s, in $/GPU-hour with any upfront amortised over the term, "+
-		"against the term's length: on-demand and spot at 0 months, then each reservation and commitment. The discount is "+
-		"like for like (the same provider's on-demand price of the same SKU, region and zone; missing without one); "+
-		"vs on demand median %% compares the medians, a different mix of offers.", t.GPU, day(t.Day)))
+	s.Paras = append(s.Paras,
+		fmt.Sprintf("Every offer of %s in force on %s, in $/GPU-hour with any upfront amortised over the term, "+
+			"against the term's length: on-demand and spot at 0 months, then each reservation and commitment. The discount is "+
+			"like for like (the same provider's on-demand price of the same SKU, region and zone; missing without one); "+
+			"vs on demand median %% compares the medians, a different mix of offers.", t.GPU, day(t.Day)))
 	h, rows := t.Table()
 	if len(rows) == 0 {
 		s.Paras = append(s.Paras, "Missing: no offer of this GPU is in force on that day.")
 	}
-	s.Tables = append(s.Tables, Table{ID: "terms-table", Caption: "The term curve: the market, then each provider", Header: h, Rows: rows})
+	s.Tables = append(s.Tables, Table{ID: "terms-table", Caption: "The term curve: the market, then each provider",
+		Header: h, Rows: rows})
 }
 
 // money writes dollars with thousands separators and cents.
@@ -639,24 +695,32 @@ func (r *Report) method(s *Section) {
 	c := r.Citation
 	cite := fmt.Sprintf("Built %s from the store %s", r.Built.Format(time.RFC3339), orMissing(c.Store))
 	if c.NewestRun != nil {
-		cite += fmt.Sprintf(" (newest run %s of %s, %s)", c.NewestRun.RunID, c.NewestRun.Source, c.NewestRun.StartedAt.UTC().Format(time.RFC3339))
+		cite += fmt.Sprintf(" (newest run %s of %s, %s)", c.NewestRun.RunID, c.NewestRun.Source,
+			c.NewestRun.StartedAt.UTC().Format(time.RFC3339))
 	}
-	cite += ". Data SHA-256 " + c.DataSHA256 + ": a hash over the answers of the commands named in each section; the same store and query give the same hash."
+	cite += ". Data SHA-256 " + c.DataSHA256 +
+		": a hash over the answers of the commands named in each section; the same store and query give the same hash."
 	s.Paras = append(s.Paras, cite)
 	if c.Snapshot != nil {
 		s.Paras = append(s.Paras, "Published snapshot: "+c.Snapshot.Sentence+".")
 	} else {
-		s.Paras = append(s.Paras, "No published snapshot is cited: `gpuprice publish --out DIR` writes immutable daily snapshots, and `gpuprice report --snapshot DIR` cites the days that cover the window.")
+		s.Paras = append(s.Paras,
+			"No published snapshot is cited: `gpuprice publish --out DIR` writes immutable daily snapshots, and `gpuprice "+
+				"report --snapshot DIR` cites the days that cover the window.")
 	}
 	s.Paras = append(s.Paras, fmt.Sprintf("Query: %s.", r.Commands[SecMarket]),
-		"Definitions. Prices are USD per GPU-hour: an instance's price divided by its GPUs, converted at the ECB reference rate of the day when published in another currency. A day's price of a series is its last daily close in force that day; a series its provider no longer lists ends the day after its last sighting. Tiers: hyperscaler (AWS, GCP, Azure, Oracle), specialist clouds, marketplaces. Missing values are shown as missing, never as zero.")
+		"Definitions. Prices are USD per GPU-hour: an instance's price divided by its GPUs, converted at the ECB reference "+
+			"rate of the day when published in another currency. A day's price of a series is its last daily close in force "+
+			"that day; a series its provider no longer lists ends the day after its last sighting. Tiers: hyperscaler (AWS, "+
+			"GCP, Azure, Oracle), specialist clouds, marketplaces. Missing values are shown as missing, never as zero.")
 	// Sources and when each was collected.
 	h := []string{"source", "provider", "tier", "method", "last_run", "status", "rows", "newest_sighting_in_report"}
 	var rows [][]string
 	for _, src := range r.Sources {
 		last, status, n := query.Missing, query.Missing, query.Missing
 		if src.LastRun != nil {
-			last, status, n = src.LastRun.StartedAt.UTC().Format(time.RFC3339), src.LastRun.Status, strconv.Itoa(src.LastRun.RowsAccepted)
+			last, status, n = src.LastRun.StartedAt.UTC().Format(time.RFC3339), src.LastRun.Status,
+				strconv.Itoa(src.LastRun.RowsAccepted)
 		}
 		seen := query.Missing
 		if t, ok := r.NewestSeen[src.Provider]; ok && !t.IsZero() {
@@ -667,13 +731,17 @@ func (r *Report) method(s *Section) {
 		}
 		rows = append(rows, []string{src.Name, src.Provider, src.Tier, src.Method, last, status, n, seen})
 	}
-	s.Tables = append(s.Tables, Table{ID: "sources-table", Caption: "Sources: when each last ran and when the report's offers were last seen", Header: h, Rows: rows})
+	s.Tables = append(s.Tables,
+		Table{ID: "sources-table", Caption: "Sources: when each last ran and when the report's offers were last seen",
+			Header: h, Rows: rows})
 	eh := []string{"excluded", "rows", "what"}
 	var erows [][]string
 	for _, e := range r.Excluded {
 		erows = append(erows, []string{e.Reason, strconv.Itoa(e.Rows), e.What})
 	}
-	s.Tables = append(s.Tables, Table{ID: "excluded-table", Caption: "What was left out and why (rows of this GPU in the selection)", Header: eh, Rows: erows})
+	s.Tables = append(s.Tables,
+		Table{ID: "excluded-table", Caption: "What was left out and why (rows of this GPU in the selection)", Header: eh,
+			Rows: erows})
 	var cmds []string
 	for _, id := range r.Sections() {
 		if c := r.Commands[id]; c != "" {

@@ -51,7 +51,8 @@ func (r Result) String() string {
 		return n / int64(r.Requests)
 	}
 	return fmt.Sprintf(
-		"%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; Accept-Encoding %q: %d zstd and %d gzip answers, %d bytes per answer on the wire, %d decoded",
+		"%s: %d clients × %s: %d requests, %d errors, %.0f req/s, p50 %s, p90 %s, p99 %s, max %s; Accept-Encoding %q: %d "+
+			"zstd and %d gzip answers, %d bytes per answer on the wire, %d decoded",
 		r.URL,
 		r.Clients,
 		r.Duration,

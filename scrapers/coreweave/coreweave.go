@@ -24,9 +24,10 @@ func init() {
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "CoreWeave public pricing page: on-demand, spot and single-GPU inference price per instance-hour of every GPU instance",
-		Tier:            schemas.TierSpecialist,
-		Interconnect:    schemas.InterconnectInfiniband,
+		Description: "CoreWeave public pricing page: on-demand, spot and single-GPU inference price per instance-hour " +
+			"of every GPU instance",
+		Tier:         schemas.TierSpecialist,
+		Interconnect: schemas.InterconnectInfiniband,
 		Doc: scrapers.Doc{
 			ProviderTitle: "CoreWeave",
 			Method:        "pricing page (HTML)",

@@ -265,7 +265,8 @@ var ErrNoAccessToken = errors.New("gcp: capacity history: an OAuth 2.0 access to
 // OAuth 2.0 access token, e.g. of a service account; never put in a URL, a log line
 // or an error) and parses the answer. The query only reads, so a failed attempt is
 // sent again as a GET would be.
-func FetchCapacityHistory(ctx context.Context, c *fetch.Client, q CapacityHistoryQuery, token string) (CapacityHistory, error) {
+func FetchCapacityHistory(ctx context.Context, c *fetch.Client, q CapacityHistoryQuery, token string) (CapacityHistory,
+	error) {
 	token = strings.TrimSpace(token)
 	if token == "" {
 		return CapacityHistory{}, ErrNoAccessToken

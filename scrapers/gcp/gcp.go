@@ -79,12 +79,14 @@ func init() {
 		Credentials:     credentials,
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "Google Cloud Billing Catalog API (or the public GPU pricing page): GPUs per GPU-hour and A2/A3/A4/G2 machine types, on-demand, spot, 1y/3y commitments; with an access token, the machine types' Spot preemption history",
-		Tier:            schemas.TierHyperscaler,
-		Interconnect:    schemas.InterconnectRoCE,
-		Naming:          naming,
-		SecretEnv:       []string{EnvAPIKey, EnvAccessToken},
-		SampleOptions:   sampleOptions,
+		Description: "Google Cloud Billing Catalog API (or the public GPU pricing page): GPUs per GPU-hour and " +
+			"A2/A3/A4/G2 machine types, on-demand, spot, 1y/3y commitments; with an access token, the machine types' Spot " +
+			"preemption history",
+		Tier:          schemas.TierHyperscaler,
+		Interconnect:  schemas.InterconnectRoCE,
+		Naming:        naming,
+		SecretEnv:     []string{EnvAPIKey, EnvAccessToken},
+		SampleOptions: sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Google Cloud",
 			Method:        "Cloud Billing Catalog API; without a key the public GPU pricing page",

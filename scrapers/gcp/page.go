@@ -45,7 +45,8 @@ var notOffered = map[string]bool{"": true, "-": true, "—": true, "–": true, 
 // 3-year commitment), each a price per GPU-hour. A cell with a dollar amount is a row;
 // a cell saying the GPU is not offered ("N/A", "—", "Not available", empty) is no row
 // and is counted in Skipped[skipNotOffered]; any other text is a row with price 0 and
-// Attrs["price_text"] (pageutil.UnpricedText: "Contact sales" a not-offered text). Tables without a region column and a price column are not price
+// Attrs["price_text"] (pageutil.UnpricedText: "Contact sales" a not-offered text). Tables without a region column and a
+// price column are not price
 // tables and are passed over. A page with no price rows is an ErrLayout error.
 func parsePricingPage(r io.Reader, observedAt time.Time) (scrapers.Result, error) {
 	data, err := io.ReadAll(r)

@@ -213,15 +213,18 @@ type preemptionResult struct {
 //     quarantined.
 func preemptionSignals(h CapacityHistory, t capacityTarget, sourceURL string, at time.Time) (preemptionResult, error) {
 	if mt := path.Base(h.MachineType); mt != t.SKU {
-		return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer is about machine type %q, not %s", h.MachineType, t.SKU)
+		return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer is about machine type %q, not %s",
+			h.MachineType, t.SKU)
 	}
 	zone := t.Zone
 	if h.Location != "" {
 		switch {
 		case h.Region == "":
-			return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer's location %q is no zone or region", h.Location)
+			return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer's location %q is no zone or region",
+				h.Location)
 		case h.Region != t.Region || (t.Zone != "" && h.Zone != t.Zone):
-			return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer is about %s, not %s", h.Location, t.location())
+			return preemptionResult{}, fmt.Errorf("gcp: capacity history: the answer is about %s, not %s", h.Location,
+				t.location())
 		}
 		zone = h.Zone
 	}
@@ -252,12 +255,14 @@ func preemptionSignals(h CapacityHistory, t capacityTarget, sourceURL string, at
 			SourceURL: sourceURL, Attrs: attrs}
 		if err := sig.Validate(); err != nil {
 			raw, _ := json.Marshal(r)
-			res.Rejects = append(res.Rejects, scrapers.Rejected{Raw: string(raw), Reason: "gcp: capacity history: " + err.Error()})
+			res.Rejects = append(res.Rejects, scrapers.Rejected{Raw: string(raw), Reason: "gcp: capacity history: " +
+				err.Error()})
 			continue
 		}
 		res.Signals = append(res.Signals, sig)
 	}
-	sort.SliceStable(res.Signals, func(i, j int) bool { return res.Signals[i].EffectiveAt.Before(res.Signals[j].EffectiveAt) })
+	sort.SliceStable(res.Signals,
+		func(i, j int) bool { return res.Signals[i].EffectiveAt.Before(res.Signals[j].EffectiveAt) })
 	return res, nil
 }
 
@@ -373,7 +378,8 @@ func (s *Source) collectPreemption(ctx context.Context, e scrapers.Emitter, p *p
 		}
 	}
 	if len(failed) > 0 {
-		log.Warn("capacity history incomplete: requests failed", "failed", len(failed), "failed_targets", namesOf(failed, 100),
+		log.Warn("capacity history incomplete: requests failed", "failed", len(failed), "failed_targets",
+			namesOf(failed, 100),
 			"first_error", firstErr)
 	}
 	log.Debug("capacity history read", "requests", asked, "signals", signals, "rejected", rejected)

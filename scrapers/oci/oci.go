@@ -41,11 +41,12 @@ func init() {
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "OCI public price list API: GPU parts per GPU-hour (pay as you go), with preemptible derived at 50% of on-demand",
-		Tier:            schemas.TierHyperscaler,
-		Interconnect:    schemas.InterconnectRoCE,
-		Naming:          naming,
-		SampleOptions:   sampleOptions,
+		Description: "OCI public price list API: GPU parts per GPU-hour (pay as you go), with preemptible derived at " +
+			"50% of on-demand",
+		Tier:          schemas.TierHyperscaler,
+		Interconnect:  schemas.InterconnectRoCE,
+		Naming:        naming,
+		SampleOptions: sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Oracle OCI",
 			Method:        "public price list API",

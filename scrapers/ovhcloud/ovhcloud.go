@@ -39,11 +39,12 @@ func init() {
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "OVHcloud public order catalog: Public Cloud GPU flavours, hourly (on-demand) and monthly postpaid, in the subsidiary's currency (EUR)",
-		Tier:            schemas.TierSpecialist,
-		Interconnect:    schemas.InterconnectEthernet,
-		Naming:          naming,
-		SampleOptions:   sampleOptions,
+		Description: "OVHcloud public order catalog: Public Cloud GPU flavours, hourly (on-demand) and monthly " +
+			"postpaid, in the subsidiary's currency (EUR)",
+		Tier:          schemas.TierSpecialist,
+		Interconnect:  schemas.InterconnectEthernet,
+		Naming:        naming,
+		SampleOptions: sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "OVHcloud",
 			Method:        "public order catalog API (EUR, converted)",

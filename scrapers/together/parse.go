@@ -322,7 +322,8 @@ func parseRow(
 			rejects = append(
 				rejects,
 				reject(
-					"%s: %s: %s %q: the table states no price unit (no \"per GPU per hour\" or \"per node\" in its header or caption); not assumed per GPU",
+					"%s: %s: %s %q: the table states no price unit (no \"per GPU per hour\" or \"per node\" in its header or "+
+						"caption); not assumed per GPU",
 					where,
 					name,
 					col.label,

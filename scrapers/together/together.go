@@ -32,9 +32,10 @@ func init() {
 		Credentials:     "",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "Together AI public pricing page: dedicated inference and GPU cluster prices per GPU-hour, on-demand and reserved terms",
-		Tier:            schemas.TierSpecialist,
-		Interconnect:    schemas.InterconnectInfiniband,
+		Description: "Together AI public pricing page: dedicated inference and GPU cluster prices per GPU-hour, " +
+			"on-demand and reserved terms",
+		Tier:         schemas.TierSpecialist,
+		Interconnect: schemas.InterconnectInfiniband,
 		Doc: scrapers.Doc{
 			ProviderTitle: "Together AI",
 			Method:        "pricing page (HTML)",

@@ -274,7 +274,8 @@ func (s *Store) applied(ctx context.Context) (map[int]bool, error) {
 		)
 	case !distributed && s.cluster != "":
 		return nil, fmt.Errorf(
-			"clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its own (copy the data with INSERT … SELECT, or export and import)",
+			"clickhouse: database %s holds one server's tables, not a cluster's: migrate --cluster needs a database of its "+
+				"own (copy the data with INSERT … SELECT, or export and import)",
 			s.database,
 		)
 	}

@@ -172,7 +172,8 @@ func (s *Store) Spreads(ctx context.Context, f store.Filter) ([]store.SpreadDay,
 	tier := func(t string) string {
 		return `count(*) FILTER (WHERE t = '` + t + `'), quantile_cont(price, 0.5) FILTER (WHERE t = '` + t + `')`
 	}
-	tiers := `t IN ('` + schemas.TierHyperscaler + `', '` + schemas.TierSpecialist + `', '` + schemas.TierMarketplace + `')`
+	tiers := `t IN ('` + schemas.TierHyperscaler + `', '` + schemas.TierSpecialist + `', '` + schemas.TierMarketplace +
+		`')`
 	rows, err := s.db.QueryContext(ctx, with+`SELECT g, pricing, d, `+tier(schemas.TierHyperscaler)+`, `+
 		tier(schemas.TierSpecialist)+`, `+tier(schemas.TierMarketplace)+`,
 		count(*) FILTER (WHERE `+tiers+` AND seen < d), max(seen) FILTER (WHERE `+tiers+`)

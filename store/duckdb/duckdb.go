@@ -99,7 +99,8 @@ var ErrLocked = store.ErrLocked
 func openError(path string, err error) error {
 	if strings.Contains(err.Error(), "Could not set lock on file") {
 		return fmt.Errorf(
-			"%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for several processes): %v",
+			"%w: %s (a running `gpuprice serve` holds its embedded store: query its HTTP API, stop it, or use ClickHouse for "+
+				"several processes): %v",
 			ErrLocked,
 			path,
 			err,

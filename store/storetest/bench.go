@@ -51,7 +51,8 @@ func BenchStore(
 		return st
 	}
 	t0 := time.Now()
-	if err := Generate(spec, batch, func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) }); err != nil {
+	if err := Generate(spec, batch,
+		func(obs []schemas.Observation) error { return st.WriteObservations(ctx, obs) }); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Logf("loaded %d rows in %v", spec.Series*spec.Steps, time.Since(t0).Round(time.Second))

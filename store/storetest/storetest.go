@@ -1131,7 +1131,8 @@ func WantBars(obs []schemas.Observation, w time.Duration) []store.Bar {
 		}
 		out = append(out, store.Bar{Provider: o.Provider, SKU: o.SKU, Region: o.Region, Zone: o.Zone,
 			Pricing: o.Pricing, GPU: o.GPU, Tier: o.Tier, Interconnect: o.Interconnect,
-			PriceScope: o.PriceScope, PriceBasis: o.PriceBasis, Start: start, Open: p, High: p, Low: p, Close: p, Mean: p, Count: 1, LastObservedAt: o.ObservedAt})
+			PriceScope: o.PriceScope, PriceBasis: o.PriceBasis, Start: start, Open: p, High: p, Low: p, Close: p, Mean: p,
+			Count: 1, LastObservedAt: o.ObservedAt})
 	}
 	return out
 }

@@ -83,7 +83,8 @@ func q7(a, p string) string {
 	h := fmt.Sprintf("((length(%s) - 1) * %s)", a, p)
 	lo := fmt.Sprintf("(toUInt64(floor(%s)) + 1)", h)
 	return fmt.Sprintf(
-		"if(length(%[1]s) = 0, nan, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - %[1]s[%[2]s]))",
+		"if(length(%[1]s) = 0, nan, %[1]s[%[2]s] + (%[3]s - floor(%[3]s)) * (%[1]s[least(%[2]s + 1, length(%[1]s))] - "+
+			"%[1]s[%[2]s]))",
 		a,
 		lo,
 		h,
@@ -218,8 +219,9 @@ ORDER BY time, provider`,
 func priceBoard() Dashboard {
 	return Dashboard{
 		UID: "gpuprice-price-board", Title: "gpuprice · Price board", From: "7d",
-		Description: "Cheapest current $/GPU-hour per GPU and provider (series still on offer: seen within 24 h of their provider's newest observation).",
-		Variables:   []Variable{gpuVar, pricingVar},
+		Description: "Cheapest current $/GPU-hour per GPU and provider (series still on offer: seen within 24 h of their " +
+			"provider's newest observation).",
+		Variables: []Variable{gpuVar, pricingVar},
 		Panels: []Panel{
 			{
 				Title: "Cheapest $/GPU-hour by GPU × provider", Kind: kindTable, Width: 24, Height: 14, Unit: "currencyUSD",
@@ -270,8 +272,9 @@ func seriesExplorer() Dashboard {
 	)
 	return Dashboard{
 		UID: "gpuprice-series", Title: "gpuprice · Series explorer", From: "7d",
-		Description: "Every series (provider, sku, region, zone, pricing) matching the filters: hourly closes and its observations.",
-		Variables:   []Variable{gpuVar, providerVar, pricingVar, regionVar},
+		Description: "Every series (provider, sku, region, zone, pricing) matching the filters: hourly closes and its " +
+			"observations.",
+		Variables: []Variable{gpuVar, providerVar, pricingVar, regionVar},
 		Panels: []Panel{
 			{
 				Title: "Hourly close, $/GPU-hour", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
@@ -317,8 +320,9 @@ func spotVolatility() Dashboard {
 	// (docs/analytics.md, "Volatility").
 	return Dashboard{
 		UID: "gpuprice-spot-volatility", Title: "gpuprice · Spot volatility", From: "7d",
-		Description: "Spot series: hourly closes and annualised volatility of hourly log returns over the time range (as gpuprice volatility --bar 1h).",
-		Variables:   []Variable{gpuVar, providerVar, regionVar},
+		Description: "Spot series: hourly closes and annualised volatility of hourly log returns over the time range (as " +
+			"gpuprice volatility --bar 1h).",
+		Variables: []Variable{gpuVar, providerVar, regionVar},
 		Panels: []Panel{
 			{
 				Title: "Annualised volatility by series", Kind: kindTable, Width: 24, Height: 12, Unit: "percentunit",
@@ -396,8 +400,9 @@ ORDER BY time`,
 func spreads() Dashboard {
 	return Dashboard{
 		UID: "gpuprice-spreads", Title: "gpuprice · Tier spreads", From: "90d",
-		Description: "Hyperscaler ÷ specialist median day price per GPU (gpuprice spreads), and its move against the ratio a window earlier with the spread_shift alert threshold.",
-		Variables:   []Variable{gpuVar, onePricing},
+		Description: "Hyperscaler ÷ specialist median day price per GPU (gpuprice spreads), and its move against the ratio " +
+			"a window earlier with the spread_shift alert threshold.",
+		Variables: []Variable{gpuVar, onePricing},
 		Panels: []Panel{
 			{
 				Title: "Hyperscaler ÷ specialist ratio", Kind: kindTimeSeries, Width: 24, Height: 10, Unit: "none",
@@ -456,7 +461,11 @@ func tokens() Dashboard {
     WHERE on_offer = 1 AND pricing = '${kind}' AND ` + in("gpu", "gpu")
 	return Dashboard{
 		UID: "gpuprice-tokens", Title: "gpuprice · $ per 1B training tokens", From: "7d",
-		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the midpoint of the offering's published band for the job's shape (docs/analytics.md: a job inside one node of NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when the job crosses nodes) or the value chosen. Offerings without a band are left out.",
+		Description: "Effective cost of training at current prices (gpuprice tokens): $/1B tokens = price × 1e9 × 6 × " +
+			"params ÷ (dense peak FLOP/s × MFU × 3600), dense BF16 (FP16 where no BF16) from the GPU catalog; MFU the " +
+			"midpoint of the offering's published band for the job's shape (docs/analytics.md: a job inside one node of " +
+			"NVLink-class GPUs is single-node NVLink whatever the fabric between nodes; the interconnect counts only when " +
+			"the job crosses nodes) or the value chosen. Offerings without a band are left out.",
 		Variables: []Variable{gpuVar, onePricing,
 			{Name: "params", Label: "Parameters", Values: []string{"7e9", "13e9", "70e9", "405e9"}},
 			{Name: "mfu", Label: "MFU", Values: []string{"band", "0.3", "0.4", "0.5", "0.6"}},
@@ -501,14 +510,16 @@ ORDER BY usd_per_1b_tokens`,
 }
 
 // TermCurveTitle is the term curve panel's title (the SQL test finds it by it).
-const TermCurveTitle = "Term curve: lowest and median $/GPU-hour per pricing kind, against the term (offers on offer now)"
+const TermCurveTitle = "Term curve: lowest and median $/GPU-hour per pricing kind, against the term (offers on offer " +
+	"now)"
 
 func negotiation() Dashboard {
 	pct := func(p string) string { return q7("xs", p) }
 	return Dashboard{
 		UID: "gpuprice-negotiation", Title: "gpuprice · Negotiation percentiles", From: "365d",
-		Description: "Percentiles (type 7) of the day prices (docs/analytics.md) over the last 90, 180 and 365 days, per provider and overall (*), as gpuprice history.",
-		Variables:   []Variable{gpuVar, onePricing, regionVar},
+		Description: "Percentiles (type 7) of the day prices (docs/analytics.md) over the last 90, 180 and 365 days, per " +
+			"provider and overall (*), as gpuprice history.",
+		Variables: []Variable{gpuVar, onePricing, regionVar},
 		Panels: []Panel{
 			{
 				Title: "p10 / p50 / p90 of day prices, last 90 / 180 / 365 days", Kind: kindTable, Width: 24, Height: 14,
@@ -542,9 +553,11 @@ FROM (
 ORDER BY gpu, provider = '*' DESC, provider, window_days`,
 			},
 			{
-				Title:       TermCurveTitle,
-				Description: "gpuprice terms: every listed instance offer on offer now, per GPU and pricing kind, against the term in months (on-demand and spot 0, commitment_<n>m n, reserved 12 and 36), upfront amortised; the median is type 7.",
-				Kind:        kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
+				Title: TermCurveTitle,
+				Description: "gpuprice terms: every listed instance offer on offer now, per GPU and pricing kind, against the " +
+					"term in months (on-demand and spot 0, commitment_<n>m n, reserved 12 and 36), upfront amortised; the median is " +
+					"type 7.",
+				Kind: kindTable, Width: 24, Height: 12, Unit: "currencyUSD",
 				Columns: []string{"gpu", "pricing", "term_months", "offers", "lowest", "median"},
 				SQL: `SELECT gpu, pricing, term_months, length(xs) AS offers, xs[1] AS lowest, ` + q7(
 					"xs",
@@ -586,8 +599,9 @@ ORDER BY time`,
 func index() Dashboard {
 	return Dashboard{
 		UID: "gpuprice-index", Title: "gpuprice · Reference index", From: "90d",
-		Description: "gpuprice-index/2 per GPU, pricing kind and group (hyperscaler / others): trimmed median of the day prices (docs/analytics.md).",
-		Variables:   []Variable{gpuVar, onePricing},
+		Description: "gpuprice-index/2 per GPU, pricing kind and group (hyperscaler / others): trimmed median of the day " +
+			"prices (docs/analytics.md).",
+		Variables: []Variable{gpuVar, onePricing},
 		Panels: []Panel{
 			{
 				Title: "Index, $/GPU-hour", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
@@ -619,8 +633,9 @@ func sourceHealth() Dashboard {
 	}
 	return Dashboard{
 		UID: "gpuprice-source-health", Title: "gpuprice · Source health", From: "7d",
-		Description: "Runs, rows, quarantined rows and failures per source: from the store (run records, quarantine) and from gpuprice serve's /metrics (Prometheus).",
-		Variables:   []Variable{srcVar},
+		Description: "Runs, rows, quarantined rows and failures per source: from the store (run records, quarantine) and " +
+			"from gpuprice serve's /metrics (Prometheus).",
+		Variables: []Variable{srcVar},
 		Panels: []Panel{
 			{
 				Title: "Last run per source (store)", Kind: kindTable, Width: 24, Height: 10,

@@ -32,7 +32,8 @@ func ServerDSN(t testing.TB) *url.URL {
 			)
 		}
 		t.Skip(
-			"!!! SKIPPING ClickHouse integration test: set " + EnvDSN + " (e.g. clickhouse://localhost:9000/default) to run it !!!",
+			"!!! SKIPPING ClickHouse integration test: set " + EnvDSN +
+				" (e.g. clickhouse://localhost:9000/default) to run it !!!",
 		)
 	}
 	u, err := url.Parse(dsn)

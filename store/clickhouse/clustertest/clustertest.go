@@ -102,7 +102,8 @@ func get(t testing.TB) *Cluster {
 			)
 		}
 		t.Skipf(
-			"!!! SKIPPING ClickHouse cluster test: run deploy/clickhouse-cluster/local.sh up and set %s to the DSNs it prints !!!",
+			"!!! SKIPPING ClickHouse cluster test: run deploy/clickhouse-cluster/local.sh up and set %s to the DSNs it prints "+
+				"!!!",
 			EnvDSNs,
 		)
 	}
@@ -342,7 +343,9 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 		return fmt.Errorf("ON CLUSTER DDL through node 1: %w", ddlErr)
 	}
 	return fmt.Errorf(
-		"an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the node (deploy/clickhouse-cluster/local.sh heal, for one a lost ZooKeeper session broke) or the cluster (local.sh down && up)",
+		"an ON CLUSTER DDL (%s) was not finished within %v by %s (%v); restart the node "+
+			"(deploy/clickhouse-cluster/local.sh heal, for one a lost ZooKeeper session broke) or the cluster (local.sh down "+
+			"&& up)",
 		task,
 		ddlTimeout,
 		strings.Join(stuck, "; by "),

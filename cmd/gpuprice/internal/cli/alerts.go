@@ -70,7 +70,8 @@ and ended and the figures it fired and resolved on.`,
 			if noRules {
 				// Nothing to evaluate; the history kept in the store is still worth showing.
 				fmt.Fprintln(a.stderr,
-					"gpuprice: alerts: no rules configured (add an alerts section to the config file, see deploy/gpuprice.example.yaml); showing the alert history only")
+					"gpuprice: alerts: no rules configured (add an alerts section to the config file, see "+
+						"deploy/gpuprice.example.yaml); showing the alert history only")
 				dryRun = true
 			}
 			st, err := a.openExistingStore(cmd.Context())

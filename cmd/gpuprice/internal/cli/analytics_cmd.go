@@ -273,7 +273,9 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
 	fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	fl.StringVar(&scope, "scope", "instance",
+		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
+			"SKUs, compared with each other only)")
 	return cmd
 }
 
@@ -292,7 +294,8 @@ func (a *app) spreadsCmd() *cobra.Command {
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope,
+			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until,
+				"scope", scope,
 				"weight", weight), query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
@@ -314,8 +317,10 @@ func (a *app) spreadsCmd() *cobra.Command {
 							carried = fmt.Sprintf("; %d of the days were not observed, their prices carried from the last sighting (%s)",
 								s.CarriedDays, s.LastSeen)
 						}
-						fmt.Fprintf(a.stdout, "\n%s %s: ratio %.4f on %s → %.4f on %s (%+.2f premium points; min %.4f, max %.4f over %d days%s)\n",
-							s.GPU, s.Pricing, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, s.PremiumMoved, s.MinRatio, s.MaxRatio, s.Days, carried)
+						fmt.Fprintf(a.stdout,
+							"\n%s %s: ratio %.4f on %s → %.4f on %s (%+.2f premium points; min %.4f, max %.4f over %d days%s)\n",
+							s.GPU, s.Pricing, s.FirstRatio, s.FirstDay, s.LastRatio, s.LastDay, s.PremiumMoved, s.MinRatio, s.MaxRatio,
+							s.Days, carried)
 					}
 				}
 				return nil
@@ -323,13 +328,16 @@ func (a *app) spreadsCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); default all")
+	fl.StringVar(&gpu, "gpu", "",
+		"GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); default all")
 	fl.StringVar(&pricing, "pricing", "", "pricing kind (default: all)")
 	fl.StringVar(&since, "since", "90d", "length of the window ending --at")
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	fl.StringVar(&scope, "scope", "instance",
+		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
+			"SKUs, compared with each other only)")
 	weightFlag(fl, &weight)
 	return cmd
 }
@@ -347,7 +355,8 @@ func (a *app) historyCmd() *cobra.Command {
 			if gpu == "" {
 				return usagef("--gpu is required (see `gpuprice gpus`)")
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at, "until", until, "scope", scope,
+			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at,
+				"until", until, "scope", scope,
 				"weight", weight)
 			v.Set("cheapest", strconv.Itoa(cheapest))
 			q, err := query.ParseHistory(v, query.NoCaps)
@@ -362,7 +371,8 @@ func (a *app) historyCmd() *cobra.Command {
 				a.noteMatches(res.Matched)
 				h := res.Data
 				if format == "table" || format == "markdown" {
-					fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly), h.To.Add(-time.Second).Format(time.DateOnly))
+					fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly),
+						h.To.Add(-time.Second).Format(time.DateOnly))
 				}
 				header, rows := query.HistoryTable(h)
 				if format == "csv" { // one table: the statistics and the cheapest offers
@@ -394,7 +404,9 @@ func (a *app) historyCmd() *cobra.Command {
 	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	weightFlag(fl, &weight)
-	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	fl.StringVar(&scope, "scope", "instance",
+		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
+			"SKUs, compared with each other only)")
 	return cmd
 }
 
@@ -404,7 +416,8 @@ func (a *app) indexCmd() *cobra.Command {
 		Use:   "index",
 		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
 		Long: "index computes, per day, " + analytics.IndexMethod + "; beside it, " + analytics.ChainedMethod +
-			". --explain DAY (with a canonical --gpu and --pricing) lists that day's members and the series left out with the reason. See docs/analytics.md.",
+			". --explain DAY (with a canonical --gpu and --pricing) lists that day's members and the series left out with the " +
+			"reason. See docs/analytics.md.",
 		Example: `  gpuprice index --gpu H100-SXM-80GB --since 30d
   gpuprice index --gpu H100-SXM-80GB --pricing on_demand --explain 2026-11-30`,
 		Args: cobra.NoArgs,
@@ -412,7 +425,8 @@ func (a *app) indexCmd() *cobra.Command {
 			if explainDay != "" {
 				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
 			}
-			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until, "scope", scope,
+			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until,
+				"scope", scope,
 				"weight", weight), query.NoCaps)
 			if err != nil {
 				return query.FlagError(err)
@@ -435,9 +449,12 @@ func (a *app) indexCmd() *cobra.Command {
 	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
 	untilFlag(fl, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance", "price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator SKUs, compared with each other only)")
+	fl.StringVar(&scope, "scope", "instance",
+		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
+			"SKUs, compared with each other only)")
 	weightFlag(fl, &weight)
-	fl.StringVar(&explainDay, "explain", "", "a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
+	fl.StringVar(&explainDay, "explain", "",
+		"a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
 	return cmd
 }
 
@@ -468,7 +485,8 @@ func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string)
 	header := []string{"group", "status", "matched", "provider", "series", "price_usd_gpu_hour"}
 	var rows [][]string
 	for _, m := range members {
-		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series, query.Num(m.Price)})
+		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series,
+			query.Num(m.Price)})
 	}
 	if format == "table" {
 		fmt.Fprintf(a.stdout, "%s %s on %s (%s; %s). Suspect prices are never stored: see `gpuprice quarantine`.\n",

@@ -29,9 +29,11 @@ func (a *app) heldByServer(err error) error {
 	if !ok {
 		return err
 	}
-	return fmt.Errorf("the embedded store is held by gpuprice serve at %s: read commands (prices, volatility, history, …) ask it; "+
-		"collect hands its work to it when $%s holds serve's token; to import, reparse, backfill, roll up or export, stop serve first "+
-		"or keep the data in ClickHouse: %w", base, server.TokenEnv, err)
+	return fmt.Errorf(
+		"the embedded store is held by gpuprice serve at %s: read commands (prices, volatility, history, …) ask it; "+
+			"collect hands its work to it when $%s holds serve's token; to import, reparse, backfill, roll up or export, stop "+
+			"serve first "+
+			"or keep the data in ClickHouse: %w", base, server.TokenEnv, err)
 }
 
 // collectViaServer asks the running serve to collect the sources now (POST
@@ -43,7 +45,8 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 		if record != "" {
 			why = "--record needs the store: stop serve first"
 		}
-		return fmt.Errorf("the embedded store is held by gpuprice serve at %s: %s (or POST %s/api/v1/collect?source=NAME with it): %w",
+		return fmt.Errorf(
+			"the embedded store is held by gpuprice serve at %s: %s (or POST %s/api/v1/collect?source=NAME with it): %w",
 			base, why, base, store.ErrLocked)
 	}
 	names := only

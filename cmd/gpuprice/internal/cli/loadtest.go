@@ -18,8 +18,9 @@ func (a *app) loadtestCmd() *cobra.Command {
 	var duration time.Duration
 	var format, accept string
 	cmd := &cobra.Command{
-		Use:   "loadtest URL...",
-		Short: "Load a running gpuprice server: N concurrent clients per URL for a while; requests/s, latency percentiles, errors",
+		Use: "loadtest URL...",
+		Short: "Load a running gpuprice server: N concurrent clients per URL for a while; requests/s, latency percentiles, " +
+			"errors",
 		Long: `loadtest sends GET requests to each URL in turn from --clients concurrent
 clients (each waits for its answer) for --duration, and prints requests per second,
 p50/p90/p99/max latency and the errors (transport errors, non-200 answers, bodies

@@ -322,7 +322,8 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 		p := a.cfg.ProviderCatalog().Lookup(h.Provider)
 		fmt.Fprintf(a.stdout,
 			"collection (%s, tier %s): each row keeps the name verbatim in gpu_name, with sku %q and %s GB per GPU;\n"+
-				"  ingest places it with %s's SKU rules and assumptions, as above; a name it cannot place is stored as gpu \"unknown\"\n"+
+				"  ingest places it with %s's SKU rules and assumptions, as above; a name it cannot place is stored as gpu "+
+				"\"unknown\"\n"+
 				"  (left out of GPU filters, spreads and the index) and counted in the run's unknown_gpus.\n"+
 				"  multi-GPU rows without their own interconnect get %s's: %s.\n",
 			h.Provider, p.Tier, h.SKU, fnum(h.MemoryGB), h.Provider, h.Provider, p.Interconnect)

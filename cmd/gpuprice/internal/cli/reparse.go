@@ -85,7 +85,8 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		runID)
 	if arc.Manifest.Origin == archive.OriginRecorded {
 		fmt.Fprintln(a.stdout,
-			"a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded at; these are not today's prices")
+			"a recorded example: every row is stored marked recorded (attrs origin=recorded), with the time it was recorded "+
+				"at; these are not today's prices")
 	}
 	results := runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXLazy, RunID: runID})
 	a.printResults(results)

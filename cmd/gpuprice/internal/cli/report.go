@@ -56,8 +56,9 @@ func (a *app) reportCmd() *cobra.Command {
 	var quote float64
 	var gpus, cheapest int
 	cmd := &cobra.Command{
-		Use:   "report",
-		Short: "The buyer's report: a GPU's price history and analytics as one HTML, PDF or Markdown file to bring to a negotiation",
+		Use: "report",
+		Short: "The buyer's report: a GPU's price history and analytics as one HTML, PDF or Markdown file to bring to a " +
+			"negotiation",
 		Long: `report writes one self-contained document about one GPU and pricing kind: the
 market price over time by provider and tier (chart), the p10–p90 band and today's
 position in it, the cheapest offers now, reserved and commitment discounts against
@@ -165,7 +166,8 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
 	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
 	fl.StringVar(&util, "utilisation", "",
-		"share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote saves at it")
+		"share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote "+
+			"saves at it")
 	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
 	fl.StringVar(&modelParams, "model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
 	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")

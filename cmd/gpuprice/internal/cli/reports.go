@@ -126,9 +126,11 @@ func (a *app) noteRecorded(rows []schemas.Observation) {
 		}
 		of := ""
 		if constructed > 0 {
-			of = fmt.Sprintf("; %d of them from responses constructed with partly illustrative values (attrs provenance)", constructed)
+			of = fmt.Sprintf("; %d of them from responses constructed with partly illustrative values (attrs provenance)",
+				constructed)
 		}
-		fmt.Fprintf(a.stderr, "gpuprice: %d of %d rows are recorded examples (origin \"recorded\": loaded from a recorded archive, "+
-			"observed at the time they were recorded%s), not today's prices\n", n, len(rows), of)
+		fmt.Fprintf(a.stderr,
+			"gpuprice: %d of %d rows are recorded examples (origin \"recorded\": loaded from a recorded archive, "+
+				"observed at the time they were recorded%s), not today's prices\n", n, len(rows), of)
 	}
 }

@@ -91,7 +91,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	runner.MigrateFirst = deferred
 	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	sv := a.cfg.Serve
-	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout, ReadTimeout: sv.ReadTimeout,
+	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout,
+		ReadTimeout:  sv.ReadTimeout,
 		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes,
 		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts, PublicURL: sv.PublicURL}
 	if dsn, err := a.cfg.StoreDSN(a.storeDSN); err == nil {
@@ -188,7 +189,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		remove, err := server.WriteAddress(dir, server.Address{URL: server.URLOf(ln.Addr()), Store: store.Redact(dsn),
 			PID: os.Getpid(), StartedAt: time.Now().UTC()})
 		if err != nil {
-			a.log.Warn("server address not recorded: CLI commands cannot reach this server while it holds the store", "error", err.Error())
+			a.log.Warn("server address not recorded: CLI commands cannot reach this server while it holds the store", "error",
+				err.Error())
 		} else {
 			defer remove()
 		}

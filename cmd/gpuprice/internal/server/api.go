@@ -57,16 +57,22 @@ func (s *Server) apiRoutes() []route {
 	return []route{
 		{"GET", "/api/v1/prices", withExplain(serveReport(s, query.ParsePrices, r.Prices, tableOf(query.PricesTable), false),
 			serveReport(s, query.ParsePrices, r.PricesExplained, nil, false)), dataOf(r.Prices), nil},
-		{"GET", "/api/v1/series", serveReport(s, query.ParseSeries, r.Series, tableOf(query.Series.Table), true), dataOf(r.Series), nil},
-		{"GET", "/api/v1/volatility", serveReport(s, query.ParseVolatility, r.Volatility, tableOf(query.Volatility.Table), true), dataOf(r.Volatility), nil},
-		{"GET", "/api/v1/spreads", serveReport(s, query.ParseSpreads, r.Spreads, tableOf(query.Spreads.Table), true), dataOf(r.Spreads), nil},
-		{"GET", "/api/v1/tokens", serveReport(s, query.ParseTokens, r.Tokens, tableOf(query.Tokens.Table), false), dataOf(r.Tokens), nil},
+		{"GET", "/api/v1/series", serveReport(s, query.ParseSeries, r.Series, tableOf(query.Series.Table), true),
+			dataOf(r.Series), nil},
+		{"GET", "/api/v1/volatility", serveReport(s, query.ParseVolatility, r.Volatility, tableOf(query.Volatility.Table),
+			true), dataOf(r.Volatility), nil},
+		{"GET", "/api/v1/spreads", serveReport(s, query.ParseSpreads, r.Spreads, tableOf(query.Spreads.Table), true),
+			dataOf(r.Spreads), nil},
+		{"GET", "/api/v1/tokens", serveReport(s, query.ParseTokens, r.Tokens, tableOf(query.Tokens.Table), false),
+			dataOf(r.Tokens), nil},
 		{"GET", "/api/v1/inference", serveReport(s, query.ParseInference, r.Inference, tableOf(query.Inference.Table), false),
 			dataOf(r.Inference), nil},
-		{"GET", "/api/v1/history", serveReport(s, query.ParseHistory, r.History, tableOf(query.HistoryRows), true), dataOf(r.History), nil},
+		{"GET", "/api/v1/history", serveReport(s, query.ParseHistory, r.History, tableOf(query.HistoryRows), true),
+			dataOf(r.History), nil},
 		{"GET", "/api/v1/index", withExplain(serveReport(s, query.ParseIndex, r.Index, tableOf(query.IndexTable), true),
 			serveReport(s, query.ParseIndex, r.IndexExplained, nil, true)), dataOf(r.Index), nil},
-		{"GET", "/api/v1/terms", serveReport(s, query.ParseTerms, r.Terms, tableOf(query.Terms.Table), true), dataOf(r.Terms), nil},
+		{"GET", "/api/v1/terms", serveReport(s, query.ParseTerms, r.Terms, tableOf(query.Terms.Table), true), dataOf(r.Terms),
+			nil},
 		{"GET", "/api/v1/breakeven", serveReport(s, query.ParseBreakEven, r.BreakEven, tableOf(query.BreakEvens.Table), true),
 			dataOf(r.BreakEven), nil},
 		{"GET", "/api/v1/risk", serveReport(s, query.ParseRisk, r.Risk, tableOf(query.RiskHistory.Table), false),
@@ -77,7 +83,8 @@ func (s *Server) apiRoutes() []route {
 		{"GET", "/api/v1/report", s.apiReport, nil, nil},
 		{"GET", "/api/v1/alerts", serveReport(s, query.ParseAlerts, r.Alerts, nil, false), dataOf(r.Alerts), nil},
 		{"GET", "/api/v1/sources", serveReport(s, query.ParseSources, r.Sources, nil, false), dataOf(r.Sources), nil},
-		{"GET", "/api/v1/runs", serveReport(s, query.ParseRuns, r.Runs, tableOf(query.RunsTable), false), dataOf(r.Runs), nil},
+		{"GET", "/api/v1/runs", serveReport(s, query.ParseRuns, r.Runs, tableOf(query.RunsTable), false), dataOf(r.Runs),
+			nil},
 		{"GET", "/api/v1/quarantine", s.withToken(serveReport(s, query.ParseQuarantine, r.Quarantine,
 			tableOf(query.QuarantineTable), false)), dataOf(r.Quarantine), nil},
 		{"GET", "/api/v1/gpus", serveReport(s, query.ParseGPUs, r.GPUs, nil, false), dataOf(r.GPUs), nil},
@@ -168,7 +175,8 @@ func queryValues(r *http.Request) (url.Values, error) {
 // table is the natural shape, CSV (?format=csv). Answers computed from bars carry an
 // ETag and may be cached for a minute.
 func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q, error),
-	run func(context.Context, Q) (query.Result[T], error), table func(T) ([]string, [][]string), fromBars bool) http.HandlerFunc {
+	run func(context.Context, Q) (query.Result[T], error), table func(T) ([]string, [][]string),
+	fromBars bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, err := queryValues(r)
 		if err != nil {
@@ -183,7 +191,8 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 				allowed = append(allowed, "csv")
 			}
 			if len(f) > 1 || !slices.Contains(allowed, format) {
-				s.fail(w, r, &query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use %s", format, strings.Join(allowed, " or "))})
+				s.fail(w, r,
+					&query.ParamError{Param: "format", Msg: fmt.Sprintf("%q: use %s", format, strings.Join(allowed, " or "))})
 				return
 			}
 		}
@@ -252,13 +261,15 @@ func serveReport[Q any, T any](s *Server, parse func(url.Values, query.Caps) (Q,
 // answers 403 (no token configured: what needs it is off) or 401 when it does not.
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request, what string) bool {
 	if s.cfg.CollectToken == "" {
-		writeJSON(w, http.StatusForbidden, apiError{Error: what + " over the API is off: start serve with " + TokenEnv + " set"})
+		writeJSON(w, http.StatusForbidden, apiError{Error: what + " over the API is off: start serve with " + TokenEnv +
+			" set"})
 		return false
 	}
 	got, ok := bearer(r)
 	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.CollectToken)) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gpuprice"`)
-		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required (Authorization: Bearer $" + TokenEnv + ")"})
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required (Authorization: Bearer $" +
+			TokenEnv + ")"})
 		return false
 	}
 	return true
@@ -301,14 +312,16 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				var nm *schemas.NoMatchError
 				errors.As(err, &nm)
-				s.fail(w, r, &query.ParamError{Param: "source", Msg: fmt.Sprintf("%q: not an enabled source of this server", name), Suggestions: nm.Suggestions})
+				s.fail(w, r, &query.ParamError{Param: "source", Msg: fmt.Sprintf("%q: not an enabled source of this server", name),
+					Suggestions: nm.Suggestions})
 				return
 			}
 			sources = append(sources, m.Names[0])
 		}
 	}
 	if len(sources) == 0 {
-		s.fail(w, r, &query.ParamError{Param: "source", Msg: "is required: the source to run now (known: " + strings.Join(jobs, ", ") + ")"})
+		s.fail(w, r, &query.ParamError{Param: "source", Msg: "is required: the source to run now (known: " +
+			strings.Join(jobs, ", ") + ")"})
 		return
 	}
 	// A collection may outlast the server's write timeout; the client waits.

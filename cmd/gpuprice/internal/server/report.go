@@ -15,7 +15,8 @@ import (
 
 // reportCSP is the report's Content-Security-Policy: nothing is fetched, nothing
 // runs (its charts are inline SVG).
-const reportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const reportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action " +
+	"'none'; frame-ancestors 'none'"
 
 // apiReport answers GET /api/v1/report: the buyer's report (gpuprice report) as
 // one self-contained HTML page, or Markdown with ?format=markdown. The parameters

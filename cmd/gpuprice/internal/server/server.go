@@ -169,7 +169,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts, digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts,
+		digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
 		redact:  d.Redact,
 		log:     d.Log,
 		running: map[string]bool{}, runCtx: context.Background(), cache: answer.NewCache(2000),

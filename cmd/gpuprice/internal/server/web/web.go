@@ -42,7 +42,8 @@ var Views = []string{"/", "/series", "/spreads", "/index", "/tokens", "/terms", 
 
 // CSP is the Content-Security-Policy of every response: scripts, styles, data and
 // images from this server only.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 type asset struct {
 	body, gz []byte // gz: the body gzip'd, when that is smaller
