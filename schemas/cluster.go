@@ -80,7 +80,8 @@ type ClusterMigration struct {
 var (
 	identRe       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	createTableRe = regexp.MustCompile(
-		`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`,
+		`(?is)^CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)` +
+			`\s*ENGINE\s*=\s*([A-Za-z]*MergeTree)\s*\(([^)]*)\)(.*)$`,
 	)
 	createViewRe = regexp.MustCompile(
 		`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`,

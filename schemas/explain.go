@@ -10,8 +10,9 @@ import (
 // published figure with its currency and unit, the FX conversion, the unit
 // conversion to $/hour and the division by the GPU count, with the scope and basis.
 type PriceSteps struct {
-	Published    string   `json:"published"`        // "19.92 USD per instance-hour"
-	FX           string   `json:"fx"`               // "USD: no conversion" or "× 1.0812 USD/EUR (rate in force on 2026-11-30)"
+	Published string `json:"published"` // "19.92 USD per instance-hour"
+	// FX is "USD: no conversion" or "× 1.0812 USD/EUR (rate in force on 2026-11-30)".
+	FX           string   `json:"fx"`
 	USDPerHour   string   `json:"usd_per_hour"`     // "$19.92/h"
 	USDGPUHour   string   `json:"usd_gpu_hour"`     // "$19.92/h ÷ 8 GPUs = $2.49/GPU-h"
 	Scope        string   `json:"scope"`            // "instance: the whole machine"

@@ -138,11 +138,13 @@ func dailyBars(o ViewOptions, cs ...string) string {
 	cs = append(cs, "price_scope", "price_basis")
 	return `
                         SELECT provider, sku, region, zone, pricing, bar_start,
-                            ` + strings.ReplaceAll(lastWrite("version", cs...), "\n        ", "\n                            ") + `
+                            ` + strings.ReplaceAll(lastWrite("version", cs...), "\n        ",
+		"\n                            ") + `
                         FROM ` + o.Bars + `
                         WHERE width = 86400
                         GROUP BY provider, sku, region, zone, pricing, bar_start
-                        HAVING d_price_basis IN ('', '` + BasisListed + `') AND d_price_scope IN ('', '` + ScopeInstance + `')
+                        HAVING d_price_basis IN ('', '` + BasisListed + `') AND d_price_scope IN ('', '` +
+		ScopeInstance + `')
                     `
 }
 
@@ -340,7 +342,8 @@ FROM (
                 arrayPushBack(arrayMap(x -> toUInt32(x.1), arrayPopFront(bs)), toUInt32(s_end)) AS nexts
             FROM (
                 SELECT provider, sku, region, zone, pricing, bs, s_last_seen,
-                    toUInt8(toUInt32(s_last_seen) > 0 AND toUInt32(s_last_seen) < toUInt32(p_last_seen) - 86400) AS s_withdrawn,
+                    toUInt8(toUInt32(s_last_seen) > 0 AND toUInt32(s_last_seen) < toUInt32(p_last_seen) - 86400) AS ` +
+				`s_withdrawn,
                     if(s_withdrawn,
                         greatest(intDiv(toUInt32(s_last_seen), 86400) * 86400 + 2 * 86400,
                             toUInt32(bs[length(bs)].1) + 86400),
@@ -348,7 +351,8 @@ FROM (
                             toUInt32(bs[length(bs)].1) + 86400)) AS s_end
                 FROM (
                     SELECT provider, sku, region, zone, pricing,
-                        arraySort(groupArray((bar_start, d_close, d_gpu, d_tier, d_interconnect, d_price_scope, d_price_basis))) AS bs,
+                        arraySort(groupArray((bar_start, d_close, d_gpu, d_tier, d_interconnect, d_price_scope, ` +
+				`d_price_basis))) AS bs,
                         max(d_last_observed_at) AS s_last_seen
                     FROM (` + dailyBars(
 				o,
@@ -416,7 +420,8 @@ FROM (
     'gpuprice-index/2' AS method
 FROM (
     SELECT gpu, pricing, g, day, xs,
-        if(length(xs) >= 3 AND sd > 0, arrayFilter((x, m, d) -> abs(x - m) <= 2.5 * d, xs, replicate(mu, xs), replicate(sd, xs)), xs) AS kept
+        if(length(xs) >= 3 AND sd > 0, arrayFilter((x, m, d) -> abs(x - m) <= 2.5 * d, xs, replicate(mu, xs), ` +
+				`replicate(sd, xs)), xs) AS kept
     FROM (
         SELECT gpu, pricing, if(tier = 'hyperscaler', 'hyperscaler', 'others') AS g, day,
             arraySort(groupArray(price)) AS xs, avg(price) AS mu,

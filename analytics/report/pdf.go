@@ -97,7 +97,8 @@ func PrintPDF(tab context.Context, path string) ([]byte, error) {
 		chromedp.PDFOutlineAndTagged(),
 		chromedp.PDFHeaderTemplate(`<span></span>`),
 		chromedp.PDFFooterTemplate(
-			`<div style="font-size:8px;width:100%;text-align:center;color:#5b636e"><span class="title"></span> · <span class="pageNumber"></span> / <span class="totalPages"></span></div>`),
+			`<div style="font-size:8px;width:100%;text-align:center;color:#5b636e"><span class="title"></span> · <span `+
+				`class="pageNumber"></span> / <span class="totalPages"></span></div>`),
 		chromedp.PDFStream(),
 	))
 	if err != nil {

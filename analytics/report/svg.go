@@ -141,7 +141,8 @@ func (c Chart) SVG() template.HTML {
 			dash = ` stroke-dasharray="6 4"`
 		}
 		fmt.Fprintf(&b,
-			`<path class="line" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="%.1f" stroke-linecap="round" stroke-linejoin="round"%s><title>%s</title></path>`,
+			`<path class="line" data-name="%s" d="%s" fill="none" stroke="%s" stroke-width="%.1f" stroke-linecap="round" `+
+				`stroke-linejoin="round"%s><title>%s</title></path>`,
 			html.EscapeString(l.Name), d.String(), col, w, dash, html.EscapeString(l.Name))
 	}
 	if c.Mark != nil {

@@ -514,10 +514,9 @@ func (r *Report) inference(s *Section) {
 	h, rows := r.Inference.Table()
 	costSection(s, fmt.Sprintf("Serving a %s-parameter model at fp16, one sequence at a time: decode reads every weight "+
 		"once per token, so output tokens/s = GPUs × memory bandwidth × %s (the published efficiency band's midpoint) ÷ "+
-		"weight bytes; "+
-		"a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the instance that hold it. "+
-		"Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md for the sources and the gap "+
-		"to measured throughputs.", query.FormatCount(r.Query.ModelParams),
+		"weight bytes; a model that does not fit one GPU is split by tensor parallelism over the fewest GPUs of the "+
+		"instance that hold it. Batching divides the cost per token (gpuprice inference --batch); see docs/analytics.md "+
+		"for the sources and the gap to measured throughputs.", query.FormatCount(r.Query.ModelParams),
 		analytics.FormatNumber(analytics.DecodeEfficiency.Mid(), 3)),
 		Table{ID: "inference-table", Caption: "$ per 1M output tokens, cheapest first", Header: h, Rows: rows},
 		r.Inference.Skipped)

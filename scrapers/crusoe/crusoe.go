@@ -49,11 +49,12 @@ func init() {
 		Credentials:     EnvAccessKeyID + ", " + EnvSecretKey + " (optional; with them the capacities are read from the API)",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "Crusoe Cloud public pricing page: on-demand, spot and reserved price per GPU-hour of every GPU card",
-		Tier:            schemas.TierSpecialist,
-		Interconnect:    schemas.InterconnectInfiniband,
-		SecretEnv:       []string{EnvAccessKeyID, EnvSecretKey},
-		SampleOptions:   "# capacity_endpoint: " + CapacityURL + "   # the capacity API (with the key pair)\n",
+		Description: "Crusoe Cloud public pricing page: on-demand, spot and reserved price per GPU-hour of " +
+			"every GPU card",
+		Tier:          schemas.TierSpecialist,
+		Interconnect:  schemas.InterconnectInfiniband,
+		SecretEnv:     []string{EnvAccessKeyID, EnvSecretKey},
+		SampleOptions: "# capacity_endpoint: " + CapacityURL + "   # the capacity API (with the key pair)\n",
 		Doc: scrapers.Doc{
 			ProviderTitle: "Crusoe",
 			Method:        "pricing page (HTML)",

@@ -834,7 +834,8 @@ func (s *Store) WriteRun(ctx context.Context, r schemas.Run) error {
 		return fmt.Errorf("clickhouse: %s: finished_at: %w", op, err)
 	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO runs (run_id, source, started_at, finished_at,
-		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version, rows_suspect,
+		status, rows_accepted, rows_quarantined, unknown_gpus, rows_stored, rows_spooled, rows_lost, error, version,
+		    rows_suspect,
 		rows_not_offered, owner, span_since, span_until)`)
 	if err != nil {
 		return s.wrap(op, err)

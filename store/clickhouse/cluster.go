@@ -232,8 +232,9 @@ func clusterDDLHint(err error) error {
 		if strings.Contains(err.Error(), sign) {
 			return fmt.Errorf(
 				"%w (a node did not run it: one that is down, or, on ClickHouse 18.16, one whose ZooKeeper "+
-					"session expired or whose DDL worker ended, which runs no ON CLUSTER DDL again until restarted; see \"A ZooKeeper "+
-					"session lost\" in docs/clickhouse-cluster.md, then run migrate again: it completes what this one began)",
+					"session expired or whose DDL worker ended, which runs no ON CLUSTER DDL again until restarted; "+
+					"see \"A ZooKeeper session lost\" in docs/clickhouse-cluster.md, then run migrate again: it "+
+					"completes what this one began)",
 				err,
 			)
 		}

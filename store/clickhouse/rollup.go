@@ -276,7 +276,8 @@ func barConds(q store.BarQuery, since, until time.Time) (string, []any) {
 func (s *Store) barSeries(ctx context.Context, q store.BarQuery, since, until time.Time) ([]series, error) {
 	where, args := barConds(q, since, until)
 	const hashes = `cityHash64(provider, sku, region, zone, pricing) AS h1,
-		sipHash64(provider, sku, region, zone, pricing) AS h2, cityHash64(gpu, tier, interconnect, price_scope, price_basis) AS ha`
+		sipHash64(provider, sku, region, zone, pricing) AS h2, cityHash64(gpu, tier, interconnect, price_scope,
+		    price_basis) AS ha`
 	type names struct {
 		key                    [5]string
 		gpu, tier, interconect string
@@ -423,7 +424,8 @@ func (s *Store) carryBarsFrom(
 		GROUP BY h1, h2`
 		args = append(args, q.Tier)
 	}
-	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10, toUInt32(c.11), c.12, c.13 FROM (` + inner + `)`
+	query := `SELECT p, k, r, z, pr, c.1, c.2, c.3, c.4, c.5, c.6, c.7, c.8, c.9, c.10, toUInt32(c.11), c.12, c.13
+		FROM (` + inner + `)`
 	rows, err := s.conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("bars: carry-in", err)

@@ -76,7 +76,8 @@ func (s *Store) BarVolatilities(
 			arrayCumSumNonNegative(arrayMap(d -> -d, arrayDifference(arrayMap(x -> log(x), cs)))) AS g,
 			arrayReduce('max', g) AS gmax, arrayFirstIndex(x -> x = gmax, g) AS gi,
 			arrayMap(x -> toUInt64(x.1), s) AS starts, toUInt64(?) AS e,
-			arrayMap((a, b) -> toUInt64(greatest(0, intDiv(toInt64(least(b, e)) - toInt64(a) + ? - 1, ?))), starts, arrayPushBack(arrayPopFront(starts), e)) AS steps
+			arrayMap((a, b) -> toUInt64(greatest(0, intDiv(toInt64(least(b, e)) - toInt64(a) + ? - 1, ?))), starts,
+			    arrayPushBack(arrayPopFront(starts), e)) AS steps
 		FROM (
 			SELECT any(bp) AS p, any(bk) AS k, any(br) AS r, any(bz) AS z, any(bpr) AS pr,
 				arraySort(x -> x.1, groupArray((st, c))) AS s, length(s) AS n,

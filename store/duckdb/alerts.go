@@ -27,7 +27,8 @@ func (s *Store) PutAlertEpisodes(ctx context.Context, eps []store.AlertEpisode) 
 		if !e.EndsAt.IsZero() {
 			ends = utc(e.EndsAt)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO alert_episodes (rule, kind, subject, starts_at, ends_at, fired, resolved, version)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO alert_episodes (rule, kind, subject, starts_at, ends_at, fired,
+		    resolved, version)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (rule, subject, starts_at) DO UPDATE SET kind = excluded.kind, ends_at = excluded.ends_at,
 			fired = excluded.fired, resolved = excluded.resolved, version = excluded.version`,

@@ -59,7 +59,8 @@ func (s *Store) Volatilities(
 				max(CASE WHEN peak > 0 THEN 1 - close / peak END) AS dd,
 				sum(CASE WHEN close < ? THEN steps ELSE 0 END) AS under, sum(steps) AS total
 			FROM (SELECT *, CASE WHEN prev > 0 AND close > 0 THEN ln(close / prev) END AS r,
-					greatest(0, (date_diff('second', bar_start, least(coalesce(next, ?::TIMESTAMP), ?::TIMESTAMP)) + ? - 1) // ?) AS steps
+					greatest(0, (date_diff('second', bar_start, least(coalesce(next, ?::TIMESTAMP), ?::TIMESTAMP)) + ? - 1) // ?)
+					    AS steps
 				FROM (SELECT ` + seriesCols + `, bar_start, gpu, tier, close, high, low,
 						lag(close) OVER w AS prev, max(close) OVER w AS peak, lead(bar_start) OVER w AS next
 					FROM bars` + where + `
@@ -138,7 +139,8 @@ func dayPrices(f store.Filter) (string, []any) {
 		UNION ALL
 		(SELECT ` + cols + ` FROM bars` + carry + `
 			QUALIFY row_number() OVER (PARTITION BY ` + seriesCols + ` ORDER BY bar_start DESC) = 1)),
-	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `') AND price_scope IN ('', '` + schemas.ScopeInstance + `')
+	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `')
+		AND price_scope IN ('', '` + schemas.ScopeInstance + `')
 		AND gpu <> '` + schemas.UnknownGPU + `'),
 	se AS (SELECT ` + seriesCols + `, seen, first_start,
 			CASE WHEN seen IS NULL OR seen >= max(seen) OVER (PARTITION BY provider) - INTERVAL 24 HOUR THEN NULL
@@ -149,7 +151,8 @@ func dayPrices(f store.Filter) (string, []any) {
 	dp AS (SELECT se.provider, se.sku, se.region, se.zone, se.pricing, se.seen, days.d
 		FROM se, (SELECT unnest(range(?::TIMESTAMP, ?::TIMESTAMP, INTERVAL 1 DAY)) AS d) days
 		WHERE days.d >= se.first_start AND (se.e IS NULL OR days.d < se.e)),
-	tl AS (SELECT ` + seriesCols + `, bar_start AS ts, 0 AS is_day, close, gpu, tier, bar_start AS bst, NULL::TIMESTAMP AS seen FROM cb
+	tl AS (SELECT ` + seriesCols + `, bar_start AS ts, 0 AS is_day, close, gpu, tier, bar_start AS bst,
+			NULL::TIMESTAMP AS seen FROM cb
 		UNION ALL
 		SELECT ` + seriesCols + `, d, 1, NULL, NULL, NULL, NULL, seen FROM dp),
 	priced AS (SELECT * FROM (SELECT ` + seriesCols + `, ts AS d, is_day, seen,

@@ -37,7 +37,8 @@ func (s *Store) AcquireLease(ctx context.Context, name, owner string, ttl time.D
 	}
 	until = now.Add(ttl)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO leases (name, owner, expires_at, version) VALUES (?, ?, ?, ?)
-		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at, version = excluded.version`,
+		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at, version =
+		    excluded.version`,
 		name, owner, until, s.versions(1)); err != nil {
 		return store.Lease{}, fmt.Errorf("duckdb: lease %s: %w", name, err)
 	}

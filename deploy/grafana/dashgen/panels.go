@@ -279,7 +279,8 @@ func seriesExplorer() Dashboard {
 			{
 				Title: "Hourly close, $/GPU-hour", Kind: kindTimeSeries, Width: 24, Height: 12, Unit: "currencyUSD",
 				Columns: []string{"time", "series", "close"},
-				SQL: `SELECT bar_start AS time, concat(provider, ' ', sku, ' ', region, if(zone = '', '', concat('/', zone)), ' ', pricing) AS series, close
+				SQL: `SELECT bar_start AS time, concat(provider, ' ', sku, ' ', region, if(zone = '', '', concat('/', zone)), ` +
+					`' ', pricing) AS series, close
 FROM v_bars
 WHERE width = 3600 AND $__timeFilter(bar_start) AND ` + filters + `
 ORDER BY time`,
@@ -342,7 +343,8 @@ func spotVolatility() Dashboard {
     std_log_return * sqrt(8760) AS annualised,
     arrayReduce('max', closes) / arrayReduce('min', closes) - 1 AS price_range
 FROM (
-    SELECT gpu, provider, region, zone, sku, closes, arrayPopFront(arrayDifference(arrayMap(x -> log(x), closes))) AS rets
+    SELECT gpu, provider, region, zone, sku, closes, arrayPopFront(arrayDifference(arrayMap(x -> log(x), closes))) ` +
+					`AS rets
     FROM (
         SELECT gpu, provider, region, zone, sku,
             arrayMap(x -> x.2, arraySort(groupArray((bar_start, close)))) AS closes
@@ -437,7 +439,8 @@ ORDER BY time`, SpreadShiftWindowDays*86400),
 				Columns: []string{"time", "series", "usd_gpu_hour"},
 				SQL: `SELECT day AS time, concat(gpu, ' ', tier) AS series, usd_gpu_hour
 FROM (
-    SELECT day, gpu, arrayJoin([('hyperscaler', hyperscaler), ('specialist', specialist), ('marketplace', marketplace)]) AS t,
+    SELECT day, gpu, arrayJoin([('hyperscaler', hyperscaler), ('specialist', specialist), ('marketplace', ` +
+					`marketplace)]) AS t,
         t.1 AS tier, t.2 AS usd_gpu_hour
     FROM v_spreads
     WHERE pricing = '${kind}' AND $__timeFilter(day) AND ` + in("gpu", "gpu") + `
@@ -455,7 +458,8 @@ func tokens() Dashboard {
 	// with no band, or whose GPU has no dense figure, are left out, as in
 	// `gpuprice tokens`.
 	offers := `SELECT gpu, provider, interconnect, price_usd_gpu_hour, ` + denseFlops("gpu") + ` AS flops,
-        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "interconnect", "'${job}' = 'multi_node'") + `, toFloat64OrZero('${mfu}')) AS mfu,
+        if('${mfu}' = 'band', ` + mfuBandMid("gpu", "interconnect", "'${job}' = 'multi_node'") +
+		`, toFloat64OrZero('${mfu}')) AS mfu,
         price_usd_gpu_hour * 1e9 * 6 * ${params} / (flops * mfu * 3600) AS usd
     FROM v_latest
     WHERE on_offer = 1 AND pricing = '${kind}' AND ` + in("gpu", "gpu")
@@ -739,7 +743,8 @@ LIMIT 100`,
 				Width:  12,
 				Height: 8,
 				Unit:   "s",
-				PromQL: `histogram_quantile(0.9, sum by (source, le) (rate(gpuprice_source_run_duration_seconds_bucket{source=~"${source:regex}"}[6h])))`,
+				PromQL: `histogram_quantile(0.9, sum by (source, le) ` +
+					`(rate(gpuprice_source_run_duration_seconds_bucket{source=~"${source:regex}"}[6h])))`,
 			},
 			{
 				Title:  "Spool rows and alerts firing (Prometheus)",

@@ -53,7 +53,8 @@ type Price struct {
 
 var (
 	priceRE = regexp.MustCompile(
-		`(?i)(US\$|\$|€|£|\b(?:USD|EUR|GBP)\b)\s*([0-9]{1,3}(?:[ '\x{00a0}\x{202f}][0-9]{3})+(?:[.,][0-9]+)?|[0-9][0-9.,]*[0-9]|[0-9])`,
+		`(?i)(US\$|\$|€|£|\b(?:USD|EUR|GBP)\b)\s*([0-9]{1,3}(?:[ ` +
+			`'\x{00a0}\x{202f}][0-9]{3})+(?:[.,][0-9]+)?|[0-9][0-9.,]*[0-9]|[0-9])`,
 	)
 	fromRE = regexp.MustCompile(`(?i)\b(from|starting at|starts at|as low as|starting from)\b`)
 	perRE  = regexp.MustCompile(`(?i)^\s*(?:/|per\b)\s*(.+)$`)

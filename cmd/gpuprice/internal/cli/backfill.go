@@ -42,8 +42,9 @@ func (a *app) backfillAWSSpotCmd() *cobra.Command {
 every GPU instance type of the AWS source's family table, or --instance-types, in
 every region enabled for the account (DescribeRegions), or the regions of
 sources.aws.options.regions, or --regions, from --since ago (at most 90d, what EC2
-keeps) to --until (default now; a span back from now, a date or a time). Rows are normalised, gated and quarantined like collected ones and
-keep source_kind api; the run is recorded as backfill:aws-spot.
+keeps) to --until (default now; a span back from now, a date or a time). Rows are
+normalised, gated and quarantined like collected ones and keep source_kind api; the
+run is recorded as backfill:aws-spot.
 
 It needs AWS credentials from the standard chain with ec2:DescribeSpotPriceHistory
 (and ec2:DescribeRegions unless regions are given). sources.aws.options.ec2_endpoint

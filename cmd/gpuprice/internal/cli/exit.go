@@ -132,7 +132,8 @@ func (a *app) exitCodesHelp() *cobra.Command {
   %d  collect, reparse: every source failed (nothing new was stored)
   %d  rows were lost: neither stored nor spooled
   %d  interrupted by SIGINT or SIGTERM (serve: always on a signal, after keeping
-      what its collections under way had read)`, ExitOK, ExitError, ExitUsage, ExitPartial, ExitAllFailed, ExitDataLost, ExitInterrupted),
+      what its collections under way had read)`, ExitOK, ExitError, ExitUsage, ExitPartial, ExitAllFailed,
+			ExitDataLost, ExitInterrupted),
 	}
 }
 

@@ -83,7 +83,8 @@ Publish writes only inside DIR: a symbolic link in DIR (a linked index/) is refu
 		Example: `  gpuprice publish --out /srv/gpuprice-snapshots --since 2026-01-01
   gpuprice publish --out /srv/gpuprice-snapshots            # daily, from cron: the days since the last run
   gpuprice publish --out /srv/gpuprice-snapshots --day 2026-11-01 --republish
-  duckdb -c "SELECT dt, gpu, median(price_usd_gpu_hour) FROM read_parquet('/srv/gpuprice-snapshots/prices/*/*.parquet', hive_partitioning = true) GROUP BY ALL"`,
+  duckdb -c "SELECT dt, gpu, median(price_usd_gpu_hour)
+    FROM read_parquet('/srv/gpuprice-snapshots/prices/*/*.parquet', hive_partitioning = true) GROUP BY ALL"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {

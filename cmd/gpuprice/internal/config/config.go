@@ -158,8 +158,10 @@ type HTTP struct {
 	Timeout      time.Duration `yaml:"timeout"`        // per request
 	UserAgent    string        `yaml:"user_agent"`     // User-Agent header of every request (default: gpuprice's own)
 	MaxBodyBytes int64         `yaml:"max_body_bytes"` // a larger response fails the source; counted after gzip decoding
-	Retries      int           `yaml:"retries"`        // tries per request (the first counts); 429 and 5xx are retried with backoff, Retry-After honoured
-	MinInterval  time.Duration `yaml:"min_interval"`   // least time between two requests to one host (0s: none)
+	// Retries is the tries per request (the first counts); 429 and 5xx are retried
+	// with backoff, Retry-After honoured.
+	Retries     int           `yaml:"retries"`
+	MinInterval time.Duration `yaml:"min_interval"` // least time between two requests to one host (0s: none)
 	// CacheDir keeps the ETag and Last-Modified of pages and the ECB rates, so that
 	// the next request is conditional and a 304 is answered from the cache; "" (the
 	// default) sends every request whole. collect --record never uses it: an archive
@@ -175,10 +177,14 @@ type Ingest struct {
 	// estimated per row: a batch is written at batch_size rows or batch_bytes bytes,
 	// whichever comes first. 0: the store's own (DuckDB 8 MiB, ClickHouse 64 MiB);
 	// -1: no bound.
-	BatchBytes    int           `yaml:"batch_bytes"`
-	MinUSDGPUHour float64       `yaml:"min_usd_gpu_hour"` // plausibility gate: a price under this per GPU-hour is quarantined
-	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"` // plausibility gate: a price over this per GPU-hour is quarantined
-	SourceTimeout time.Duration `yaml:"source_timeout"`   // a source still running after this is cut off (0: never)
+	BatchBytes int `yaml:"batch_bytes"`
+	// MinUSDGPUHour is the plausibility gate's floor: a price under it per GPU-hour
+	// is quarantined.
+	MinUSDGPUHour float64 `yaml:"min_usd_gpu_hour"`
+	// MaxUSDGPUHour is the plausibility gate's ceiling: a price over it per GPU-hour
+	// is quarantined.
+	MaxUSDGPUHour float64       `yaml:"max_usd_gpu_hour"`
+	SourceTimeout time.Duration `yaml:"source_timeout"` // a source still running after this is cut off (0: never)
 	// Suspect is the relative gate: a price far from the median of its current peers
 	// is held in quarantine as suspect (gpuprice quarantine release frees it).
 	Suspect Suspect `yaml:"suspect"`
@@ -215,10 +221,14 @@ type ProviderEntry struct {
 
 // Source configures one source.
 type Source struct {
-	Enabled  *bool          `yaml:"enabled"`  // false leaves the source out of collect and serve (default true)
-	Endpoint string         `yaml:"endpoint"` // the source's first URL: a mirror, a proxy or a recording (default: the provider's own)
-	Schedule string         `yaml:"schedule"` // cron spec on which serve runs the source (default: the source's own)
-	Options  map[string]any `yaml:"options"`  // the source's own options (deploy/gpuprice.example.yaml lists them per source)
+	Enabled *bool `yaml:"enabled"` // false leaves the source out of collect and serve (default true)
+	// Endpoint is the source's first URL: a mirror, a proxy or a recording (default:
+	// the provider's own).
+	Endpoint string `yaml:"endpoint"`
+	Schedule string `yaml:"schedule"` // cron spec on which serve runs the source (default: the source's own)
+	// Options are the source's own options (deploy/gpuprice.example.yaml lists them
+	// per source).
+	Options map[string]any `yaml:"options"`
 	// ExpectRows is the fewest accepted rows a routine answer has here: below it the run
 	// is degraded (coverage). 0: the source's own minimum; set it for a mirror or an
 	// account that sees part of the provider's catalog.

@@ -59,7 +59,8 @@ func locate(data []byte) []located {
 // parserErrRe matches yaml.v3's parser errors, which give the line before the one
 // meant (the scanner's errors give the right one).
 var parserErrRe = regexp.MustCompile(
-	`^yaml: line (\d+): (did not find expected (?:key|node content|<document start>|',' or '\]'|',' or '\}'|'-' indicator))$`)
+	`^yaml: line (\d+): (did not find expected (?:key|node content|<document start>|',' or '\]'|',' or '\}'|'-' ` +
+		`indicator))$`)
 
 // explainSyntaxError gives a YAML syntax error the line meant, and quotes it.
 func explainSyntaxError(data []byte, err error) error {

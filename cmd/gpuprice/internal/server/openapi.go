@@ -232,8 +232,8 @@ func buildOpenAPI(routes []route) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	recorded.Value.Description = "present when the answer read rows of a recorded example: per provider, how many series " +
-		"(by row, whatever ran since); such an answer is not of today's prices"
+	recorded.Value.Description = "present when the answer read rows of a recorded example: per provider, how many " +
+		"series (by row, whatever ran since); such an answer is not of today's prices"
 	answers := openapi3.Schemas{}
 	for _, rt := range routes {
 		if rt.data == nil && rt.body == nil {
