@@ -14,15 +14,27 @@ cd "$(dirname "$0")/.."
 
 CMD=./cmd/gpuprice
 # Tests of cmd/gpuprice that take longest (seconds on 2 cores, from go test -json),
-# placed first so the two shards come out even; every other test weighs 2. To measure
+# placed first so the two shards come out even; every other test weighs 2 (measured
+# 2026-12-03 on a loaded machine: only their ratios matter). To measure
 # them again: go test -count=1 -json ./cmd/gpuprice > t.json, then each top-level
 # test's "Elapsed" on its pass line.
-WEIGHTS="TestReportDuckDB:63 TestIntegrationClickHouseReport:38 TestIntegrationClickHouseOutage:36
-TestIntegrationClickHouseTwoServesOneAlertEvaluator:31 TestIntegrationClickHouseAnswersEqualDuckDB:28
-TestIntegrationClickHouseWebApp:28 TestIntegrationClickHouseMCPRecorded:27 TestHostileFiltersDuckDB:27
-TestIntegrationClickHouseCollectPricesSame:24 TestWebApp:21 TestIntegrationClickHouseHostileFilters:19
-TestIntegrationClickHouseDigestRecorded:16 TestEveryRealExcerptCollectsOK:12 TestIntegrationClickHouseAPIMatchesCLI:12
-TestServeCapsOpenConnections:11 TestTableCommandsTakeEveryFormat:11 TestIntegrationClickHouseReparseThenAnalytics:9"
+WEIGHTS="TestIntegrationClickHouseReport:101 TestReportDuckDB:74 TestIntegrationClickHouseMCPRecorded:44
+TestHostileFiltersDuckDB:43 TestIntegrationClickHouseWebApp:41 TestIntegrationClickHouseHostileFilters:37
+TestIntegrationClickHouseCollectPricesSame:34 TestIntegrationClickHouseTwoServesOneAlertEvaluator:33
+TestIntegrationClickHouseAnswersEqualDuckDB:32 TestWebApp:30 TestIntegrationClickHouseTwoServesOneDigest:23
+TestEveryRealExcerptCollectsOK:20 TestMCPRecordedDuckDB:18 TestIntegrationClickHouseCollectStoresAPISignals:14
+TestIntegrationClickHouseTermsRecorded:13 TestWebAppMarksRecorded:13 TestIntegrationClickHouseDigestRecorded:13
+TestTableCommandsTakeEveryFormat:12 TestServeCapsOpenConnections:11 TestIntegrationClickHouseCollectStoresSignals:10
+TestPublishDuckDB:10 TestIntegrationClickHouseKilledImportIsRecovered:10 TestSecretsAppearNowhere:9
+TestIntegrationClickHouseExport:9 TestReadmeQuickStartOffline:8 TestCollectPricesDuckDB:8
+TestHangingSourceAndRetryAfter:8 TestRunPodAPINotOfferedIsRoutine:8 TestIntegrationClickHousePublish:8
+TestSinceUntil:8 TestIntegrationClickHouseReparseThenAnalytics:7
+TestIntegrationClickHouseServeSeesAnotherProcesssWrites:7 TestIntegrationClickHouseAPIMatchesCLI:7
+TestRiskSpotAdvisorDuckDB:7 TestWebAppTermCurve:7 TestWebAppRiskBand:7 TestBuildHistoryScript:6 TestExitCodes:6
+TestIntegrationClickHouseRiskSpotAdvisor:6 TestDigestRecordedDuckDB:6 TestRiskSpotAdvisorHistoryDuckDB:6
+TestPoisonRowsQuarantinedTheRestStored:5 TestIntegrationClickHouseRiskSpotAdvisorHistory:5
+TestDigestNamesFailedSources:4 TestBatchSplitAgainstRealStores:4 TestWebAppCSVHostile:4
+TestAPIValidationAndDocument:4 TestExampleReport:4 TestWebAppSeriesTimeHonesty:4 TestServe:4"
 
 # shards FILTER SKIP: the top-level tests of cmd/gpuprice whose names match FILTER and
 # not SKIP, as two -run patterns (one line each), split by weight (largest first, each
