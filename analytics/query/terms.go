@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -288,8 +289,10 @@ func (r *Reader) BreakEven(ctx context.Context, q BreakEvenQuery) (Result[BreakE
 }
 
 // upfronts fills the part of each offer paid before the term, per GPU, where the
-// provider publishes it: AWS's all-upfront reservations are paid whole
-// (price × hours), partial-upfront ones their upfront fee, no-upfront nothing.
+// provider publishes it: all-upfront offers are paid whole (price × hours: AWS's
+// all-upfront reservations, RunPod's savings plans), partial-upfront ones their
+// upfront fee, no-upfront nothing; and the cancellation terms the provider publishes
+// (the row's Attrs["cancellation"]: AWS's reservations, RunPod's savings plans).
 func (r *Reader) upfronts(ctx context.Context, gpu string, hours float64, bes []analytics.BreakEven) error {
 	if len(bes) == 0 {
 		return nil
@@ -308,6 +311,7 @@ func (r *Reader) upfronts(ctx context.Context, gpu string, hours float64, bes []
 		if !ok {
 			continue
 		}
+		b.Cancellation = o.Attrs["cancellation"]
 		switch o.Attrs["purchase_option"] {
 		case "All Upfront":
 			b.UpfrontUSDPerGPU = analytics.Opt(analytics.Round(b.Offer.Price*hours, 2))
@@ -326,7 +330,7 @@ func (r *Reader) upfronts(ctx context.Context, gpu string, hours float64, bes []
 func (b BreakEvens) Table() ([]string, [][]string) {
 	header := []string{"provider", "pricing", "sku", "region", "price_usd_gpu_hour", "on_demand_median", "break_even_pct",
 		"saving_vs_on_demand_usd", "twin_on_demand", "twin_break_even_pct", "saving_vs_twin_usd", "spot_median",
-		"spot_break_even_pct", "upfront_usd_per_gpu"}
+		"spot_break_even_pct", "upfront_usd_per_gpu", "cancellation"}
 	cost := func(c *analytics.CostAt) (string, string, string) {
 		if c == nil {
 			return Missing, Missing, Missing
@@ -343,7 +347,7 @@ func (b BreakEvens) Table() ([]string, [][]string) {
 		t1, t2, t3 := cost(e.Twin)
 		s1, s2, _ := cost(e.Spot)
 		rows = append(rows, []string{e.Offer.Provider, e.Offer.Pricing, e.Offer.SKU, e.Offer.Region, f4(e.Offer.Price),
-			m1, m2, m3, t1, t2, t3, s1, s2, optf(e.UpfrontUSDPerGPU, 2)})
+			m1, m2, m3, t1, t2, t3, s1, s2, optf(e.UpfrontUSDPerGPU, 2), cmp.Or(e.Cancellation, Missing)})
 	}
 	return header, rows
 }

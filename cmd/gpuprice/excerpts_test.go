@@ -22,6 +22,9 @@ var excerptSubstitutes = map[string]string{
 	"aws/spotfeed_legacy/input.js":       "spotfeed/input.js",
 	"vast/mixed_gpus/input.json":         "recorded_mixed_gpus.json",
 	"vast/reference_h100_sxm/input.json": "recorded_mixed_gpus.json",
+	// RunPod's recorded response is its API's (api mode); its pages answer page mode.
+	"runpod/page_legacy/input.html": "api_recorded/input.json",
+	"runpod/page_table/input.html":  "api_recorded/input.json",
 }
 
 // excerptConfig is the source's configuration (BASE: the server) for a file that
@@ -29,6 +32,19 @@ var excerptSubstitutes = map[string]string{
 var excerptConfig = map[string]string{
 	"ovhcloud/catalog_us/input.json": "{endpoint: BASE/api.ovh.com/1.0/order/catalog/public/cloud, " +
 		"options: {subsidiary: US}}",
+	"runpod/page_legacy/input.html": runPodPageConfig,
+	"runpod/page_table/input.html":  runPodPageConfig,
+}
+
+// runPodPageConfig reads RunPod's pricing page (page mode) where its recorded API
+// answer is served, as HTML (excerptContentType).
+const runPodPageConfig = "{options: {mode: page, page_url: BASE/api.runpod.io/graphql}}"
+
+// excerptContentType is the Content-Type of a file that answers in place of a
+// recorded response of another type.
+var excerptContentType = map[string]string{
+	"runpod/page_legacy/input.html": "text/html; charset=utf-8",
+	"runpod/page_table/input.html":  "text/html; charset=utf-8",
 }
 
 // excerptExpectRows are the excerpts smaller than a production answer, each with
@@ -230,6 +246,9 @@ func collectExcerpt(t *testing.T, base map[string][]loadedFixture, n, id, path s
 			if own != f.file && (own == rel || (ok && own == target) ||
 				(!ok && len(fs) == 1 && len(recordedFixtures) > 0 && filepath.Base(own) == filepath.Base(path))) {
 				lf.body = body
+				if ct, ok := excerptContentType[id]; ok {
+					lf.contentType = ct
+				}
 				replaced++
 			}
 			fixtures[key] = append(fixtures[key], lf)

@@ -33,13 +33,18 @@ func TestRunPodAPINotOfferedIsRoutine(t *testing.T) {
 		exit             int
 		errPart          string
 	}{
-		{"api_recorded", "api_recorded", nil, 47, 0, schemas.RunOK, 0, ""},
+		// api_recorded: 47 on-demand and spot rows not offered, and 28 savings plans
+		// (12 GPU types list neither plan, RTX 5000 Ada and V100 SXM2 32GB a 3-month one
+		// with secureCloud false and a null 6-month one). Each GPU type unpriced below
+		// adds its priced rows: H100 SXM, NVL, PCIe 4 + 2 plans each, H200 2 + 2 (22);
+		// the two A100s 4 + 2 each (12); L40S and RTX 4090 4 + 2 each (12).
+		{"api_recorded", "api_recorded", nil, 75, 0, schemas.RunOK, 0, ""},
 		{"api_reference", "api_reference", nil, 4, 2, schemas.RunOK, 0, ""},
-		{"api_full", "api_full", nil, 11, 2, schemas.RunOK, 0, ""},
-		{"h100_h200_out", "api_recorded", []string{"H100", "H200"}, 61, 0, schemas.RunOK, 0, ""},
-		{"three_major_out", "api_recorded", []string{"H100", "H200", "A100"}, 69, 0, schemas.RunDegraded, 3,
+		{"api_full", "api_full", nil, 12, 2, schemas.RunOK, 0, ""}, // 11, and H100 NVL's null 6 months
+		{"h100_h200_out", "api_recorded", []string{"H100", "H200"}, 97, 0, schemas.RunOK, 0, ""},
+		{"three_major_out", "api_recorded", []string{"H100", "H200", "A100"}, 109, 0, schemas.RunDegraded, 3,
 			"coverage: only L40S, RTX4090 of the major models H100, A100, L40S, RTX4090, H200 priced, expected at least 3"},
-		{"major_models_gone", "api_recorded", []string{"H100", "H200", "A100", "L40S", "RTX 4090"}, 77, 0,
+		{"major_models_gone", "api_recorded", []string{"H100", "H200", "A100", "L40S", "RTX 4090"}, 121, 0,
 			schemas.RunDegraded, 3, "coverage: none of the major models H100, A100, L40S, RTX4090, H200 priced"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -117,7 +122,8 @@ func unpriceRunPod(t *testing.T, body []byte, ids []string) []byte {
 		id, _ := g["id"].(string)
 		for _, part := range ids {
 			if strings.Contains(id, part) {
-				for _, k := range []string{"securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice"} {
+				for _, k := range []string{"securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice",
+					"oneWeekPrice", "oneMonthPrice", "threeMonthPrice", "sixMonthPrice"} {
 					g[k] = nil
 				}
 				n++

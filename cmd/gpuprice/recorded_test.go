@@ -348,7 +348,7 @@ func TestReadmeQuickStartOffline(t *testing.T) {
 		stderr[c[0]] += errb
 	}
 	want := map[string][]string{
-		"reparse":    {"a recorded example", "not today's prices", "14 from verbatim captures", "39 from pages re-typed", "175 from responses constructed"},
+		"reparse":    {"a recorded example", "not today's prices", "161 from verbatim captures", "39 from pages re-typed", "162 from responses constructed"},
 		"prices":     {"ORIGIN", "recorded", "H100-SXM-80GB"},
 		"volatility": {"STD_LOG_RETURN", "H100-SXM-80GB"},
 		"spreads":    {"HYPERSCALER", "H100-SXM-80GB"},

@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/gpuprice/gpuprice/scrapers/aws"
+	"github.com/gpuprice/gpuprice/scrapers/runpod"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -60,8 +62,21 @@ func testTermsRecorded(t *testing.T, dsn string) {
 		r1.DiscountPct == nil || !near(*r1.DiscountPct, 35.9774) {
 		t.Errorf("reserved_1y point: %+v %v", r1, *r1.DiscountPct)
 	}
-	if len(terms.Market) != 8 || terms.Market[0].Pricing != "on_demand" || terms.Market[1].Pricing != "spot" {
+	if len(terms.Market) != 9 || terms.Market[0].Pricing != "on_demand" || terms.Market[1].Pricing != "spot" {
 		t.Errorf("market points: %+v", terms.Market)
+	}
+	// RunPod's Secure Cloud savings plans (the recorded gpuTypes answer): 3 months at
+	// 2.811, alone, 1 − 2.811 / 2.99 (its secure on-demand twin) = 5.99 % off; 6 months
+	// at 2.601 beside together 2.99 and crusoe 3.40: median 2.99, discounts 13.01,
+	// 25.06, 12.82 %, median 13.01 %.
+	m3, m6 := terms.Market[byKind["commitment_3m"]], terms.Market[byKind["commitment_6m"]]
+	if m3.Pricing != "commitment_3m" || m3.Months != 3 || m3.Offers != 1 || m3.Min != 2.811 || m3.Pairs != 1 ||
+		m3.DiscountPct == nil || !near(*m3.DiscountPct, 5.9866) {
+		t.Errorf("commitment_3m point: %+v", m3)
+	}
+	if m6.Pricing != "commitment_6m" || m6.Offers != 3 || m6.Min != 2.601 || m6.Median != 2.99 || m6.Pairs != 3 ||
+		m6.DiscountPct == nil || !near(*m6.DiscountPct, 13.01) {
+		t.Errorf("commitment_6m point: %+v", m6)
 	}
 
 	// Break-even of a $2.10 one-year quote at 60 %: 2.10 / 4.04 = 52 %; the
@@ -73,15 +88,19 @@ func testTermsRecorded(t *testing.T, dsn string) {
 		"($4.04) by $2838 over the term per GPU; below 52 % it loses.") {
 		t.Errorf("breakeven: exit %d\n%s", code, out)
 	}
-	var be struct {
+	type breakEvens struct {
 		Hours  float64 `json:"hours"`
 		Offers []struct {
 			Offer struct {
 				Provider string  `json:"provider"`
 				Price    float64 `json:"price_usd_gpu_hour"`
 			} `json:"offer"`
-			Market  struct{ BreakEven, Saving float64 } `json:"market"`
-			Upfront *float64                            `json:"upfront_usd_per_gpu"`
+			Market struct {
+				BreakEven float64 `json:"break_even"`
+				Saving    float64 `json:"saving_usd"`
+			} `json:"market"`
+			Upfront      *float64 `json:"upfront_usd_per_gpu"`
+			Cancellation string   `json:"cancellation"`
 		} `json:"offers"`
 		Quote struct {
 			Market struct {
@@ -90,6 +109,7 @@ func testTermsRecorded(t *testing.T, dsn string) {
 			} `json:"market"`
 		} `json:"quote"`
 	}
+	var be breakEvens
 	runJSON(t, &be, "--store", dsn, "breakeven", "--gpu", "H100-SXM-80GB", "--term", "1y", "--utilisation", "0.6",
 		"--quote", "2.10", "--at", "2026-11-02", "--format", "json")
 	if be.Hours != 8760 || len(be.Offers) != 7 || be.Offers[0].Offer.Provider != "together" ||
@@ -97,8 +117,39 @@ func testTermsRecorded(t *testing.T, dsn string) {
 		t.Errorf("breakeven json: %+v", be)
 	}
 	for _, o := range be.Offers {
-		if o.Offer.Price == 4.1803 && (o.Upfront == nil || *o.Upfront != 36619.43) {
-			t.Errorf("aws all-upfront: upfront %v, want 4.1803 × 8760 = 36619.43", o.Upfront)
+		if o.Offer.Price == 4.1803 && (o.Upfront == nil || *o.Upfront != 36619.43 || o.Cancellation != aws.Cancellation) {
+			t.Errorf("aws all-upfront: upfront %v, %q; want 4.1803 × 8760 = 36619.43, %q", o.Upfront, o.Cancellation,
+				aws.Cancellation)
+		}
+	}
+
+	// A six-month term (6 × 730 = 4,380 hours): RunPod's plan at $2.601 is the
+	// cheapest, paid whole upfront: 2.601 × 4,380 = $11,392.38 per GPU, non-refundable.
+	// Against the on-demand median u* = 2.601 / 4.04 = 64.4 %, and at 60 % it loses
+	// 4.04 × 4,380 × 0.6 − 11,392.38 = 10,617.12 − 11,392.38 = −$775.26; against its own
+	// $2.99 on demand u* = 2.601 / 2.99 = 87.0 %. Together and crusoe publish no
+	// upfront or cancellation terms.
+	out, code = run(t, "--store", dsn, "breakeven", "--gpu", "H100-SXM-80GB", "--term", "6m", "--utilisation", "60%",
+		"--at", "2026-11-02")
+	if code != 0 || !strings.Contains(out, "11392.38") || !strings.Contains(out, runpod.Cancellation) ||
+		!strings.Contains(out, "loses to today's on-demand median ($4.04) by $775 over the term per GPU; above 64 % it wins.") {
+		t.Errorf("breakeven 6m: exit %d\n%s", code, out)
+	}
+	var be6 breakEvens
+	runJSON(t, &be6, "--store", dsn, "breakeven", "--gpu", "H100-SXM-80GB", "--term", "6m", "--utilisation", "0.6",
+		"--at", "2026-11-02", "--format", "json")
+	if be6.Hours != 4380 || len(be6.Offers) != 3 {
+		t.Fatalf("breakeven 6m json: %+v", be6)
+	}
+	rp := be6.Offers[0]
+	if rp.Offer.Provider != "runpod" || rp.Offer.Price != 2.601 || !near(rp.Market.BreakEven, 0.643812) ||
+		rp.Market.Saving != -775.26 || rp.Upfront == nil || *rp.Upfront != 11392.38 || rp.Cancellation != runpod.Cancellation {
+		t.Errorf("runpod 6-month plan: %+v (upfront %v)", rp, rp.Upfront)
+	}
+	for _, o := range be6.Offers[1:] {
+		if o.Upfront != nil || o.Cancellation != "" {
+			t.Errorf("%s: upfront %v, cancellation %q; its provider publishes neither", o.Offer.Provider, o.Upfront,
+				o.Cancellation)
 		}
 	}
 

@@ -183,11 +183,12 @@ func (s recordedSource) Expect() scrapers.Expectation {
 	return scrapers.Expectation{}
 }
 
-// Unpriced reports whether o is an offer a page lists without a price ("Contact
-// sales", "Pre order"): a collection counts the provider's own "not available"
-// markers as not offered and quarantines any other note; a recorded example leaves
-// it out, as its coverage guard does (every row of an example is a price).
-func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 && o.Attrs["price_text"] != "" }
+// Unpriced reports whether o is an offer listed without a price: a note in its
+// place ("Contact sales", "Pre order") or a bare 0 (RunPod's price of a cloud without
+// the GPU). A collection counts the provider's own "not available" markers and a
+// bare 0 as not offered and quarantines any other note; a recorded example leaves
+// them out, as its coverage guard does (every row of an example is a price).
+func Unpriced(o schemas.Observation) bool { return o.PriceNative == 0 }
 
 // originEmitter sets schemas.AttrOrigin on every priced row (Unpriced rows are left
 // out), and schemas.AttrProvenance to the provenance of the response the row's

@@ -107,6 +107,11 @@ func TestPriceListRules(t *testing.T) {
 		if o.Attrs["offering_class"] == "convertible" {
 			t.Errorf("convertible row emitted: %+v", o)
 		}
+		// Every reservation says AWS's cancellation terms (the EC2 user guide); on-demand no.
+		reserved := o.Pricing == schemas.Reserved1Y || o.Pricing == schemas.Reserved3Y
+		if (o.Attrs["cancellation"] == Cancellation) != reserved {
+			t.Errorf("%s %s: cancellation %q", o.SKU, o.Pricing, o.Attrs["cancellation"])
+		}
 	}
 
 	odd := parsePriceList(readPriceList(t, "testdata/pricelist_odd/input.json").PriceList, scrapertest.ObservedAt)

@@ -70,6 +70,13 @@ const (
 	allUpfront     = "All Upfront"
 )
 
+// Cancellation is the reserved rows' Attrs["cancellation"], from the EC2 user guide
+// (awsdocs/amazon-ec2-user-guide, doc_source/ri-market-concepts-buying.md: "After you
+// purchase a Reserved Instance … you cannot cancel your purchase"; ri-market-general.md:
+// only Standard Reserved Instances, the ones recorded here, can be sold in the Reserved
+// Instance Marketplace, with at least a month of the term left).
+const Cancellation = "cannot be cancelled; resale on the RI Marketplace"
+
 var purchaseSuffix = map[string]string{
 	noUpfront:      "",
 	partialUpfront: ":partial-upfront",
@@ -190,6 +197,7 @@ func termRows(base schemas.Observation, kind string, t offerTerm) ([]schemas.Obs
 		o.Attrs["purchase_option"] = po
 		o.Attrs["offering_class"] = ta["OfferingClass"]
 		o.Attrs["lease_contract_length"] = ta["LeaseContractLength"]
+		o.Attrs["cancellation"] = Cancellation
 		suffix, ok := purchaseSuffix[po]
 		if !ok {
 			// A purchase option this source does not know: its own series, passed on

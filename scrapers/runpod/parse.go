@@ -79,6 +79,26 @@ type gpuType struct {
 	// maxUnreservedGpuCount.
 	SecureStock    *stock `json:"secureStock"`
 	CommunityStock *stock `json:"communityStock"`
+	// The savings-plan prices, per GPU-hour of the Secure Cloud: an upfront payment
+	// for the whole term (RunPod documents 3- and 6-month plans; see README.md).
+	OneWeekPrice    termPrice `json:"oneWeekPrice"`
+	OneMonthPrice   termPrice `json:"oneMonthPrice"`
+	ThreeMonthPrice termPrice `json:"threeMonthPrice"`
+	SixMonthPrice   termPrice `json:"sixMonthPrice"`
+}
+
+// termPrice is a savings-plan price field: Listed when the answer carries the
+// field (null or a number; an answer to a query that did not ask for it has none),
+// V its number (nil for null).
+type termPrice struct {
+	Listed bool
+	V      *float64
+}
+
+// UnmarshalJSON reads a number or null (encoding/json calls it for null too).
+func (p *termPrice) UnmarshalJSON(b []byte) error {
+	p.Listed = true
+	return json.Unmarshal(b, &p.V)
 }
 
 // stock is the availability the API gives for one cloud.
@@ -95,8 +115,9 @@ func (s *stock) none() bool {
 }
 
 // parseGPUTypes turns a gpuTypes GraphQL response into observations: four per GPU
-// type (secure and community, on-demand and spot). It is pure: rows carry observedAt
-// and no source URL.
+// type (secure and community, on-demand and spot), and the Secure Cloud's savings
+// plans the answer lists (savingsPlanRows). It is pure: rows carry observedAt and
+// no source URL.
 func parseGPUTypes(r io.Reader, observedAt time.Time) (result, error) {
 	var resp response
 	if err := json.NewDecoder(r).Decode(&resp); err != nil {
@@ -138,94 +159,44 @@ func parseGPUTypes(r io.Reader, observedAt time.Time) (result, error) {
 			continue
 		}
 		res.Rows = append(res.Rows, gpuTypeRows(g, observedAt)...)
+		if g.OneWeekPrice.V != nil {
+			res.Skip(skipOneWeek)
+		}
 	}
 	return res, nil
 }
 
-func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
-	name := g.DisplayName
-	if name == "" {
-		name = g.ID
-	}
-	var mem float64
-	if g.MemoryInGb != nil {
-		mem = *g.MemoryInGb
-	}
-	var rows []schemas.Observation
-	for _, c := range []struct {
-		cloud     string
-		available *bool
-		onDemand  *float64
-		spot      *float64
-		stock     *stock
-	}{
+// cloudPart is one cloud's part of a gpuTypes entry.
+type cloudPart struct {
+	cloud     string
+	available *bool // secureCloud / communityCloud
+	onDemand  *float64
+	spot      *float64
+	stock     *stock
+}
+
+func (g gpuType) clouds() []cloudPart {
+	return []cloudPart{
 		{cloudSecure, g.SecureCloud, g.SecurePrice, g.SecureSpotPrice, g.SecureStock},
 		{cloudCommunity, g.CommunityCloud, g.CommunityPrice, g.CommunitySpotPrice, g.CommunityStock},
-	} {
+	}
+}
+
+// gpuTypeRows are a GPU type's rows: on-demand and spot per cloud, then the Secure
+// Cloud's savings plans (savingsPlanRows).
+func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
+	var rows []schemas.Observation
+	for _, c := range g.clouds() {
 		for _, p := range []struct {
 			pricing string
 			price   *float64
 		}{{schemas.OnDemand, c.onDemand}, {schemas.Spot, c.spot}} {
-			o := schemas.Observation{
-				ObservedAt:  observedAt,
-				EffectiveAt: observedAt,
-				Provider:    "runpod",
-				SKU:         g.ID + ":" + c.cloud,
-				GPUName:     name,
-				GPUCount:    1,
-				GPUMemoryGB: mem,
-				Pricing:     p.pricing,
-				Currency:    "USD",
-				Unit:        schemas.UnitGPUHour,
-				SourceKind:  schemas.SourceAPI,
-				Attrs: map[string]string{
-					"id":          g.ID,
-					"displayName": g.DisplayName,
-					"cloud":       c.cloud,
-					"sku_basis":   "id",
-				},
-			}
-			if g.MemoryInGb != nil {
-				o.Attrs["memoryInGb"] = formatFloat(*g.MemoryInGb)
-			}
-			if c.available != nil {
-				o.Attrs["cloud_available"] = strconv.FormatBool(*c.available)
-			}
-			if s := c.stock; s != nil {
-				if s.StockStatus != nil {
-					o.Attrs["stockStatus"] = *s.StockStatus
-				}
-				if s.MaxUnreservedGpuCount != nil {
-					o.Attrs["maxUnreservedGpuCount"] = formatFloat(*s.MaxUnreservedGpuCount)
-				}
-			}
-			if lp := g.LowestPrice; lp != nil {
-				if lp.MinimumBidPrice != nil {
-					o.Attrs["lowestPrice.minimumBidPrice"] = formatFloat(*lp.MinimumBidPrice)
-				}
-				if lp.UninterruptablePrice != nil {
-					o.Attrs["lowestPrice.uninterruptablePrice"] = formatFloat(*lp.UninterruptablePrice)
-				}
-			}
+			o := cloudRow(g, c, p.pricing, observedAt)
 			switch {
 			case p.price == nil:
 				o.Attrs["price_text"] = "null"
-			case c.available != nil && !*c.available && *p.price > 0:
-				// The API says this cloud does not offer the GPU: its price is no offer.
-				o.Attrs["price_text"] = fmt.Sprintf(
-					"not offered in %s cloud (%sCloud false; listed %s)",
-					c.cloud,
-					c.cloud,
-					formatFloat(*p.price),
-				)
-			case c.stock.none() && *p.price > 0:
-				// The API's own availability for this cloud: no stock status, no
-				// unreserved GPU. The listed price is no offer one can take.
-				o.Attrs["price_text"] = fmt.Sprintf(
-					"not offered in %s cloud (lowestPrice stockStatus null, maxUnreservedGpuCount 0; listed %s)",
-					c.cloud,
-					formatFloat(*p.price),
-				)
+			case unoffered(c, *p.price) != "":
+				o.Attrs["price_text"] = unoffered(c, *p.price)
 			default:
 				o.PriceNative = *p.price
 				if why := placeholder(g, c.cloud, p.pricing, *p.price); why != "" {
@@ -235,6 +206,143 @@ func gpuTypeRows(g gpuType, observedAt time.Time) []schemas.Observation {
 			}
 			rows = append(rows, o)
 		}
+	}
+	return append(rows, savingsPlanRows(g, g.clouds()[0], observedAt)...) // clouds()[0]: the Secure Cloud
+}
+
+// cloudRow is a row of the GPU type in one cloud, unpriced: its SKU, name, memory
+// and the attributes the answer states for the cloud.
+func cloudRow(g gpuType, c cloudPart, pricing string, observedAt time.Time) schemas.Observation {
+	name := g.DisplayName
+	if name == "" {
+		name = g.ID
+	}
+	var mem float64
+	if g.MemoryInGb != nil {
+		mem = *g.MemoryInGb
+	}
+	o := schemas.Observation{
+		ObservedAt:  observedAt,
+		EffectiveAt: observedAt,
+		Provider:    "runpod",
+		SKU:         g.ID + ":" + c.cloud,
+		GPUName:     name,
+		GPUCount:    1,
+		GPUMemoryGB: mem,
+		Pricing:     pricing,
+		Currency:    "USD",
+		Unit:        schemas.UnitGPUHour,
+		SourceKind:  schemas.SourceAPI,
+		Attrs: map[string]string{
+			"id":          g.ID,
+			"displayName": g.DisplayName,
+			"cloud":       c.cloud,
+			"sku_basis":   "id",
+		},
+	}
+	if g.MemoryInGb != nil {
+		o.Attrs["memoryInGb"] = formatFloat(*g.MemoryInGb)
+	}
+	if c.available != nil {
+		o.Attrs["cloud_available"] = strconv.FormatBool(*c.available)
+	}
+	if s := c.stock; s != nil {
+		if s.StockStatus != nil {
+			o.Attrs["stockStatus"] = *s.StockStatus
+		}
+		if s.MaxUnreservedGpuCount != nil {
+			o.Attrs["maxUnreservedGpuCount"] = formatFloat(*s.MaxUnreservedGpuCount)
+		}
+	}
+	if lp := g.LowestPrice; lp != nil {
+		if lp.MinimumBidPrice != nil {
+			o.Attrs["lowestPrice.minimumBidPrice"] = formatFloat(*lp.MinimumBidPrice)
+		}
+		if lp.UninterruptablePrice != nil {
+			o.Attrs["lowestPrice.uninterruptablePrice"] = formatFloat(*lp.UninterruptablePrice)
+		}
+	}
+	return o
+}
+
+// unoffered says why a price the answer lists for a cloud is no offer one can take,
+// "" when it is one (or is 0, itself "not offered"): the API says the cloud does not
+// offer the GPU (secureCloud / communityCloud false), or the cloud's own stock
+// answer has no stock status and no unreserved GPU. Both texts start "not offered".
+func unoffered(c cloudPart, price float64) string {
+	switch {
+	case price <= 0:
+		return ""
+	case c.available != nil && !*c.available:
+		return fmt.Sprintf("not offered in %s cloud (%sCloud false; listed %s)", c.cloud, c.cloud, formatFloat(price))
+	case c.stock.none():
+		return fmt.Sprintf(
+			"not offered in %s cloud (lowestPrice stockStatus null, maxUnreservedGpuCount 0; listed %s)",
+			c.cloud,
+			formatFloat(price),
+		)
+	}
+	return ""
+}
+
+// Savings plans (README.md, "Savings plans"): RunPod's documented terms and the
+// attributes their rows carry. A plan is paid whole before its term and RunPod
+// documents it as non-refundable.
+const (
+	// PurchaseOption is the savings plans' Attrs["purchase_option"]: the whole term
+	// is paid upfront, as AWS's "All Upfront" reservations (analytics/query's
+	// upfronts reads it: price × term hours per GPU).
+	PurchaseOption = "All Upfront"
+	// Cancellation is the savings plans' Attrs["cancellation"]: RunPod's docs say the
+	// upfront payment is "generally non-refundable".
+	Cancellation = "non-refundable"
+	// skipOneWeek counts the GPU types whose non-null oneWeekPrice is passed over:
+	// no pricing kind states a week-long term (commitment_<n>m is in months).
+	skipOneWeek = "one_week_price_no_pricing_kind"
+)
+
+// savingsPlans are the gpuTypes fields of savings plans this source emits, by term
+// in months. documented: RunPod documents the term (3 and 6 months), so a null
+// price is a plan not offered for the GPU type (a row, counted as not offered); the
+// 1-month field, which RunPod does not document, becomes a row only when priced.
+var savingsPlans = []struct {
+	months     int
+	field      string
+	price      func(gpuType) termPrice
+	documented bool
+}{
+	{1, "oneMonthPrice", func(g gpuType) termPrice { return g.OneMonthPrice }, false},
+	{3, "threeMonthPrice", func(g gpuType) termPrice { return g.ThreeMonthPrice }, true},
+	{6, "sixMonthPrice", func(g gpuType) termPrice { return g.SixMonthPrice }, true},
+}
+
+// savingsPlanRows are the Secure Cloud's savings-plan rows of a GPU type
+// (commitment_1m/3m/6m), per GPU-hour as securePrice: none for a field the answer
+// does not carry; a null documented term, the secure cloud not offering the GPU or
+// having none in stock are rows at price 0 with a not-offered price_text, as the
+// on-demand rows; a price is kept as published (above securePrice too: H100 PCIe's
+// recorded 3-month 2.247 against 2.19 on demand).
+func savingsPlanRows(g gpuType, c cloudPart, observedAt time.Time) []schemas.Observation {
+	var rows []schemas.Observation
+	for _, sp := range savingsPlans {
+		p := sp.price(g)
+		if !p.Listed || (p.V == nil && !sp.documented) {
+			continue
+		}
+		o := cloudRow(g, c, schemas.CommitmentPricing(sp.months), observedAt)
+		o.Attrs["purchase_option"] = PurchaseOption
+		o.Attrs["cancellation"] = Cancellation
+		o.Attrs["price_field"] = sp.field
+		switch {
+		case p.V == nil:
+			o.Attrs["price_text"] = fmt.Sprintf("%s in %s cloud (%s null: no %d-month savings plan for the GPU type)",
+				scrapers.NotOfferedPrefix, c.cloud, sp.field, sp.months)
+		case unoffered(c, *p.V) != "":
+			o.Attrs["price_text"] = unoffered(c, *p.V)
+		default:
+			o.PriceNative = *p.V
+		}
+		rows = append(rows, o)
 	}
 	return rows
 }
@@ -513,11 +621,12 @@ func cardRows(c card, listed map[string]bool, observedAt time.Time) []schemas.Ob
 // (lowestPrice's secureStock / communityStock): a schemas.SignalStock whose Value is
 // maxUnreservedGpuCount (0: none to rent now) and Label the stockStatus word
 // verbatim ("High", "Medium", "Low"; "" when null). A row without either (the
-// pricing page) states no stock.
+// pricing page) states no stock; a savings-plan row restates its Secure Cloud's
+// stock, read once from the on-demand and spot rows.
 func StockSignals(o schemas.Observation) []schemas.Signal {
 	status, hasStatus := o.Attrs["stockStatus"]
 	count, hasCount := o.Attrs["maxUnreservedGpuCount"]
-	if !hasStatus && !hasCount {
+	if (!hasStatus && !hasCount) || schemas.TermHours(o.Pricing) > 0 {
 		return nil
 	}
 	v := 0.0

@@ -39,8 +39,15 @@ const (
 	ModePage = "page"
 )
 
-// GPUTypesQuery is the GraphQL query sent in api mode.
-const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud securePrice communityPrice secureSpotPrice communitySpotPrice lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus maxUnreservedGpuCount } communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false}) { stockStatus maxUnreservedGpuCount } } }`
+// GPUTypesQuery is the GraphQL query sent in api mode: per GPU type its prices per
+// cloud (on-demand and spot), the Secure Cloud's savings-plan prices
+// (oneWeekPrice … sixMonthPrice), the lowest prices and each cloud's stock.
+const GPUTypesQuery = `query GpuTypes { gpuTypes { id displayName memoryInGb secureCloud communityCloud ` +
+	`securePrice communityPrice secureSpotPrice communitySpotPrice ` +
+	`oneWeekPrice oneMonthPrice threeMonthPrice sixMonthPrice ` +
+	`lowestPrice(input: {gpuCount: 1}) { minimumBidPrice uninterruptablePrice } ` +
+	`secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus maxUnreservedGpuCount } ` +
+	`communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false}) { stockStatus maxUnreservedGpuCount } } }`
 
 // sampleOptions documents sources.runpod.options in the sample configuration.
 //
@@ -49,19 +56,21 @@ var sampleOptions string
 
 func init() {
 	scrapers.Register(scrapers.Info{
-		Name:            Name,
-		Provider:        "runpod",
-		Method:          schemas.SourceAPI,
-		Pricing:         []string{schemas.OnDemand, schemas.Spot},
+		Name:     Name,
+		Provider: "runpod",
+		Method:   schemas.SourceAPI,
+		Pricing: []string{schemas.OnDemand, schemas.Spot, schemas.CommitmentPricing(1), schemas.CommitmentPricing(3),
+			schemas.CommitmentPricing(6)},
 		Credentials:     EnvAPIKey + " (optional; without it the pricing page is read)",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "*/10 * * * *",
-		Description:     "RunPod GraphQL gpuTypes (or the public pricing page without a key): Secure and Community Cloud, on-demand and spot, per GPU-hour",
-		Tier:            schemas.TierMarketplace,
-		Interconnect:    schemas.InterconnectEthernet,
-		Naming:          naming,
-		SecretEnv:       []string{EnvAPIKey},
-		SampleOptions:   sampleOptions,
+		Description: "RunPod GraphQL gpuTypes (or the public pricing page without a key): Secure and Community Cloud, " +
+			"on-demand and spot, and Secure Cloud savings plans (3 and 6 months, paid upfront), per GPU-hour",
+		Tier:          schemas.TierMarketplace,
+		Interconnect:  schemas.InterconnectEthernet,
+		Naming:        naming,
+		SecretEnv:     []string{EnvAPIKey},
+		SampleOptions: sampleOptions,
 		// Every gpuTypes answer carries a few round placeholder prices (the
 		// placeholder rule): 2 of 32 priced rows of the recorded reference, 3 of 88
 		// in a live answer. Up to a tenth is RunPod's normal answer; more degrades.
@@ -72,7 +81,7 @@ func init() {
 			Method:        "GraphQL `gpuTypes`; without a key the pricing page",
 			OnDemand:      "✓ secure and community",
 			Spot:          "✓ secure and community",
-			Reserved:      "—",
+			Reserved:      "3- and 6-month savings plans (secure, all upfront; API only)",
 			Credentials:   "`RUNPOD_API_KEY` (optional)",
 		},
 	}, New)

@@ -291,8 +291,10 @@ func TestCollectAPI(t *testing.T) {
 	if req.Method != http.MethodPost || req.Header.Get("Authorization") != "Bearer "+key || req.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("request %s, headers %v", req.Method, req.Header)
 	}
-	if len(sink.Rows) != 11*4 || len(sink.rejected) != 2 {
-		t.Errorf("rows %d, rejected %d; want 44 and 2", len(sink.Rows), len(sink.rejected))
+	// Four rows per GPU type, and the savings plans api_full lists: 3 and 6 months for
+	// each (H100 NVL's null 6-month a not-offered row), and the H100 SXM's 1-month plan.
+	if len(sink.Rows) != 11*4+11*2+1 || len(sink.rejected) != 2 {
+		t.Errorf("rows %d, rejected %d; want 67 and 2", len(sink.Rows), len(sink.rejected))
 	}
 	for _, o := range sink.Rows {
 		if o.SourceURL != srv.URL+apiPath || o.SourceKind != schemas.SourceAPI {
@@ -336,7 +338,9 @@ func TestCollectQuery(t *testing.T) {
 	if got.Query != GPUTypesQuery || got.OperationName != "GpuTypes" {
 		t.Errorf("body = %+v", got)
 	}
-	for _, f := range []string{"securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "memoryInGb", "displayName", "lowestPrice(input: {gpuCount: 1})"} {
+	for _, f := range []string{"securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice", "memoryInGb",
+		"displayName", "lowestPrice(input: {gpuCount: 1})", "oneWeekPrice", "oneMonthPrice", "threeMonthPrice",
+		"sixMonthPrice"} {
 		if !strings.Contains(GPUTypesQuery, f) {
 			t.Errorf("query lacks %s", f)
 		}
@@ -578,6 +582,116 @@ func TestRecordedResponseAvailability(t *testing.T) {
 	} {
 		if p, why := price(sku, schemas.OnDemand); p != want {
 			t.Errorf("%s: price %v (%q), want %v", sku, p, why, want)
+		}
+	}
+}
+
+// TestSavingsPlans: the recorded live gpuTypes answer's savings plans become Secure
+// Cloud rows per GPU-hour, paid whole upfront and non-refundable: threeMonthPrice →
+// commitment_3m, sixMonthPrice → commitment_6m, as published (H100 PCIe's 3-month
+// 2.247 is above its 2.19 on demand and kept); a plan of a GPU type the secure cloud
+// does not offer (RTX 5000 Ada, secureCloud false, 3 months at 0.71) and a null
+// documented term (A30) are not offered; the week and month fields, null there, give
+// no row. The reference recording, whose query asked for no plan, gives none.
+func TestSavingsPlans(t *testing.T) {
+	res := mustParse(t, "testdata/api_recorded/input.json")
+	for _, c := range []struct {
+		sku, pricing string
+		price        float64
+		text         string
+	}{
+		{"AMD Instinct MI300X OAM:secure", schemas.CommitmentPricing(3), 2.117, ""},
+		{"AMD Instinct MI300X OAM:secure", schemas.CommitmentPricing(6), 1.992, ""},
+		{"NVIDIA H100 80GB HBM3:secure", schemas.CommitmentPricing(3), 2.811, ""},
+		{"NVIDIA H100 80GB HBM3:secure", schemas.CommitmentPricing(6), 2.601, ""},
+		{"NVIDIA H100 PCIe:secure", schemas.CommitmentPricing(3), 2.247, ""},
+		{"NVIDIA RTX 5000 Ada Generation:secure", schemas.CommitmentPricing(3), 0,
+			"not offered in secure cloud (secureCloud false; listed 0.71)"},
+		{"NVIDIA A30:secure", schemas.CommitmentPricing(6), 0,
+			"not offered in secure cloud (sixMonthPrice null: no 6-month savings plan for the GPU type)"},
+	} {
+		o, ok := find(res.Rows, c.sku, c.pricing)
+		if !ok || o.PriceNative != c.price || o.Attrs["price_text"] != c.text || o.Unit != schemas.UnitGPUHour ||
+			o.Attrs["purchase_option"] != PurchaseOption || o.Attrs["cancellation"] != Cancellation ||
+			o.Attrs["cloud"] != cloudSecure {
+			t.Errorf("%s %s = %v %q %v (found %v), want %v %q", c.sku, c.pricing, o.PriceNative, o.Attrs["price_text"],
+				o.Attrs, ok, c.price, c.text)
+		}
+	}
+	priced, notOffered := 0, 0
+	for _, o := range res.Rows {
+		if schemas.TermHours(o.Pricing) == 0 {
+			continue
+		}
+		switch {
+		case o.Attrs["cloud"] != cloudSecure || o.Pricing == schemas.CommitmentPricing(1):
+			t.Errorf("%s %s: a savings plan outside the secure cloud's 3 and 6 months", o.SKU, o.Pricing)
+		case o.PriceNative > 0:
+			priced++
+		case scrapers.NotOffered(o.Attrs["price_text"]):
+			notOffered++
+		default:
+			t.Errorf("%s %s: price 0 with %q would be quarantined", o.SKU, o.Pricing, o.Attrs["price_text"])
+		}
+	}
+	// 23 GPU types offered in the secure cloud have both plans; 12 types list neither
+	// (null), RTX 5000 Ada and V100 SXM2 32GB list a 3-month plan with secureCloud false
+	// and a null 6-month one.
+	if priced != 23*2 || notOffered != 12*2+2*2 || res.Skipped[skipOneWeek] != 0 {
+		t.Errorf("savings plans: %d priced, %d not offered, skipped %v; want 46, 28 and no week", priced, notOffered,
+			res.Skipped)
+	}
+	for _, o := range mustParse(t, "testdata/api_reference/input.json").Rows {
+		if schemas.TermHours(o.Pricing) > 0 {
+			t.Errorf("api_reference: %s %s: a plan from an answer that lists none", o.SKU, o.Pricing)
+		}
+	}
+
+	// The re-typed full query: a priced oneMonthPrice is a commitment_1m row; a
+	// priced oneWeekPrice is passed over (no pricing kind states a week) and counted.
+	full := mustParse(t, "testdata/api_full/input.json")
+	if o, ok := find(full.Rows, "NVIDIA H100 80GB HBM3:secure", schemas.CommitmentPricing(1)); !ok || o.PriceNative != 2.59 {
+		t.Errorf("api_full H100 SXM 1-month plan = %+v (found %v), want 2.59", o, ok)
+	}
+	if full.Skipped[skipOneWeek] != 1 {
+		t.Errorf("api_full skipped %v, want the H100 SXM's oneWeekPrice counted", full.Skipped)
+	}
+}
+
+// TestSavingsPlanRules: a plan follows its secure cloud's availability: none in
+// stock (lowestPrice stockStatus null, no unreserved GPU) is not offered, a 0 is
+// "not offered" as on demand, a plan field that is not a number rejects the entry,
+// and a missing field gives no row.
+func TestSavingsPlanRules(t *testing.T) {
+	body := `{"data":{"gpuTypes":[
+	 {"id":"NVIDIA L40S","displayName":"L40S","memoryInGb":48,"secureCloud":true,"securePrice":0.86,
+	  "threeMonthPrice":0.748,"sixMonthPrice":0,"secureStock":{"stockStatus":null,"maxUnreservedGpuCount":0}},
+	 {"id":"NVIDIA A40","displayName":"A40","memoryInGb":48,"secureCloud":true,"securePrice":0.4,"sixMonthPrice":0.32},
+	 {"id":"NVIDIA L4","displayName":"L4","memoryInGb":24,"securePrice":0.43,"threeMonthPrice":"0.36"}]}}`
+	res, err := parseGPUTypes(strings.NewReader(body), scrapertest.ObservedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := find(res.Rows, "NVIDIA L40S:secure", schemas.CommitmentPricing(3)); o.PriceNative != 0 ||
+		!strings.HasPrefix(o.Attrs["price_text"], "not offered in secure cloud (lowestPrice stockStatus null") {
+		t.Errorf("L40S 3 months with no secure stock: %v %q", o.PriceNative, o.Attrs["price_text"])
+	}
+	if o, ok := find(res.Rows, "NVIDIA L40S:secure", schemas.CommitmentPricing(6)); !ok || o.PriceNative != 0 ||
+		!scrapers.NotOffered(o.Attrs["price_text"]) {
+		t.Errorf("L40S 6 months at 0: %+v (found %v), want a not-offered row", o, ok)
+	}
+	if o, _ := find(res.Rows, "NVIDIA A40:secure", schemas.CommitmentPricing(6)); o.PriceNative != 0.32 {
+		t.Errorf("A40 6 months: %v", o.PriceNative)
+	}
+	if _, ok := find(res.Rows, "NVIDIA A40:secure", schemas.CommitmentPricing(3)); ok {
+		t.Error("A40: a 3-month row from an entry without threeMonthPrice")
+	}
+	if len(res.Rejects) != 1 || !strings.Contains(res.Rejects[0].Raw, "NVIDIA L4") {
+		t.Errorf("rejected %+v, want the L4 entry whose threeMonthPrice is a string", res.Rejects)
+	}
+	for _, o := range res.Rows {
+		if schemas.TermHours(o.Pricing) > 0 && StockSignals(o) != nil {
+			t.Errorf("%s %s: a savings plan restates the stock as a signal", o.SKU, o.Pricing)
 		}
 	}
 }

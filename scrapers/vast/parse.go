@@ -38,6 +38,10 @@ type offer struct {
 	HostingType  *int     `json:"hosting_type"`
 	CPUCoresEff  *float64 `json:"cpu_cores_effective"`
 	CPURAM       *float64 `json:"cpu_ram"` // MB
+	// BWNVLink is the NVLink bandwidth Vast measures on the machine ("bandwidth
+	// NVLink" in its CLI's search fields; the recorded H100 SXM offers say 478.1, of
+	// the order of GB/s); 0 on machines without NVLink.
+	BWNVLink *float64 `json:"bw_nvlink"`
 	// Rentable and Rented are the offer's state: it can be rented now when Vast
 	// says it is rentable and not rented.
 	Rentable *bool `json:"rentable"`
@@ -108,6 +112,7 @@ func parseAnswer(r io.Reader, observedAt time.Time) (scrapers.Result, map[string
 			Unit:        schemas.UnitHour,
 			SourceKind:  schemas.SourceAPI,
 		}
+		base.Interconnect = interconnect(o)
 		od := base
 		od.Pricing = schemas.OnDemand
 		od.Attrs = attrs(o)
@@ -131,6 +136,19 @@ func parseAnswer(r io.Reader, observedAt time.Time) (scrapers.Result, map[string
 		}
 	}
 	return res, depth, nil
+}
+
+// interconnect is the offer's interconnect where Vast states it:
+// schemas.InterconnectNVLinkOnly for an offer of more than one GPU whose machine
+// measures NVLink bandwidth (bw_nvlink > 0): NVLink between the offer's GPUs, no
+// RDMA fabric to another machine. "" otherwise, so that ingest gives the provider's
+// default (ethernet) to a multi-GPU offer and unknown to a single GPU, which has no
+// peer GPU to link to whatever its machine measures.
+func interconnect(o offer) string {
+	if o.NumGPUs > 1 && o.BWNVLink != nil && *o.BWNVLink > 0 {
+		return schemas.InterconnectNVLinkOnly
+	}
+	return ""
 }
 
 // sku names a series: one machine's offer of a given GPU count. Offer ids change
@@ -172,6 +190,7 @@ func attrs(o offer) map[string]string {
 	num("dph_base", o.DPHBase)
 	num("storage_total_cost", o.StorageTotal)
 	num("gpu_frac", o.GPUFrac)
+	num("bw_nvlink", o.BWNVLink)
 	num("cpu_cores_effective", o.CPUCoresEff)
 	if o.CPURAM != nil {
 		a["cpu_ram_gb"] = strconv.FormatFloat(math.Round(*o.CPURAM/1024*10)/10, 'f', -1, 64)

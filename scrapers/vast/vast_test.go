@@ -96,6 +96,52 @@ func TestParseOffersRules(t *testing.T) {
 	}
 }
 
+// TestNVLinkInterconnect: each offer's bw_nvlink is kept in Attrs, and an offer of
+// more than one GPU on a machine that measures NVLink bandwidth is nvlink-only; the
+// others leave the interconnect to ingest (the provider's ethernet for several GPUs,
+// unknown for one). On mixed_gpus: 8× H100 SXM and 8× A100 SXM4 at 478.1 are
+// nvlink-only; 8× and 2× RTX 4090 and 4× L40S at 0 are not; the single H100 SXM at
+// 478.1 has no peer GPU and is not.
+func TestNVLinkInterconnect(t *testing.T) {
+	rows, err := parseRows(scrapertest.ReadFile(t, "testdata/mixed_gpus/input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct{ bw, interconnect string }{
+		"vast:45110:8x":  {"478.116088867", schemas.InterconnectNVLinkOnly},
+		"vast:22390:8x":  {"478.116088867", schemas.InterconnectNVLinkOnly},
+		"vast:22390:1x":  {"478.116088867", ""},
+		"vast:148199:1x": {"478.116088867", ""},
+		"vast:31855:8x":  {"0", ""},
+		"vast:31855:2x":  {"0", ""},
+		"vast:47310:4x":  {"0", ""},
+		"vast:31855:1x":  {"0", ""},
+	}
+	seen := map[string]int{}
+	for _, o := range rows {
+		w, ok := want[o.SKU]
+		if !ok {
+			if o.Interconnect != "" {
+				t.Errorf("%s %s: interconnect %q", o.SKU, o.Pricing, o.Interconnect)
+			}
+			continue
+		}
+		seen[o.SKU]++
+		if o.Attrs["bw_nvlink"] != w.bw || o.Interconnect != w.interconnect {
+			t.Errorf("%s %s: bw_nvlink %q, interconnect %q; want %q, %q", o.SKU, o.Pricing, o.Attrs["bw_nvlink"],
+				o.Interconnect, w.bw, w.interconnect)
+		}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("offers seen %v, want every one of %d", seen, len(want))
+	}
+	// An offer without the field states no NVLink: ingest's default.
+	n := int64(1)
+	if got := interconnect(offer{MachineID: &n, NumGPUs: 8}); got != "" {
+		t.Errorf("8 GPUs without bw_nvlink: %q", got)
+	}
+}
+
 func TestCountry(t *testing.T) {
 	s := func(v string) *string { return &v }
 	for in, want := range map[*string]string{nil: "", s(""): "", s("Texas, US"): "US", s(", US"): "US", s("US"): "US", s("Quebec, Canada, CA "): "CA"} {
