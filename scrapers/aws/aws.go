@@ -72,26 +72,30 @@ var sampleOptions string
 
 func init() {
 	scrapers.Register(scrapers.Info{
-		Name:            Name,
-		Provider:        Provider,
-		Method:          schemas.SourceAPI,
-		Pricing:         []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y},
-		Credentials:     "AWS credentials from the standard chain (optional: env, shared config, SSO, instance role; pricing:GetProducts, ec2:DescribeSpotPriceHistory, ec2:DescribeCapacityBlockOfferings); without them the public price files",
+		Name:     Name,
+		Provider: Provider,
+		Method:   schemas.SourceAPI,
+		Pricing:  []string{schemas.OnDemand, schemas.Spot, schemas.Reserved1Y, schemas.Reserved3Y},
+		Credentials: "AWS credentials from the standard chain (optional: env, shared config, SSO, instance role; " +
+			"pricing:GetProducts, ec2:DescribeSpotPriceHistory, ec2:DescribeCapacityBlockOfferings); without them the public " +
+			"price files",
 		DefaultEndpoint: DefaultEndpoint,
 		Schedule:        "0 * * * *",
-		Description:     "AWS EC2 GPU instances: Price List API or public offer files (on-demand, reserved), spot history per zone or the public spot feed",
-		Tier:            schemas.TierHyperscaler,
-		Interconnect:    schemas.InterconnectEFA,
-		Naming:          naming,
-		SecretEnv:       []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"},
-		SampleOptions:   sampleOptions,
+		Description: "AWS EC2 GPU instances: Price List API or public offer files (on-demand, reserved), spot history " +
+			"per zone or the public spot feed",
+		Tier:          schemas.TierHyperscaler,
+		Interconnect:  schemas.InterconnectEFA,
+		Naming:        naming,
+		SecretEnv:     []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"},
+		SampleOptions: sampleOptions,
 		Doc: scrapers.Doc{
 			ProviderTitle: "AWS",
-			Method:        "Price List Query API + EC2 spot price history (aws-sdk-go-v2); without credentials the public bulk offer files (streamed) and spot feed",
-			OnDemand:      "✓",
-			Spot:          "✓ per zone",
-			Reserved:      "1y, 3y (no-upfront; all-upfront amortised)",
-			Credentials:   "AWS credential chain (optional)",
+			Method: "Price List Query API + EC2 spot price history (aws-sdk-go-v2); without credentials the public " +
+				"bulk offer files (streamed) and spot feed",
+			OnDemand:    "✓",
+			Spot:        "✓ per zone",
+			Reserved:    "1y, 3y (no-upfront; all-upfront amortised)",
+			Credentials: "AWS credential chain (optional)",
 		},
 	}, New)
 }

@@ -105,7 +105,8 @@ func (b *SpotBackfill) Prepare(ctx context.Context) error {
 	}
 	if !HasCredentials(ctx, ac) {
 		return errors.New(
-			"backfill aws-spot: no AWS credentials in the standard chain (environment, shared config, SSO, instance role); it needs ec2:DescribeSpotPriceHistory",
+			"backfill aws-spot: no AWS credentials in the standard chain (environment, shared config, SSO, instance role); it " +
+				"needs ec2:DescribeSpotPriceHistory",
 		)
 	}
 	b.ac = ac

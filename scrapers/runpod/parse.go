@@ -426,7 +426,8 @@ type card struct {
 
 // Page layouts the parser knows, newest first.
 const (
-	layoutTable  = "gpu_table"          // .gpu_table-row, .gpu_name, .gpu_table-tag, .gpu_table-price[data-secure][data-community]
+	// .gpu_table-row, .gpu_name, .gpu_table-tag, .gpu_table-price[data-secure][data-community]
+	layoutTable  = "gpu_table"
 	layoutLegacy = "gpu-pricing-row"    // a.gpu-pricing-row, __model-wrapper, __tag, .cc-gpu-price[data-*-cloud-price]
 	skipDup      = "duplicate_gpu_card" // the same GPU name listed twice on the page
 )
