@@ -32,16 +32,19 @@ func servedPaths(t *testing.T) map[string]bool {
 	return out
 }
 
-// exportedMetrics are the metric names serve exports.
+// exportedMetrics are the metric names serve exports: its own run metrics and the
+// market's collector (analytics/metrics).
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../cmd/gpuprice/internal/server/metrics.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]bool{}
-	for _, m := range regexp.MustCompile(`"(gpuprice_[a-z_]+)"`).FindAllStringSubmatch(string(b), -1) {
-		out[m[1]] = true
+	for _, f := range []string{"../cmd/gpuprice/internal/server/metrics.go", "../analytics/metrics/market.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`"(gpuprice_[a-z_]+)"`).FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = true
+		}
 	}
 	return out
 }
