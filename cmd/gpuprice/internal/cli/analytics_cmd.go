@@ -26,16 +26,6 @@ func init() {
 	addCommand((*app).indexCmd)
 }
 
-// parseSpan reads a length of time: "90d", "12h", "30m" or any time.ParseDuration
-// text; it must be positive.
-func parseSpan(flag, s string) (time.Duration, error) {
-	d, err := query.ParseSpan(s)
-	if err != nil {
-		return 0, fmt.Errorf("--%s %q: %v", flag, s, err)
-	}
-	return d, nil
-}
-
 // parseAt reads --at (RFC 3339 or a date), the end of a window; empty means now.
 func parseAt(s string) (time.Time, error) {
 	t, err := query.ParseAt(s)
