@@ -91,13 +91,17 @@ func QuoteVerdictWeighted(quote float64, term string, hours float64, termOffers,
 	return v
 }
 
-// TermWords names a term as a buyer says it: "one-year" for 1y, "three-year" for 3y.
+// TermWords names a term as a buyer says it: "one-year" for 1y, "three-year" for 3y,
+// "6-month" for 6m; any other text as it is.
 func TermWords(term string) string {
 	switch term {
 	case "1y":
 		return "one-year"
 	case "3y":
 		return "three-year"
+	}
+	if n, ok := strings.CutSuffix(term, "m"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return n + "-month"
 	}
 	return term
 }

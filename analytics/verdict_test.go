@@ -73,3 +73,13 @@ func TestUnknownGPUComparesWithNothing(t *testing.T) {
 		t.Error("an unknown GPU is comparable")
 	}
 }
+
+// TestTermWords: the words a buyer reads for each term the CLI takes.
+func TestTermWords(t *testing.T) {
+	for term, want := range map[string]string{"1y": "one-year", "3y": "three-year", "6m": "6-month", "12m": "12-month",
+		"m": "m", "xm": "xm", "2w": "2w"} {
+		if got := TermWords(term); got != want {
+			t.Errorf("TermWords(%q) = %q, want %q", term, got, want)
+		}
+	}
+}
