@@ -79,6 +79,7 @@ func launchServe(ctx context.Context, t *testing.T, args ...string) (string, <-c
 func startServe(t *testing.T, args ...string) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	started := time.Now()
 	base, done, errb := launchServe(ctx, t, append(args, "serve", "--listen", "127.0.0.1:0")...)
 	stopped := false
 	return base, func() {
@@ -89,8 +90,14 @@ func startServe(t *testing.T, args ...string) (string, func()) {
 		cancel()
 		select {
 		case code := <-done:
-			// Stopped as asked: ExitInterrupted, with nothing cut short.
-			if code != cli.ExitInterrupted || !strings.Contains(errb.String(), "no collection was running") {
+			// Stopped as asked: ExitInterrupted, with nothing cut short, unless the serve
+			// lived across a wall-clock boundary of the sources' schedules (RunPod and
+			// Vast every 10 minutes, the others hourly): a scheduled run then started and
+			// was cut short by the stop, as it should be.
+			crossed := time.Now().Truncate(10 * time.Minute).After(started)
+			quiet := strings.Contains(errb.String(), "no collection was running")
+			cutScheduled := crossed && strings.Contains(errb.String(), "collections cut short")
+			if code != cli.ExitInterrupted || !(quiet || cutScheduled) {
 				t.Errorf("serve exited %d, want %d:\n%s", code, cli.ExitInterrupted, errb.String())
 			}
 		case <-time.After(60 * time.Second):
