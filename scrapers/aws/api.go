@@ -103,9 +103,12 @@ var authCodes = map[string]bool{
 }
 
 // isAuthError reports whether err is AWS refusing the credentials or the permission.
-func isAuthError(err error) bool {
+func isAuthError(err error) bool { return apiErrorIn(err, authCodes) }
+
+// apiErrorIn reports whether err is an AWS API error whose code is one of codes.
+func apiErrorIn(err error, codes map[string]bool) bool {
 	var ae smithy.APIError
-	return errors.As(err, &ae) && authCodes[ae.ErrorCode()]
+	return errors.As(err, &ae) && codes[ae.ErrorCode()]
 }
 
 // priceListFilters are the GetProducts filters of one region: GPU instances

@@ -14,7 +14,6 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -128,11 +127,6 @@ var capacityBlockTypeCodes = map[string]bool{
 	"UnsupportedOperation":        true,
 }
 
-func isCapacityBlockTypeError(err error) bool {
-	var ae smithy.APIError
-	return errors.As(err, &ae) && capacityBlockTypeCodes[ae.ErrorCode()]
-}
-
 // capacityBlockAnswer is what EC2 answered for one instance type in one region: every
 // page's offerings.
 type capacityBlockAnswer struct {
@@ -192,7 +186,7 @@ func (s *Source) collectCapacityBlocks(ctx context.Context, ac awssdk.Config, e 
 			if firstErr == nil {
 				firstErr = err
 			}
-			if isCapacityBlockTypeError(err) {
+			if apiErrorIn(err, capacityBlockTypeCodes) {
 				failed = append(failed, it)
 				continue
 			}
