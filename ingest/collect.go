@@ -35,6 +35,7 @@ type Result struct {
 	// Span of the accepted rows' effective_at: [Since, Until). Zero when none were
 	// accepted. Rollups are rebuilt over it.
 	Since, Until time.Time
+	fold         *store.BarFold // the bars of the rows stored, when the run folded them
 }
 
 // Collector runs sources in parallel into a sink. A failing or slow source never
@@ -54,6 +55,9 @@ type Collector struct {
 	// Signals stores the signals sources' rows carry (scrapers.Info.Signals); nil:
 	// they are not read.
 	Signals store.Signals
+	// Fold: each run folds the rows it stores into their bars (store.BarFold) for a
+	// store that writes bars from them (store.FoldedRollups).
+	Fold bool
 }
 
 // FinalWriteTimeout bounds what a run writes after its context ended (a signal):
@@ -80,6 +84,14 @@ func (c *Collector) Collect(ctx context.Context, runID string, jobs []Job) []Res
 	}
 	wg.Wait()
 	return out
+}
+
+// newFold is a run's fold of bars, nil when the collector folds none.
+func (c *Collector) newFold() *store.BarFold {
+	if !c.Fold {
+		return nil
+	}
+	return store.NewBarFold(0)
 }
 
 func (c *Collector) now() time.Time {
@@ -113,6 +125,7 @@ func (c *Collector) one(ctx context.Context, runID string, j Job) Result {
 		c.now,
 		expects,
 		c.journalLog(log),
+		c.newFold(),
 	)
 	if c.Signals != nil {
 		run.signalStore = c.Signals

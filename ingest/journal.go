@@ -145,10 +145,33 @@ func (w journalWriter) WriteObservations(ctx context.Context, obs []schemas.Obse
 	return w.Writer.WriteObservations(ctx, obs)
 }
 
-// rowWriter is where the run's rows are written: through the journal when it has one.
+// rowWriter is where the run's rows are written: through the journal when it has
+// one, and into the run's fold of bars when it keeps one.
 func (r *Run) rowWriter() store.Writer {
-	if r.journal == nil {
-		return r.Sink
+	var w store.Writer = r.Sink
+	if r.journal != nil {
+		w = journalWriter{Writer: r.Sink, run: r}
 	}
-	return journalWriter{Writer: r.Sink, run: r}
+	if r.fold != nil {
+		w = foldWriter{Writer: w, fold: r.fold}
+	}
+	return w
+}
+
+// foldWriter folds the rows its writer stored into the bars of their run
+// (store.BarFold): rows a write refused or that went to the spool are not folded.
+type foldWriter struct {
+	store.Writer
+	fold *store.BarFold
+}
+
+// Unwrap returns the writer it wraps (for store.WriteBatchSize).
+func (w foldWriter) Unwrap() store.Writer { return w.Writer }
+
+func (w foldWriter) WriteObservations(ctx context.Context, obs []schemas.Observation) error {
+	if err := w.Writer.WriteObservations(ctx, obs); err != nil {
+		return err
+	}
+	w.fold.Add(obs)
+	return nil
 }

@@ -51,6 +51,7 @@ type Run struct {
 	ctx     context.Context // normalisation context; nil: context.Background()
 	batcher *Batcher        // streaming when set
 	journal *journal        // the started record, when the run keeps one (startJournal)
+	fold    *store.BarFold  // the bars of the rows stored, when the store writes bars from them
 	jmu     sync.Mutex      // guards journal's span and end; taken before mu
 
 	mu         sync.Mutex
@@ -79,8 +80,9 @@ type Run struct {
 // the accepted SKUs against; without one they are not noted.
 // With journal set, the run keeps a started record (startJournal), logging to it.
 func newStreamingRun(ctx context.Context, sink Sink, spool Spooler, batch BatchConfig, norm *Normalizer,
-	source, runID, kind string, now func() time.Time, expects bool, journal *slog.Logger) *Run {
-	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx}
+	source, runID, kind string, now func() time.Time, expects bool, journal *slog.Logger, fold *store.BarFold) *Run {
+	r := &Run{Sink: sink, Normalizer: norm, Source: source, RunID: runID, SourceKind: kind, Now: now, ctx: ctx,
+		fold: fold}
 	if info, _, ok := scrapers.Lookup(source); ok {
 		r.QuarantineShare = info.QuarantineShare
 	}
@@ -441,7 +443,7 @@ func (r *Run) finish(ctx context.Context, runErr error, ex *scrapers.Expectation
 		RowsStored:     written, RowsSpooled: spooled, RowsLost: lost,
 		Error: strings.Join(problems, "; "), Owner: store.Owner(),
 	}
-	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started)}
+	res := Result{Run: run, Spooled: spooled, Duration: finished.Sub(r.started), fold: r.fold}
 	if !r.minEff.IsZero() {
 		res.Since, res.Until = r.minEff, r.maxEff.Add(time.Second)
 		run.SpanSince, run.SpanUntil = res.Since, res.Until

@@ -154,6 +154,7 @@ func (r *Runner) Collect(ctx context.Context, jobs []Job, o Options) []Result {
 		Now:           r.Now,
 		SourceKind:    o.SourceKind,
 		Journal:       true,
+		Fold:          r.folds(),
 	}
 	if sg, ok := r.Store.(store.Signals); ok {
 		col.Signals = sg
@@ -192,6 +193,9 @@ func (r *Runner) Import(
 	}
 	run := &Run{Sink: r.sink(false), Normalizer: r.normalizer(ctx, o.FX), Source: source, RunID: runID,
 		SourceKind: o.SourceKind, Now: r.Now, ctx: ctx}
+	if r.folds() {
+		run.fold = store.NewBarFold(0)
+	}
 	run.startJournal(ctx, r.log().With("source", source, "run_id", runID))
 	stepErr := step(ctx, run)
 	done := context.WithoutCancel(ctx)
@@ -455,9 +459,46 @@ func (r *Runner) rollup(ctx context.Context, results ...Result) {
 	if since.IsZero() {
 		return
 	}
+	if fold := foldOf(results); fold != nil {
+		// The bars from the rows as they were stored: nothing is read back.
+		err := r.Store.(store.FoldedRollups).RollupFolded(ctx, fold)
+		if err == nil {
+			return
+		}
+		r.log().Warn("bars not written from the run's rows; rebuilding them from the store", "error", err.Error())
+	}
 	if err := ru.Rollup(ctx, since, until); err != nil {
 		r.log().Warn("rollups not rebuilt; run `gpuprice rollup`", "since", since, "until", until, "error", err.Error())
 	}
+}
+
+// folds reports whether runs fold their rows into bars: the store writes bars from
+// them (store.FoldedRollups).
+func (r *Runner) folds() bool {
+	_, ok := r.Store.(store.FoldedRollups)
+	return ok
+}
+
+// foldOf is the fold of every result that stored rows, merged in their order, or
+// nil when one of them has no fold or overflowed (its bars are rebuilt with Rollup).
+func foldOf(results []Result) *store.BarFold {
+	var out *store.BarFold
+	for _, res := range results {
+		if res.Since.IsZero() || res.RowsAccepted == res.Spooled {
+			continue
+		}
+		if res.fold == nil || res.fold.Overflowed() {
+			return nil
+		}
+		if out == nil {
+			out = store.NewBarFold(0)
+		}
+		out.Merge(res.fold)
+	}
+	if out != nil && out.Overflowed() {
+		return nil
+	}
+	return out
 }
 
 // readySink is a sink that writes only once the store is migrated (Runner.Ready):

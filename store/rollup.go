@@ -74,6 +74,15 @@ type Rollups interface {
 	Bars(ctx context.Context, q BarQuery) ([]Bar, error)
 }
 
+// FoldedRollups is the optional ability of a store that keeps bars to write a
+// run's bars from the fold of the rows the run wrote (BarFold) instead of reading
+// them back: after it, the bars of the fold's series over its span are those a
+// Rollup over that span would have written. The ClickHouse store has it; a store
+// without it is rolled up with Rollup.
+type FoldedRollups interface {
+	RollupFolded(ctx context.Context, f *BarFold) error
+}
+
 // CheckWidth reports an error for a width the stores do not keep.
 func CheckWidth(w time.Duration) error {
 	for _, k := range Widths {

@@ -16,7 +16,10 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Rollup", s.rollup)
 	t.Run("RollupIncremental", s.rollupIncremental)
 	t.Run("RollupLastObserved", s.rollupLastObserved)
+	t.Run("RollupFolded", s.rollupFolded)
 	t.Run("RecordedSeries", s.recordedSeries)
 	t.Run("BadLimits", s.badLimits)
 	t.Run("AlertEpisodes", s.alertEpisodes)
@@ -1296,6 +1300,97 @@ func (s *suite) rollupIncremental(t *testing.T) {
 			t.Fatalf("%v bars after an incremental rollup: %s", w, d)
 		}
 	}
+}
+
+// longFloat matches a number printed with six decimals or more.
+var longFloat = regexp.MustCompile(`-?\d+\.\d{6,}(e[-+]\d+)?`)
+
+// RoundFigures is s with every number printed with six decimals or more rounded
+// to 12 significant digits: reads of bars compared as text, where a bar's mean may
+// have summed its prices in another order (a fold's sum, the store's avg()).
+func RoundFigures(s string) string {
+	return longFloat.ReplaceAllStringFunc(s, func(x string) string {
+		f, _ := strconv.ParseFloat(x, 64)
+		return strconv.FormatFloat(f, 'g', 12, 64)
+	})
+}
+
+// rollupFolded checks a store that writes bars from the fold of a run's rows
+// (store.FoldedRollups): after a run into days with no bars (its rows in several
+// writes, some rewriting identities of an earlier write), and after a second run
+// that corrects identities of the first, adds points to hours and days already
+// rolled up and opens a new day, every bar of every width is the reference's over
+// all the rows written, as after a Rollup.
+func (s *suite) rollupFolded(t *testing.T) {
+	st := s.fresh(t)
+	fr, ok := st.(store.FoldedRollups)
+	if !ok {
+		t.Skip("the store builds its bars with Rollup alone")
+	}
+	run := func(obs ...[]schemas.Observation) {
+		t.Helper()
+		fold := store.NewBarFold(0)
+		for _, o := range obs {
+			write(t, st, o)
+			fold.Add(o)
+		}
+		if err := fr.RollupFolded(ctx(t), fold); err != nil {
+			t.Fatalf("RollupFolded: %v", err)
+		}
+	}
+	// What the store reads from its bars and the summaries it derives from them
+	// (day series, volatility days): the same after the fold as after a Rollup.
+	reads := func() string {
+		t.Helper()
+		var b strings.Builder
+		for _, q := range []store.BarQuery{{Width: store.Daily, CarryIn: true, Filter: store.Filter{Since: T0.Add(30 *
+			time.Hour)}}, {Width: store.Hourly, CarryIn: true, Filter: store.Filter{Since: T0.Add(30 * time.Hour),
+			Pricing: schemas.Spot}}} {
+			fmt.Fprintf(&b, "%+v\n", bars(t, st, q))
+			if vs, ok := st.(store.VolatilityStats); ok {
+				v, err := vs.Volatilities(ctx(t), q, T0.Add(100*time.Hour), 0)
+				if err != nil {
+					t.Fatalf("Volatilities: %v", err)
+				}
+				fmt.Fprintf(&b, "%+v\n", v)
+			}
+		}
+		return RoundFigures(b.String())
+	}
+	check := func(what string, all []schemas.Observation) {
+		t.Helper()
+		for _, w := range store.Widths {
+			if d := BarsDiff(bars(t, st, store.BarQuery{Width: w}), WantBars(all, w)); d != "" {
+				t.Fatalf("%v bars %s: %s", w, what, d)
+			}
+		}
+		folded := reads()
+		rollup(t, st, time.Time{}, time.Time{})
+		if rolled := reads(); folded != rolled {
+			t.Fatalf("reads %s differ from those after a Rollup:\n%s\nafter a Rollup:\n%s", what, folded, rolled)
+		}
+	}
+	all := RollupData()
+	half := len(all) / 2
+	rewritten := slices.Clone(all[half-40 : half-20])
+	for i := range rewritten {
+		rewritten[i].PriceUSDGPUHour += 0.125
+	}
+	run(all[:half], all[half:], rewritten)
+	all = append(all, rewritten...)
+	check("after a run into empty days", all)
+
+	spot := all[len(all)-1]
+	extra := spot
+	extra.EffectiveAt, extra.PriceUSDGPUHour = T0.Add(25*time.Hour+7*time.Minute+30*time.Second), 0.5
+	corrected := all[len(all)-1500]
+	corrected.PriceUSDGPUHour = 9.75
+	later := spot
+	later.EffectiveAt, later.PriceUSDGPUHour = spot.EffectiveAt.Add(72*time.Hour), 1.25
+	more := []schemas.Observation{extra, corrected, later}
+	run(more)
+	all = append(all, more...)
+	check("after a run into days rolled up before", all)
 }
 
 // Fresh opens a store with open, migrates it and closes it at cleanup: the start of
