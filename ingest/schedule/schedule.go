@@ -452,6 +452,11 @@ func (e *Stopped) Error() string {
 	return "serve: stopped; collections cut short: " + strings.Join(parts, ", ")
 }
 
+// Lost reports whether a run cut short lost rows (neither stored nor spooled).
+func (e *Stopped) Lost() bool {
+	return slices.ContainsFunc(e.Interrupted, func(r schemas.Run) bool { return r.RowsLost > 0 })
+}
+
 type cronLogger struct{ log *slog.Logger }
 
 func (l cronLogger) Info(msg string, kv ...any) { l.log.Debug("cron: "+msg, kv...) }

@@ -179,6 +179,13 @@ func TestStopCutsTheRunsUnderWay(t *testing.T) {
 	if got := (&Stopped{}).Error(); got != "serve: stopped; no collection was running" {
 		t.Errorf("Stopped with none = %q", got)
 	}
+	if (&Stopped{Interrupted: cut}).Lost() {
+		t.Error("Lost() with no row lost")
+	}
+	cut = append(cut, schemas.Run{Source: "runpod", RowsLost: 1})
+	if !(&Stopped{Interrupted: cut}).Lost() {
+		t.Error("Lost() = false with a row lost")
+	}
 }
 
 // TestStart: the gauges start from the last stored runs, the killed runs are

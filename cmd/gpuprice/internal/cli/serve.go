@@ -203,10 +203,8 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		// Stopped by a signal: exit ExitInterrupted (130), as collect does, so that a
 		// supervisor or script sees the service did not end on its own; the runs
 		// cut short are in the store as "interrupted" with their counts.
-		for _, r := range stopped.Interrupted {
-			if r.RowsLost > 0 {
-				return fmt.Errorf("%w: %w: %s", ErrInterrupted, ErrRowsLost, stopped.Error())
-			}
+		if stopped.Lost() {
+			return fmt.Errorf("%w: %w: %s", ErrInterrupted, ErrRowsLost, stopped.Error())
 		}
 		return fmt.Errorf("%w: %s", ErrInterrupted, stopped.Error())
 	}

@@ -148,12 +148,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, alerts: d.EvaluateAlerts,
-		digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready,
-		redact: d.Redact,
-		log:    d.Log,
-		cache:  answer.NewCache(2000),
-		snap:   query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, alerts: d.EvaluateAlerts, digest: d.SendDigest,
+		spool: d.SpoolRows, ready: d.Ready, redact: d.Redact, log: d.Log, cache: answer.NewCache(2000),
+		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
 	}
