@@ -15,7 +15,7 @@ import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
 	"github.com/gpuprice/gpuprice/ingest"
-	"github.com/gpuprice/gpuprice/schemas"
+	"github.com/gpuprice/gpuprice/ingest/schedule"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -89,7 +89,6 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	}
 	runner.FX.MaxAge = fxRefreshEvery
 	runner.MigrateFirst = deferred
-	p := &pipeline{runner: runner, jobs: map[string]ingest.Job{}}
 	sv := a.cfg.Serve
 	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout,
 		ReadTimeout:  sv.ReadTimeout,
@@ -99,7 +98,6 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		cfg.StoreName = report.CiteStore(dsn)
 	}
 	for _, j := range jobs {
-		p.jobs[j.Name] = j
 		info, _, _ := scrapers.Lookup(j.Name)
 		spec := info.Schedule
 		if c := a.cfg.Sources[j.Name].Schedule; c != "" {
@@ -114,9 +112,11 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	cfg.CollectToken = os.Getenv(server.TokenEnv)
 	cfg.CollectTimeout = a.cfg.Ingest.SourceTimeout
 	deps := server.Deps{
-		Store:      st,
-		Reader:     reader,
-		RunSources: p.run,
+		Store:  st,
+		Reader: reader,
+		// The one ingest.Runner of the service: spool replay, FX (refreshed at most
+		// every fxRefreshEvery), collection, run records and the bars over the span.
+		RunSources: schedule.Collect(runner, jobs, ingest.Options{FX: ingest.FXEager}),
 		SpoolRows:  spool.Rows,
 		Ready:      runner.Ready,
 		Recover:    runner.Recover,
@@ -203,40 +203,12 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		// Stopped by a signal: exit ExitInterrupted (130), as collect does, so that a
 		// supervisor or script sees the service did not end on its own; the runs
 		// cut short are in the store as "interrupted" with their counts.
-		for _, r := range stopped.Interrupted {
-			if r.RowsLost > 0 {
-				return fmt.Errorf("%w: %w: %s", ErrInterrupted, ErrRowsLost, stopped.Error())
-			}
+		if stopped.Lost() {
+			return fmt.Errorf("%w: %w: %s", ErrInterrupted, ErrRowsLost, stopped.Error())
 		}
 		return fmt.Errorf("%w: %s", ErrInterrupted, stopped.Error())
 	}
 	return err
-}
-
-// pipeline runs sources for the server through the one ingest.Runner of the
-// service: spool replay, FX (refreshed at most every fxRefreshEvery), collection, run
-// records and the bars over the span written.
-type pipeline struct {
-	runner *ingest.Runner
-	jobs   map[string]ingest.Job
-}
-
-func (p *pipeline) run(ctx context.Context, sources []string) []schemas.Run {
-	var jobs []ingest.Job
-	for _, n := range sources {
-		if j, ok := p.jobs[n]; ok {
-			jobs = append(jobs, j)
-		}
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	res := p.runner.Collect(ctx, jobs, ingest.Options{FX: ingest.FXEager})
-	runs := make([]schemas.Run, len(res))
-	for i, r := range res {
-		runs[i] = r.Run
-	}
-	return runs
 }
 
 // runningServer returns the URL of the running `gpuprice serve` that recorded its

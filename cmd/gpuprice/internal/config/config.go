@@ -18,12 +18,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
+	"github.com/gpuprice/gpuprice/ingest/schedule"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -363,7 +363,6 @@ func (c Config) Validate() error {
 			bad("providers.%s.interconnect: %q is not a known interconnect", name, p.Interconnect)
 		}
 	}
-	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 	known := scrapers.Names() // empty when no source is linked in (this package's tests)
 	for name, s := range c.Sources {
 		if len(known) > 0 && name != FXSource && !slices.Contains(known, name) {
@@ -382,7 +381,7 @@ func (c Config) Validate() error {
 			bad("sources.%s.endpoint: %q is not an http(s) URL", name, s.Endpoint)
 		}
 		if s.Schedule != "" {
-			if _, err := parser.Parse(s.Schedule); err != nil {
+			if err := schedule.Check(s.Schedule); err != nil {
 				bad("sources.%s.schedule: %v", name, err)
 			}
 		}

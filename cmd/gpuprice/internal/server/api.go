@@ -326,11 +326,11 @@ func (s *Server) apiCollect(w http.ResponseWriter, r *http.Request) {
 	}
 	// A collection may outlast the server's write timeout; the client waits.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.CollectTimeout + time.Minute))
-	if s.stopping.Load() {
+	if s.sched.Stopping() {
 		retryLater(w, "shutting down: no new collection")
 		return
 	}
-	runs, busy := s.runNow(sources)
+	runs, busy := s.sched.RunNow(sources)
 	if len(runs) == 0 && len(busy) > 0 {
 		writeJSON(w, http.StatusConflict, apiError{Error: "already running: " + strings.Join(busy, ", ")})
 		return

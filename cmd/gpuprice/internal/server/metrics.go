@@ -1,14 +1,10 @@
 package server
 
 import (
-	"context"
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpuprice/gpuprice/analytics/metrics"
 	"github.com/gpuprice/gpuprice/schemas"
-	"github.com/gpuprice/gpuprice/store"
 )
 
 // serverMetrics are the service's Prometheus collectors, in a registry of their own.
@@ -90,23 +86,6 @@ func (m *serverMetrics) observeRun(r schemas.Run, counted bool) {
 		m.runs.WithLabelValues(r.Source, r.Status).Inc()
 		if d := r.FinishedAt.Sub(r.StartedAt); d >= 0 {
 			m.duration.WithLabelValues(r.Source).Observe(d.Seconds())
-		}
-	}
-}
-
-// restore sets the source gauges from the last stored run of every scheduled
-// source, so that they survive a restart.
-func (m *serverMetrics) restore(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for _, j := range m.s.cfg.Jobs {
-		runs, err := m.s.st.Runs(ctx, j.Source, 1)
-		if err != nil {
-			m.s.log.Warn("metrics: last run not readable", "source", j.Source, "error", err.Error())
-			return
-		}
-		if len(runs) > 0 {
-			m.observeRun(store.Judged(runs, time.Now())[0], false)
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package server is gpuprice's long-running service: it runs every enabled source on
-// its cron schedule, evaluates the alert rules on theirs, and serves the HTTP API,
+// its cron schedule and evaluates the alert rules on theirs (through ingest/schedule,
+// which it reacts to with its caches and metrics), and serves the HTTP API,
 // Prometheus metrics and the web page.
 //
 // Everything it works with is injected (Deps): the store it reads, the one call that
@@ -16,19 +17,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/analytics/answer"
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/ingest/schedule"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -42,20 +38,12 @@ var CheckEvery = 5 * time.Second
 const TokenEnv = "GPUPRICE_API_TOKEN"
 
 // Job is one scheduled source.
-type Job struct {
-	Source   string
-	Schedule string // cron spec or descriptor (@hourly); "" means @hourly
-}
+type Job = schedule.Job
 
 // Config is what the server is told to do.
 type Config struct {
-	Jobs []Job
-	// AlertsSchedule is the cron spec of alert evaluations; "" or a nil
-	// Deps.EvaluateAlerts means alerts are not evaluated.
-	AlertsSchedule string
-	// DigestSchedule is the cron spec on which the weekly digest is sent; "" or a
-	// nil Deps.SendDigest means it is not.
-	DigestSchedule string
+	// Config are the jobs and the alerts' and digest's schedules.
+	schedule.Config
 	// PublicURL is the web app's root (serve.public_url): the digest's sections
 	// link to their charts under it ("": no links).
 	PublicURL string
@@ -89,9 +77,8 @@ type Config struct {
 }
 
 // RunFunc runs the named sources now, through the whole pipeline, and returns their
-// run records (one per source). It must be safe to call concurrently for different
-// sources.
-type RunFunc func(ctx context.Context, sources []string) []schemas.Run
+// run records (one per source); schedule.Collect makes one of an ingest.Runner.
+type RunFunc = schedule.RunFunc
 
 // Deps are the server's collaborators.
 type Deps struct {
@@ -124,29 +111,21 @@ type Deps struct {
 
 // Server is the service. Build it with New.
 type Server struct {
-	cfg      Config
-	st       store.Store
-	reader   *query.Reader
-	run      RunFunc
-	alerts   func(ctx context.Context) (alert.Report, error)
-	digest   func(ctx context.Context) ([]digest.Delivery, error)
-	spool    func() (int, error)
-	ready    func(ctx context.Context) error
-	recover  func(ctx context.Context) ([]schemas.Run, error)
-	redact   func(string) string
-	log      *slog.Logger
-	metrics  *serverMetrics
-	alertMu  sync.Mutex // one evaluation at a time: they share the state file
-	stopping atomic.Bool
-	runMu    sync.Mutex
-	running  map[string]bool // sources with a run under way
-	// interrupted are the runs cut short by a shutdown, for Serve's error.
-	interrupted []schemas.Run
-	runCtx      context.Context // the context of runs: outlives a request, ends after shutdown's grace
-	handler     http.Handler
-	cache       *answer.Cache
-	snap        *query.Current // the current prices, refreshed after runs and on others' writes
-	busy        chan struct{}  // a slot per answer computed at once (MaxComputing)
+	cfg     Config
+	st      store.Store
+	reader  *query.Reader
+	alerts  func(ctx context.Context) (alert.Report, error)
+	digest  func(ctx context.Context) ([]digest.Delivery, error)
+	spool   func() (int, error)
+	ready   func(ctx context.Context) error
+	redact  func(string) string
+	log     *slog.Logger
+	metrics *serverMetrics
+	sched   *schedule.Service // the runs of the sources, the alerts and the digest on their schedules
+	handler http.Handler
+	cache   *answer.Cache
+	snap    *query.Current // the current prices, refreshed after runs and on others' writes
+	busy    chan struct{}  // a slot per answer computed at once (MaxComputing)
 }
 
 // New checks the configuration (every schedule must parse) and builds the server.
@@ -169,16 +148,25 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.Stale == 0 {
 		cfg.Stale = analytics.StaleAfter
 	}
-	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, run: d.RunSources, alerts: d.EvaluateAlerts,
-		digest: d.SendDigest, spool: d.SpoolRows, ready: d.Ready, recover: d.Recover,
-		redact:  d.Redact,
-		log:     d.Log,
-		running: map[string]bool{}, runCtx: context.Background(), cache: answer.NewCache(2000),
+	s := &Server{cfg: cfg, st: d.Store, reader: d.Reader, alerts: d.EvaluateAlerts, digest: d.SendDigest,
+		spool: d.SpoolRows, ready: d.Ready, redact: d.Redact, log: d.Log, cache: answer.NewCache(2000),
 		snap: query.NewCurrent(d.Store), busy: make(chan struct{}, MaxComputing)}
 	if d.Reader.Current == nil {
 		d.Reader.Current = s.snap
 	}
-	if _, err := s.schedule(context.Background()); err != nil {
+	sd := schedule.Deps{RunSources: d.RunSources, Runs: d.Store, Recover: d.Recover, Ran: s.ran,
+		Last:      func(r schemas.Run) { s.metrics.observeRun(r, false) },
+		Recovered: func(r schemas.Run) { s.metrics.runs.WithLabelValues(r.Source, r.Status).Inc() },
+		Changed:   s.changed, Log: d.Log}
+	if s.alerts != nil {
+		sd.EvaluateAlerts = s.evaluateAlerts
+	}
+	if s.digest != nil {
+		sd.SendDigest = s.sendDigest
+	}
+	var err error
+	s.sched, err = schedule.New(cfg.Config, sd)
+	if err != nil {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
@@ -189,58 +177,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 // Handler is the HTTP handler of every endpoint.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// schedule builds the cron scheduler of the jobs and the alert evaluations.
-func (s *Server) schedule(ctx context.Context) (*cron.Cron, error) {
-	l := cronLogger{s.log}
-	sched := cron.New(cron.WithParser(cronParser), cron.WithChain(cron.Recover(l), cron.SkipIfStillRunning(l)))
-	for _, j := range s.cfg.Jobs {
-		spec := j.Schedule
-		if spec == "" {
-			spec = "@hourly"
-		}
-		if _, err := sched.AddFunc(spec, func() { s.RunSources(ctx, j.Source) }); err != nil {
-			return nil, fmt.Errorf("sources.%s.schedule %q: %w", j.Source, spec, err)
-		}
-	}
-	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
-		if _, err := sched.AddFunc(s.cfg.AlertsSchedule, func() { s.EvaluateAlerts(ctx) }); err != nil {
-			return nil, fmt.Errorf("alerts.schedule %q: %w", s.cfg.AlertsSchedule, err)
-		}
-	}
-	if s.digest != nil && s.cfg.DigestSchedule != "" {
-		if _, err := sched.AddFunc(s.cfg.DigestSchedule, func() { s.SendDigest(ctx) }); err != nil {
-			return nil, fmt.Errorf("digest.schedule %q: %w", s.cfg.DigestSchedule, err)
-		}
-	}
-	return sched, nil
-}
-
 // ShutdownTimeout bounds a shutdown: the HTTP requests under way are answered and
 // the collections cut short flush or spool what they read (ingest.FinalWriteTimeout)
 // within it.
 var ShutdownTimeout = 45 * time.Second
 
 // Stopped is Serve's error when its context ended (SIGTERM, Ctrl-C): the service
-// stopped as asked. Interrupted are the collections it cut short; what they had
-// read is stored or spooled, and their run records say "interrupted" with their
-// counts.
-type Stopped struct {
-	Interrupted []schemas.Run
-}
-
-func (e *Stopped) Error() string {
-	if len(e.Interrupted) == 0 {
-		return "serve: stopped; no collection was running"
-	}
-	var parts []string
-	for _, r := range e.Interrupted {
-		parts = append(parts, fmt.Sprintf("%s (%d accepted: %d stored, %d spooled, %d lost)", r.Source,
-			r.RowsAccepted, r.RowsStored, r.RowsSpooled, r.RowsLost))
-	}
-	return "serve: stopped; collections cut short: " + strings.Join(parts, ", ")
-}
+// stopped as asked, naming the collections it cut short.
+type Stopped = schedule.Stopped
 
 // Serve serves HTTP on ln and runs the schedule until ctx is done; with runNow every
 // job runs once at start (and the alerts are evaluated once those runs are in).
@@ -251,35 +195,11 @@ func (e *Stopped) Error() string {
 // under way, and returns a *Stopped naming the collections it cut, all within
 // ShutdownTimeout.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error {
-	runCtx, stopRuns := context.WithCancel(ctx)
-	defer stopRuns()
-	s.runMu.Lock()
-	s.runCtx = runCtx
-	s.runMu.Unlock()
-	sched, err := s.schedule(runCtx)
+	runCtx, err := s.sched.Start(ctx, runNow)
 	if err != nil {
 		return err
 	}
-	for _, j := range s.cfg.Jobs {
-		s.log.Info("source scheduled", "source", j.Source, "schedule", j.Schedule)
-	}
-	if s.alerts != nil && s.cfg.AlertsSchedule != "" {
-		s.log.Info("alerts scheduled", "schedule", s.cfg.AlertsSchedule)
-	}
-	if s.digest != nil && s.cfg.DigestSchedule != "" {
-		s.log.Info("digest scheduled", "schedule", s.cfg.DigestSchedule)
-	}
-	s.metrics.restore(ctx)
-	var first sync.WaitGroup
-	if s.recover != nil {
-		// Runs a kill cut short (their record still says started): their bars are
-		// rebuilt and their records say interrupted, without holding up the start.
-		first.Add(1)
-		go func() {
-			defer first.Done()
-			s.recoverKilled(runCtx)
-		}()
-	}
+	defer s.sched.Stop()
 	// The current prices are read before the first request asks, and again whenever
 	// another process writes to the store.
 	go func() { _ = s.snap.Refresh(runCtx) }()
@@ -287,20 +207,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 	srv := NewHTTPServer(checkHost(s.handler, hostAllowlist(s.cfg.AllowedHosts, ln.Addr())), s.cfg.HTTP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitListener(ln, s.cfg.HTTP)) }()
-	sched.Start()
-	if runNow {
-		first.Add(1)
-		go func() {
-			defer first.Done()
-			var collected sync.WaitGroup
-			for _, j := range s.cfg.Jobs {
-				collected.Add(1)
-				go func() { defer collected.Done(); s.RunSources(runCtx, j.Source) }()
-			}
-			collected.Wait() // alerts once the first collections are in
-			s.EvaluateAlerts(runCtx)
-		}()
-	}
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -309,66 +215,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, runNow bool) error 
 			serveErr = fmt.Errorf("serve: %w", err)
 		}
 	}
-	s.runMu.Lock()
-	s.stopping.Store(true) // no new runs
-	s.runMu.Unlock()
-	stopRuns() // the runs under way stop reading and keep what they read
+	s.sched.Stop() // no new runs; the runs under way stop reading and keep what they read
 	s.log.Info("shutting down: no new connections; collections under way stop and keep what they read")
 	shut, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	shutErr := make(chan error, 1)
 	go func() { shutErr <- srv.Shutdown(shut) }() // stops accepting at once
-	stopped := sched.Stop()
-	first.Wait()
-	select {
-	case <-stopped.Done():
-	case <-shut.Done():
-	}
-	s.waitRuns(shut)
+	cut := s.sched.Wait(shut)
 	if err := <-shutErr; err != nil && serveErr == nil {
 		serveErr = err
 	}
 	if serveErr == nil && ctx.Err() != nil {
-		s.runMu.Lock()
-		cut := slices.Clone(s.interrupted)
-		s.runMu.Unlock()
 		return &Stopped{Interrupted: cut}
 	}
 	return serveErr
-}
-
-// recoverKilled recovers the runs killed before their end (Deps.Recover): each is
-// counted as interrupted and sets its source's gauges.
-func (s *Server) recoverKilled(ctx context.Context) {
-	killed, err := s.recover(ctx)
-	if err != nil {
-		s.log.Warn("killed runs not all recovered; the next run tries again", "error", err.Error())
-	}
-	for _, r := range killed {
-		s.metrics.runs.WithLabelValues(r.Source, r.Status).Inc()
-		if last, err := s.st.Runs(ctx, r.Source, 1); err == nil && len(last) > 0 && last[0].RunID == r.RunID {
-			s.metrics.observeRun(r, false)
-		}
-	}
-	if len(killed) > 0 {
-		s.changed()
-	}
-}
-
-// waitRuns waits until no run is under way, or ctx ends.
-func (s *Server) waitRuns(ctx context.Context) {
-	for {
-		s.runMu.Lock()
-		n := len(s.running)
-		s.runMu.Unlock()
-		if n == 0 || ctx.Err() != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // HTTPLimits bound what one client may hold of the server: how long it may take to
@@ -437,48 +297,21 @@ func NewHTTPServer(h http.Handler, l HTTPLimits) *http.Server {
 	}
 }
 
-// RunSources runs the named sources now (through Deps.RunSources) and updates the
-// source metrics from their run records.
-func (s *Server) RunSources(ctx context.Context, sources ...string) []schemas.Run {
-	if ctx.Err() != nil || s.stopping.Load() {
-		return nil
-	}
-	sources, _ = s.claim(sources)
-	if len(sources) == 0 {
-		return nil
-	}
-	defer s.release(sources)
-	runs := s.run(ctx, sources)
-	// New prices, runs and bars: the snapshot is read again (even when the run was
-	// cut by a shutdown, within a bounded time) and what was computed is forgotten.
+// ran reacts to a run of sources (schedule.Deps.Ran): new prices, runs and bars, so
+// the snapshot is read again (even when the run was cut by a shutdown, within a
+// bounded time), what was computed is forgotten, and the source metrics are set
+// from the run records.
+func (s *Server) ran(ctx context.Context, runs []schemas.Run) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	if err := s.snap.Refresh(rctx); err != nil {
 		s.log.Warn("current prices not refreshed after the run", "error", err.Error())
 	}
 	cancel()
 	s.changed()
-	failed := 0
-	for _, r := range runs {
-		if r.Status == schemas.RunFailed {
-			failed++
-		}
-	}
-	s.metrics.observeCollection(len(runs), failed)
-	switch {
-	case len(runs) > 0 && failed == len(runs):
-		s.log.Error("every source of the run failed", "sources", len(runs))
-	case failed > 0:
-		s.log.Warn("sources of the run failed", "failed", failed, "sources", len(runs))
-	}
+	s.metrics.observeCollection(len(runs), schedule.Failed(runs))
 	for _, r := range runs {
 		s.metrics.observeRun(r, true)
-		if r.Status == schemas.RunInterrupted {
-			s.runMu.Lock()
-			s.interrupted = append(s.interrupted, r)
-			s.runMu.Unlock()
-		}
 	}
-	return runs
 }
 
 // changed forgets every answer computed from what the store held before.
@@ -487,55 +320,9 @@ func (s *Server) changed() {
 	s.metrics.market.Invalidate()
 }
 
-// claim marks the sources as running and returns them, leaving out (busy) those
-// with a run under way: one run of a source at a time, scheduled or asked for.
-func (s *Server) claim(sources []string) (free, busy []string) {
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	if s.stopping.Load() {
-		return nil, nil // shutting down: no new run
-	}
-	for _, n := range sources {
-		if s.running[n] || slices.Contains(free, n) {
-			busy = append(busy, n)
-			continue
-		}
-		s.running[n] = true
-		free = append(free, n)
-	}
-	return free, busy
-}
-
-func (s *Server) release(sources []string) {
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	for _, n := range sources {
-		delete(s.running, n)
-	}
-}
-
-// runNow runs sources for the API in the runs' context (a client hanging up does
-// not cut a collection), and says which were already running.
-func (s *Server) runNow(sources []string) ([]schemas.Run, []string) {
-	free, busy := s.claim(sources)
-	s.release(free)
-	if len(free) == 0 {
-		return nil, busy
-	}
-	s.runMu.Lock()
-	ctx := s.runCtx
-	s.runMu.Unlock()
-	return s.RunSources(ctx, free...), busy
-}
-
-// EvaluateAlerts evaluates the alert rules (through Deps.EvaluateAlerts) and updates
-// the alert metrics. It does nothing without rules.
-func (s *Server) EvaluateAlerts(ctx context.Context) {
-	if s.alerts == nil || ctx.Err() != nil {
-		return
-	}
-	s.alertMu.Lock()
-	defer s.alertMu.Unlock()
+// evaluateAlerts evaluates the alert rules (through Deps.EvaluateAlerts) and updates
+// the alert metrics; the schedule calls it, one evaluation at a time.
+func (s *Server) evaluateAlerts(ctx context.Context) {
 	rep, err := s.alerts(ctx)
 	if errors.Is(err, alert.ErrStandingBy) {
 		s.log.Info("alerts not evaluated here: another serve process evaluates them (standing by)")
@@ -569,12 +356,9 @@ func (s *Server) EvaluateAlerts(ctx context.Context) {
 	}
 }
 
-// SendDigest builds the weekly digest and sends it (Deps.SendDigest), logging each
+// sendDigest builds the weekly digest and sends it (Deps.SendDigest), logging each
 // delivery; a failed one is logged and counted, and the next turn sends again.
-func (s *Server) SendDigest(ctx context.Context) {
-	if s.digest == nil || ctx.Err() != nil {
-		return
-	}
+func (s *Server) sendDigest(ctx context.Context) {
 	ds, err := s.digest(ctx)
 	if errors.Is(err, alert.ErrStandingBy) {
 		s.log.Info("digest not sent here: another serve process sends it (standing by)")
@@ -592,13 +376,6 @@ func (s *Server) SendDigest(ctx context.Context) {
 		s.metrics.alertFailed.WithLabelValues("").Inc()
 		s.log.Error("digest not built", "error", s.redact(err.Error()))
 	}
-}
-
-type cronLogger struct{ log *slog.Logger }
-
-func (l cronLogger) Info(msg string, kv ...any) { l.log.Debug("cron: "+msg, kv...) }
-func (l cronLogger) Error(err error, msg string, kv ...any) {
-	l.log.Error("cron: "+msg, append(kv, "error", err.Error())...)
 }
 
 // current reads the latest prices of f's series still on offer.
