@@ -1,25 +1,60 @@
 #!/usr/bin/env bash
-# The performance comparisons of issue 12, each against the engine's own client, at
-# the sizes given (defaults: the issue's). Prints the Go benchmark lines and writes
-# them, with the machine, versions, date and load, to bench-results.md (paste the
-# table into BENCHMARKS.md by hand: it keeps the "before" figures beside them).
+# The performance comparisons of issues 12 and 27, each against the engine's own
+# client or its bare scan, in ROUNDS alternating rounds (every comparison once per
+# round, then the next round): each result line says its round and the load average
+# when it started, so a ratio is read within one round and a loaded round is seen
+# as one. Writes the lines, with the machine, versions and date, to bench-results.md.
 #
-#   IMPORT_ROWS=2000000 ANALYTICS_ROWS=10000000 OFFER_MB=1024 RUNS=3 ./deploy/bench.sh
+#   ROUNDS=3 IMPORT_ROWS=2000000 ANALYTICS_ROWS="2000000 10000000" ./deploy/bench.sh
+#   ONLY=serve ROUNDS=2 ./deploy/bench.sh      # one section: import ingest memory analytics serve
 #
 # Needs ClickHouse (GPUPRICE_CLICKHOUSE_DSN, default clickhouse://localhost:9000/default)
 # and clickhouse-client; with libchdb.so (deploy/chdb/install.sh) the import and the
-# analytics also run on chDB, current ClickHouse embedded (CHDB_ROWS, default 2M). The analytics data set is loaded once into
-# gpuprice_bench_<rows> and kept (DROP DATABASE it by hand). CPU-heavy: on a shared
-# machine, run it when the load is low and say what the load was.
+# analytics also run on chDB, current ClickHouse embedded (CHDB_ROWS, default 2M). Each
+# analytics data set is loaded once into gpuprice_bench_<rows> and kept (DROP DATABASE
+# it by hand); ANALYTICS_ROWS lists the sizes whose reads show the cost against the
+# history's length. The serve section loads `gpuprice serve` with SERVE_CLIENTS
+# clients (200) on SERVE_SERIES × 336 observations (3000: about 1M) on DuckDB and on
+# ClickHouse, the load generator in a process of its own pinned to CPU LOAD_CPU (1;
+# serve is not pinned). CPU-heavy: run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GPUPRICE_CLICKHOUSE_DSN="${GPUPRICE_CLICKHOUSE_DSN:-clickhouse://localhost:9000/default}"
 IMPORT_ROWS="${IMPORT_ROWS:-2000000}"
-ANALYTICS_ROWS="${ANALYTICS_ROWS:-10000000}"
-RUNS="${RUNS:-3}"
+ANALYTICS_ROWS="${ANALYTICS_ROWS:-2000000 10000000}"
+DUCKDB_ROWS="${DUCKDB_ROWS:-2000000}"
+ROUNDS="${ROUNDS:-${RUNS:-3}}"
 OFFER_MB="${OFFER_MB:-1024}"
-bin="$(mktemp -d)/gpuprice"
+SERVE_SERIES="${SERVE_SERIES:-3000}"
+SERVE_CLIENTS="${SERVE_CLIENTS:-200}"
+SERVE_SECONDS="${SERVE_SECONDS:-10}"
+LOAD_CPU="${LOAD_CPU:-1}"
+ONLY="${ONLY:-import ingest memory analytics serve}"
+tmp="$(mktemp -d)"
+bin="$tmp/gpuprice"
 out="${OUT:-bench-results.md}"
+ch_host="$(echo "$GPUPRICE_CLICKHOUSE_DSN" | sed -E 's|^[a-z]+://([^/:@]*@)?([^/:]+).*|\2|')"
+serve_store="${SERVE_STORE:-clickhouse://$ch_host:9000/gpuprice_servebench}"
+
+# Test binaries are built once, so that a round measures the benchmark alone.
+build() { go test -c -o "$tmp/$1.test" "$2" >/dev/null; }
+# run ROUND LABEL BINARY ARGS…: one benchmark run, each result line prefixed with the
+# round, the label and the 1-minute load average at its start.
+run() {
+  local round="$1" label="$2" test="$3"
+  shift 3
+  local load
+  load="$(cut -d' ' -f1 /proc/loadavg)"
+  local dir
+  case "$test" in
+  cmd) dir=cmd/gpuprice ;;
+  ch) dir=store/clickhouse ;;
+  duck) dir=store/duckdb ;;
+  esac
+  (cd "$dir" && "$tmp/$test.test" -test.run '^$' "$@") 2>&1 | grep -E '^Benchmark' |
+    sed "s|^|round $round · load $load · $label · |"
+}
+want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 {
   echo "## Measured $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -27,31 +62,58 @@ out="${OUT:-bench-results.md}"
   echo "- machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GB"
   echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- $(go version | cut -d' ' -f3-4); ClickHouse $(clickhouse-client -q 'SELECT version()'); clickhouse-client $(clickhouse-client --version | awk '{print $NF}')"
-  echo "- commit $(git rev-parse --short HEAD)"
+  echo "- commit $(git rev-parse --short HEAD); $ROUNDS alternating rounds (sections: $ONLY)"
   echo
   echo '```'
-  echo "# import csv: ${IMPORT_ROWS} rows, best of ${RUNS} alternating runs"
-  GPUPRICE_BENCH_IMPORT_ROWS="$IMPORT_ROWS" go test ./cmd/gpuprice -run '^$' -bench ImportCSV \
-    -benchtime "${RUNS}x" -timeout 2h | grep -E '^Benchmark'
-  echo "# ingest path (batches through ingest) vs clickhouse-go's batch insert"
-  GPUPRICE_BENCH_ROWS="$IMPORT_ROWS" go test ./store/clickhouse -run '^$' -bench IngestPath \
-    -benchtime "${RUNS}x" -timeout 2h | grep -E '^Benchmark'
-  echo "# collector memory: full collect over recorded responses with a ${OFFER_MB} MB AWS offer file (gpuprice binary)"
+  build cmd ./cmd/gpuprice
+  build ch ./store/clickhouse
+  build duck ./store/duckdb
   go build -o "$bin" ./cmd/gpuprice
-  GPUPRICE_BENCH_BIN="$bin" GPUPRICE_BENCH_OFFER_MB="$OFFER_MB" go test ./cmd/gpuprice -run '^$' -bench CollectMemory \
-    -benchtime "${RUNS}x" -timeout 1h | grep -E '^Benchmark'
-  echo "# analytics: ${ANALYTICS_ROWS} raw rows"
-  GPUPRICE_BENCH_ROWS="$ANALYTICS_ROWS" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
-    -benchtime 5x -timeout 2h | grep -E '^Benchmark'
-  if lib="$(deploy/chdb/install.sh 2>/dev/null)"; then
-    echo "# analytics on chDB (current ClickHouse embedded, $(basename "$(dirname "$lib")")): ${CHDB_ROWS:-2000000} raw rows"
-    mkdir -p "${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}"
-    CHDB_LIB_PATH="$lib" GPUPRICE_CLICKHOUSE_DSN="chdb://${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}" \
-      GPUPRICE_BENCH_ROWS="${CHDB_ROWS:-2000000}" go test ./store/clickhouse -run '^$' -bench ClickHouseAnalytics \
-      -benchtime 5x -timeout 2h | grep -E '^Benchmark'
-  fi
-  echo "# analytics on DuckDB: ${DUCKDB_ROWS:-2000000} raw rows (hourly)"
-  GPUPRICE_BENCH_DUCKDB_ROWS="${DUCKDB_ROWS:-2000000}" go test ./store/duckdb -run '^$' -bench DuckDBAnalytics \
-    -benchtime 5x -timeout 2h | grep -E '^Benchmark'
+  lib=""
+  if lib="$(deploy/chdb/install.sh 2>/dev/null)"; then :; else lib=""; fi
+  for round in $(seq 1 "$ROUNDS"); do
+    if want import; then
+      # import csv: gpuprice into each store against clickhouse-client loading the same file
+      GPUPRICE_BENCH_IMPORT_ROWS="$IMPORT_ROWS" CHDB_LIB_PATH="$lib" \
+        run "$round" "import csv ${IMPORT_ROWS} rows" cmd -test.bench ImportCSV -test.benchtime 1x -test.timeout 2h
+    fi
+    if want ingest; then
+      GPUPRICE_BENCH_ROWS="$IMPORT_ROWS" \
+        run "$round" "ingest path vs clickhouse-go batch, ${IMPORT_ROWS} rows" ch -test.bench IngestPath \
+        -test.benchtime 1x -test.timeout 2h
+    fi
+    if want memory; then
+      GPUPRICE_BENCH_BIN="$bin" GPUPRICE_BENCH_OFFER_MB="$OFFER_MB" \
+        run "$round" "collect memory, ${OFFER_MB} MB AWS offer" cmd -test.bench CollectMemory -test.benchtime 1x \
+        -test.timeout 1h
+    fi
+    if want analytics; then
+      for rows in $ANALYTICS_ROWS; do
+        GPUPRICE_BENCH_ROWS="$rows" \
+          run "$round" "analytics on ClickHouse $(clickhouse-client -q 'SELECT version()'), $rows raw rows" ch \
+          -test.bench ClickHouseAnalytics -test.benchtime 5x -test.timeout 4h
+      done
+      if [ -n "$lib" ]; then
+        mkdir -p "${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}"
+        CHDB_LIB_PATH="$lib" GPUPRICE_CLICKHOUSE_DSN="chdb://${CHDB_BENCH_DIR:-$HOME/.cache/gpuprice/bench-chdb}" \
+          GPUPRICE_BENCH_ROWS="${CHDB_ROWS:-2000000}" \
+          run "$round" "analytics on chDB $(basename "$(dirname "$lib")"), ${CHDB_ROWS:-2000000} raw rows" ch \
+          -test.bench ClickHouseAnalytics -test.benchtime 5x -test.timeout 2h
+      fi
+      GPUPRICE_BENCH_DUCKDB_ROWS="$DUCKDB_ROWS" \
+        run "$round" "analytics on DuckDB, $DUCKDB_ROWS raw rows" duck -test.bench DuckDBAnalytics \
+        -test.benchtime 5x -test.timeout 2h
+    fi
+    if want serve; then
+      for st in "" "$serve_store"; do
+        name="DuckDB"
+        [ -z "$st" ] || name="ClickHouse"
+        GPUPRICE_BENCH_STORE="$st" GPUPRICE_BENCH_SERIES="$SERVE_SERIES" GPUPRICE_BENCH_CLIENTS="$SERVE_CLIENTS" \
+          GPUPRICE_BENCH_SECONDS="$SERVE_SECONDS" GPUPRICE_BENCH_LOAD_CPU="$LOAD_CPU" \
+          run "$round" "serve on $name, $SERVE_SERIES series × 336, $SERVE_CLIENTS clients, load generator on CPU $LOAD_CPU" \
+          cmd -test.bench ServeUnderLoad -test.benchtime 1x -test.timeout 1h
+      done
+    fi
+  done
   echo '```'
 } | tee "$out"

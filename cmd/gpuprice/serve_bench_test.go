@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,7 +31,10 @@ import (
 // clickhouse://localhost:9000/gpuprice_servebench), which is filled once and kept
 // for later runs. GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load,
 // GPUPRICE_BENCH_ACCEPT the requests' Accept-Encoding (default "zstd, gzip"; "gzip"
-// as older clients ask, "" for none).
+// as older clients ask, "" for none). With GPUPRICE_BENCH_LOAD_CPU (a CPU list for
+// taskset, e.g. 1) the load generator runs in a process of its own pinned to those
+// CPUs (`gpuprice loadtest`), so that it cannot take the server's core; serve is
+// not pinned (deploy/bench.sh does this).
 //
 //	go test ./cmd/gpuprice -run '^$' -bench ServeUnderLoad -benchtime 1x
 func BenchmarkServeUnderLoad(b *testing.B) {
@@ -109,7 +114,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		{"volatility", "/api/v1/volatility?window=7d"},
 		{"page", "/"},
 	} {
-		r := loadgen.RunAccepting(ctx, base+p.path, clients, time.Duration(secs)*time.Second, accept)
+		r := runLoad(b, base+p.path, clients, time.Duration(secs)*time.Second, accept)
 		b.Logf("%s (%d observations of %d synthetic series); serve: %s", r, series*spec.Steps, series, memOf(addr.PID))
 		b.ReportMetric(r.RPS, p.name+"_req/s")
 		b.ReportMetric(float64(r.P99.Microseconds())/1000, p.name+"_p99_ms")
@@ -120,6 +125,29 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	if hwm := procStatusKB(addr.PID, "VmHWM"); hwm > 0 {
 		b.ReportMetric(float64(hwm)/1024, "peak_rss_MB")
 	}
+}
+
+// runLoad loads url as loadgen.RunAccepting does: in this process, or with
+// GPUPRICE_BENCH_LOAD_CPU set, in a `gpuprice loadtest` process pinned to those
+// CPUs (taskset), its JSON result read back.
+func runLoad(b *testing.B, url string, clients int, d time.Duration, accept string) loadgen.Result {
+	cpus := os.Getenv("GPUPRICE_BENCH_LOAD_CPU")
+	if cpus == "" {
+		return loadgen.RunAccepting(context.Background(), url, clients, d, accept)
+	}
+	args, _ := json.Marshal([]string{"loadtest", "--clients", strconv.Itoa(clients), "--duration", d.String(),
+		"--accept-encoding", accept, "--format", "json", url})
+	cmd := exec.Command("taskset", "-c", cpus, os.Args[0], "-test.run", "^TestHelperServe$")
+	cmd.Env = append(os.Environ(), "GPUPRICE_HELPER_SERVE_ARGS="+string(args))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var rs []loadgen.Result
+	if jerr := json.Unmarshal(out, &rs); jerr != nil || len(rs) != 1 {
+		b.Fatalf("loadtest pinned to CPUs %s: %v %v\n%s%s", cpus, err, jerr, out, stderr.String())
+	}
+	b.Logf("load generator: its own process, pinned to CPUs %s (taskset)", cpus)
+	return rs[0]
 }
 
 // memOf describes a process's resident memory now and at its peak.
