@@ -14,7 +14,8 @@
 # analytics data set is loaded once into gpuprice_bench_<rows> and kept (DROP DATABASE
 # it by hand); ANALYTICS_ROWS lists the sizes whose reads show the cost against the
 # history's length. The serve section loads `gpuprice serve` with SERVE_CLIENTS
-# clients (200) on SERVE_SERIES × 336 observations (3000: about 1M) on DuckDB and on
+# clients (200) on SERVE_SERIES series (600) observed hourly for SERVE_DAYS days (70:
+# about 1M observations) on DuckDB and on
 # ClickHouse, the load generator in a process of its own pinned to CPU LOAD_CPU (1;
 # serve is not pinned). CPU-heavy: run it on a quiet machine.
 set -euo pipefail
@@ -25,7 +26,8 @@ ANALYTICS_ROWS="${ANALYTICS_ROWS:-2000000 10000000}"
 DUCKDB_ROWS="${DUCKDB_ROWS:-2000000}"
 ROUNDS="${ROUNDS:-${RUNS:-3}}"
 OFFER_MB="${OFFER_MB:-1024}"
-SERVE_SERIES="${SERVE_SERIES:-3000}"
+SERVE_SERIES="${SERVE_SERIES:-600}"
+SERVE_DAYS="${SERVE_DAYS:-70}"
 SERVE_CLIENTS="${SERVE_CLIENTS:-200}"
 SERVE_SECONDS="${SERVE_SECONDS:-10}"
 LOAD_CPU="${LOAD_CPU:-1}"
@@ -108,9 +110,10 @@ want() { [[ " $ONLY " == *" $1 "* ]]; }
       for st in "" "$serve_store"; do
         name="DuckDB"
         [ -z "$st" ] || name="ClickHouse"
-        GPUPRICE_BENCH_STORE="$st" GPUPRICE_BENCH_SERIES="$SERVE_SERIES" GPUPRICE_BENCH_CLIENTS="$SERVE_CLIENTS" \
-          GPUPRICE_BENCH_SECONDS="$SERVE_SECONDS" GPUPRICE_BENCH_LOAD_CPU="$LOAD_CPU" \
-          run "$round" "serve on $name, $SERVE_SERIES series × 336, $SERVE_CLIENTS clients, load generator on CPU $LOAD_CPU" \
+        GPUPRICE_BENCH_STORE="$st" GPUPRICE_BENCH_SERIES="$SERVE_SERIES" GPUPRICE_BENCH_DAYS="$SERVE_DAYS" \
+          GPUPRICE_BENCH_CLIENTS="$SERVE_CLIENTS" GPUPRICE_BENCH_SECONDS="$SERVE_SECONDS" \
+          GPUPRICE_BENCH_LOAD_CPU="$LOAD_CPU" run "$round" "serve on $name, $SERVE_SERIES series × $SERVE_DAYS days \
+hourly, $SERVE_CLIENTS clients, load generator on CPU $LOAD_CPU" \
           cmd -test.bench ServeUnderLoad -test.benchtime 1x -test.timeout 1h
       done
     fi

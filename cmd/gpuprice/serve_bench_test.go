@@ -26,7 +26,8 @@ import (
 // /api/v1/volatility and the web app's /, and the serve process's peak resident
 // memory (VmHWM), and fails on any error. The store holds SYNTHETIC history
 // (storetest.Generate; benchmarks only): GPUPRICE_BENCH_SERIES series (default 600)
-// observed hourly for 14 days, rolled up, in a DuckDB file of its own; or in the
+// observed hourly for GPUPRICE_BENCH_DAYS days (default 14; 70: about 1M
+// observations), rolled up, in a DuckDB file of its own; or in the
 // store GPUPRICE_BENCH_STORE names (a DSN, e.g.
 // clickhouse://localhost:9000/gpuprice_servebench), which is filled once and kept
 // for later runs. GPUPRICE_BENCH_CLIENTS and GPUPRICE_BENCH_SECONDS change the load,
@@ -45,6 +46,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		return def
 	}
 	series, clients, secs := env("GPUPRICE_BENCH_SERIES", 600), env("GPUPRICE_BENCH_CLIENTS", 200), env("GPUPRICE_BENCH_SECONDS", 30)
+	days := env("GPUPRICE_BENCH_DAYS", 14)
 	accept := loadgen.DefaultAcceptEncoding
 	if v, ok := os.LookupEnv("GPUPRICE_BENCH_ACCEPT"); ok {
 		accept = v
@@ -63,10 +65,13 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	end := time.Now().UTC().Truncate(time.Hour)
-	spec := storetest.GenSpec{Series: series, Steps: 14 * 24, Start: end.Add(-14 * 24 * time.Hour), Step: time.Hour, Seed: 7}
+	spec := storetest.GenSpec{Series: series, Steps: days * 24, Start: end.Add(-time.Duration(days) * 24 * time.Hour),
+		Step: time.Hour, Seed: 7}
 	if have, err := st.Latest(ctx, store.Filter{}); err != nil {
 		b.Fatal(err)
-	} else if len(have) >= series {
+	} else if old, err := st.Latest(ctx, store.Filter{Until: spec.Start.Add(2 * time.Hour)}); err != nil {
+		b.Fatal(err)
+	} else if len(have) >= series && len(old) >= series { // as many series, as many days back
 		b.Logf("store %s: kept from an earlier run (%d series)", store.Redact(dsn), len(have))
 	} else {
 		genStart := time.Now()
