@@ -80,6 +80,26 @@ func isClean(s string, max int) bool {
 	if max > 0 && len(s) > max && utf8.RuneCountInString(s) > max {
 		return false
 	}
+	// Printable ASCII, the common case, needs no Unicode table: no byte of 0x21–0x7E
+	// is a space or invisible, and a space is clean unless it doubles or ends s.
+	prevSpace := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f {
+			return isCleanRunes(s)
+		}
+		sp := c == ' '
+		if sp && prevSpace {
+			return false
+		}
+		prevSpace = sp
+	}
+	return !prevSpace || s == ""
+}
+
+// isCleanRunes is isClean's test of every rune, for a string that is not all
+// printable ASCII.
+func isCleanRunes(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}

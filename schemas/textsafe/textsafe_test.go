@@ -149,6 +149,18 @@ func TestPromLabel(t *testing.T) {
 // FuzzClean checks the ingest rule on any input: the result is valid UTF-8 within
 // the cap, holds no control, bidi or invisible character, is stable (Clean of it is
 // itself), and Region of it is boring or empty.
+// TestIsCleanASCII checks isClean's printable-ASCII path against the test of
+// every rune, on the strings where the two could part: spaces doubled or at an
+// end, the ASCII controls next to printable bytes, and the first non-ASCII bytes.
+func TestIsCleanASCII(t *testing.T) {
+	for _, s := range []string{"", "a", "a b", "a  b", " a", "a ", " ", "a\tb", "a\nb", "a\x7fb", "a\x00", "~!\"#",
+		"caf\u00e9", "a\u00a0b", "a\u200bb", "\xff", "us-east-1a", "H100 SXM5 80GB"} {
+		if got, want := isClean(s, 0), isCleanRunes(s); got != want {
+			t.Errorf("isClean(%q) = %v, every rune's test says %v", s, got, want)
+		}
+	}
+}
+
 func FuzzClean(f *testing.F) {
 	for _, h := range Hostile {
 		f.Add(h, MaxName)
@@ -160,6 +172,9 @@ func FuzzClean(f *testing.F) {
 			if max < 0 {
 				max = -max
 			}
+		}
+		if want := !(max > 0 && utf8.RuneCountInString(s) > max) && isCleanRunes(s); isClean(s, max) != want {
+			t.Fatalf("isClean(%q, %d) = %v; every rune's test says %v", s, max, !want, want)
 		}
 		got := Clean(s, max)
 		if !utf8.ValidString(got) {
