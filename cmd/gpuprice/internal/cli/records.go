@@ -22,16 +22,27 @@ func init() {
 // untilFlag adds --until, the end of the window as --at gives it, also as a span back
 // from now (2w: two weeks ago), parsed as --since is (query.ParseUntil).
 func untilFlag(fl *pflag.FlagSet, until *string) {
-	fl.StringVar(until, "until", "",
-		"end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
+	fl.StringVar(until, "until", "", untilHelp)
 }
 
 // sinceUntilFlags adds --since and --until bounding what a record command lists.
 func sinceUntilFlags(fl *pflag.FlagSet, since, until *string, what string) {
-	fl.StringVar(since, "since", "",
-		"only "+what+" at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time")
-	fl.StringVar(until, "until", "",
-		"only "+what+" before this: a span back from now (2w, 36h), a date or an RFC 3339 time")
+	fl.StringVar(since, "since", "", sinceHelp(what))
+	fl.StringVar(until, "until", "", untilListHelp(what))
+}
+
+// sinceUntil adds --since and --until, parameters bounding what a record command lists.
+func (p *params) sinceUntil(what string) {
+	p.String("since", "", sinceHelp(what))
+	p.String("until", "", untilListHelp(what))
+}
+
+func sinceHelp(what string) string {
+	return "only " + what + " at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time"
+}
+
+func untilListHelp(what string) string {
+	return "only " + what + " before this: a span back from now (2w, 36h), a date or an RFC 3339 time"
 }
 
 func checkFormat(format string, allowed ...string) error {
@@ -44,8 +55,6 @@ func checkFormat(format string, allowed ...string) error {
 }
 
 func (a *app) runsCmd() *cobra.Command {
-	var source, format, since, until string
-	var limit int
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Show collection run records, newest first",
@@ -53,37 +62,23 @@ func (a *app) runsCmd() *cobra.Command {
   gpuprice runs --since 2d --format markdown
   gpuprice runs --since 2026-11-01 --until 2026-11-02 --limit 0 --format csv`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until),
-				query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Runs(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := query.RunsTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data,
-					"(no run recorded in this window: `gpuprice collect` records one per source)")
-			})
-		},
 	}
-	cmd.Flags().StringVar(&source, "source", "", "only this source")
-	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
-	sinceUntilFlags(cmd.Flags(), &since, &until, "runs that started")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.String("source", "", "only this source")
+	p.Count("limit", 20, "at most this many (0: all)")
+	p.sinceUntil("runs that started")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, tableFormats...); err != nil {
+			return err
+		}
+		return readTable(a, cmd, p.values(), *format, query.ParseRuns, query.Source.Runs, query.RunsTable,
+			"(no run recorded in this window: `gpuprice collect` records one per source)")
+	}
 	return cmd
 }
 
 func (a *app) quarantineCmd() *cobra.Command {
-	var limit int
-	var format, since, until string
 	cmd := &cobra.Command{
 		Use:   "quarantine",
 		Short: "Show rows that failed validation, with the reason, newest first",
@@ -91,31 +86,20 @@ func (a *app) quarantineCmd() *cobra.Command {
   gpuprice quarantine --since 1d --format json
   gpuprice quarantine --since 2026-11-01 --until 2026-11-08 --limit 0 --format csv > held.csv`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until),
-				query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Quarantine(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				header, rows := query.QuarantineTable(res.Data)
-				// An empty quarantine is good news: every row read passed the gates.
-				return output(a.stdout, format, header, rows, res.Data,
-					"(nothing quarantined in this window: every row read passed validation; "+
-						"rows a provider says are not offered are counted in `gpuprice runs`, not kept here)")
-			})
-		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
-	sinceUntilFlags(cmd.Flags(), &since, &until, "rows quarantined")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.Count("limit", 50, "at most this many (0: all)")
+	p.sinceUntil("rows quarantined")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, tableFormats...); err != nil {
+			return err
+		}
+		// An empty quarantine is good news: every row read passed the gates.
+		return readTable(a, cmd, p.values(), *format, query.ParseQuarantine, query.Source.Quarantine,
+			query.QuarantineTable, "(nothing quarantined in this window: every row read passed validation; "+
+				"rows a provider says are not offered are counted in `gpuprice runs`, not kept here)")
+	}
 	cmd.AddCommand(a.quarantineReleaseCmd())
 	return cmd
 }
@@ -170,8 +154,6 @@ released: fix the source or the configuration and collect again.`,
 }
 
 func (a *app) fxCmd() *cobra.Command {
-	var currency, format string
-	var days int
 	cmd := &cobra.Command{
 		Use: "fx",
 		Example: `  gpuprice fx --currency EUR
@@ -181,27 +163,17 @@ func (a *app) fxCmd() *cobra.Command {
 collect unless sources.fx.enabled is false), as US dollars per unit of each currency.
 Every converted observation keeps the rate it used in fx_rate.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.FX(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				header, rows := query.FXTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data)
-			})
-		},
 	}
-	cmd.Flags().StringVar(&currency, "currency", "", "only this ISO 4217 currency, e.g. EUR")
-	cmd.Flags().IntVar(&days, "days", 0, "only the last N days (0: all)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.String("currency", "", "only this ISO 4217 currency, e.g. EUR")
+	p.Count("days", 0, "only the last N days (0: all)")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, tableFormats...); err != nil {
+			return err
+		}
+		return readTable(a, cmd, p.values(), *format, query.ParseFX, query.Source.FX, query.FXTable)
+	}
 	return cmd
 }
 
@@ -341,8 +313,6 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 }
 
 func (a *app) seriesCmd() *cobra.Command {
-	var provider, sku, region, zone, pricing, since, at, until, bar, format, weight string
-	var limit int
 	cmd := &cobra.Command{
 		Use:   "series",
 		Short: "One series over a window: its observations and its hourly or daily bars",
@@ -351,45 +321,30 @@ over the window of --since ending --at: the table lists its bars, --format json
 adds every observation (collected and imported).`,
 		Example: `  gpuprice series --provider lambda --sku gpu_8x_h100_sxm_80gb --pricing on_demand --since 30d --bar 1d`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			v := flagValues("provider", provider, "sku", sku, "region", region, "zone", zone, "pricing", pricing,
-				"since", since, "at", at, "until", until, "bar", bar, "weight", weight)
-			if limit != 0 {
-				v.Set("limit", strconv.Itoa(limit))
-			}
-			q, err := query.ParseSeries(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Series(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.String("provider", "", "provider (required)")
+	p.String("sku", "", "SKU (required)")
+	p.String("region", "", "region, verbatim")
+	p.String("zone", "", "zone, verbatim")
+	p.String("pricing", "", "pricing kind (required)")
+	p.window("since", "30d")
+	p.String("bar", "1h", "bar width: 1h or 1d")
+	p.Int("limit", 0, "at most this many observations (0: all)")
+	p.weight()
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, tableFormats...); err != nil {
+			return err
+		}
+		return read(a, cmd, p.values(), query.ParseSeries, query.Source.Series,
+			func(_ query.SeriesQuery, res query.Result[query.Series]) error {
 				header, rows := res.Data.Table()
-				if res.Empty != "" && format != "table" {
+				if res.Empty != "" && *format != "table" {
 					fmt.Fprintf(a.stderr, "gpuprice: %s\n", res.Empty)
 				}
-				return output(a.stdout, format, header, rows, res.Data, "("+res.Empty+")")
+				return output(a.stdout, *format, header, rows, res.Data, "("+res.Empty+")")
 			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&provider, "provider", "", "provider (required)")
-	fl.StringVar(&sku, "sku", "", "SKU (required)")
-	fl.StringVar(&region, "region", "", "region, verbatim")
-	fl.StringVar(&zone, "zone", "", "zone, verbatim")
-	fl.StringVar(&pricing, "pricing", "", "pricing kind (required)")
-	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
-	fl.IntVar(&limit, "limit", 0, "at most this many observations (0: all)")
-	weightFlag(fl, &weight)
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }
