@@ -153,9 +153,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	p := newParams(cmd)
 	p.filters()
 	p.interconnect()
-	var params float64
-	p.fl.Var(countFlag(&params), "params", "model parameters, e.g. 7B, 7e9 or 1.5T (required)")
-	p.send("params", func() (string, bool) { return ftoa(params), true })
+	params := p.modelParams("model parameters, e.g. 7B, 7e9 or 1.5T (required)")
 	mfu := p.Float("mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")
 	precision := p.String("precision", analytics.BF16, "bf16 or fp8 (dense peak of the catalog)")
 	tokens := p.Float("tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
@@ -178,7 +176,7 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 	format := formatFlag(p.fl)
 	p.scope(scopeHelpGCP)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !(params > 0) {
+		if !(*params > 0) {
 			return usagef("--params is required: the model's parameter count, e.g. 7B or 7e9")
 		}
 		if *mfu != 0 && !(*mfu > 0 && *mfu <= 1) {

@@ -35,10 +35,7 @@ GET /api/v1/availability.`,
 		Args: cobra.NoArgs,
 	}
 	p := newParams(cmd)
-	p.String("provider", "", "provider")
-	p.String("sku", "", "SKU (the offer, as prices lists it)")
-	p.String("region", "", "provider region")
-	p.String("gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
+	p.signalFilters("SKU (the offer, as prices lists it)")
 	p.String("since", "", "from this time (a date, RFC 3339, or a duration back: 30d; default 7d)")
 	p.String("until", "", "before this time (a date or RFC 3339; default now)")
 	p.String("by", "offer", "offer or gpu (each provider's GPU)")

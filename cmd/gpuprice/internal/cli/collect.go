@@ -284,15 +284,11 @@ func (a *app) spoolCmd() *cobra.Command {
 		Short: "Write spooled batches to the store, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.openStore(cmd.Context())
+			runner, err := a.openRunner(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runner, err := a.runner(st)
-			if err != nil {
-				return err
-			}
+			defer runner.Store.Close()
 			n, err := runner.ReplaySpool(cmd.Context())
 			fmt.Fprintf(a.stdout, "replayed %d rows\n", n)
 			return err

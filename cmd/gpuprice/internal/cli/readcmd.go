@@ -76,6 +76,15 @@ func (p *params) Bool(name, usage string) *bool {
 	return b
 }
 
+// modelParams adds --params, a model's parameter count as people write one (7B,
+// 7e9; countFlag), always a parameter (tokens and inference require it).
+func (p *params) modelParams(usage string) *float64 {
+	n := new(float64)
+	p.fl.Var(countFlag(n), "params", usage)
+	p.send("params", func() (string, bool) { return ftoa(*n), true })
+	return n
+}
+
 // ftoa is a float parameter's text.
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 

@@ -14,6 +14,15 @@ import (
 
 func init() { addCommand((*app).riskCmd) }
 
+// signalFilters adds the filters of the commands that read signals (risk,
+// availability): --provider, --sku (said as sku says), --region and --gpu.
+func (p *params) signalFilters(sku string) {
+	p.String("provider", "", "provider")
+	p.String("sku", "", sku)
+	p.String("region", "", "provider region")
+	p.String("gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
+}
+
 func (a *app) riskCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "risk",
@@ -30,10 +39,7 @@ a move is a move from the band in force when the window began, and without
 		Args: cobra.NoArgs,
 	}
 	p := newParams(cmd)
-	p.String("provider", "", "provider")
-	p.String("sku", "", "SKU (an instance type: p5.48xlarge)")
-	p.String("region", "", "provider region")
-	p.String("gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
+	p.signalFilters("SKU (an instance type: p5.48xlarge)")
 	p.String("since", "", "from this time (a date, RFC 3339, or a duration back: 90d)")
 	p.String("until", "", "before this time (as --since)")
 	p.Bool("changes", "only the moves between bands")

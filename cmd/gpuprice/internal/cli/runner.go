@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -39,4 +41,19 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 		Redact:        a.redactor().Redact,
 		Logger:        a.redactLogger(a.log),
 	}, nil
+}
+
+// openRunner is the runner over the store (openStore) of the commands that write
+// prices into a store that must answer; the caller closes its Store.
+func (a *app) openRunner(ctx context.Context) (*ingest.Runner, error) {
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.runner(st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return r, nil
 }

@@ -25,6 +25,18 @@ func leftOut(w io.Writer, skipped map[string]int, what string) {
 	}
 }
 
+// offersOn adds the flags of the commands about one GPU's offers in force on a day
+// (terms, breakeven): --gpu, --region, --provider, --scope, --at (said as at says)
+// and --until.
+func (p *params) offersOn(at string) {
+	p.String("gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
+	p.String("region", "", "provider region")
+	p.String("provider", "", "provider(s), comma-separated")
+	p.scope(scopeHelp)
+	p.String("at", "", at)
+	p.until()
+}
+
 func (a *app) termsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "terms",
@@ -38,12 +50,7 @@ price of the same SKU, region and zone); vs_on_demand_median_pct compares median
 		Args:    cobra.NoArgs,
 	}
 	p := newParams(cmd)
-	p.String("gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
-	p.String("region", "", "provider region")
-	p.String("provider", "", "provider(s), comma-separated")
-	p.scope(scopeHelp)
-	p.String("at", "", "the day whose offers in force are laid out, RFC 3339 or a date (default: now)")
-	p.until()
+	p.offersOn("the day whose offers in force are laid out, RFC 3339 or a date (default: now)")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return readTable(a, cmd, p.values(), *format, query.ParseTerms, query.Source.Terms, query.Terms.Table)
@@ -67,12 +74,7 @@ and what it saves or loses per GPU over the term at --utilisation:
 		Args: cobra.NoArgs,
 	}
 	p := newParams(cmd)
-	p.String("gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
-	p.String("region", "", "provider region")
-	p.String("provider", "", "provider(s), comma-separated")
-	p.scope(scopeHelp)
-	p.String("at", "", "the day whose offers in force are compared, RFC 3339 or a date (default: now)")
-	p.until()
+	p.offersOn("the day whose offers in force are compared, RFC 3339 or a date (default: now)")
 	p.String("term", "1y", "term: 1y, 3y or a number of months (6m)")
 	p.String("utilisation", "100%", "share of the term's hours the GPUs are used: 60% or 0.6")
 	p.Float("quote", 0, "a quoted $/GPU-hour for the term, placed as an offer")
@@ -121,9 +123,7 @@ one that does not fit the instance is left out. The KV cache counts only with
 	p := newParams(cmd)
 	p.filters()
 	p.interconnect()
-	var params float64
-	p.fl.Var(countFlag(&params), "params", "model parameters, e.g. 70B or 70e9 (required)")
-	p.send("params", func() (string, bool) { return ftoa(params), true })
+	params := p.modelParams("model parameters, e.g. 70B or 70e9 (required)")
 	p.String("precision", analytics.FP16, "weights: fp16, bf16, fp8 or int4")
 	p.Int("batch", 1, "sequences decoded together")
 	p.Int("context", 0, "tokens of each sequence's KV cache")
@@ -138,7 +138,7 @@ one that does not fit the instance is left out. The KV cache counts only with
 	format := formatFlag(p.fl)
 	p.scope(scopeHelp)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if !(params > 0) {
+		if !(*params > 0) {
 			return usagef("--params is required: the model's parameter count, e.g. 70B or 70e9")
 		}
 		return read(a, cmd, p.values(), query.ParseInference, query.Source.Inference,
