@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -355,24 +354,14 @@ func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string)
 	if err != nil {
 		return err
 	}
-	bars, err := ro.Bars(cmd.Context(), store.BarQuery{Filter: store.Filter{GPU: gpu, Pricing: pricing,
-		Since: d.Add(-store.Daily), Until: d.Add(store.Daily)}, Width: store.Daily, CarryIn: true})
+	members, err := query.IndexDay(cmd.Context(), ro, gpu, pricing, d)
 	if err != nil {
 		return err
 	}
-	members := analytics.ExplainIndexDay(bars, d)
-	header := []string{"group", "status", "matched", "provider", "series", "price_usd_gpu_hour"}
-	var rows [][]string
-	for _, m := range members {
-		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series,
-			query.Num(m.Price)})
-	}
+	header, rows := query.IndexDayTable(members)
 	if format == "table" {
 		fmt.Fprintf(a.stdout, "%s %s on %s (%s; %s). Suspect prices are never stored: see `gpuprice quarantine`.\n",
 			gpu, pricing, day, analytics.IndexVersion, analytics.ChainedVersion)
-	}
-	if members == nil {
-		members = []analytics.IndexMember{}
 	}
 	return output(a.stdout, format, header, rows, members)
 }

@@ -73,7 +73,7 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	p.fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
 	p.fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, tableFormats...); err != nil {
+		if err := checkFormat(*format, query.Formats...); err != nil {
 			return err
 		}
 		var src query.Source // --risk-adjusted reads the signals of the same source

@@ -140,9 +140,6 @@ func formatFlag(fl *pflag.FlagSet) *string {
 	return fl.String("format", "table", "table, json, csv or markdown")
 }
 
-// tableFormats are the formats every table command writes (checkFormat).
-var tableFormats = []string{"table", "json", "csv", "markdown"}
-
 // read is a read command's one question: its parameters v read by the API's
 // parser, asked of the store or a running server (withReports), what names matched
 // said on stderr, and the answer shown.

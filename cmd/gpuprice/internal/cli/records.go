@@ -3,9 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -69,7 +67,7 @@ func (a *app) runsCmd() *cobra.Command {
 	p.sinceUntil("runs that started")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, tableFormats...); err != nil {
+		if err := checkFormat(*format, query.Formats...); err != nil {
 			return err
 		}
 		return readTable(a, cmd, p.values(), *format, query.ParseRuns, query.Source.Runs, query.RunsTable,
@@ -92,7 +90,7 @@ func (a *app) quarantineCmd() *cobra.Command {
 	p.sinceUntil("rows quarantined")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, tableFormats...); err != nil {
+		if err := checkFormat(*format, query.Formats...); err != nil {
 			return err
 		}
 		// An empty quarantine is good news: every row read passed the gates.
@@ -169,7 +167,7 @@ Every converted observation keeps the rate it used in fx_rate.`,
 	p.Count("days", 0, "only the last N days (0: all)")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, tableFormats...); err != nil {
+		if err := checkFormat(*format, query.Formats...); err != nil {
 			return err
 		}
 		return readTable(a, cmd, p.values(), *format, query.ParseFX, query.Source.FX, query.FXTable)
@@ -200,17 +198,7 @@ func (a *app) sourcesCmd() *cobra.Command {
 			if err != nil && !errors.Is(err, errNoStore) { // no store yet: no run to show
 				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
 			}
-			var cells [][]string
-			for _, r := range rows {
-				lr := "never"
-				if r.LastRun != nil {
-					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status,
-						r.LastRun.RowsAccepted)
-				}
-				cells = append(cells, []string{r.Name, r.Tier, r.Method, strings.Join(r.Pricing, ","),
-					shortCredentials(r.Credentials), r.Schedule, strconv.FormatBool(r.Enabled), lr})
-			}
-			header := []string{"name", "tier", "method", "pricing", "credentials", "schedule", "enabled", "last_run"}
+			header, cells := query.SourcesTable(rows)
 			return output(a.stdout, format, header, cells, rows, "")
 		},
 	}
@@ -257,20 +245,7 @@ and assumptions exactly as collection does, and says what collection stores.`,
 				return query.FlagError(err)
 			}
 			a.noteMatches(res.Matched)
-			var cells [][]string
-			for _, g := range res.Data {
-				bf16 := fnum(g.DenseBF16TFLOPS)
-				if g.DenseBF16TFLOPS == 0 && g.DenseFP16TFLOPS > 0 {
-					bf16 = fnum(g.DenseFP16TFLOPS) + " (FP16)"
-				}
-				if g.PeakDenseTFLOPS() == 0 {
-					bf16 = "none known"
-				}
-				cells = append(cells, []string{g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
-					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " ")})
-			}
-			header := []string{"id", "memory_gb", "memory_type", "bandwidth_tbs", "dense_bf16_tflops", "dense_fp8_tflops",
-				"tdp_watts", "sources"}
+			header, cells := query.GPUsTable(res.Data)
 			return output(a.stdout, format, header, cells, res.Data, "(no GPU matches)")
 		},
 	}
@@ -334,7 +309,7 @@ adds every observation (collected and imported).`,
 	p.weight()
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, tableFormats...); err != nil {
+		if err := checkFormat(*format, query.Formats...); err != nil {
 			return err
 		}
 		return read(a, cmd, p.values(), query.ParseSeries, query.Source.Series,
