@@ -96,7 +96,7 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			if err := bf.Prepare(ctx); err != nil {
 				return err
 			}
-			runner, err := a.openRunner(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}

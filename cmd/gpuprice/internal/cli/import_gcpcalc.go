@@ -44,7 +44,7 @@ does not hold (a partial clone) are skipped and counted. It needs the git comman
 			if err != nil {
 				return err
 			}
-			runner, err := a.openRunner(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,7 @@ CSV, the provenance of what was stored; examples/history is built so
 			}
 			sum := sha256.Sum256([]byte(repo))
 			cp := resumable.Checkpoint{Path: filepath.Join(dir, "import", "skypilot-"+hex.EncodeToString(sum[:6])+".json")}
-			runner, err := a.openRunner(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}

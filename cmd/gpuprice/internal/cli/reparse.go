@@ -64,7 +64,7 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		}
 		return fmt.Errorf("reparse: %w", err)
 	}
-	runner, err := a.openRunner(ctx)
+	runner, err := a.openRunner(ctx, false)
 	if err != nil {
 		return err
 	}

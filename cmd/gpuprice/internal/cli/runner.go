@@ -43,10 +43,18 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 	}, nil
 }
 
-// openRunner is the runner over the store (openStore) of the commands that write
-// prices into a store that must answer; the caller closes its Store.
-func (a *app) openRunner(ctx context.Context) (*ingest.Runner, error) {
-	st, err := a.openStore(ctx)
+// openRunner is the runner over the store of a command that writes prices; the
+// caller closes its Store. The store is openStore's, or with toWrite (collect,
+// import) openStoreToWrite's, which the runner migrates first when it answers.
+func (a *app) openRunner(ctx context.Context, toWrite bool) (*ingest.Runner, error) {
+	var st store.Store
+	var deferred bool
+	var err error
+	if toWrite {
+		st, deferred, err = a.openStoreToWrite(ctx)
+	} else {
+		st, err = a.openStore(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -55,5 +63,6 @@ func (a *app) openRunner(ctx context.Context) (*ingest.Runner, error) {
 		st.Close()
 		return nil, err
 	}
+	r.MigrateFirst = deferred
 	return r, nil
 }
