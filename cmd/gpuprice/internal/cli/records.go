@@ -117,22 +117,18 @@ released: fix the source or the configuration and collect again.`,
   gpuprice quarantine release 3f2a9c01be77`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			st, err := a.openStore(cmd.Context())
+			r, err := a.openRunner(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			rows, err := st.Quarantine(cmd.Context(), 0)
+			defer r.Store.Close()
+			rows, err := r.Store.Quarantine(cmd.Context(), 0)
 			if err != nil {
 				return err
 			}
 			byID := map[string]schemas.Quarantined{}
 			for _, q := range rows {
 				byID[q.ID()] = q
-			}
-			r, err := a.runner(st)
-			if err != nil {
-				return err
 			}
 			for _, id := range ids {
 				q, ok := byID[strings.TrimSpace(id)]
