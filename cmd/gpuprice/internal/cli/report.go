@@ -97,7 +97,8 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
 	out := p.fl.StringP("out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
 	format := p.fl.String("format", "", "html, pdf or markdown (default: from --out's extension)")
 	p.weight()
-	snapshot := p.fl.String("snapshot", "", "a directory of gpuprice publish: cite its snapshot days that cover the window")
+	snapshot := p.fl.String("snapshot", "",
+		"a directory of gpuprice publish: cite its snapshot days that cover the window")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if *gpu == "" {
 			return usagef("--gpu is required (see `gpuprice gpus`)")
