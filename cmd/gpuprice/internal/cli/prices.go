@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,17 +18,6 @@ import (
 var CSVHeader = query.CSVHeader
 
 func fnum(v float64) string { return query.Num(v) }
-
-// flagValues builds report parameters from name/value pairs, leaving out empty values.
-func flagValues(kv ...string) url.Values {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			v.Set(kv[i], kv[i+1])
-		}
-	}
-	return v
-}
 
 func (a *app) pricesCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -204,8 +204,6 @@ func (a *app) sourcesCmd() *cobra.Command {
 }
 
 func (a *app) gpusCmd() *cobra.Command {
-	var format, explain, gpu, provider, sku string
-	var memGB float64
 	cmd := &cobra.Command{
 		Use:   "gpus",
 		Short: "List the GPU catalog (dense TFLOPS, memory, bandwidth, TDP, sources)",
@@ -220,38 +218,39 @@ and assumptions exactly as collection does, and says what collection stores.`,
   gpuprice gpus --explain "NVIDIA H100 80GB HBM3"
   gpuprice gpus --explain H100 --provider ovhcloud --sku h100-380 --memory 80`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := schemas.DefaultCatalog()
-			if err != nil {
-				return err
-			}
-			if explain != "" {
-				return a.explainGPU(cat, schemas.Hint{Provider: provider, Name: explain, SKU: sku, MemoryGB: memGB})
-			}
-			if err := checkFormat(format, query.Formats...); err != nil {
-				return err
-			}
-			q, err := query.ParseGPUs(flagValues("gpu", gpu), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			r := &query.Reader{Catalog: cat} // the catalog needs no store
-			res, err := r.GPUs(cmd.Context(), q)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			a.noteMatches(res.Matched)
-			header, cells := query.GPUsTable(res.Data)
-			return output(a.stdout, format, header, cells, res.Data, "(no GPU matches)")
-		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
-	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
-	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
-	cmd.Flags().StringVar(&provider, "provider", "",
-		"with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
-	cmd.Flags().StringVar(&sku, "sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
-	cmd.Flags().Float64Var(&memGB, "memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
+	p := newParams(cmd)
+	format := formatFlag(p.fl)
+	p.String("gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
+	// --explain and what it reads are no parameters: the catalog's answer is printed.
+	explain := p.fl.String("explain", "", "show how this provider GPU name is canonicalised")
+	provider := p.fl.String("provider", "", "with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
+	sku := p.fl.String("sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
+	memGB := p.fl.Float64("memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cat, err := schemas.DefaultCatalog()
+		if err != nil {
+			return err
+		}
+		if *explain != "" {
+			return a.explainGPU(cat, schemas.Hint{Provider: *provider, Name: *explain, SKU: *sku, MemoryGB: *memGB})
+		}
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		q, err := query.ParseGPUs(p.values(), query.NoCaps)
+		if err != nil {
+			return query.FlagError(err)
+		}
+		r := &query.Reader{Catalog: cat} // the catalog needs no store
+		res, err := r.GPUs(cmd.Context(), q)
+		if err != nil {
+			return query.FlagError(err)
+		}
+		a.noteMatches(res.Matched)
+		header, cells := query.GPUsTable(res.Data)
+		return output(a.stdout, *format, header, cells, res.Data, "(no GPU matches)")
+	}
 	return cmd
 }
 
