@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
@@ -204,12 +203,6 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 			})
 	}
 	return cmd
-}
-
-// weightFlag is the --weight flag of every command that computes a percentile,
-// median, band or verdict over the market at a time (analytics.MarketMethod).
-func weightFlag(fl *pflag.FlagSet, weight *string) {
-	fl.StringVar(weight, "weight", "offer", weightHelp)
 }
 
 func (a *app) spreadsCmd() *cobra.Command {

@@ -120,10 +120,10 @@ const untilHelp = "end of the window, as --at, or a span back from now (2w, 36h)
 
 // weight is the --weight flag of every command that computes a percentile,
 // median, band or verdict over the market at a time (analytics.MarketMethod).
-func (p *params) weight() { p.String("weight", "offer", weightHelp) }
-
-const weightHelp = "how each day's market counts: offer (every offer in force once) or provider " +
-	"(every provider once, its offers' median, so one provider's many regions cannot outvote the rest)"
+func (p *params) weight() {
+	p.String("weight", "offer", "how each day's market counts: offer (every offer in force once) or provider "+
+		"(every provider once, its offers' median, so one provider's many regions cannot outvote the rest)")
+}
 
 // scope adds --scope, the price scope compared, said as help says it.
 func (p *params) scope(help string) { p.String("scope", "instance", help) }
