@@ -3,12 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/analytics"
 	"github.com/gpuprice/gpuprice/analytics/query"
@@ -107,60 +105,28 @@ everything). Re-running it is harmless: bars are replaced, never added twice.`,
 }
 
 func (a *app) volatilityCmd() *cobra.Command {
-	var (
-		ff                             filterFlags
-		window, bar, at, until, format string
-		by                             string
-		below                          float64
-	)
 	cmd := &cobra.Command{
 		Use:   "volatility",
 		Short: "How much prices swing: log-return volatility, range, drawdown per series or offering",
 		Example: `  gpuprice volatility --pricing spot --window 7d
   gpuprice volatility --provider aws --pricing spot --by zone --below 3.5 --format markdown`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := ff.values("window", window, "bar", bar, "at", at, "until", until, "by", by)
-			if below != 0 {
-				v.Set("below", strconv.FormatFloat(below, 'g', -1, 64))
-			}
-			q, err := query.ParseVolatility(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Volatility(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data)
-			})
-		},
 	}
-	ff.add(cmd)
-	fl := cmd.Flags()
-	fl.StringVar(&window, "window", "7d", "length of the window ending --at")
-	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&by, "by", "series", "series, offering (GPU × provider × pricing) or zone (per AWS-style zone)")
-	fl.Float64Var(&below, "below", 0, "report the share of time below this $/GPU-hour")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.filters()
+	p.window("window", "7d")
+	p.String("bar", "1h", "bar width: 1h or 1d")
+	p.String("by", "series", "series, offering (GPU × provider × pricing) or zone (per AWS-style zone)")
+	p.Float("below", 0, "report the share of time below this $/GPU-hour")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return readTable(a, cmd, p.values(), *format, query.ParseVolatility, query.Source.Volatility,
+			query.Volatility.Table)
+	}
 	return cmd
 }
 
 func (a *app) tokensCmd() *cobra.Command {
-	var (
-		ff                  filterFlags
-		params, mfu, tokens float64
-		precision, format   string
-		scope               string
-		explain, riskAdj    bool
-		limit, gpus, nodes  int
-		checkpoint, restart = 30 * time.Minute, 10 * time.Minute
-	)
 	cmd := &cobra.Command{
 		Use:   "tokens",
 		Short: "Effective $ per 1B training tokens of every offering, cheapest first",
@@ -181,126 +147,86 @@ whose GPU has no band (or no FP8 with --precision fp8) are left out and counted.
 		Example: `  gpuprice tokens --params 7e9 --gpu H100-SXM-80GB --pricing on_demand
   gpuprice tokens --params 70e9 --tokens 1.4e12 --precision fp8 --explain`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !(params > 0) {
-				return usagef("--params is required: the model's parameter count, e.g. 7B or 7e9")
-			}
-			if mfu != 0 && !(mfu > 0 && mfu <= 1) {
-				return usagef("--mfu %v: a fraction in (0, 1], e.g. 0.45", mfu)
-			}
-			if tokens < 0 {
-				return usagef("--tokens %v: must not be negative", tokens)
-			}
-			if p := strings.ToLower(precision); p != analytics.BF16 && p != analytics.FP8 {
-				return usagef("--precision %q: use bf16 or fp8", precision)
-			}
-			g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-			v := ff.values("params", g(params), "precision", precision, "scope", scope)
-			if mfu != 0 {
-				v.Set("mfu", g(mfu))
-			}
-			if tokens != 0 {
-				v.Set("tokens", g(tokens))
-			}
-			if limit != 0 {
-				v.Set("limit", strconv.Itoa(limit))
-			}
-			if gpus != 0 {
-				v.Set("gpus", strconv.Itoa(gpus))
-			}
-			if nodes != 0 {
-				v.Set("nodes", strconv.Itoa(nodes))
-			}
-			if riskAdj {
-				v.Set("risk-adjusted", "true")
-			}
-			for _, s := range []struct {
-				name string
-				d    time.Duration
-			}{{"checkpoint", checkpoint}, {"restart", restart}} {
-				if riskAdj || cmd.Flags().Changed(s.name) {
-					v.Set(s.name, query.FormatSpan(s.d))
-				}
-			}
-			q, err := query.ParseTokens(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Tokens(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.filters()
+	p.interconnect()
+	params := p.modelParams("model parameters, e.g. 7B, 7e9 or 1.5T (required)")
+	mfu := p.Float("mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")
+	precision := p.String("precision", analytics.BF16, "bf16 or fp8 (dense peak of the catalog)")
+	tokens := p.Float("tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
+	explain := p.fl.Bool("explain", false, "print the formula with the cheapest offering's numbers")
+	p.Int("limit", 0, "show at most this many offerings (0: all)")
+	p.Int("gpus", 0, "GPUs of the training job (more than an instance has: the job crosses nodes)")
+	p.Int("nodes", 0, "nodes of the training job (default one: the interconnect between nodes is not used)")
+	riskAdj := p.Bool("risk-adjusted",
+		"add the $ per 1B tokens once interruptions are counted (the offer's band; docs/risk.md), cheapest first on it")
+	// --checkpoint and --restart are parameters with --risk-adjusted, or when given.
+	for _, s := range []struct {
+		name, usage string
+		d           time.Duration
+	}{{"checkpoint", "with --risk-adjusted: time between checkpoints", 30 * time.Minute},
+		{"restart", "with --risk-adjusted: time from an interruption to work resuming", 10 * time.Minute}} {
+		d := s.d
+		p.fl.Var(spanFlag(&d), s.name, s.usage)
+		p.send(s.name, func() (string, bool) { return query.FormatSpan(d), *riskAdj || p.fl.Changed(s.name) })
+	}
+	format := formatFlag(p.fl)
+	p.scope(scopeHelpGCP)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !(*params > 0) {
+			return usagef("--params is required: the model's parameter count, e.g. 7B or 7e9")
+		}
+		if *mfu != 0 && !(*mfu > 0 && *mfu <= 1) {
+			return usagef("--mfu %v: a fraction in (0, 1], e.g. 0.45", *mfu)
+		}
+		if *tokens < 0 {
+			return usagef("--tokens %v: must not be negative", *tokens)
+		}
+		if pr := strings.ToLower(*precision); pr != analytics.BF16 && pr != analytics.FP8 {
+			return usagef("--precision %q: use bf16 or fp8", *precision)
+		}
+		return read(a, cmd, p.values(), query.ParseTokens, query.Source.Tokens,
+			func(q query.TokensQuery, res query.Result[query.Tokens]) error {
 				leftOut(a.stderr, res.Data.Skipped, "offerings")
-				if explain && format == "table" {
+				if *explain && *format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainBands())
 				}
-				if rows := res.Data.Rows; explain && len(rows) > 0 && format == "table" {
+				if rows := res.Data.Rows; *explain && len(rows) > 0 && *format == "table" {
 					r := rows[0]
 					fmt.Fprintf(a.stdout, "cheapest: %s %s %s %s (%s, %s; MFU %s)\n%s\n", r.Provider,
 						textsafe.Terminal(r.SKU), textsafe.Terminal(r.Region),
 						r.Pricing, r.GPU, q.Precision, r.MFUSource, r.Cost.Explain())
 				}
 				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data)
+				return output(a.stdout, *format, header, rows, res.Data)
 			})
-		},
 	}
-	ff.add(cmd)
-	ff.addInterconnect(cmd)
-	fl := cmd.Flags()
-	fl.Var(countFlag(&params), "params", "model parameters, e.g. 7B, 7e9 or 1.5T (required)")
-	fl.Float64Var(&mfu, "mfu", 0, "model FLOP utilisation, e.g. 0.5 (default: the published band's midpoint)")
-	fl.StringVar(&precision, "precision", analytics.BF16, "bf16 or fp8 (dense peak of the catalog)")
-	fl.Float64Var(&tokens, "tokens", 0, "training tokens of the whole run, e.g. 1e11 (adds GPU-hours and cost)")
-	fl.BoolVar(&explain, "explain", false, "print the formula with the cheapest offering's numbers")
-	fl.IntVar(&limit, "limit", 0, "show at most this many offerings (0: all)")
-	fl.IntVar(&gpus, "gpus", 0, "GPUs of the training job (more than an instance has: the job crosses nodes)")
-	fl.IntVar(&nodes, "nodes", 0, "nodes of the training job (default one: the interconnect between nodes is not used)")
-	fl.BoolVar(&riskAdj, "risk-adjusted", false,
-		"add the $ per 1B tokens once interruptions are counted (the offer's band; docs/risk.md), cheapest first on it")
-	fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
-	fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance",
-		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
-			"SKUs, compared with each other only)")
 	return cmd
 }
 
-// weightFlag is the --weight flag of every command that computes a percentile,
-// median, band or verdict over the market at a time (analytics.MarketMethod).
-func weightFlag(fl *pflag.FlagSet, weight *string) {
-	fl.StringVar(weight, "weight", "offer", "how each day's market counts: offer (every offer in force once) or provider "+
-		"(every provider once, its offers' median, so one provider's many regions cannot outvote the rest)")
-}
-
 func (a *app) spreadsCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format, scope, weight string
 	cmd := &cobra.Command{
 		Use:     "spreads",
 		Short:   "Hyperscaler vs specialist vs marketplace medians per GPU, pricing kind and day",
 		Example: `  gpuprice spreads --gpu H100-SXM-80GB --pricing on_demand --since 90d`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			q, err := query.ParseSpreads(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until,
-				"scope", scope,
-				"weight", weight), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Spreads(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.String("gpu", "", "GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); default all")
+	p.String("pricing", "", "pricing kind (default: all)")
+	p.window("since", "90d")
+	format := formatFlag(p.fl)
+	p.scope(scopeHelpGCP)
+	p.weight()
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return read(a, cmd, p.values(), query.ParseSpreads, query.Source.Spreads,
+			func(_ query.SpreadsQuery, res query.Result[query.Spreads]) error {
 				header, rows := res.Data.Table()
-				if err := output(a.stdout, format, header, rows, res.Data); err != nil {
+				if err := output(a.stdout, *format, header, rows, res.Data); err != nil {
 					return err
 				}
-				if format == "table" || format == "markdown" {
+				if *format == "table" || *format == "markdown" {
 					for _, s := range res.Data.Summary {
 						carried := ""
 						if s.CarriedDays > 0 {
@@ -315,93 +241,66 @@ func (a *app) spreadsCmd() *cobra.Command {
 				}
 				return nil
 			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "",
-		"GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); default all")
-	fl.StringVar(&pricing, "pricing", "", "pricing kind (default: all)")
-	fl.StringVar(&since, "since", "90d", "length of the window ending --at")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance",
-		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
-			"SKUs, compared with each other only)")
-	weightFlag(fl, &weight)
 	return cmd
 }
 
 func (a *app) historyCmd() *cobra.Command {
-	var gpu, pricing, region, provider, since, at, until, format, scope, weight string
-	var cheapest int
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "What to bring to a negotiation: percentiles, minimum, latest, trend, cheapest offers, reserved discount",
 		Example: `  gpuprice history --gpu H100-SXM-80GB --since 180d
   gpuprice history --gpu A100-SXM-80GB --pricing spot --region us-east-1 --format markdown`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if gpu == "" {
-				return usagef("--gpu is required (see `gpuprice gpus`)")
-			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", provider, "since", since, "at", at,
-				"until", until, "scope", scope,
-				"weight", weight)
-			v.Set("cheapest", strconv.Itoa(cheapest))
-			q, err := query.ParseHistory(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.History(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				h := res.Data
-				if format == "table" || format == "markdown" {
-					fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly),
-						h.To.Add(-time.Second).Format(time.DateOnly))
-				}
-				header, rows := query.HistoryTable(h)
-				if format == "csv" { // one table: the statistics and the cheapest offers
-					header, rows = query.HistoryRows(h)
-				}
-				if err := output(a.stdout, format, header, rows, h); err != nil {
-					return err
-				}
-				if (format == "table" || format == "markdown") && h.Overall.Days > 0 {
-					fmt.Fprintln(a.stdout, "\n"+query.Composition(h.Overall))
-				}
-				if (format == "table" || format == "markdown") && len(h.Cheapest) > 0 {
-					fmt.Fprintln(a.stdout, "\ncheapest offers now:")
-					header, rows := query.CheapestTable(h)
-					return output(a.stdout, format, header, rows, nil)
-				}
-				return nil
-			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
-	fl.StringVar(&pricing, "pricing", schemas.OnDemand, "pricing kind")
-	fl.StringVar(&region, "region", "", "provider region")
-	fl.StringVar(&provider, "provider", "", "only these providers, comma-separated (aws,lambda) (default: all)")
-	fl.StringVar(&since, "since", "180d", "length of the window ending --at")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.IntVar(&cheapest, "cheapest", 5, "how many of the cheapest offers to list")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	weightFlag(fl, &weight)
-	fl.StringVar(&scope, "scope", "instance",
-		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
-			"SKUs, compared with each other only)")
+	p := newParams(cmd)
+	gpu := p.String("gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
+	p.String("pricing", schemas.OnDemand, "pricing kind")
+	p.String("region", "", "provider region")
+	p.String("provider", "", "only these providers, comma-separated (aws,lambda) (default: all)")
+	p.window("since", "180d")
+	p.Count("cheapest", 5, "how many of the cheapest offers to list")
+	format := formatFlag(p.fl)
+	p.weight()
+	p.scope(scopeHelpGCP)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *gpu == "" {
+			return usagef("--gpu is required (see `gpuprice gpus`)")
+		}
+		return read(a, cmd, p.values(), query.ParseHistory, query.Source.History,
+			func(_ query.HistoryQuery, res query.Result[analytics.History]) error {
+				return a.writeHistory(*format, res.Data)
+			})
+	}
 	return cmd
 }
 
+// writeHistory writes history's answer: in a table or Markdown, under a title and
+// followed by the composition of the market and the cheapest offers.
+func (a *app) writeHistory(format string, h analytics.History) error {
+	if format == "table" || format == "markdown" {
+		fmt.Fprintf(a.stdout, "%s %s, %s to %s ($/GPU-hour)\n\n", h.GPU, h.Pricing, h.From.Format(time.DateOnly),
+			h.To.Add(-time.Second).Format(time.DateOnly))
+	}
+	header, rows := query.HistoryTable(h)
+	if format == "csv" { // one table: the statistics and the cheapest offers
+		header, rows = query.HistoryRows(h)
+	}
+	if err := output(a.stdout, format, header, rows, h); err != nil {
+		return err
+	}
+	if (format == "table" || format == "markdown") && h.Overall.Days > 0 {
+		fmt.Fprintln(a.stdout, "\n"+query.Composition(h.Overall))
+	}
+	if (format == "table" || format == "markdown") && len(h.Cheapest) > 0 {
+		fmt.Fprintln(a.stdout, "\ncheapest offers now:")
+		header, rows := query.CheapestTable(h)
+		return output(a.stdout, format, header, rows, nil)
+	}
+	return nil
+}
+
 func (a *app) indexCmd() *cobra.Command {
-	var gpu, pricing, since, at, until, format, explainDay, scope, weight string
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Daily reference price per GPU and pricing kind (trimmed median; hyperscalers apart)",
@@ -411,40 +310,22 @@ func (a *app) indexCmd() *cobra.Command {
 		Example: `  gpuprice index --gpu H100-SXM-80GB --since 30d
   gpuprice index --gpu H100-SXM-80GB --pricing on_demand --explain 2026-11-30`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if explainDay != "" {
-				return a.explainIndex(cmd, gpu, pricing, explainDay, format)
-			}
-			q, err := query.ParseIndex(flagValues("gpu", gpu, "pricing", pricing, "since", since, "at", at, "until", until,
-				"scope", scope,
-				"weight", weight), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Index(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := query.IndexTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data)
-			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "GPU: canonical, a family (h100) or as typed (default: all)")
-	fl.StringVar(&pricing, "pricing", "", "pricing kind (default: all)")
-	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance",
-		"price scope compared: instance (whole machines, the default) or gpu_only (GPU-only prices, e.g. GCP accelerator "+
-			"SKUs, compared with each other only)")
-	weightFlag(fl, &weight)
-	fl.StringVar(&explainDay, "explain", "",
+	p := newParams(cmd)
+	gpu := p.String("gpu", "", "GPU: canonical, a family (h100) or as typed (default: all)")
+	pricing := p.String("pricing", "", "pricing kind (default: all)")
+	p.window("since", "30d")
+	format := formatFlag(p.fl)
+	p.scope(scopeHelpGCP)
+	p.weight()
+	explainDay := p.fl.String("explain", "",
 		"a day (YYYY-MM-DD): its members and exclusions with reasons (needs --gpu and --pricing)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *explainDay != "" {
+			return a.explainIndex(cmd, *gpu, *pricing, *explainDay, *format)
+		}
+		return readTable(a, cmd, p.values(), *format, query.ParseIndex, query.Source.Index, query.IndexTable)
+	}
 	return cmd
 }
 
@@ -466,24 +347,14 @@ func (a *app) explainIndex(cmd *cobra.Command, gpu, pricing, day, format string)
 	if err != nil {
 		return err
 	}
-	bars, err := ro.Bars(cmd.Context(), store.BarQuery{Filter: store.Filter{GPU: gpu, Pricing: pricing,
-		Since: d.Add(-store.Daily), Until: d.Add(store.Daily)}, Width: store.Daily, CarryIn: true})
+	members, err := query.IndexDay(cmd.Context(), ro, gpu, pricing, d)
 	if err != nil {
 		return err
 	}
-	members := analytics.ExplainIndexDay(bars, d)
-	header := []string{"group", "status", "matched", "provider", "series", "price_usd_gpu_hour"}
-	var rows [][]string
-	for _, m := range members {
-		rows = append(rows, []string{m.Group, m.Status, strconv.FormatBool(m.Matched), m.Provider, m.Series,
-			query.Num(m.Price)})
-	}
+	header, rows := query.IndexDayTable(members)
 	if format == "table" {
 		fmt.Fprintf(a.stdout, "%s %s on %s (%s; %s). Suspect prices are never stored: see `gpuprice quarantine`.\n",
 			gpu, pricing, day, analytics.IndexVersion, analytics.ChainedVersion)
-	}
-	if members == nil {
-		members = []analytics.IndexMember{}
 	}
 	return output(a.stdout, format, header, rows, members)
 }

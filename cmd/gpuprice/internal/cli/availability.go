@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"net/url"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -12,8 +11,6 @@ import (
 func init() { addCommand((*app).availabilityCmd) }
 
 func (a *app) availabilityCmd() *cobra.Command {
-	var provider, sku, region, gpu, since, until, by, step, checkpoint, restart, format string
-	var need int
 	cmd := &cobra.Command{
 		Use:   "availability",
 		Short: "Stock over a window: share of time in stock, outages; --need N: who can supply N GPUs now",
@@ -36,54 +33,38 @@ GET /api/v1/availability.`,
   gpuprice availability --gpu h100 --by gpu
   gpuprice availability --gpu h100 --need 64`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := url.Values{}
-			for k, s := range map[string]string{"provider": provider, "sku": sku, "region": region, "gpu": gpu,
-				"since": since, "until": until, "by": by, "step": step} {
-				if s != "" {
-					v.Set(k, s)
-				}
-			}
-			if need > 0 {
-				v.Set("need", strconv.Itoa(need))
-				v.Set("checkpoint", checkpoint)
-				v.Set("restart", restart)
-			} else if need < 0 {
-				return usagef("--need: %d: give a count of GPUs (> 0)", need)
-			} else if cmd.Flags().Changed("checkpoint") || cmd.Flags().Changed("restart") {
-				return usagef("--checkpoint and --restart price the offers of --need: give --need")
-			}
-			q, err := query.ParseAvailability(v, query.NoCaps) // the API's parameters, read once
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Availability(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.signalFilters("SKU (the offer, as prices lists it)")
+	p.String("since", "", "from this time (a date, RFC 3339, or a duration back: 30d; default 7d)")
+	p.String("until", "", "before this time (a date or RFC 3339; default now)")
+	p.String("by", "offer", "offer or gpu (each provider's GPU)")
+	p.String("step", "", "with --format json: also each provider's GPU's stock sampled every step (1h)")
+	// --need, and --checkpoint and --restart that price its offers, are parameters with --need only.
+	need := p.fl.Int("need", 0, "the GPUs needed now: list the offers that can supply them, cheapest first")
+	checkpoint := p.fl.String("checkpoint", "30m", "with --need: time between the job's checkpoints")
+	restart := p.fl.String("restart", "10m", "with --need: time from an interruption to work resuming")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		v := p.values()
+		if *need > 0 {
+			v.Set("need", strconv.Itoa(*need))
+			v.Set("checkpoint", *checkpoint)
+			v.Set("restart", *restart)
+		} else if *need < 0 {
+			return usagef("--need: %d: give a count of GPUs (> 0)", *need)
+		} else if p.fl.Changed("checkpoint") || p.fl.Changed("restart") {
+			return usagef("--checkpoint and --restart price the offers of --need: give --need")
+		}
+		return read(a, cmd, v, query.ParseAvailability, query.Source.Availability,
+			func(q query.AvailabilityQuery, res query.Result[query.Availability]) error {
 				header, rows := res.Data.Table()
 				empty := "no stock signal stored matches in the window"
 				if q.Need > 0 {
 					empty = "no offer's stock now can supply " + strconv.Itoa(q.Need) + " GPUs"
 				}
-				return output(a.stdout, format, header, rows, res.Data, empty)
+				return output(a.stdout, *format, header, rows, res.Data, empty)
 			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&provider, "provider", "", "provider")
-	fl.StringVar(&sku, "sku", "", "SKU (the offer, as prices lists it)")
-	fl.StringVar(&region, "region", "", "provider region")
-	fl.StringVar(&gpu, "gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
-	fl.StringVar(&since, "since", "", "from this time (a date, RFC 3339, or a duration back: 30d; default 7d)")
-	fl.StringVar(&until, "until", "", "before this time (a date or RFC 3339; default now)")
-	fl.StringVar(&by, "by", "offer", "offer or gpu (each provider's GPU)")
-	fl.StringVar(&step, "step", "", "with --format json: also each provider's GPU's stock sampled every step (1h)")
-	fl.IntVar(&need, "need", 0, "the GPUs needed now: list the offers that can supply them, cheapest first")
-	fl.StringVar(&checkpoint, "checkpoint", "30m", "with --need: time between the job's checkpoints")
-	fl.StringVar(&restart, "restart", "10m", "with --need: time from an interruption to work resuming")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }

@@ -96,15 +96,11 @@ new window. A progress bar is drawn on a terminal, plain lines otherwise.`,
 			if err := bf.Prepare(ctx); err != nil {
 				return err
 			}
-			st, err := a.openStore(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runner, err := a.runner(st)
-			if err != nil {
-				return err
-			}
+			defer runner.Store.Close()
 			bar := newProgress(a.stderr, len(bf.Regions), "regions")
 			bf.Progress = func(regionDone bool, msg string) {
 				if regionDone {

@@ -52,19 +52,14 @@ prices after a parser fix; with archive.s3.bucket set the archive is then upload
 func (a *app) collect(cmd *cobra.Command, only []string, record string) error {
 	ctx := cmd.Context()
 	a.log = a.redactLogger(a.log)
-	st, deferred, err := a.openStoreToWrite(ctx)
+	runner, err := a.openRunner(ctx, true)
 	if err != nil {
 		if base, ok := a.runningServer(); ok && errors.Is(err, store.ErrLocked) {
 			return a.collectViaServer(ctx, base, only, record)
 		}
 		return err
 	}
-	defer st.Close()
-	runner, err := a.runner(st)
-	if err != nil {
-		return err
-	}
-	runner.MigrateFirst = deferred
+	defer runner.Store.Close()
 	start := time.Now().UTC()
 	runID := ingest.NewRunID(start)
 	var rec *archive.Recorder
@@ -208,12 +203,16 @@ var resultColumns = []string{"source", "status", "rows_accepted", "rows_quaranti
 func (a *app) printResults(results []ingest.Result) {
 	var rows [][]string
 	for _, r := range results {
-		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.Spooled),
-			r.Duration.Round(time.Millisecond).String(),
-			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
+		rows = append(rows, a.resultRow(r.Run, r.Spooled, r.Duration))
 	}
 	_ = output(a.stdout, "table", resultColumns, rows, nil, "")
+}
+
+// resultRow is a run's row of the summary (resultColumns), its error redacted.
+func (a *app) resultRow(r schemas.Run, spooled int, took time.Duration) []string {
+	return []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
+		strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(spooled),
+		took.Round(time.Millisecond).String(), strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)}
 }
 
 // verdict is the error of runs that lost rows or were interrupted (non-zero exit),
@@ -284,15 +283,11 @@ func (a *app) spoolCmd() *cobra.Command {
 		Short: "Write spooled batches to the store, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.openStore(cmd.Context())
+			runner, err := a.openRunner(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runner, err := a.runner(st)
-			if err != nil {
-				return err
-			}
+			defer runner.Store.Close()
 			n, err := runner.ReplaySpool(cmd.Context())
 			fmt.Fprintf(a.stdout, "replayed %d rows\n", n)
 			return err

@@ -21,9 +21,9 @@ import (
 func init() { addCommand((*app).exportCmd) }
 
 func (a *app) exportCmd() *cobra.Command {
-	var ff filterFlags
 	var since, until, format, out string
 	var rowGroup int64
+	filters := &params{} // names as typed, resolved once the store is open
 	cmd := &cobra.Command{
 		Use:   "export [filters] [--since 90d] --format csv|jsonl|parquet [--out FILE]",
 		Short: "Stream stored observations to CSV, JSON Lines or Parquet",
@@ -71,8 +71,9 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			if err != nil {
 				return err
 			}
-			sel, err := r.Resolve(ctx, query.Filter{GPU: ff.gpu, Provider: ff.provider, Pricing: ff.pricing, Region: ff.region,
-				Tier: ff.tier})
+			ff := filters.values()
+			sel, err := r.Resolve(ctx, query.Filter{GPU: ff.Get("gpu"), Provider: ff.Get("provider"),
+				Pricing: ff.Get("pricing"), Region: ff.Get("region"), Tier: ff.Get("tier")})
 			if err != nil {
 				return query.FlagError(err)
 			}
@@ -111,7 +112,8 @@ goes to standard output; with it, to a temporary file renamed to FILE when compl
 			return nil
 		},
 	}
-	ff.add(cmd)
+	filters.fl = cmd.Flags()
+	filters.filters()
 	fl := cmd.Flags()
 	fl.StringVar(&since, "since", "",
 		"only effective_at at or after this: a duration back from now (90d, 36h, 2w) or a date/time")

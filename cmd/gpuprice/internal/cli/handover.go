@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,10 +86,7 @@ func (a *app) collectViaServer(ctx context.Context, base string, only []string, 
 	var rows [][]string
 	for _, r := range ans.Data {
 		statuses = append(statuses, r.Status)
-		rows = append(rows, []string{r.Source, r.Status, strconv.Itoa(r.RowsAccepted), strconv.Itoa(r.RowsQuarantine),
-			strconv.Itoa(r.RowsNotOffered), strconv.Itoa(r.UnknownGPUs), strconv.Itoa(r.RowsSpooled),
-			r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String(),
-			strconv.Itoa(r.RowsLost), oneLine(a.redactor().Redact(r.Error), 160)})
+		rows = append(rows, a.resultRow(r, r.RowsSpooled, r.FinishedAt.Sub(r.StartedAt)))
 	}
 	for _, n := range ans.Running {
 		rows = append(rows, []string{n, "skipped", query.Missing, query.Missing, query.Missing, query.Missing,

@@ -44,36 +44,22 @@ does not hold (a partial clone) are skipped and counted. It needs the git comman
 			if err != nil {
 				return err
 			}
-			st, err := a.openStore(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runner, err := a.runner(st)
-			if err != nil {
-				return err
-			}
-			var bar *progress
+			defer runner.Store.Close()
 			var read gcpcalc.Result
 			res, err := runner.Import(ctx, "import:gcp-pricing-calculator",
 				ingest.Options{FX: ingest.FXLazy, SourceKind: schemas.SourceImport},
 				func(ctx context.Context, run *ingest.Run) error {
 					im := &gcpcalc.Importer{Repo: repo, Run: run, Since: hist.from, Until: hist.to, Every: hist.every,
 						Regions: hist.regions, Progress: func(done, total int, s gcpcalc.Snapshot, rows int) {
-							if bar == nil {
-								bar = newProgress(a.stderr, total, "snapshots")
-							}
-							if done > 0 {
-								hist.record(s.Commit, s.Time, gcpcalc.Path, "gcp", "", rows)
-								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", gcpcalc.Path, s.Commit[:min(12, len(s.Commit))],
-									s.Time.Format("2006-01-02"), rows))
-							}
+							hist.snapshot(a.stderr, done, total, s.Commit, s.Time, gcpcalc.Path, "gcp", "", rows)
 						}}
 					var err error
 					read, err = im.Import(ctx)
-					if bar != nil {
-						bar.Finish()
-					}
+					hist.finish()
 					if err == nil && read.Snapshots == 0 {
 						run.Note("no version of pricing.yml in the history (or none in --since/--until)")
 					}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpuprice/gpuprice/analytics/query"
 )
@@ -21,11 +23,11 @@ type historyFlags struct {
 	regions                []string
 	from, to               time.Time // since and until, parsed
 	used                   [][]string
+	bar                    *progress // of the snapshots, once the importer says how many
 }
 
 func (h *historyFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&h.since, "since", "", "only commits at or after this time (a date or RFC 3339)")
-	cmd.Flags().StringVar(&h.until, "until", "", "only commits before this time (a date or RFC 3339)")
+	commitWindowFlags(cmd.Flags(), &h.since, &h.until)
 	cmd.Flags().Var(spanFlag(&h.every), "every",
 		"per file, the first snapshot of each period this long (1d, 3d, 1w; default all)")
 	cmd.Flags().StringSliceVar(&h.regions, "regions", nil, "only rows of these regions, of any cloud (default all)")
@@ -34,26 +36,53 @@ func (h *historyFlags) add(cmd *cobra.Command) {
 }
 
 // parse reads --since and --until.
-func (h *historyFlags) parse() error {
+func (h *historyFlags) parse() (err error) {
+	h.from, h.to, err = commitWindow(h.since, h.until)
+	return err
+}
+
+// commitWindowFlags adds --since and --until, the window of commit times of an
+// import of a git history.
+func commitWindowFlags(fl *pflag.FlagSet, since, until *string) {
+	fl.StringVar(since, "since", "", "only commits at or after this time (a date or RFC 3339)")
+	fl.StringVar(until, "until", "", "only commits before this time (a date or RFC 3339)")
+}
+
+// commitWindow reads --since and --until (commitWindowFlags): empty is no bound.
+func commitWindow(since, until string) (from, to time.Time, err error) {
 	for _, b := range []struct {
 		flag, text string
 		t          *time.Time
-	}{{"since", h.since, &h.from}, {"until", h.until, &h.to}} {
+	}{{"since", since, &from}, {"until", until, &to}} {
 		if b.text == "" {
 			continue
 		}
-		t, err := query.ParseAt(b.text)
-		if err != nil {
-			return usagef("--%s %q: use a date (2025-01-01) or RFC 3339", b.flag, b.text)
+		if *b.t, err = query.ParseAt(b.text); err != nil {
+			return from, to, usagef("--%s %q: use a date (2025-01-01) or RFC 3339", b.flag, b.text)
 		}
-		*b.t = t
 	}
-	return nil
+	return from, to, nil
 }
 
-// record keeps one imported snapshot for the manifest.
-func (h *historyFlags) record(commit string, at time.Time, path, cloud, version string, rows int) {
-	h.used = append(h.used, []string{commit, at.Format(time.RFC3339), path, cloud, version, fmt.Sprint(rows)})
+// snapshot is an importer's progress: the bar of total snapshots on w, and, once
+// one is imported (done > 0), its line on the bar and its row of the manifest.
+func (h *historyFlags) snapshot(w io.Writer, done, total int, commit string, at time.Time,
+	path, cloud, version string, rows int) {
+	if h.bar == nil {
+		h.bar = newProgress(w, total, "snapshots")
+	}
+	if done > 0 {
+		h.used = append(h.used, []string{commit, at.Format(time.RFC3339), path, cloud, version, fmt.Sprint(rows)})
+		h.bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", path, commit[:min(12, len(commit))], at.Format("2006-01-02"),
+			rows))
+	}
+}
+
+// finish ends the bar, if the importer started one.
+func (h *historyFlags) finish() {
+	if h.bar != nil {
+		h.bar.Finish()
+	}
 }
 
 // writeManifest writes the snapshots imported, oldest first, when --manifest is set.

@@ -50,16 +50,11 @@ func (a *app) importFile(ctx context.Context, file, job string) error {
 	if err != nil {
 		return err
 	}
-	st, deferred, err := a.openStoreToWrite(ctx)
+	runner, err := a.openRunner(ctx, true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	runner, err := a.runner(st)
-	if err != nil {
-		return err
-	}
-	runner.MigrateFirst = deferred
+	defer runner.Store.Close()
 	if a.cfg.Ingest.BatchBytes == 0 {
 		// An import's batches are bounded by rows alone (the store's WriteBatchSize):
 		// the byte bound is for collections, where many sources batch at once. DuckDB's

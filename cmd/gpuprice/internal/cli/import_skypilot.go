@@ -60,16 +60,11 @@ CSV, the provenance of what was stored; examples/history is built so
 			}
 			sum := sha256.Sum256([]byte(repo))
 			cp := resumable.Checkpoint{Path: filepath.Join(dir, "import", "skypilot-"+hex.EncodeToString(sum[:6])+".json")}
-			st, err := a.openStore(ctx)
+			runner, err := a.openRunner(ctx, false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runner, err := a.runner(st)
-			if err != nil {
-				return err
-			}
-			var bar *progress
+			defer runner.Store.Close()
 			var read skypilot.Result
 			res, err := runner.Import(ctx, "import:skypilot-catalog", ingest.Options{FX: ingest.FXLazy,
 				SourceKind: schemas.SourceImport},
@@ -78,20 +73,11 @@ CSV, the provenance of what was stored; examples/history is built so
 						Restart: restart,
 						Since:   hist.from, Until: hist.to, Every: hist.every, Regions: hist.regions,
 						Progress: func(done, total int, s skypilot.Snapshot, rows int) {
-							if bar == nil {
-								bar = newProgress(a.stderr, total, "snapshots")
-							}
-							if done > 0 {
-								hist.record(s.Commit, s.Time, s.Path, s.Cloud, s.Version, rows)
-								bar.Add(1, fmt.Sprintf("%s @ %s %s: %d rows", s.Path, s.Commit[:min(12, len(s.Commit))],
-									s.Time.Format("2006-01-02"), rows))
-							}
+							hist.snapshot(a.stderr, done, total, s.Commit, s.Time, s.Path, s.Cloud, s.Version, rows)
 						}}
 					var err error
 					read, err = im.Import(ctx)
-					if bar != nil {
-						bar.Finish()
-					}
+					hist.finish()
 					if err == nil && read.Imported == 0 && read.Snapshots > 0 {
 						run.Note(fmt.Sprintf("nothing new: all %d snapshots were imported before", read.Snapshots))
 					}

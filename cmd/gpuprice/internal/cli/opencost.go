@@ -8,13 +8,12 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics/opencost"
 	"github.com/gpuprice/gpuprice/analytics/query"
+	"github.com/gpuprice/gpuprice/schemas"
 )
 
 // exportOpenCostCmd is `export opencost`: OpenCost's custom pricing CSV of the GPU
 // instance types on offer.
 func (a *app) exportOpenCostCmd() *cobra.Command {
-	var ff filterFlags
-	var out string
 	cmd := &cobra.Command{
 		Use:   "opencost [filters] [--out FILE]",
 		Short: "Write OpenCost's custom pricing CSV for GPU nodes from the latest market prices",
@@ -30,20 +29,17 @@ and instance type (zones, providers) the row is their median. The prices are tho
 		Example: `  gpuprice export opencost --provider aws --out /etc/opencost/pricing.csv
   gpuprice export opencost --provider gcp --pricing spot --gpu h100`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ff.pricing == "" {
-				ff.pricing = "on_demand"
-			}
-			q, err := query.ParsePrices(ff.values(), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Prices(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.filters()
+	out := p.fl.String("out", "", "write to this file (default: standard output)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		v := p.values()
+		if v.Get("pricing") == "" {
+			v.Set("pricing", "on_demand")
+		}
+		return read(a, cmd, v, query.ParsePrices, query.Source.Prices,
+			func(_ query.PricesQuery, res query.Result[[]schemas.Observation]) error {
 				a.noteRecorded(res.Data)
 				rows := opencost.Rows(res.Data)
 				if len(rows) == 0 {
@@ -57,19 +53,16 @@ and instance type (zones, providers) the row is their median. The prices are tho
 				if err := opencost.Write(&b, rows); err != nil {
 					return err
 				}
-				if out == "" {
-					_, err = a.stdout.Write(b.Bytes())
+				if *out == "" {
+					_, err := a.stdout.Write(b.Bytes())
 					return err
 				}
-				if err := writeFileAtomic(out, b.Bytes()); err != nil {
+				if err := writeFileAtomic(*out, b.Bytes()); err != nil {
 					return fmt.Errorf("--out: %w", err)
 				}
-				a.log.Info("exported", "rows", len(rows), "format", "opencost", "out", out)
+				a.log.Info("exported", "rows", len(rows), "format", "opencost", "out", *out)
 				return nil
 			})
-		},
 	}
-	ff.add(cmd)
-	cmd.Flags().StringVar(&out, "out", "", "write to this file (default: standard output)")
 	return cmd
 }

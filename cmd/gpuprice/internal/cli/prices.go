@@ -1,11 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,54 +19,7 @@ var CSVHeader = query.CSVHeader
 
 func fnum(v float64) string { return query.Num(v) }
 
-type filterFlags struct {
-	gpu, provider, pricing, region, tier string
-	interconnect                         string // only where addInterconnect registered it
-}
-
-// addInterconnect adds --interconnect (prices, tokens, inference: the offers read
-// from observations, which carry one).
-func (f *filterFlags) addInterconnect(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.interconnect, "interconnect", "",
-		"published interconnect between nodes: infiniband, roce, efa, rdma (any of the three), ethernet, "+
-			"nvlink-only, unknown")
-}
-
-func (f *filterFlags) add(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.gpu, "gpu", "",
-		"GPU: canonical (H100-SXM-80GB), a family (h100) or as typed (\"H100 SXM\"); see `gpuprice gpus`")
-	fl.StringVar(&f.provider, "provider", "", "provider, e.g. aws, lambda, vast")
-	fl.StringVar(&f.pricing, "pricing", "", "pricing kind: on_demand, spot, reserved_1y, reserved_3y, commitment_<n>m")
-	fl.StringVar(&f.region, "region", "", "provider region (e.g. eastus, us-east-1; case does not matter)")
-	fl.StringVar(&f.tier, "tier", "", "hyperscaler, specialist or marketplace")
-}
-
-// values are the filters as report parameters, with more name/value pairs.
-func (f *filterFlags) values(kv ...string) url.Values {
-	return flagValues(append([]string{"gpu", f.gpu, "provider", f.provider, "pricing", f.pricing, "region", f.region,
-		"tier", f.tier,
-		"interconnect", f.interconnect}, kv...)...)
-}
-
-// flagValues builds report parameters from name/value pairs, leaving out empty values.
-func flagValues(kv ...string) url.Values {
-	v := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			v.Set(kv[i], kv[i+1])
-		}
-	}
-	return v
-}
-
 func (a *app) pricesCmd() *cobra.Command {
-	var ff filterFlags
-	var format string
-	var limit int
-	var stale time.Duration
-	var allSeries, withDerived, explain, riskAdjusted bool
-	var checkpoint, restart time.Duration
 	cmd := &cobra.Command{
 		Use:   "prices",
 		Short: "The latest price of every series, cheapest per GPU-hour first",
@@ -89,64 +41,52 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
   gpuprice prices --provider vast --pricing spot --format csv > vast.csv
   gpuprice prices --provider lambda --explain   # published figure → $/GPU-hour, step by step`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			v := ff.values("stale", query.FormatSpan(stale))
-			if limit != 0 {
-				v.Set("limit", strconv.Itoa(limit))
-			}
-			if allSeries {
-				v.Set("all-series", "true")
-			}
-			if withDerived {
-				v.Set("include-derived", "true")
-			}
-			q, err := query.ParsePrices(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Prices(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.filters()
+	p.interconnect()
+	format := formatFlag(p.fl)
+	p.Int("limit", 0, "show at most this many rows (0: all)")
+	stale := analytics.StaleAfter
+	p.fl.Var(spanFlag(&stale), "stale",
+		"drop series not seen within this long of their provider's newest observation (7d, 36h, 2w)")
+	p.send("stale", func() (string, bool) { return query.FormatSpan(stale), true })
+	p.Bool("all-series", "list every series ever seen, withdrawn offers included")
+	p.Bool("include-derived", "also list derived prices and \"from\" floors (marked in the BASIS column)")
+	explain := p.fl.Bool("explain", false,
+		"show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
+	riskAdjusted := p.fl.Bool("risk-adjusted", false,
+		"add the expected $ per GPU-hour of work once interruptions are counted (docs/risk.md)")
+	checkpoint, restart := 30*time.Minute, 10*time.Minute
+	p.fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
+	p.fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		var src query.Source // --risk-adjusted reads the signals of the same source
+		ask := func(s query.Source, ctx context.Context, q query.PricesQuery) (query.Result[[]schemas.Observation], error) {
+			src = s
+			return s.Prices(ctx, q)
+		}
+		return read(a, cmd, p.values(), query.ParsePrices, ask,
+			func(_ query.PricesQuery, res query.Result[[]schemas.Observation]) error {
 				a.noteRecorded(res.Data)
 				if res.Empty != "" {
-					if format == "table" {
+					if *format == "table" {
 						return query.Write(a.stdout, "table", query.PricesColumns, nil, nil, "(no prices: "+res.Empty+")")
 					}
 					fmt.Fprintf(a.stderr, "gpuprice: no prices: %s\n", res.Empty)
 				}
-				if riskAdjusted {
-					return a.writeRiskAdjusted(cmd, src, format, res.Data, checkpoint, restart, explain)
+				if *riskAdjusted {
+					return a.writeRiskAdjusted(cmd, src, *format, res.Data, checkpoint, restart, *explain)
 				}
-				if explain {
-					return writeExplained(a.stdout, format, res.Data)
+				if *explain {
+					return writeExplained(a.stdout, *format, res.Data)
 				}
-				return writeObservations(a.stdout, format, res.Data)
+				return writeObservations(a.stdout, *format, res.Data)
 			})
-		},
 	}
-	ff.add(cmd)
-	ff.addInterconnect(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
-	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many rows (0: all)")
-	stale = analytics.StaleAfter
-	cmd.Flags().Var(spanFlag(&stale), "stale",
-		"drop series not seen within this long of their provider's newest observation (7d, 36h, 2w)")
-	cmd.Flags().BoolVar(&allSeries, "all-series", false, "list every series ever seen, withdrawn offers included")
-	cmd.Flags().BoolVar(&withDerived, "include-derived", false,
-		"also list derived prices and \"from\" floors (marked in the BASIS column)")
-	cmd.Flags().BoolVar(&explain, "explain", false,
-		"show how each published figure became $/GPU-hour (currency, FX rate and date, unit, GPU count, scope, basis)")
-	cmd.Flags().BoolVar(&riskAdjusted, "risk-adjusted", false,
-		"add the expected $ per GPU-hour of work once interruptions are counted (docs/risk.md)")
-	checkpoint, restart = 30*time.Minute, 10*time.Minute
-	cmd.Flags().Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
-	cmd.Flags().Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	return cmd
 }
 

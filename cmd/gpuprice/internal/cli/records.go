@@ -3,9 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,16 +20,27 @@ func init() {
 // untilFlag adds --until, the end of the window as --at gives it, also as a span back
 // from now (2w: two weeks ago), parsed as --since is (query.ParseUntil).
 func untilFlag(fl *pflag.FlagSet, until *string) {
-	fl.StringVar(until, "until", "",
-		"end of the window, as --at, or a span back from now (2w, 36h); give one of --at and --until")
+	fl.StringVar(until, "until", "", untilHelp)
 }
 
 // sinceUntilFlags adds --since and --until bounding what a record command lists.
 func sinceUntilFlags(fl *pflag.FlagSet, since, until *string, what string) {
-	fl.StringVar(since, "since", "",
-		"only "+what+" at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time")
-	fl.StringVar(until, "until", "",
-		"only "+what+" before this: a span back from now (2w, 36h), a date or an RFC 3339 time")
+	fl.StringVar(since, "since", "", sinceHelp(what))
+	fl.StringVar(until, "until", "", untilListHelp(what))
+}
+
+// sinceUntil adds --since and --until, parameters bounding what a record command lists.
+func (p *params) sinceUntil(what string) {
+	p.String("since", "", sinceHelp(what))
+	p.String("until", "", untilListHelp(what))
+}
+
+func sinceHelp(what string) string {
+	return "only " + what + " at or after this: a span back from --until or now (2w, 90d, 36h), a date or an RFC 3339 time"
+}
+
+func untilListHelp(what string) string {
+	return "only " + what + " before this: a span back from now (2w, 36h), a date or an RFC 3339 time"
 }
 
 func checkFormat(format string, allowed ...string) error {
@@ -44,8 +53,6 @@ func checkFormat(format string, allowed ...string) error {
 }
 
 func (a *app) runsCmd() *cobra.Command {
-	var source, format, since, until string
-	var limit int
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Show collection run records, newest first",
@@ -53,37 +60,23 @@ func (a *app) runsCmd() *cobra.Command {
   gpuprice runs --since 2d --format markdown
   gpuprice runs --since 2026-11-01 --until 2026-11-02 --limit 0 --format csv`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseRuns(flagValues("source", source, "limit", strconv.Itoa(limit), "since", since, "until", until),
-				query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Runs(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := query.RunsTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data,
-					"(no run recorded in this window: `gpuprice collect` records one per source)")
-			})
-		},
 	}
-	cmd.Flags().StringVar(&source, "source", "", "only this source")
-	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many (0: all)")
-	sinceUntilFlags(cmd.Flags(), &since, &until, "runs that started")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.String("source", "", "only this source")
+	p.Count("limit", 20, "at most this many (0: all)")
+	p.sinceUntil("runs that started")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		return readTable(a, cmd, p.values(), *format, query.ParseRuns, query.Source.Runs, query.RunsTable,
+			"(no run recorded in this window: `gpuprice collect` records one per source)")
+	}
 	return cmd
 }
 
 func (a *app) quarantineCmd() *cobra.Command {
-	var limit int
-	var format, since, until string
 	cmd := &cobra.Command{
 		Use:   "quarantine",
 		Short: "Show rows that failed validation, with the reason, newest first",
@@ -91,31 +84,20 @@ func (a *app) quarantineCmd() *cobra.Command {
   gpuprice quarantine --since 1d --format json
   gpuprice quarantine --since 2026-11-01 --until 2026-11-08 --limit 0 --format csv > held.csv`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseQuarantine(flagValues("limit", strconv.Itoa(limit), "since", since, "until", until),
-				query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Quarantine(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				header, rows := query.QuarantineTable(res.Data)
-				// An empty quarantine is good news: every row read passed the gates.
-				return output(a.stdout, format, header, rows, res.Data,
-					"(nothing quarantined in this window: every row read passed validation; "+
-						"rows a provider says are not offered are counted in `gpuprice runs`, not kept here)")
-			})
-		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many (0: all)")
-	sinceUntilFlags(cmd.Flags(), &since, &until, "rows quarantined")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.Count("limit", 50, "at most this many (0: all)")
+	p.sinceUntil("rows quarantined")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		// An empty quarantine is good news: every row read passed the gates.
+		return readTable(a, cmd, p.values(), *format, query.ParseQuarantine, query.Source.Quarantine,
+			query.QuarantineTable, "(nothing quarantined in this window: every row read passed validation; "+
+				"rows a provider says are not offered are counted in `gpuprice runs`, not kept here)")
+	}
 	cmd.AddCommand(a.quarantineReleaseCmd())
 	return cmd
 }
@@ -135,22 +117,18 @@ released: fix the source or the configuration and collect again.`,
   gpuprice quarantine release 3f2a9c01be77`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, ids []string) error {
-			st, err := a.openStore(cmd.Context())
+			r, err := a.openRunner(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			rows, err := st.Quarantine(cmd.Context(), 0)
+			defer r.Store.Close()
+			rows, err := r.Store.Quarantine(cmd.Context(), 0)
 			if err != nil {
 				return err
 			}
 			byID := map[string]schemas.Quarantined{}
 			for _, q := range rows {
 				byID[q.ID()] = q
-			}
-			r, err := a.runner(st)
-			if err != nil {
-				return err
 			}
 			for _, id := range ids {
 				q, ok := byID[strings.TrimSpace(id)]
@@ -170,8 +148,6 @@ released: fix the source or the configuration and collect again.`,
 }
 
 func (a *app) fxCmd() *cobra.Command {
-	var currency, format string
-	var days int
 	cmd := &cobra.Command{
 		Use: "fx",
 		Example: `  gpuprice fx --currency EUR
@@ -181,27 +157,17 @@ func (a *app) fxCmd() *cobra.Command {
 collect unless sources.fx.enabled is false), as US dollars per unit of each currency.
 Every converted observation keeps the rate it used in fx_rate.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			q, err := query.ParseFX(flagValues("currency", currency, "days", strconv.Itoa(days)), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.FX(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				header, rows := query.FXTable(res.Data)
-				return output(a.stdout, format, header, rows, res.Data)
-			})
-		},
 	}
-	cmd.Flags().StringVar(&currency, "currency", "", "only this ISO 4217 currency, e.g. EUR")
-	cmd.Flags().IntVar(&days, "days", 0, "only the last N days (0: all)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.String("currency", "", "only this ISO 4217 currency, e.g. EUR")
+	p.Count("days", 0, "only the last N days (0: all)")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		return readTable(a, cmd, p.values(), *format, query.ParseFX, query.Source.FX, query.FXTable)
+	}
 	return cmd
 }
 
@@ -228,17 +194,7 @@ func (a *app) sourcesCmd() *cobra.Command {
 			if err != nil && !errors.Is(err, errNoStore) { // no store yet: no run to show
 				a.log.Warn("store not readable: last runs not shown", "error", err.Error())
 			}
-			var cells [][]string
-			for _, r := range rows {
-				lr := "never"
-				if r.LastRun != nil {
-					lr = fmt.Sprintf("%s %s (%d rows)", r.LastRun.FinishedAt.Format(time.RFC3339), r.LastRun.Status,
-						r.LastRun.RowsAccepted)
-				}
-				cells = append(cells, []string{r.Name, r.Tier, r.Method, strings.Join(r.Pricing, ","),
-					shortCredentials(r.Credentials), r.Schedule, strconv.FormatBool(r.Enabled), lr})
-			}
-			header := []string{"name", "tier", "method", "pricing", "credentials", "schedule", "enabled", "last_run"}
+			header, cells := query.SourcesTable(rows)
 			return output(a.stdout, format, header, cells, rows, "")
 		},
 	}
@@ -248,8 +204,6 @@ func (a *app) sourcesCmd() *cobra.Command {
 }
 
 func (a *app) gpusCmd() *cobra.Command {
-	var format, explain, gpu, provider, sku string
-	var memGB float64
 	cmd := &cobra.Command{
 		Use:   "gpus",
 		Short: "List the GPU catalog (dense TFLOPS, memory, bandwidth, TDP, sources)",
@@ -264,51 +218,39 @@ and assumptions exactly as collection does, and says what collection stores.`,
   gpuprice gpus --explain "NVIDIA H100 80GB HBM3"
   gpuprice gpus --explain H100 --provider ovhcloud --sku h100-380 --memory 80`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cat, err := schemas.DefaultCatalog()
-			if err != nil {
-				return err
-			}
-			if explain != "" {
-				return a.explainGPU(cat, schemas.Hint{Provider: provider, Name: explain, SKU: sku, MemoryGB: memGB})
-			}
-			if err := checkFormat(format, query.Formats...); err != nil {
-				return err
-			}
-			q, err := query.ParseGPUs(flagValues("gpu", gpu), query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			r := &query.Reader{Catalog: cat} // the catalog needs no store
-			res, err := r.GPUs(cmd.Context(), q)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			a.noteMatches(res.Matched)
-			var cells [][]string
-			for _, g := range res.Data {
-				bf16 := fnum(g.DenseBF16TFLOPS)
-				if g.DenseBF16TFLOPS == 0 && g.DenseFP16TFLOPS > 0 {
-					bf16 = fnum(g.DenseFP16TFLOPS) + " (FP16)"
-				}
-				if g.PeakDenseTFLOPS() == 0 {
-					bf16 = "none known"
-				}
-				cells = append(cells, []string{g.ID, fnum(g.MemoryGB), g.MemoryType, fnum(g.BandwidthTBs),
-					bf16, fnum(g.DenseFP8TFLOPS), fnum(g.TDPWatts), strings.Join(g.Sources, " ")})
-			}
-			header := []string{"id", "memory_gb", "memory_type", "bandwidth_tbs", "dense_bf16_tflops", "dense_fp8_tflops",
-				"tdp_watts", "sources"}
-			return output(a.stdout, format, header, cells, res.Data, "(no GPU matches)")
-		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "table, json, csv or markdown")
-	cmd.Flags().StringVar(&gpu, "gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
-	cmd.Flags().StringVar(&explain, "explain", "", "show how this provider GPU name is canonicalised")
-	cmd.Flags().StringVar(&provider, "provider", "",
-		"with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
-	cmd.Flags().StringVar(&sku, "sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
-	cmd.Flags().Float64Var(&memGB, "memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
+	p := newParams(cmd)
+	format := formatFlag(p.fl)
+	p.String("gpu", "", "only the GPUs this name matches (h100, \"H100 SXM\", a100-80gb)")
+	// --explain and what it reads are no parameters: the catalog's answer is printed.
+	explain := p.fl.String("explain", "", "show how this provider GPU name is canonicalised")
+	provider := p.fl.String("provider", "", "with --explain: the provider whose rules apply (aws, ovhcloud, runpod…)")
+	sku := p.fl.String("sku", "", "with --explain: the SKU the source reads (p5.48xlarge, h100-380…)")
+	memGB := p.fl.Float64("memory", 0, "with --explain: the memory of one GPU the source reads, in GB")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cat, err := schemas.DefaultCatalog()
+		if err != nil {
+			return err
+		}
+		if *explain != "" {
+			return a.explainGPU(cat, schemas.Hint{Provider: *provider, Name: *explain, SKU: *sku, MemoryGB: *memGB})
+		}
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		q, err := query.ParseGPUs(p.values(), query.NoCaps)
+		if err != nil {
+			return query.FlagError(err)
+		}
+		r := &query.Reader{Catalog: cat} // the catalog needs no store
+		res, err := r.GPUs(cmd.Context(), q)
+		if err != nil {
+			return query.FlagError(err)
+		}
+		a.noteMatches(res.Matched)
+		header, cells := query.GPUsTable(res.Data)
+		return output(a.stdout, *format, header, cells, res.Data, "(no GPU matches)")
+	}
 	return cmd
 }
 
@@ -341,8 +283,6 @@ func (a *app) explainGPU(cat *schemas.Catalog, h schemas.Hint) error {
 }
 
 func (a *app) seriesCmd() *cobra.Command {
-	var provider, sku, region, zone, pricing, since, at, until, bar, format, weight string
-	var limit int
 	cmd := &cobra.Command{
 		Use:   "series",
 		Short: "One series over a window: its observations and its hourly or daily bars",
@@ -351,45 +291,30 @@ over the window of --since ending --at: the table lists its bars, --format json
 adds every observation (collected and imported).`,
 		Example: `  gpuprice series --provider lambda --sku gpu_8x_h100_sxm_80gb --pricing on_demand --since 30d --bar 1d`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "table", "json", "csv", "markdown"); err != nil {
-				return err
-			}
-			v := flagValues("provider", provider, "sku", sku, "region", region, "zone", zone, "pricing", pricing,
-				"since", since, "at", at, "until", until, "bar", bar, "weight", weight)
-			if limit != 0 {
-				v.Set("limit", strconv.Itoa(limit))
-			}
-			q, err := query.ParseSeries(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Series(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.String("provider", "", "provider (required)")
+	p.String("sku", "", "SKU (required)")
+	p.String("region", "", "region, verbatim")
+	p.String("zone", "", "zone, verbatim")
+	p.String("pricing", "", "pricing kind (required)")
+	p.window("since", "30d")
+	p.String("bar", "1h", "bar width: 1h or 1d")
+	p.Int("limit", 0, "at most this many observations (0: all)")
+	p.weight()
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkFormat(*format, query.Formats...); err != nil {
+			return err
+		}
+		return read(a, cmd, p.values(), query.ParseSeries, query.Source.Series,
+			func(_ query.SeriesQuery, res query.Result[query.Series]) error {
 				header, rows := res.Data.Table()
-				if res.Empty != "" && format != "table" {
+				if res.Empty != "" && *format != "table" {
 					fmt.Fprintf(a.stderr, "gpuprice: %s\n", res.Empty)
 				}
-				return output(a.stdout, format, header, rows, res.Data, "("+res.Empty+")")
+				return output(a.stdout, *format, header, rows, res.Data, "("+res.Empty+")")
 			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&provider, "provider", "", "provider (required)")
-	fl.StringVar(&sku, "sku", "", "SKU (required)")
-	fl.StringVar(&region, "region", "", "region, verbatim")
-	fl.StringVar(&zone, "zone", "", "zone, verbatim")
-	fl.StringVar(&pricing, "pricing", "", "pricing kind (required)")
-	fl.StringVar(&since, "since", "30d", "length of the window ending --at")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&bar, "bar", "1h", "bar width: 1h or 1d")
-	fl.IntVar(&limit, "limit", 0, "at most this many observations (0: all)")
-	weightFlag(fl, &weight)
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }

@@ -64,15 +64,11 @@ func (a *app) reparse(cmd *cobra.Command, dir string, only []string) error {
 		}
 		return fmt.Errorf("reparse: %w", err)
 	}
-	st, err := a.openStore(ctx)
+	runner, err := a.openRunner(ctx, false)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	runner, err := a.runner(st)
-	if err != nil {
-		return err
-	}
+	defer runner.Store.Close()
 	if rates := arc.FXRates(jo); rates != nil {
 		// The ECB rates of the recorded run, from the archive: no network.
 		runner.FX.Refresh = rates

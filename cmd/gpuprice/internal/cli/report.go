@@ -51,10 +51,6 @@ func reportFormat(format, out string) (string, error) {
 }
 
 func (a *app) reportCmd() *cobra.Command {
-	var gpu, pricing, region, since, at, until, term, modelParams, out, format, snapshot, util, weight string
-	var providers []string
-	var quote float64
-	var gpus, cheapest int
 	cmd := &cobra.Command{
 		Use: "report",
 		Short: "The buyer's report: a GPU's price history and analytics as one HTML, PDF or Markdown file to bring to a " +
@@ -80,102 +76,95 @@ the PATH). The API serves the HTML at /api/v1/report with the same parameters.`,
   gpuprice report --gpu h100-sxm --since 365d --quote 2.10 --term 1y --gpus 64 --out h100-quote.pdf
   gpuprice report --gpu A100-SXM-80GB --provider aws --provider lambda --region us-east-1 --format markdown`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if gpu == "" {
-				return usagef("--gpu is required (see `gpuprice gpus`)")
+	}
+	p := newParams(cmd)
+	gpu := p.String("gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
+	p.String("pricing", schemas.OnDemand, "pricing kind of the market figures")
+	p.String("region", "", "provider region (default: all)")
+	providers := p.fl.StringSlice("provider", nil, "only these providers (repeatable, or comma-separated) (default: all)")
+	p.send("provider", func() (string, bool) { s := strings.Join(*providers, ","); return s, s != "" })
+	p.String("since", "180d", "length of the window ending --at (a span or a date)")
+	p.String("at", "", "end of the window, RFC 3339 or a date (default: now)")
+	p.until()
+	quote := p.fl.Float64("quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
+	p.send("quote", func() (string, bool) { return strconv.FormatFloat(*quote, 'f', -1, 64), p.fl.Changed("quote") })
+	p.String("term", "1y", "the quote's term: 1y or 3y")
+	p.String("utilisation", "", "share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): "+
+		"the target price says what the quote saves at it")
+	p.Count("gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
+	p.String("model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
+	p.Count("cheapest", 10, "how many of the cheapest offers to list")
+	out := p.fl.StringP("out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
+	format := p.fl.String("format", "", "html, pdf or markdown (default: from --out's extension)")
+	p.weight()
+	snapshot := p.fl.String("snapshot", "",
+		"a directory of gpuprice publish: cite its snapshot days that cover the window")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *gpu == "" {
+			return usagef("--gpu is required (see `gpuprice gpus`)")
+		}
+		f, err := reportFormat(*format, *out)
+		if err != nil {
+			return usageError{err}
+		}
+		q, err := query.ParseReport(p.values(), query.NoCaps)
+		if err != nil {
+			return usageError{query.FlagError(err)}
+		}
+		dsn, err := a.cfg.StoreDSN(a.storeDSN)
+		if err != nil {
+			return err
+		}
+		return a.withReports(cmd, func(src query.Source) error {
+			cite := report.CiteStore(dsn)
+			if c, ok := query.Unwrap(src).(*query.Client); ok {
+				cite += " via " + c.Base
 			}
-			f, err := reportFormat(format, out)
-			if err != nil {
-				return usageError{err}
+			opt := report.Options{Store: cite}
+			if *snapshot != "" {
+				opt.Snapshot = func(from, to time.Time) (*report.Snapshot, error) {
+					c, err := publish.Cite(*snapshot, from, to)
+					if err != nil {
+						return nil, err
+					}
+					return &report.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing),
+						Sentence: c.String()}, nil
+				}
 			}
-			v := flagValues("gpu", gpu, "pricing", pricing, "region", region, "provider", strings.Join(providers, ","),
-				"since", since, "at", at, "until", until, "term", term, "model-params", modelParams, "utilisation", util,
-				"weight", weight)
-			if cmd.Flags().Changed("quote") {
-				v.Set("quote", strconv.FormatFloat(quote, 'f', -1, 64))
-			}
-			v.Set("gpus", strconv.Itoa(gpus))
-			v.Set("cheapest", strconv.Itoa(cheapest))
-			q, err := query.ParseReport(v, query.NoCaps)
-			if err != nil {
-				return usageError{query.FlagError(err)}
-			}
-			dsn, err := a.cfg.StoreDSN(a.storeDSN)
+			rep, err := report.Build(cmd.Context(), src, q, opt)
 			if err != nil {
 				return err
 			}
-			return a.withReports(cmd, func(src query.Source) error {
-				cite := report.CiteStore(dsn)
-				if c, ok := query.Unwrap(src).(*query.Client); ok {
-					cite += " via " + c.Base
-				}
-				opt := report.Options{Store: cite}
-				if snapshot != "" {
-					opt.Snapshot = func(from, to time.Time) (*report.Snapshot, error) {
-						c, err := publish.Cite(snapshot, from, to)
-						if err != nil {
-							return nil, err
-						}
-						return &report.Snapshot{Dir: c.Dir, ID: c.ID, From: c.From, To: c.To, Days: len(c.Days), Missing: len(c.Missing),
-							Sentence: c.String()}, nil
-					}
-				}
-				rep, err := report.Build(cmd.Context(), src, q, opt)
-				if err != nil {
+			a.noteMatches(rep.Matched)
+			var buf bytes.Buffer
+			switch f {
+			case "markdown":
+				err = rep.Markdown(&buf)
+			default:
+				err = rep.HTML(&buf)
+			}
+			if err != nil {
+				return err
+			}
+			body := buf.Bytes()
+			if f == "pdf" {
+				fmt.Fprintln(a.stderr, "gpuprice: printing the report with headless Chromium")
+				if body, err = report.PDF(cmd.Context(), body); err != nil {
 					return err
 				}
-				a.noteMatches(rep.Matched)
-				var buf bytes.Buffer
-				switch f {
-				case "markdown":
-					err = rep.Markdown(&buf)
-				default:
-					err = rep.HTML(&buf)
-				}
-				if err != nil {
-					return err
-				}
-				body := buf.Bytes()
-				if f == "pdf" {
-					fmt.Fprintln(a.stderr, "gpuprice: printing the report with headless Chromium")
-					if body, err = report.PDF(cmd.Context(), body); err != nil {
-						return err
-					}
-				}
-				if out == "" || out == "-" {
-					_, err = a.stdout.Write(body)
-					return err
-				}
-				if err := writeFileAtomic(out, body); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stderr, "gpuprice: wrote %s (%s, %d bytes; data SHA-256 %s)\n", out, f, len(body),
-					rep.Citation.DataSHA256[:16])
-				return nil
-			})
-		},
+			}
+			if *out == "" || *out == "-" {
+				_, err = a.stdout.Write(body)
+				return err
+			}
+			if err := writeFileAtomic(*out, body); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "gpuprice: wrote %s (%s, %d bytes; data SHA-256 %s)\n", *out, f, len(body),
+				rep.Citation.DataSHA256[:16])
+			return nil
+		})
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "one GPU: canonical (H100-SXM-80GB) or as typed (\"h100 sxm\") (required)")
-	fl.StringVar(&pricing, "pricing", schemas.OnDemand, "pricing kind of the market figures")
-	fl.StringVar(&region, "region", "", "provider region (default: all)")
-	fl.StringSliceVar(&providers, "provider", nil, "only these providers (repeatable, or comma-separated) (default: all)")
-	fl.StringVar(&since, "since", "180d", "length of the window ending --at (a span or a date)")
-	fl.StringVar(&at, "at", "", "end of the window, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.Float64Var(&quote, "quote", 0, "a quoted price in $/GPU-hour: adds the target price section")
-	fl.StringVar(&term, "term", "1y", "the quote's term: 1y or 3y")
-	fl.StringVar(&util, "utilisation", "",
-		"share of the term's hours the GPUs will be used, 60% or 0.6 (default 100%): the target price says what the quote "+
-			"saves at it")
-	fl.IntVar(&gpus, "gpus", 1, "how many GPUs the quote is for (scales the savings over the term)")
-	fl.StringVar(&modelParams, "model-params", "70B", "model size for $ per 1B training tokens (70B, 7e9, 1.5T)")
-	fl.IntVar(&cheapest, "cheapest", 10, "how many of the cheapest offers to list")
-	fl.StringVarP(&out, "out", "o", "", "write to this file: .html, .pdf or .md (default: Markdown on stdout)")
-	fl.StringVar(&format, "format", "", "html, pdf or markdown (default: from --out's extension)")
-	weightFlag(fl, &weight)
-	fl.StringVar(&snapshot, "snapshot", "",
-		"a directory of gpuprice publish: cite its snapshot days that cover the window")
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"time"
 
@@ -15,9 +14,16 @@ import (
 
 func init() { addCommand((*app).riskCmd) }
 
+// signalFilters adds the filters of the commands that read signals (risk,
+// availability): --provider, --sku (said as sku says), --region and --gpu.
+func (p *params) signalFilters(sku string) {
+	p.String("provider", "", "provider")
+	p.String("sku", "", sku)
+	p.String("region", "", "provider region")
+	p.String("gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
+}
+
 func (a *app) riskCmd() *cobra.Command {
-	var provider, sku, region, gpu, since, until, format string
-	var changes bool
 	cmd := &cobra.Command{
 		Use:   "risk",
 		Short: "Interruption band history: each offer's first band and every move since (docs/risk.md)",
@@ -31,41 +37,17 @@ a move is a move from the band in force when the window began, and without
   gpuprice risk --sku p5.48xlarge --changes
   gpuprice risk --gpu h100 --changes --since 30d`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := url.Values{}
-			for k, s := range map[string]string{"provider": provider, "sku": sku, "region": region, "gpu": gpu,
-				"since": since, "until": until} {
-				if s != "" {
-					v.Set(k, s)
-				}
-			}
-			if changes {
-				v.Set("changes", "true")
-			}
-			q, err := query.ParseRisk(v, query.NoCaps) // the API's parameters, read once
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Risk(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data, "no interruption band stored matches")
-			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&provider, "provider", "", "provider")
-	fl.StringVar(&sku, "sku", "", "SKU (an instance type: p5.48xlarge)")
-	fl.StringVar(&region, "region", "", "provider region")
-	fl.StringVar(&gpu, "gpu", "", "GPUs as typed, separated by commas (H100,a100 40gb; a family selects each variant)")
-	fl.StringVar(&since, "since", "", "from this time (a date, RFC 3339, or a duration back: 90d)")
-	fl.StringVar(&until, "until", "", "before this time (as --since)")
-	fl.BoolVar(&changes, "changes", false, "only the moves between bands")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.signalFilters("SKU (an instance type: p5.48xlarge)")
+	p.String("since", "", "from this time (a date, RFC 3339, or a duration back: 90d)")
+	p.String("until", "", "before this time (as --since)")
+	p.Bool("changes", "only the moves between bands")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return readTable(a, cmd, p.values(), *format, query.ParseRisk, query.Source.Risk, query.RiskHistory.Table,
+			"no interruption band stored matches")
+	}
 	cmd.AddCommand(a.riskImportCmd(), a.riskImportHistoryCmd())
 	return cmd
 }

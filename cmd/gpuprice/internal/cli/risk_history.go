@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/ingest/spotadvisor"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/schemas/textsafe"
@@ -33,18 +32,9 @@ with the reason (exit status 3) and the others are stored. It needs the git comm
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			im := spotadvisor.Importer{Pathspec: path}
-			for _, b := range []struct {
-				flag, text string
-				t          *time.Time
-			}{{"since", since, &im.Since}, {"until", until, &im.Until}} {
-				if b.text == "" {
-					continue
-				}
-				t, err := query.ParseAt(b.text)
-				if err != nil {
-					return usagef("--%s %q: use a date (2025-01-01) or RFC 3339", b.flag, b.text)
-				}
-				*b.t = t
+			var err error
+			if im.Since, im.Until, err = commitWindow(since, until); err != nil {
+				return err
 			}
 			repo, err := filepath.Abs(args[0])
 			if err != nil {
@@ -86,8 +76,7 @@ with the reason (exit status 3) and the others are stored. It needs the git comm
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&path, "path", "", "git pathspec of the copies (default "+spotadvisor.DefaultPathspec+")")
-	fl.StringVar(&since, "since", "", "only commits at or after this time (a date or RFC 3339)")
-	fl.StringVar(&until, "until", "", "only commits before this time (a date or RFC 3339)")
+	commitWindowFlags(fl, &since, &until)
 	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
 	return cmd
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -39,4 +41,28 @@ func (a *app) runner(st store.Store) (*ingest.Runner, error) {
 		Redact:        a.redactor().Redact,
 		Logger:        a.redactLogger(a.log),
 	}, nil
+}
+
+// openRunner is the runner over the store of a command that writes prices; the
+// caller closes its Store. The store is openStore's, or with toWrite (collect,
+// import) openStoreToWrite's, which the runner migrates first when it answers.
+func (a *app) openRunner(ctx context.Context, toWrite bool) (*ingest.Runner, error) {
+	var st store.Store
+	var deferred bool
+	var err error
+	if toWrite {
+		st, deferred, err = a.openStoreToWrite(ctx)
+	} else {
+		st, err = a.openStore(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.runner(st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	r.MigrateFirst = deferred
+	return r, nil
 }

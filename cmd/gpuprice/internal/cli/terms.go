@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -26,11 +25,19 @@ func leftOut(w io.Writer, skipped map[string]int, what string) {
 	}
 }
 
-const scopeHelp = "price scope compared: instance (whole machines, the default) or gpu_only " +
-	"(GPU-only prices compared with each other only)"
+// offersOn adds the flags of the commands about one GPU's offers in force on a day
+// (terms, breakeven): --gpu, --region, --provider, --scope, --at (said as at says)
+// and --until.
+func (p *params) offersOn(at string) {
+	p.String("gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
+	p.String("region", "", "provider region")
+	p.String("provider", "", "provider(s), comma-separated")
+	p.scope(scopeHelp)
+	p.String("at", "", at)
+	p.until()
+}
 
 func (a *app) termsCmd() *cobra.Command {
-	var gpu, region, provider, scope, at, until, format string
 	cmd := &cobra.Command{
 		Use:   "terms",
 		Short: "The term curve of a GPU: on-demand, spot and every commitment in $/GPU-hour against term",
@@ -41,37 +48,17 @@ like-for-like one (analytics.CommitmentDiscount: the same provider's on-demand
 price of the same SKU, region and zone); vs_on_demand_median_pct compares medians.`,
 		Example: `  gpuprice terms --gpu H100-SXM-80GB --at 2026-11-02`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := flagValues("gpu", gpu, "region", region, "provider", provider, "scope", scope, "at", at, "until", until)
-			q, err := query.ParseTerms(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Terms(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
-				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data)
-			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
-	fl.StringVar(&region, "region", "", "provider region")
-	fl.StringVar(&provider, "provider", "", "provider(s), comma-separated")
-	fl.StringVar(&scope, "scope", "instance", scopeHelp)
-	fl.StringVar(&at, "at", "", "the day whose offers in force are laid out, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
+	p := newParams(cmd)
+	p.offersOn("the day whose offers in force are laid out, RFC 3339 or a date (default: now)")
+	format := formatFlag(p.fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return readTable(a, cmd, p.values(), *format, query.ParseTerms, query.Source.Terms, query.Terms.Table)
+	}
 	return cmd
 }
 
 func (a *app) breakevenCmd() *cobra.Command {
-	var gpu, region, provider, scope, at, until, term, util, format, weight string
-	var quote float64
 	cmd := &cobra.Command{
 		Use:   "breakeven",
 		Short: "Break-even utilisation of every commitment of a term against on-demand and spot, and the cost at yours",
@@ -85,27 +72,22 @@ and what it saves or loses per GPU over the term at --utilisation:
 		Example: `  gpuprice breakeven --gpu H100-SXM-80GB --term 1y --utilisation 60% --at 2026-11-02
   gpuprice breakeven --gpu H100-SXM-80GB --term 1y --utilisation 60% --quote 2.10`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := flagValues("gpu", gpu, "region", region, "provider", provider, "scope", scope, "at", at, "until", until,
-				"term", term, "utilisation", util, "weight", weight)
-			if quote != 0 {
-				v.Set("quote", strconv.FormatFloat(quote, 'g', -1, 64))
-			}
-			q, err := query.ParseBreakEven(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.BreakEven(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.offersOn("the day whose offers in force are compared, RFC 3339 or a date (default: now)")
+	p.String("term", "1y", "term: 1y, 3y or a number of months (6m)")
+	p.String("utilisation", "100%", "share of the term's hours the GPUs are used: 60% or 0.6")
+	p.Float("quote", 0, "a quoted $/GPU-hour for the term, placed as an offer")
+	format := formatFlag(p.fl)
+	p.weight()
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return read(a, cmd, p.values(), query.ParseBreakEven, query.Source.BreakEven,
+			func(_ query.BreakEvenQuery, res query.Result[query.BreakEvens]) error {
 				header, rows := res.Data.Table()
-				if err := output(a.stdout, format, header, rows, res.Data); err != nil {
+				if err := output(a.stdout, *format, header, rows, res.Data); err != nil {
 					return err
 				}
-				if format == "table" || format == "markdown" {
+				if *format == "table" || *format == "markdown" {
 					fmt.Fprintln(a.stdout)
 					for _, s := range res.Data.Sentences() {
 						fmt.Fprintln(a.stdout, s)
@@ -113,32 +95,11 @@ and what it saves or loses per GPU over the term at --utilisation:
 				}
 				return nil
 			})
-		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&gpu, "gpu", "", "GPU, one (required): canonical (H100-SXM-80GB) or as typed")
-	fl.StringVar(&region, "region", "", "provider region")
-	fl.StringVar(&provider, "provider", "", "provider(s), comma-separated")
-	fl.StringVar(&scope, "scope", "instance", scopeHelp)
-	fl.StringVar(&at, "at", "", "the day whose offers in force are compared, RFC 3339 or a date (default: now)")
-	untilFlag(fl, &until)
-	fl.StringVar(&term, "term", "1y", "term: 1y, 3y or a number of months (6m)")
-	fl.StringVar(&util, "utilisation", "100%", "share of the term's hours the GPUs are used: 60% or 0.6")
-	fl.Float64Var(&quote, "quote", 0, "a quoted $/GPU-hour for the term, placed as an offer")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	weightFlag(fl, &weight)
 	return cmd
 }
 
 func (a *app) inferenceCmd() *cobra.Command {
-	var (
-		ff                                       filterFlags
-		params, decodeEff, prefillEff            float64
-		precision, scope, format                 string
-		batch, context, layers, kvHeads, headDim int
-		limit                                    int
-		explain                                  bool
-	)
 	cmd := &cobra.Command{
 		Use:   "inference",
 		Short: "$ per 1M output tokens of serving a model on every offer, cheapest first",
@@ -158,36 +119,32 @@ one that does not fit the instance is left out. The KV cache counts only with
 		Example: `  gpuprice inference --params 70e9 --precision fp8 --gpu H100-SXM-80GB
   gpuprice inference --params 70B --precision fp16 --batch 16 --context 4096 --layers 80 --kv-heads 8 --head-dim 128`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !(params > 0) {
-				return usagef("--params is required: the model's parameter count, e.g. 70B or 70e9")
-			}
-			g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-			v := ff.values("params", g(params), "precision", precision, "scope", scope)
-			for name, n := range map[string]int{"batch": batch, "context": context, "layers": layers, "kv-heads": kvHeads,
-				"head-dim": headDim, "limit": limit} {
-				if n != 0 {
-					v.Set(name, strconv.Itoa(n))
-				}
-			}
-			if decodeEff != 0 {
-				v.Set("decode-efficiency", g(decodeEff))
-			}
-			if prefillEff != 0 {
-				v.Set("prefill-efficiency", g(prefillEff))
-			}
-			q, err := query.ParseInference(v, query.NoCaps)
-			if err != nil {
-				return query.FlagError(err)
-			}
-			return a.withReports(cmd, func(src query.Source) error {
-				res, err := src.Inference(cmd.Context(), q)
-				if err != nil {
-					return err
-				}
-				a.noteMatches(res.Matched)
+	}
+	p := newParams(cmd)
+	p.filters()
+	p.interconnect()
+	params := p.modelParams("model parameters, e.g. 70B or 70e9 (required)")
+	p.String("precision", analytics.FP16, "weights: fp16, bf16, fp8 or int4")
+	p.Int("batch", 1, "sequences decoded together")
+	p.Int("context", 0, "tokens of each sequence's KV cache")
+	p.Int("layers", 0, "the model's layers (for the KV cache)")
+	p.Int("kv-heads", 0, "the model's KV heads (for the KV cache)")
+	p.Int("head-dim", 0, "the model's head dimension (for the KV cache)")
+	p.Float("decode-efficiency", 0, "share of peak bandwidth decode reaches (default: the band's midpoint)")
+	p.Float("prefill-efficiency", 0, "share of dense peak prefill reaches (default: the band's midpoint)")
+	p.Int("limit", 0, "show at most this many offers (0: all)")
+	explain := p.fl.Bool("explain", false,
+		"print the efficiency bands with their sources and the cheapest offer's arithmetic")
+	format := formatFlag(p.fl)
+	p.scope(scopeHelp)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if !(*params > 0) {
+			return usagef("--params is required: the model's parameter count, e.g. 70B or 70e9")
+		}
+		return read(a, cmd, p.values(), query.ParseInference, query.Source.Inference,
+			func(_ query.InferenceQuery, res query.Result[query.Inference]) error {
 				leftOut(a.stderr, res.Data.Skipped, "offers")
-				if explain && format == "table" {
+				if *explain && *format == "table" {
 					fmt.Fprintln(a.stdout, analytics.ExplainEfficiency())
 					if rows := res.Data.Rows; len(rows) > 0 {
 						r := rows[0]
@@ -196,28 +153,8 @@ one that does not fit the instance is left out. The KV cache counts only with
 					}
 				}
 				header, rows := res.Data.Table()
-				return output(a.stdout, format, header, rows, res.Data)
+				return output(a.stdout, *format, header, rows, res.Data)
 			})
-		},
 	}
-	ff.add(cmd)
-	ff.addInterconnect(cmd)
-	fl := cmd.Flags()
-	fl.Var(countFlag(&params), "params", "model parameters, e.g. 70B or 70e9 (required)")
-	fl.StringVar(&precision, "precision", analytics.FP16, "weights: fp16, bf16, fp8 or int4")
-	fl.IntVar(&batch, "batch", 1, "sequences decoded together")
-	fl.IntVar(&context, "context", 0, "tokens of each sequence's KV cache")
-	fl.IntVar(&layers, "layers", 0, "the model's layers (for the KV cache)")
-	fl.IntVar(&kvHeads, "kv-heads", 0, "the model's KV heads (for the KV cache)")
-	fl.IntVar(&headDim, "head-dim", 0, "the model's head dimension (for the KV cache)")
-	fl.Float64Var(&decodeEff, "decode-efficiency", 0,
-		"share of peak bandwidth decode reaches (default: the band's midpoint)")
-	fl.Float64Var(&prefillEff, "prefill-efficiency", 0,
-		"share of dense peak prefill reaches (default: the band's midpoint)")
-	fl.IntVar(&limit, "limit", 0, "show at most this many offers (0: all)")
-	fl.BoolVar(&explain, "explain", false,
-		"print the efficiency bands with their sources and the cheapest offer's arithmetic")
-	fl.StringVar(&format, "format", "table", "table, json, csv or markdown")
-	fl.StringVar(&scope, "scope", "instance", scopeHelp)
 	return cmd
 }
