@@ -75,9 +75,10 @@ want() { [[ " $ONLY " == *" $1 "* ]]; }
   if lib="$(deploy/chdb/install.sh 2>/dev/null)"; then :; else lib=""; fi
   for round in $(seq 1 "$ROUNDS"); do
     if want import; then
-      # import csv: gpuprice into each store against clickhouse-client loading the same file
+      # import csv: gpuprice into each store against clickhouse-client loading the same file, and (second
+      # iteration) the file gpuprice's export writes for the rows it stored (ch_vs_exported, duckdb_vs_exported)
       GPUPRICE_BENCH_IMPORT_ROWS="$IMPORT_ROWS" CHDB_LIB_PATH="$lib" \
-        run "$round" "import csv ${IMPORT_ROWS} rows" cmd -test.bench ImportCSV -test.benchtime 1x -test.timeout 2h
+        run "$round" "import csv ${IMPORT_ROWS} rows" cmd -test.bench ImportCSV -test.benchtime 2x -test.timeout 2h
     fi
     if want ingest; then
       GPUPRICE_BENCH_ROWS="$IMPORT_ROWS" \
