@@ -97,8 +97,10 @@ func BenchmarkImportCSV(b *testing.B) {
 			clientArgs = append(clientArgs, "--password", pw)
 		}
 	}
-	ch := func(stdin string, query string) {
-		cmd := exec.Command(client, append(slices.Clone(clientArgs), "--date_time_input_format=best_effort", "--query", query)...)
+	// clickhouse-client runs query with stdin from the file named, if any; ch parses
+	// times with best_effort (the generated file's ISO times).
+	clientRun := func(stdin, query string, opts ...string) {
+		cmd := exec.Command(client, append(append(slices.Clone(clientArgs), opts...), "--query", query)...)
 		if stdin != "" {
 			in, err := os.Open(stdin)
 			if err != nil {
@@ -111,6 +113,7 @@ func BenchmarkImportCSV(b *testing.B) {
 			b.Fatalf("clickhouse-client %q: %v\n%s", query, err, out)
 		}
 	}
+	ch := func(stdin, query string) { clientRun(stdin, query, "--date_time_input_format=best_effort") }
 	// The same columns in the CSV's order, plain types, the observations' sort key.
 	nativeTable := `CREATE TABLE ` + db + `.csv_native (observed_at DateTime('UTC'), provider String,
 		tier String, sku String, gpu String, gpu_count Float64, region String, zone String, pricing String,
@@ -167,19 +170,7 @@ func BenchmarkImportCSV(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	exportLoad := func() {
-		cmd := exec.Command(client, append(slices.Clone(clientArgs), "--query",
-			"INSERT INTO "+db+".csv_exported FORMAT CSVWithNames")...)
-		in, err := os.Open(exported)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer in.Close()
-		cmd.Stdin = in
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("clickhouse-client, exported file: %v\n%s", err, out)
-		}
-	}
+	exportLoad := func() { clientRun(exported, "INSERT INTO "+db+".csv_exported FORMAT CSVWithNames") }
 	for i := 0; b.Loop(); i++ {
 		ch("", "DROP DATABASE IF EXISTS "+db)
 		ch("", "CREATE DATABASE "+db)
