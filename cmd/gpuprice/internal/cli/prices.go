@@ -61,9 +61,6 @@ is an error with the nearest names. --provider, --pricing and --region likewise.
 	p.fl.Var(spanFlag(&checkpoint), "checkpoint", "with --risk-adjusted: time between checkpoints")
 	p.fl.Var(spanFlag(&restart), "restart", "with --risk-adjusted: time from an interruption to work resuming")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, query.Formats...); err != nil {
-			return err
-		}
 		var src query.Source // --risk-adjusted reads the signals of the same source
 		ask := func(s query.Source, ctx context.Context, q query.PricesQuery) (query.Result[[]schemas.Observation], error) {
 			src = s

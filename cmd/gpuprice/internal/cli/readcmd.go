@@ -137,14 +137,31 @@ const (
 
 // formatFlag adds --format, the table commands' output format.
 func formatFlag(fl *pflag.FlagSet) *string {
-	return fl.String("format", "table", "table, json, csv or markdown")
+	f := fl.String("format", "table", "table, json, csv or markdown")
+	_ = fl.SetAnnotation("format", formatsAnnotation, query.Formats)
+	return f
 }
 
-// read is a read command's one question: its parameters v read by the API's
-// parser, asked of the store or a running server (withReports), what names matched
+// formatsAnnotation marks a --format flag with the formats it takes (formatFlag):
+// read checks it before the store is opened, as a usage error.
+const formatsAnnotation = "gpuprice_formats"
+
+// checkFormatFlag checks cmd's --format against the formats formatFlag gave it.
+func checkFormatFlag(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("format"); f != nil && f.Annotations[formatsAnnotation] != nil {
+		return checkFormat(f.Value.String(), f.Annotations[formatsAnnotation]...)
+	}
+	return nil
+}
+
+// read is a read command's one question: its --format checked (formatFlag), its
+// parameters v read by the API's parser, asked of the store or a running server (withReports), what names matched
 // said on stderr, and the answer shown.
 func read[Q, T any](a *app, cmd *cobra.Command, v url.Values, parse func(url.Values, query.Caps) (Q, error),
 	ask func(query.Source, context.Context, Q) (query.Result[T], error), show func(Q, query.Result[T]) error) error {
+	if err := checkFormatFlag(cmd); err != nil {
+		return err
+	}
 	q, err := parse(v, query.NoCaps)
 	if err != nil {
 		return query.FlagError(err)

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -36,6 +41,27 @@ func TestParamsSendWhatIsSet(t *testing.T) {
 		}
 		if got := p.values(); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: %v, want %v", c.args, got, c.want)
+		}
+	}
+}
+
+// TestReadCommandsRefuseUnknownFormat: every read command whose --format is
+// formatFlag's refuses an unknown format as a usage error, with the formats it
+// takes, before it opens a store (the data directory here holds none).
+func TestReadCommandsRefuseUnknownFormat(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "gpuprice.yaml")
+	if err := os.WriteFile(cfg, []byte("data_dir: "+filepath.Dir(cfg)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"prices"}, {"volatility"}, {"spreads"}, {"history", "--gpu", "h100"}, {"index"},
+		{"tokens", "--params", "7B"}, {"inference", "--params", "70B"}, {"terms", "--gpu", "h100"},
+		{"breakeven", "--gpu", "h100"}, {"risk"}, {"availability"}, {"runs"}, {"quarantine"}, {"fx"},
+		{"series", "--provider", "aws", "--sku", "p5.48xlarge", "--pricing", "spot"}} {
+		var out, errb bytes.Buffer
+		code := Main(context.Background(), append([]string{"--config", cfg}, append(args, "--format", "xml")...),
+			&out, &errb)
+		if code != ExitUsage || !strings.Contains(errb.String(), `--format "xml": use table, json, csv, markdown`) {
+			t.Errorf("%v --format xml: exit %d, want %d\n%s", args, code, ExitUsage, errb.String())
 		}
 	}
 }

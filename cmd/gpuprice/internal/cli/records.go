@@ -67,9 +67,6 @@ func (a *app) runsCmd() *cobra.Command {
 	p.sinceUntil("runs that started")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, query.Formats...); err != nil {
-			return err
-		}
 		return readTable(a, cmd, p.values(), *format, query.ParseRuns, query.Source.Runs, query.RunsTable,
 			"(no run recorded in this window: `gpuprice collect` records one per source)")
 	}
@@ -90,9 +87,6 @@ func (a *app) quarantineCmd() *cobra.Command {
 	p.sinceUntil("rows quarantined")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, query.Formats...); err != nil {
-			return err
-		}
 		// An empty quarantine is good news: every row read passed the gates.
 		return readTable(a, cmd, p.values(), *format, query.ParseQuarantine, query.Source.Quarantine,
 			query.QuarantineTable, "(nothing quarantined in this window: every row read passed validation; "+
@@ -163,9 +157,6 @@ Every converted observation keeps the rate it used in fx_rate.`,
 	p.Count("days", 0, "only the last N days (0: all)")
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, query.Formats...); err != nil {
-			return err
-		}
 		return readTable(a, cmd, p.values(), *format, query.ParseFX, query.Source.FX, query.FXTable)
 	}
 	return cmd
@@ -304,9 +295,6 @@ adds every observation (collected and imported).`,
 	p.weight()
 	format := formatFlag(p.fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := checkFormat(*format, query.Formats...); err != nil {
-			return err
-		}
 		return read(a, cmd, p.values(), query.ParseSeries, query.Source.Series,
 			func(_ query.SeriesQuery, res query.Result[query.Series]) error {
 				header, rows := res.Data.Table()
