@@ -81,7 +81,7 @@ func (f *BarFold) Add(obs []schemas.Observation) {
 		return
 	}
 	if f.rows+len(obs) > f.limit {
-		f.over, f.series, f.attrs, f.attrIdx = true, nil, nil, nil
+		f.overflow()
 		return
 	}
 	f.rows += len(obs)
@@ -98,20 +98,11 @@ func (f *BarFold) Add(obs []schemas.Observation) {
 			}
 			last, lastKey = sr, k
 		}
-		a := foldAttrs{o.GPU, o.Tier, o.Interconnect, o.PriceScope, o.PriceBasis}
-		ai, ok := f.attrIdx[a]
-		if !ok {
-			ai = int32(len(f.attrs))
-			f.attrs = append(f.attrs, a)
-			f.attrIdx[a] = ai
-		}
+		ai := f.intern(foldAttrs{o.GPU, o.Tier, o.Interconnect, o.PriceScope, o.PriceBasis})
 		eff := unixSeconds(o.EffectiveAt)
 		last.rows = append(last.rows, foldRow{eff: eff, seen: unixSeconds(o.ObservedAt), price: o.PriceUSDGPUHour,
 			attr: ai})
-		if f.since > f.until {
-			f.since, f.until = eff, eff
-		}
-		f.since, f.until = min(f.since, eff), max(f.until, eff)
+		f.widen(eff, eff)
 	}
 }
 
@@ -187,7 +178,7 @@ func (f *BarFold) Merge(g *BarFold) {
 		return
 	}
 	if g.over || f.rows+g.rows > f.limit {
-		f.over, f.series, f.attrs, f.attrIdx = true, nil, nil, nil
+		f.overflow()
 		return
 	}
 	f.rows += g.rows
@@ -198,23 +189,36 @@ func (f *BarFold) Merge(g *BarFold) {
 			f.series[k] = sr
 		}
 		for _, r := range gs.rows {
-			a := g.attrs[r.attr]
-			ai, ok := f.attrIdx[a]
-			if !ok {
-				ai = int32(len(f.attrs))
-				f.attrs = append(f.attrs, a)
-				f.attrIdx[a] = ai
-			}
-			r.attr = ai
+			r.attr = f.intern(g.attrs[r.attr])
 			sr.rows = append(sr.rows, r)
 		}
 	}
 	if g.since <= g.until {
-		if f.since > f.until {
-			f.since, f.until = g.since, g.until
-		}
-		f.since, f.until = min(f.since, g.since), max(f.until, g.until)
+		f.widen(g.since, g.until)
 	}
+}
+
+// overflow drops what f holds: past its limit its bars are unknown.
+func (f *BarFold) overflow() { f.over, f.series, f.attrs, f.attrIdx = true, nil, nil, nil }
+
+// intern is the index of a in f.attrs, added when new.
+func (f *BarFold) intern(a foldAttrs) int32 {
+	ai, ok := f.attrIdx[a]
+	if !ok {
+		ai = int32(len(f.attrs))
+		f.attrs = append(f.attrs, a)
+		f.attrIdx[a] = ai
+	}
+	return ai
+}
+
+// widen widens f's span of effective_at to [lo, hi] (Unix seconds).
+func (f *BarFold) widen(lo, hi int64) {
+	if f.since > f.until {
+		f.since, f.until = lo, hi
+		return
+	}
+	f.since, f.until = min(f.since, lo), max(f.until, hi)
 }
 
 // Bars are the bars of every width in Widths (Bars()[i] of width Widths[i]) that a
