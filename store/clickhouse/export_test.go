@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"time"
 
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -25,3 +26,19 @@ func (s *Store) HourlyCarry(ctx context.Context, q store.BarQuery) (bars []store
 
 // ClusterDDLHint is clusterDDLHint, for the tests.
 var ClusterDDLHint = clusterDDLHint
+
+// DayChunks is dayChunks, for the tests.
+var DayChunks = dayChunks
+
+// SetRollupBudget sets the most rows a rollup's INSERT … SELECT groups (rollupBudget)
+// until the test ends.
+func SetRollupBudget(t interface{ Cleanup(func()) }, n uint64) {
+	old := rollupBudget
+	rollupBudget = n
+	t.Cleanup(func() { rollupBudget = old })
+}
+
+// Chunks are the spans Rollup runs one INSERT … SELECT per over [since, until).
+func (s *Store) Chunks(ctx context.Context, since, until time.Time) ([][2]time.Time, error) {
+	return s.chunks(ctx, since, until, observationsByDay+` GROUP BY d`)
+}

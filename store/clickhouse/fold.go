@@ -88,8 +88,12 @@ func (s *Store) RollupFolded(ctx context.Context, f *store.BarFold) error {
 	}
 	v := s.versions(1)
 	if !stale.empty() {
-		for from := since; from.Before(until); from = from.Add(rollupChunk) {
-			if err := s.rebuildBars(ctx, from, chunkEnd(from, until), v, stale); err != nil {
+		spans, err := s.chunks(ctx, since, until, observationsByDay+stale.cond()+` GROUP BY d`, stale.args()...)
+		if err != nil {
+			return err
+		}
+		for _, sp := range spans {
+			if err := s.rebuildBars(ctx, sp[0], sp[1], v, stale); err != nil {
 				return err
 			}
 		}
@@ -98,15 +102,19 @@ func (s *Store) RollupFolded(ctx context.Context, f *store.BarFold) error {
 	if err := s.writeBars(ctx, bars, v); err != nil {
 		return err
 	}
-	for from := since; from.Before(until); from = from.Add(rollupChunk) {
-		if err := s.derive(ctx, from, chunkEnd(from, until), v); err != nil {
+	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay+` AND version = ? GROUP BY d`, v)
+	if err != nil {
+		return err
+	}
+	for _, sp := range spans {
+		if err := s.derive(ctx, sp[0], sp[1], v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// chunkEnd is the end of the chunk of days from from, at most until.
+// chunkEnd is the end of the chunk of days from from, rollupChunk on, at most until.
 func chunkEnd(from, until time.Time) time.Time {
 	if to := from.Add(rollupChunk); to.Before(until) {
 		return to

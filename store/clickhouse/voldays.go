@@ -98,7 +98,7 @@ func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time,
 }
 
 // backfillVolatilityDays fills volatility_days from the hourly bars already built,
-// a week of days per query (run when migration 15 is applied; again, it writes the
+// a chunk of days per query (dayChunks) (run when migration 15 is applied; again, it writes the
 // same rows).
 func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 	var lo, hi time.Time
@@ -111,13 +111,13 @@ func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 		return nil
 	}
 	since, until := store.RollupSpan(lo, hi.Add(time.Second))
-	for from := since; from.Before(until); from = from.Add(rollupChunk) {
-		to := from.Add(rollupChunk)
-		if to.After(until) {
-			to = until
-		}
-		if err := s.writeVolatilityDays(ctx, from, to, 0); err != nil {
-			return fmt.Errorf("%w (days %s to %s)", err, from.Format(time.DateOnly), to.Format(time.DateOnly))
+	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay+` GROUP BY d`)
+	if err != nil {
+		return err
+	}
+	for _, sp := range spans {
+		if err := s.writeVolatilityDays(ctx, sp[0], sp[1], 0); err != nil {
+			return fmt.Errorf("%w (days %s to %s)", err, sp[0].Format(time.DateOnly), sp[1].Format(time.DateOnly))
 		}
 	}
 	return nil
