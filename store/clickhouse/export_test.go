@@ -42,3 +42,6 @@ func SetRollupBudget(t interface{ Cleanup(func()) }, n uint64) {
 func (s *Store) Chunks(ctx context.Context, since, until time.Time) ([][2]time.Time, error) {
 	return s.chunks(ctx, since, until, observationsByDay+` GROUP BY d`)
 }
+
+// SortedRows is sortedRows, for the tests.
+var SortedRows = sortedRows
