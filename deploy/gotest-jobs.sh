@@ -13,6 +13,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 CMD=./cmd/gpuprice
+# cmd/gpuprice's test binary is linked once (it links DuckDB: 15–20 s of CPU a link)
+# and run by every job below that tests the package, and by deploy/test.sh's
+# benchmarks after them: CMD_TEST, when set, is one already built (go test -c).
+if [ -z "${CMD_TEST:-}" ]; then
+  CMD_TEST="$(mktemp -d)/gpuprice.test"
+  go test -c -o "$CMD_TEST" "$CMD" || exit 1
+fi
+# cmdtest ARGS: the command line running cmd/gpuprice's tests, in its directory, as
+# go test runs them.
+cmdtest() { echo "cd $CMD && $CMD_TEST -test.count=1 -test.timeout 25m $*"; }
 # Tests of cmd/gpuprice that take longest (seconds on 2 cores, from go test -json),
 # placed first so the two shards come out even; every other test weighs 2 (measured
 # 2026-12-03 on a loaded machine: only their ratios matter). To measure
@@ -41,7 +51,7 @@ TestAPIValidationAndDocument:4 TestExampleReport:4 TestWebAppSeriesTimeHonesty:4
 # to the lighter shard).
 shards() {
   local filter="$1" skip="$2"
-  go test -list '.*' "$CMD" | grep -E '^(Test|Example|Fuzz)' | grep -E "$filter" | { if [ -n "$skip" ]; then grep -vE "$skip"; else cat; fi; } |
+  (cd "$CMD" && "$CMD_TEST" -test.list '.*') | grep -E '^(Test|Example|Fuzz)' | grep -E "$filter" | { if [ -n "$skip" ]; then grep -vE "$skip"; else cat; fi; } |
     awk -v weights="$WEIGHTS" '
       BEGIN { n = split(weights, w, /[ \n]+/); for (i = 1; i <= n; i++) { split(w[i], kv, ":"); wt[kv[1]] = kv[2] } }
       { name[NR] = $1; weight[NR] = ($1 in wt) ? wt[$1] : 2 }
@@ -69,8 +79,8 @@ CLUSTER_TESTS='IntegrationClickHouseCluster|IntegrationCluster'
 others=$(go list ./... | grep -vx "github.com/gpuprice/gpuprice/cmd/gpuprice" | tr '\n' ' ')
 mapfile -t s < <(shards '.' "$CLUSTER_TESTS")
 add "go test (all packages but cmd/gpuprice)" "go test -count=1 -timeout 25m -skip '$CLUSTER_TESTS' $others"
-add "go test cmd/gpuprice (shard 1 of 2)" "go test -count=1 -timeout 25m -run '${s[0]}' $CMD"
-add "go test cmd/gpuprice (shard 2 of 2)" "go test -count=1 -timeout 25m -run '${s[1]}' $CMD"
+add "go test cmd/gpuprice (shard 1 of 2)" "$(cmdtest "-test.run '${s[0]}'")"
+add "go test cmd/gpuprice (shard 2 of 2)" "$(cmdtest "-test.run '${s[1]}'")"
 
 if [ -n "${CHDB_LIB_PATH:-}" ]; then
   # The same ClickHouse tests again on current ClickHouse (26.7, embedded): the store
@@ -83,8 +93,8 @@ if [ -n "${CHDB_LIB_PATH:-}" ]; then
   chdb_env() { echo "GPUPRICE_CLICKHOUSE_DSN=chdb://$(mktemp -d) GPUPRICE_CLICKHOUSE_CLUSTER_DSNS="; }
   mapfile -t c < <(shards "$CHDB_TESTS" 'Cluster')
   add "chDB: go test store and deploy" "env $(chdb_env) go test -count=1 -timeout 25m -run '$CHDB_TESTS' -skip Cluster ./store/... ./deploy/..."
-  add "chDB: go test cmd/gpuprice (shard 1 of 2)" "env $(chdb_env) go test -count=1 -timeout 25m -run '${c[0]}' $CMD"
-  add "chDB: go test cmd/gpuprice (shard 2 of 2)" "env $(chdb_env) go test -count=1 -timeout 25m -run '${c[1]}' $CMD"
+  add "chDB: go test cmd/gpuprice (shard 1 of 2)" "export $(chdb_env); $(cmdtest "-test.run '${c[0]}'")"
+  add "chDB: go test cmd/gpuprice (shard 2 of 2)" "export $(chdb_env); $(cmdtest "-test.run '${c[1]}'")"
 fi
 
 logdir=$(mktemp -d)
@@ -121,8 +131,9 @@ if [ -n "${GPUPRICE_CLICKHOUSE_CLUSTER_DSNS:-}" ] || [ -n "${CI:-}" ]; then
   start[$j]=$SECONDS
   # Only the packages that hold such tests (a test binary per package costs a link).
   cluster_pkgs=$(grep -lE "^func Test($CLUSTER_TESTS)" $(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go') |
-    xargs -n1 dirname | sort -u | sed 's|^|./|; s|^\./\./|./|' | tr '\n' ' ')
-  go test -count=1 -timeout 25m -p 1 -run "$CLUSTER_TESTS" $cluster_pkgs >"$logdir/$j.log" 2>&1 &
+    xargs -n1 dirname | sort -u | sed 's|^|./|; s|^\./\./|./|' | grep -vx "$CMD" | tr '\n' ' ')
+  { go test -count=1 -timeout 25m -p 1 -run "$CLUSTER_TESTS" $cluster_pkgs; rc=$?
+    bash -c "$(cmdtest "-test.run '$CLUSTER_TESTS'")" && exit $rc; } >"$logdir/$j.log" 2>&1 &
   pid_job[$!]=$j
   wait -n -p done_pid; rc=$?
   report "$done_pid" "$rc"; [ "$rc" = 0 ] || status=1

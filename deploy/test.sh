@@ -86,6 +86,11 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
 go vet ./...
 
+phase "linking cmd/gpuprice's test binary (once: every job and benchmark below that tests it runs it)"
+CMD_TEST="$(mktemp -d)/gpuprice.test"
+go test -c -o "$CMD_TEST" ./cmd/gpuprice
+export CMD_TEST
+
 phase "go test, then go test on current ClickHouse (chDB), as concurrent jobs"
 # deploy/gotest-jobs.sh: every package on the 18.16 server, cmd/gpuprice in two shards
 # beside the rest; then the ClickHouse tests again on chDB 26.7 (store, deploy and
@@ -102,8 +107,9 @@ fi
 [ "$status" = 0 ] || exit "$status"
 
 phase "benchmarks at a small size (they keep working; figures: deploy/bench.sh, BENCHMARKS.md)"
-go test -run '^$' -bench 'ImportCSV|CollectMemory' -benchtime 1x ./cmd/gpuprice
-GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 go test -run '^$' -bench 'ServeUnderLoad' -benchtime 1x ./cmd/gpuprice
+(cd cmd/gpuprice && "$CMD_TEST" -test.run '^$' -test.bench 'ImportCSV|CollectMemory' -test.benchtime 1x)
+(cd cmd/gpuprice && GPUPRICE_BENCH_SERIES=20 GPUPRICE_BENCH_CLIENTS=20 GPUPRICE_BENCH_SECONDS=2 \
+  "$CMD_TEST" -test.run '^$' -test.bench 'ServeUnderLoad' -test.benchtime 1x)
 go test -run '^$' -bench 'IngestPath|ClickHouseAnalytics' -benchtime 1x ./store/clickhouse
 GPUPRICE_BENCH_DIR="$(mktemp -d)" go test -run '^$' -bench 'DuckDBAnalytics' -benchtime 1x ./store/duckdb
 
