@@ -40,7 +40,7 @@ func SetRollupBudget(t interface{ Cleanup(func()) }, n uint64) {
 
 // Chunks are the spans Rollup runs one INSERT … SELECT per over [since, until).
 func (s *Store) Chunks(ctx context.Context, since, until time.Time) ([][2]time.Time, error) {
-	return s.chunks(ctx, since, until, observationsByDay+` GROUP BY d`)
+	return s.chunks(ctx, since, until, observationsByDay, "")
 }
 
 // SortedRows is sortedRows, for the tests.

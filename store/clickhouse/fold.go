@@ -88,7 +88,7 @@ func (s *Store) RollupFolded(ctx context.Context, f *store.BarFold) error {
 	}
 	v := s.versions(1)
 	if !stale.empty() {
-		spans, err := s.chunks(ctx, since, until, observationsByDay+stale.cond()+` GROUP BY d`, stale.args()...)
+		spans, err := s.chunks(ctx, since, until, observationsByDay, stale.cond(), stale.args()...)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (s *Store) RollupFolded(ctx context.Context, f *store.BarFold) error {
 	if err := s.writeBars(ctx, bars, v); err != nil {
 		return err
 	}
-	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay+` AND version = ? GROUP BY d`, v)
+	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay, ` AND version = ?`, v)
 	if err != nil {
 		return err
 	}

@@ -51,14 +51,16 @@ func dayChunks(since, until time.Time, counts map[int64]uint64) [][2]time.Time {
 }
 
 // chunks are the spans of whole days a rollup over [since, until) runs one
-// INSERT … SELECT per (dayChunks): rows, given the span, counts the rows by UTC day
-// (a query whose columns are the day's start as UInt32 and a count, its arguments
-// the span's bounds and args). A span of at most rollupChunk is one chunk, uncounted.
-func (s *Store) chunks(ctx context.Context, since, until time.Time, rows string, args ...any) ([][2]time.Time, error) {
+// INSERT … SELECT per (dayChunks), from the rows by UTC day that byDay (one of the
+// queries below) counts in the span, with cond (and its args) added to its WHERE.
+// A span of at most rollupChunk is one chunk, uncounted.
+func (s *Store) chunks(ctx context.Context, since, until time.Time, byDay, cond string,
+	args ...any) ([][2]time.Time, error) {
 	if !since.Add(rollupChunk).Before(until) {
 		return [][2]time.Time{{since, until}}, nil
 	}
-	res, err := s.conn.Query(ctx, rows, append([]any{clampTime(since), clampTime(until)}, args...)...)
+	res, err := s.conn.Query(ctx, byDay+cond+` GROUP BY d`,
+		append([]any{clampTime(since), clampTime(until)}, args...)...)
 	if err != nil {
 		return nil, s.wrap("rollup: rows by day", err)
 	}
@@ -112,7 +114,7 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 		}
 	}
 	since, until = store.RollupSpan(since, until)
-	spans, err := s.chunks(ctx, since, until, observationsByDay+` GROUP BY d`)
+	spans, err := s.chunks(ctx, since, until, observationsByDay, "")
 	if err != nil {
 		return err
 	}

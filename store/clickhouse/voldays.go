@@ -98,8 +98,8 @@ func (s *Store) writeVolatilityDays(ctx context.Context, since, until time.Time,
 }
 
 // backfillVolatilityDays fills volatility_days from the hourly bars already built,
-// a chunk of days per query (dayChunks) (run when migration 15 is applied; again, it writes the
-// same rows).
+// a chunk of days per query (dayChunks; run when migration 15 is applied; again, it
+// writes the same rows).
 func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 	var lo, hi time.Time
 	var n uint64
@@ -111,7 +111,7 @@ func (s *Store) backfillVolatilityDays(ctx context.Context) error {
 		return nil
 	}
 	since, until := store.RollupSpan(lo, hi.Add(time.Second))
-	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay+` GROUP BY d`)
+	spans, err := s.chunks(ctx, since, until, hourlyBarsByDay, "")
 	if err != nil {
 		return err
 	}
