@@ -30,6 +30,8 @@ import (
 //   - DROP TABLE/VIEW IF EXISTS … drops on every node.
 //   - INSERT INTO t (…) SELECT … (a backfill) runs once, not ON CLUSTER, into the
 //     Distributed t from the database's Distributed tables and views.
+//   - SELECT 1 (a step that only keeps the versions in step with DuckDB's) runs
+//     nowhere.
 //
 // Every statement runs ON CLUSTER with names qualified by the database: ON CLUSTER
 // DDL runs on each node in its default database, not the client's. Anything else
@@ -86,6 +88,7 @@ var (
 	createViewRe = regexp.MustCompile(
 		`(?is)^CREATE\s+VIEW\s+IF\s+NOT\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s+AS\s+(.*)$`,
 	)
+	noopRe         = regexp.MustCompile(`(?i)^SELECT\s+1$`)
 	dropRe         = regexp.MustCompile(`(?is)^DROP\s+(TABLE|VIEW)\s+IF\s+EXISTS\s+([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 	alterAddRe     = regexp.MustCompile(`(?is)^ALTER\s+TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+(ADD\s+COLUMN\s+.*)$`)
 	materializedRe = regexp.MustCompile(`(?i)(\s)MATERIALIZED(\s)`)
@@ -245,6 +248,9 @@ func (t translator) statement(s string) ([]ClusterStatement, error) {
 		return []ClusterStatement{
 			{SQL: "CREATE VIEW IF NOT EXISTS " + t.q(g[1]) + t.on() + " AS " + t.qualify(g[2])},
 		}, nil
+	}
+	if noopRe.MatchString(s) {
+		return nil, nil
 	}
 	if g := dropRe.FindStringSubmatch(s); g != nil {
 		kind, name := strings.ToUpper(g[1]), g[2]

@@ -72,3 +72,77 @@ func Finite(x float64) float64 {
 func AnnualFactor(w time.Duration) float64 {
 	return math.Sqrt(float64(365*24*time.Hour) / float64(w))
 }
+
+// VolatilitySums is what a series' bars of a window fold into, from which its
+// figures follow (Set): a store that keeps per-day summaries combines them into
+// these sums without reading the bars (ClickHouse in Go, DuckDB in SQL), and both
+// finish the same way.
+type VolatilitySums struct {
+	Bars, Returns, Changes int
+	// The smallest and largest log return (when Returns > 0) and Σ (r − mean)².
+	RetMin, RetMax, RetSS float64
+	// The smallest and largest close, their mean and Σ (close − mean)².
+	CloseMin, CloseMax, CloseMean, CloseSS float64
+	// The largest drawdown, and the hours below the threshold of the total hours.
+	Drawdown     float64
+	Under, Total uint64
+}
+
+// Set fills v's figures from the sums (v's Min and Max, from the bars' lows and
+// highs, are already set), for bars of width w and threshold below (0: none). Sets
+// of equal values (a flat series, equal returns) take the figures the sequential
+// sums of analytics.Mean and SampleStd give them (SequentialMeanStd), so that a
+// series that never moved reads exactly what it reads from its bars.
+func (s VolatilitySums) Set(v *SeriesVolatility, w time.Duration, below float64) {
+	v.Bars, v.Returns, v.Changes = s.Bars, s.Returns, s.Changes
+	v.StdLogReturn = 0
+	switch {
+	case s.Returns < 2:
+	case s.RetMin == s.RetMax:
+		_, v.StdLogReturn = SequentialMeanStd(s.Returns, s.RetMin)
+	default:
+		v.StdLogReturn = math.Sqrt(math.Max(s.RetSS, 0) / float64(s.Returns-1))
+	}
+	v.StdLogReturn = Finite(v.StdLogReturn)
+	v.Annualised = v.StdLogReturn * AnnualFactor(w)
+	sd := math.NaN()
+	if s.CloseMin == s.CloseMax {
+		v.Mean, sd = SequentialMeanStd(s.Bars, s.CloseMin)
+	} else {
+		v.Mean, sd = s.CloseMean, math.Sqrt(math.Max(s.CloseSS, 0)/float64(s.Bars-1))
+	}
+	v.CV = Finite(sd / v.Mean)
+	v.Range = 0
+	if v.Min > 0 {
+		v.Range = v.Max/v.Min - 1
+	}
+	v.MaxDrawdown = math.Max(s.Drawdown, 0)
+	v.ShareBelow = nil
+	if below > 0 {
+		share := 0.0
+		if s.Total > 0 {
+			share = float64(s.Under) / float64(s.Total)
+		}
+		v.ShareBelow = &share
+	}
+}
+
+// SequentialMeanStd returns the mean and sample standard deviation of n copies of
+// x as analytics.Mean and analytics.SampleStd compute them (sequential sums: the
+// mean of copies of 0.1 is not exactly 0.1, nor their deviation 0); the deviation
+// is NaN for n < 2.
+func SequentialMeanStd(n int, x float64) (mean, std float64) {
+	var sum float64
+	for range n {
+		sum += x
+	}
+	mean = sum / float64(n)
+	if n < 2 {
+		return mean, math.NaN()
+	}
+	var ss float64
+	for range n {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(n-1))
+}

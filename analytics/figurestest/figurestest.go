@@ -21,6 +21,7 @@ import (
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	s := &suite{open: open}
 	t.Run("Volatility", s.volatility)
+	t.Run("VolatilityWindows", s.volatilityWindows)
 	t.Run("DayPriceStats", s.dayPriceStats)
 	t.Run("DayCloses", s.dayCloses)
 	t.Run("WithdrawnSeries", s.withdrawnSeries)

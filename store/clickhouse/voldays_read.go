@@ -807,7 +807,7 @@ func dayOfBars(
 //     the next day's first bar (or the window's end).
 //
 // Sets of equal values (a flat series, equal returns) take the figures the
-// sequential sums of analytics.Mean and SampleStd give them (sampleStdOf), so that
+// sequential sums of analytics.Mean and SampleStd give them (store.VolatilitySums.Set), so that
 // a series that never moved reads exactly what it reads from bars.
 func fold(
 	key [5]string,
@@ -818,8 +818,8 @@ func fold(
 	below float64,
 ) store.SeriesVolatility {
 	last := days[len(days)-1]
-	out := seriesVolatility{store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
-		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lastClose, Max: math.Inf(-1), Min: math.Inf(1)}}
+	out := store.SeriesVolatility{Provider: key[0], SKU: key[1], Region: key[2], Zone: key[3],
+		Pricing: key[4], GPU: gpu, Tier: tier, Close: last.lastClose, Max: math.Inf(-1), Min: math.Inf(1)}
 
 	// The returns across days.
 	var across []float64
@@ -887,45 +887,10 @@ func fold(
 		ssc += d.closeDevSumSq + 2*(d.firstClose-mc)*d.closeDevSum + float64(d.bars)*(d.firstClose-mc)*(d.firstClose-mc)
 	}
 
-	out.Bars, out.Returns, out.Changes = int(n), int(nr), int(changes)
-	switch {
-	case nr < 2:
-	case rmin == rmax:
-		_, out.StdLogReturn = sampleStdOf(int(nr), rmin)
-	default:
-		out.StdLogReturn = math.Sqrt(math.Max(ssr, 0) / float64(nr-1))
-	}
-	out.StdLogReturn = store.Finite(out.StdLogReturn)
-	out.Annualised = out.StdLogReturn * store.AnnualFactor(width)
-	sd := math.NaN()
-	if cmin == cmax {
-		out.Mean, sd = sampleStdOf(int(n), cmin)
-	} else {
-		out.Mean, sd = mc, math.Sqrt(math.Max(ssc, 0)/float64(n-1))
-	}
-	out.CV = store.Finite(sd / out.Mean)
-	out.setRest(dd, below, under, total)
-	return out.SeriesVolatility
-}
-
-// sampleStdOf returns the mean and sample standard deviation of n copies of x as
-// analytics.Mean and analytics.SampleStd compute them (sequential sums: the mean
-// of copies of 0.1 is not exactly 0.1, nor their deviation 0); the deviation is
-// NaN for n < 2.
-func sampleStdOf(n int, x float64) (mean, std float64) {
-	var sum float64
-	for range n {
-		sum += x
-	}
-	mean = sum / float64(n)
-	if n < 2 {
-		return mean, math.NaN()
-	}
-	var ss float64
-	for range n {
-		ss += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(ss / float64(n-1))
+	store.VolatilitySums{Bars: int(n), Returns: int(nr), Changes: int(changes), RetMin: rmin, RetMax: rmax, RetSS: ssr,
+		CloseMin: cmin, CloseMax: cmax, CloseMean: mc, CloseSS: ssc, Drawdown: dd, Under: under,
+		Total: total}.Set(&out, width, below)
+	return out
 }
 
 // sqlText is a query's text with its positional arguments in the order of their

@@ -20,20 +20,19 @@ var (
 // seriesCols are the columns of a series.
 const seriesCols = `provider, sku, region, zone, pricing`
 
-// Volatilities computes every series' volatility figures in DuckDB with window
+// barVolatilities computes every series' volatility figures in DuckDB with window
 // functions over each series' bars by start (lag for the log returns and changes,
 // a running max for the drawdown, lead for the time each close stays in force)
-// and reads one row per series. The definitions are analytics.SeriesVolatilityOf's;
-// the storetest conformance suite compares the two on the same bars.
-func (s *Store) Volatilities(
+// and reads one row per series: what Volatilities does for daily bars and for a
+// threshold, which the per-day summaries cannot answer. The definitions are
+// analytics.SeriesVolatilityOf's; the figurestest conformance suite compares the
+// two on the same bars.
+func (s *Store) barVolatilities(
 	ctx context.Context,
 	q store.BarQuery,
 	end time.Time,
 	below float64,
 ) ([]store.SeriesVolatility, error) {
-	if err := store.CheckWidth(q.Width); err != nil {
-		return nil, fmt.Errorf("duckdb: %w", err)
-	}
 	w := int64(q.Width / time.Second)
 	where, args := barsWhere(q, q.Since, q.Until)
 	e := utc(end)

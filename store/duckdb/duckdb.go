@@ -180,6 +180,15 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	return done, nil
 }
 
+// afterMigration is work a migration needs done with data once its statements
+// ran, in its transaction, by migration name.
+var afterMigration = map[string]func(context.Context, *sql.Tx) error{
+	// the summaries of the days whose hourly bars were built before
+	"volatility_days_duckdb": func(ctx context.Context, tx *sql.Tx) error {
+		return writeVolatilityDays(ctx, tx, time.Time{}, time.Time{})
+	},
+}
+
 func (s *Store) apply(ctx context.Context, m schemas.Migration) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -189,6 +198,11 @@ func (s *Store) apply(ctx context.Context, m schemas.Migration) error {
 	for i, stmt := range m.Statements {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("duckdb: migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+		}
+	}
+	if after := afterMigration[m.Name]; after != nil {
+		if err := after(ctx, tx); err != nil {
+			return fmt.Errorf("duckdb: migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,

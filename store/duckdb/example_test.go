@@ -36,7 +36,7 @@ func Example() {
 		fmt.Printf("%s %s %s $%.2f/GPU-h\n", o.Provider, o.SKU, o.Region, o.PriceUSDGPUHour)
 	}
 	// Output:
-	// applied [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20] then []
+	// applied [1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21] then []
 	// lambda gpu_8x_h100_sxm5 us-south-1 $2.99/GPU-h
 	// aws p5.48xlarge us-east-1 $6.88/GPU-h
 	// azure Standard_ND96isr_H100_v5 eastus $6.88/GPU-h

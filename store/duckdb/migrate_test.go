@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/gpuprice/gpuprice/analytics/figurestest"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 	"github.com/gpuprice/gpuprice/store/duckdb"
@@ -142,4 +143,45 @@ func TestMigrationUnkeyedKeepsRowsAndDropsKey(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+schemas.ViewObservations).Scan(&viewRows); err != nil || viewRows != len(obs) {
 		t.Fatalf("%s after the migration: %d rows, %v; want %d", schemas.ViewObservations, viewRows, err, len(obs))
 	}
+}
+
+// TestMigrationVolatilityDaysBackfill builds a store whose hourly bars were rolled
+// up before migration 21 (the data of figurestest.VolatilityWindows; then
+// volatility_days dropped and the step unrecorded), migrates it, and runs that
+// check: the summaries were filled from the bars.
+func TestMigrationVolatilityDaysBackfill(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "v20.duckdb")
+	st, err := duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := figurestest.VolatilityWindows(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`DROP TABLE volatility_days`, `DELETE FROM schema_migrations WHERE version = 21`} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = duckdb.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if applied, err := st.Migrate(ctx); err != nil || !slices.Equal(applied, []int{21}) {
+		t.Fatalf("Migrate = %v, %v; want [21]", applied, err)
+	}
+	check(st, "backfilled")
 }

@@ -17,7 +17,8 @@ var truncUnit = map[time.Duration]string{store.Hourly: "hour", store.Daily: "day
 
 // Rollup recomputes the bars of every width over the UTC days that meet [since,
 // until) from the observations (one row per identity already, its last write) and
-// upserts them, in one transaction.
+// upserts them, then those days' volatility_days rows from their hourly bars, in
+// one transaction.
 func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 	since, until = store.RollupSpan(since, until)
 	w, args := where(store.Filter{Since: since, Until: until})
@@ -42,6 +43,9 @@ func (s *Store) Rollup(ctx context.Context, since, until time.Time) error {
 		if _, err := tx.ExecContext(ctx, q, append([]any{s.versions(1)}, args...)...); err != nil {
 			return fmt.Errorf("duckdb: rollup %v bars: %w", width, err)
 		}
+	}
+	if err := writeVolatilityDays(ctx, tx, since, until); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("duckdb: rollup: commit: %w", err)
