@@ -120,11 +120,13 @@ func (s *Store) barVolatilities(
 // with the series' columns, its last sighting seen, the day d, and the price, gpu
 // g, tier t and start bst of the bar it comes from.
 //
-// Window functions do the work: the bar carried in is each series' latest before
-// the window (row_number), the newest sighting of each provider decides which
+// The bar carried in is each series' latest before the window (arg_max of the
+// bar by its start: an aggregate, where a window function over every earlier bar
+// cost most of the query), the newest sighting of each provider decides which
 // series are withdrawn (max … OVER the provider), and the price in force on a day
-// is the last close at or before it on the series' timeline of bars and days
-// (last_value … IGNORE NULLS).
+// is the close of the series' last bar at or before it (ASOF JOIN on a hash of the
+// series, three times cheaper than on its five strings; the strings are then
+// compared, so that two series whose hashes collide lose days instead of mixing).
 func dayPrices(f store.Filter) (string, []any) {
 	bq := store.BarQuery{Filter: f, Width: store.Daily}
 	win, args := barsWhere(bq, f.Since, f.Until)
@@ -136,8 +138,11 @@ func dayPrices(f store.Filter) (string, []any) {
 	return `WITH win AS (
 		SELECT ` + cols + ` FROM bars` + win + `
 		UNION ALL
-		(SELECT ` + cols + ` FROM bars` + carry + `
-			QUALIFY row_number() OVER (PARTITION BY ` + seriesCols + ` ORDER BY bar_start DESC) = 1)),
+		SELECT ` + seriesCols + `, c.bar_start, c.close, c.gpu, c.tier, c.last_observed_at, c.price_basis, c.price_scope
+		FROM (SELECT ` + seriesCols + `, arg_max({'bar_start': bar_start, 'close': close, 'gpu': gpu, 'tier': tier,
+					'last_observed_at': last_observed_at, 'price_basis': price_basis, 'price_scope': price_scope},
+					bar_start) AS c
+			FROM bars` + carry + ` GROUP BY ` + seriesCols + `)),
 	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `')
 		AND price_scope IN ('', '` + schemas.ScopeInstance + `')
 		AND gpu <> '` + schemas.UnknownGPU + `'),
@@ -150,16 +155,12 @@ func dayPrices(f store.Filter) (string, []any) {
 	dp AS (SELECT se.provider, se.sku, se.region, se.zone, se.pricing, se.seen, days.d
 		FROM se, (SELECT unnest(range(?::TIMESTAMP, ?::TIMESTAMP, INTERVAL 1 DAY)) AS d) days
 		WHERE days.d >= se.first_start AND (se.e IS NULL OR days.d < se.e)),
-	tl AS (SELECT ` + seriesCols + `, bar_start AS ts, 0 AS is_day, close, gpu, tier, bar_start AS bst,
-			NULL::TIMESTAMP AS seen FROM cb
-		UNION ALL
-		SELECT ` + seriesCols + `, d, 1, NULL, NULL, NULL, NULL, seen FROM dp),
-	priced AS (SELECT * FROM (SELECT ` + seriesCols + `, ts AS d, is_day, seen,
-				last_value(close IGNORE NULLS) OVER w AS price, last_value(gpu IGNORE NULLS) OVER w AS g,
-				last_value(tier IGNORE NULLS) OVER w AS t, last_value(bst IGNORE NULLS) OVER w AS bst
-			FROM tl
-			WINDOW w AS (PARTITION BY ` + seriesCols + ` ORDER BY ts, is_day ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
-		WHERE is_day = 1)
+	priced AS (SELECT dp.provider, dp.sku, dp.region, dp.zone, dp.pricing, dp.d, 1 AS is_day, dp.seen,
+			cb.close AS price, cb.gpu AS g, cb.tier AS t, cb.bar_start AS bst
+		FROM (SELECT *, hash(` + seriesCols + `) AS h FROM dp) dp
+		ASOF JOIN (SELECT *, hash(` + seriesCols + `) AS h FROM cb) cb ON dp.h = cb.h AND dp.d >= cb.bar_start
+		WHERE dp.provider = cb.provider AND dp.sku = cb.sku AND dp.region = cb.region AND dp.zone = cb.zone
+			AND dp.pricing = cb.pricing)
 	`, args
 }
 

@@ -62,8 +62,14 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	query := `SELECT ` + barColumns + ` FROM bars` + window
 	if q.CarryIn && !q.Since.IsZero() {
 		carry, cargs := barsWhere(q, time.Time{}, q.Since)
-		query += ` UNION ALL (SELECT ` + barColumns + ` FROM bars` + carry + `
-			QUALIFY row_number() OVER (PARTITION BY provider, sku, region, zone, pricing ORDER BY bar_start DESC) = 1)`
+		// Each series' latest bar before the window: an aggregate (arg_max of the
+		// whole bar by its start), where a window function over every earlier bar
+		// cost most of the read.
+		query += ` UNION ALL SELECT ` + seriesCols + `, UNNEST(b) FROM (SELECT ` + seriesCols + `,
+			arg_max({'bar_start': bar_start, 'gpu': gpu, 'tier': tier, 'interconnect': interconnect,
+				'price_scope': price_scope, 'price_basis': price_basis, 'open': open, 'high': high, 'low': low,
+				'close': close, 'mean': mean, 'count': count, 'last_observed_at': last_observed_at}, bar_start) AS b
+			FROM bars` + carry + ` GROUP BY ` + seriesCols + `)`
 		args = append(args, cargs...)
 	}
 	query = `SELECT * FROM (` + query + `) ORDER BY provider, sku, region, zone, pricing, bar_start`
