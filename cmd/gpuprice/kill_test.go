@@ -125,7 +125,9 @@ func killedImportRecovered(t *testing.T, dsn string, byServe bool) {
 	if byServe {
 		srv, sout, sexited := startGPUPrice(t, "--config", cfg, "--store", dsn, "--log-level", "info", "serve", "--listen", "127.0.0.1:0")
 		addr := waitMatch(t, sout, regexp.MustCompile(`serving on (http://[0-9.:]+)`))
-		waitMatch(t, sout, regexp.MustCompile(`killed run found`))
+		// The runner's "killed run found" comes before the metrics are told: the
+		// schedule's line comes after.
+		waitMatch(t, sout, regexp.MustCompile(`killed runs recovered`))
 		_, metrics := get(t, addr+"/metrics")
 		if !strings.Contains(metrics, `gpuprice_runs_total{source="import:csv",status="interrupted"} 1`) {
 			t.Errorf("/metrics after the recovery lacks the interrupted run:\n%s", grepLines(metrics, "gpuprice_runs_total"))

@@ -288,7 +288,8 @@ func (s *Service) restore(ctx context.Context) {
 }
 
 // recoverKilled recovers the runs killed before their end (Deps.Recover): each is
-// told to Deps.Recovered, and to Deps.Last when it is its source's last run.
+// told to Deps.Recovered, and to Deps.Last when it is its source's last run; a
+// line "killed runs recovered" is logged once all are told.
 func (s *Service) recoverKilled(ctx context.Context) {
 	killed, err := s.d.Recover(ctx)
 	if err != nil {
@@ -307,6 +308,11 @@ func (s *Service) recoverKilled(ctx context.Context) {
 	}
 	if len(killed) > 0 && s.d.Changed != nil {
 		s.d.Changed()
+	}
+	if len(killed) > 0 {
+		// After Recovered and Changed: what reads the metrics or the answers after
+		// this line sees the recovered runs.
+		s.log.Info("killed runs recovered", "runs", len(killed))
 	}
 }
 

@@ -312,6 +312,12 @@ func (c *Cluster) Check(ctx context.Context, ddlTimeout time.Duration) error {
 	if ddlErr == nil {
 		return nil
 	}
+	if strings.Contains(ddlErr.Error(), "Node exists, path: "+DDLQueue+"/query-") {
+		// No node is stuck: ZooKeeper gave the new task the number of one already in
+		// the queue, written there under a number of its own choosing.
+		return fmt.Errorf("ON CLUSTER DDL through node 1: its task's sequential number is taken in %s, by a task "+
+			"not created as a sequential node: %w", DDLQueue, ddlErr)
+	}
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err = c.Open(0) // the one the timeout cut may be unusable

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,23 +152,21 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	zc := zkConn(t, control)
-	// The task under the name the queue's next sequential node would take, with its
-	// finished mark, in one multi (the worker never sees it unmarked).
-	_, st, err := zc.Get(DDLQueue)
+	// A node deleted from the queue first (as ClickHouse's cleanup of old tasks and
+	// TestIntegrationClusterStuckNodes do): after it the queue's cversion is not the
+	// number ZooKeeper gives next.
+	gone, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: SELECT 1\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"),
+		zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := strings.ReplaceAll(c.Nodes[last].Host, ".", "%2E") // 127%2E0%2E0%2E1:19104, as 18.16 names hosts
-	task := fmt.Sprintf("%s/query-%010d", DDLQueue, st.Cversion)
-	entry := "version: 1\nquery: CREATE DATABASE IF NOT EXISTS default ON CLUSTER " + c.Name +
-		"\nhosts: ['" + host + "']\ninitiator: clustertest:0\n"
-	acl := zk.WorldACL(zk.PermAll)
-	planted := time.Now()
-	if _, err := zc.Multi(&zk.CreateRequest{Path: task, Data: []byte(entry), Acl: acl},
-		&zk.CreateRequest{Path: task + "/finished", Acl: acl},
-		&zk.CreateRequest{Path: task + "/finished/" + host, Acl: acl}); err != nil {
-		t.Fatalf("writing task %s: %v", task, err)
+	if err := zc.Delete(gone, -1); err != nil {
+		t.Fatal(err)
 	}
+	host := strings.ReplaceAll(c.Nodes[last].Host, ".", "%2E") // 127%2E0%2E0%2E1:19104, as 18.16 names hosts
+	task := plantFinishedTask(t, zc, host, "CREATE DATABASE IF NOT EXISTS default ON CLUSTER "+c.Name)
+	t.Logf("planted %s, finished by node %d only", task, last+1)
+	planted := time.Now()
 
 	// Healed: node 4 restarted (by this test's Heal or a test binary's watch).
 	waitHealed(t, c, control, planted, time.Minute, last)
@@ -179,6 +178,54 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 		t.Fatalf("after the heal: %v", err)
 	}
 	t.Logf("node %d restarted %v after its DDL worker was made to end; ON CLUSTER DDL runs again", last+1, time.Since(planted).Round(time.Second))
+}
+
+// plantFinishedTask writes to the DDL queue a task of query for host only, with
+// host's finished mark, in one multi (no worker sees it unmarked), and deletes it at
+// the test's end. Its name is the one after a probe's: a task for no node created
+// as a sequential node (so with the number ZooKeeper gives next, which is not always
+// the queue's cversion: after a delete ZooKeeper 3.8 gave a sequential node a
+// number below it, and a task planted under the cversion then took the number of
+// the next ON CLUSTER DDL, which failed with "Node exists" on every node, the CI
+// failure of stop 41), deleted in the same multi.
+func plantFinishedTask(t *testing.T, zc *zk.Conn, host, query string) string {
+	t.Helper()
+	acl := zk.WorldACL(zk.PermAll)
+	probe, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: "+query+
+		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"), zk.FlagSequence, acl) // a host of no node
+	if err != nil {
+		t.Fatalf("probing the DDL queue's next number: %v", err)
+	}
+	n, err := strconv.ParseInt(probe[strings.LastIndex(probe, "-")+1:], 10, 64)
+	if err != nil {
+		t.Fatalf("probe %s: %v", probe, err)
+	}
+	task := fmt.Sprintf("%s/query-%010d", DDLQueue, n+1)
+	entry := "version: 1\nquery: " + query + "\nhosts: ['" + host + "']\ninitiator: clustertest:0\n"
+	if _, err := zc.Multi(&zk.DeleteRequest{Path: probe, Version: -1},
+		&zk.CreateRequest{Path: task, Data: []byte(entry), Acl: acl},
+		&zk.CreateRequest{Path: task + "/finished", Acl: acl},
+		&zk.CreateRequest{Path: task + "/finished/" + host, Acl: acl}); err != nil {
+		_ = zc.Delete(probe, -1)
+		t.Fatalf("writing task %s: %v", task, err)
+	}
+	t.Cleanup(func() {
+		for _, p := range []string{task + "/finished/" + host, task + "/finished", task} {
+			_ = zc.Delete(p, -1)
+		}
+	})
+	// The next sequential node must come after it, or every ON CLUSTER DDL would
+	// fail on it: a probe says so (and is deleted).
+	next, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: "+query+
+		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"), zk.FlagSequence, acl)
+	if err != nil {
+		t.Fatalf("a sequential node after the planted task %s: %v", task, err)
+	}
+	_ = zc.Delete(next, -1)
+	if next <= task {
+		t.Fatalf("ZooKeeper numbered a sequential node %s, not after the planted task %s", next, task)
+	}
+	return task
 }
 
 // waitHealed runs Heal until each of the nodes (0-based) has been restarted since
