@@ -38,12 +38,22 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // HistoryFor returns the negotiation report of one GPU and pricing kind over the
 // days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
-// (every pricing kind: f.Pricing should be empty).
+// (every pricing kind: f.Pricing should be empty), read in their compact form when
+// the store has one (store.DayCloses: what day prices read of each bar).
 func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History,
 	error) {
-	bars, err := dayBars(ctx, r, f)
-	if err != nil {
-		return History{}, err
+	var bars []store.Bar
+	if c, ok := r.(store.DayCloses); ok {
+		series, err := c.DayCloses(ctx, f)
+		if err != nil {
+			return History{}, err
+		}
+		bars = store.BarsOfCloses(series)
+	} else {
+		var err error
+		if bars, err = dayBars(ctx, r, f); err != nil {
+			return History{}, err
+		}
 	}
 	return HistoryOf(gpu, pricing, DailyPrices(bars, f.Since, f.Until), f.Since, f.Until, cheapest), nil
 }

@@ -1,6 +1,7 @@
 package figurestest
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -15,10 +16,13 @@ import (
 // dayCloses checks a store's compact daily bars (store.DayCloses) against the
 // daily bars the same store returns (Bars with carry-in, in the compact form:
 // store.ClosesOfBars), bar for bar, and the spreads analytics.SpreadsOf computes
-// from them against analytics.Spreads(analytics.DailyPrices(bars)), exactly, on the
+// from them against analytics.Spreads(analytics.DailyPrices(bars)), to within
+// nearly, on the
 // day-price data plus a series with bars on both sides of a long gap, for windows
 // whose carried-in bar comes from the days just before, from long before (the
-// gap), from a withdrawn series' last bar, or does not exist. Stores without
+// gap), from a withdrawn series' last bar, or does not exist; and the history
+// analytics.HistoryFor computes from them against analytics.HistoryOf of the
+// bars' day prices (figures to within nearly). Stores without
 // DayCloses are skipped.
 func (s *suite) dayCloses(t *testing.T) {
 	st := s.fresh(t)
@@ -48,7 +52,7 @@ func (s *suite) dayCloses(t *testing.T) {
 	filters := []store.Filter{{}, {GPU: "H100-SXM-80GB"}, {Pricing: schemas.OnDemand}, {Tier: schemas.TierSpecialist},
 		{Tier: schemas.TierHyperscaler}, {GPU: "A100-SXM-80GB", Region: "region-1"}, {Provider: "lambda"},
 		{GPU: "H100-SXM-80GB", Tier: schemas.TierSpecialist}}
-	spreads := 0
+	spreads, histories := 0, 0
 	for _, w := range windows {
 		for _, f := range filters {
 			f.Since, f.Until = w[0], w[1]
@@ -64,14 +68,29 @@ func (s *suite) dayCloses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := analytics.Spreads(analytics.DailyPrices(bars, f.Since, f.Until)); !reflect.DeepEqual(days, want) {
-				t.Fatalf("SpreadsOf %+v: %s", f, spreadsDiff(days, want))
+			// To within nearly: a store that computes the spreads itself (store.DayPriceStats)
+			// takes its medians in another order.
+			if d := spreadsDiff(days, analytics.Spreads(analytics.DailyPrices(bars, f.Since, f.Until))); d != "" {
+				t.Fatalf("SpreadsOf %+v: %s", f, d)
 			}
 			spreads += len(days)
+			// History reads the compact bars too (analytics.HistoryFor).
+			h, err := analytics.HistoryFor(ctx(t), st.(store.Rollups), f, "H100-SXM-80GB", schemas.OnDemand, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wh := analytics.HistoryOf("H100-SXM-80GB", schemas.OnDemand, analytics.DailyPrices(bars, f.Since, f.Until),
+				f.Since, f.Until, 3)
+			if d := nearDiff(h, wh); d != "" {
+				t.Fatalf("HistoryFor %+v: %s", f, d)
+			}
+			if wh.Overall.Samples > 0 {
+				histories++
+			}
 		}
 	}
-	if spreads < 100 {
-		t.Fatalf("%d spread days: the data reaches too little", spreads)
+	if spreads < 100 || histories < 5 {
+		t.Fatalf("%d spread days, %d histories with samples: the data reaches too little", spreads, histories)
 	}
 }
 
@@ -94,6 +113,59 @@ func closesDiff(got, want []store.SeriesCloses) string {
 				*gb.Attrs != *wb.Attrs {
 				return fmt.Sprintf("%v bar %d:\n got  %+v %+v\n want %+v %+v", gk, j, gb, *gb.Attrs, wb, *wb.Attrs)
 			}
+		}
+	}
+	return ""
+}
+
+// nearDiff describes the first difference between two values as JSON gives them
+// ("" when equal, numbers to within nearly).
+func nearDiff(got, want any) string {
+	var g, w any
+	for _, x := range []struct {
+		v   any
+		out *any
+	}{{got, &g}, {want, &w}} {
+		b, err := json.Marshal(x.v)
+		if err != nil {
+			return err.Error()
+		}
+		if err := json.Unmarshal(b, x.out); err != nil {
+			return err.Error()
+		}
+	}
+	return jsonDiff("", g, w)
+}
+
+func jsonDiff(at string, g, w any) string {
+	switch wv := w.(type) {
+	case map[string]any:
+		gv, ok := g.(map[string]any)
+		if !ok || len(gv) != len(wv) {
+			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
+		}
+		for k := range wv {
+			if d := jsonDiff(at+"."+k, gv[k], wv[k]); d != "" {
+				return d
+			}
+		}
+	case []any:
+		gv, ok := g.([]any)
+		if !ok || len(gv) != len(wv) {
+			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
+		}
+		for i := range wv {
+			if d := jsonDiff(fmt.Sprintf("%s[%d]", at, i), gv[i], wv[i]); d != "" {
+				return d
+			}
+		}
+	case float64:
+		if gv, ok := g.(float64); !ok || !nearly(gv, wv) {
+			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
+		}
+	default:
+		if !reflect.DeepEqual(g, w) {
+			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
 		}
 	}
 	return ""

@@ -110,8 +110,10 @@ func barsWhere(q store.BarQuery, since, until time.Time) (string, []any) {
 	f := q.Filter
 	f.Since, f.Until = time.Time{}, time.Time{}
 	w, args := where(f)
-	conds := []string{"width = ?"}
-	args = append([]any{uint32(q.Width / time.Second)}, args...)
+	// The width is written into the query, an integer: bound as a parameter it kept
+	// DuckDB from skipping the row groups of the other width (counting 30 days of
+	// daily bars took 8 ms instead of 1 at 2M rows).
+	conds := []string{fmt.Sprintf("width = %d", uint32(q.Width/time.Second))}
 	if w != "" {
 		conds = append(conds, strings.TrimPrefix(w, " WHERE "))
 	}
