@@ -124,20 +124,16 @@ func (s *Store) barVolatilities(
 // bar by its start: an aggregate, where a window function over every earlier bar
 // cost most of the query), the newest sighting of each provider decides which
 // series are withdrawn (max … OVER the provider), and the price in force on a day
-// is the close of the series' last bar at or before it: each bar is unnested over
-// the days from its start to the next bar's (lead over the series), the window's
-// end or the series' withdrawal. The series' end is joined on a hash of the series
-// and the strings compared after, so that two series whose hashes collide lose
-// days instead of mixing. (An ASOF JOIN of the days on the bars took 30 ms of this
-// query's 43 at 2M rows; this 32 in all.)
+// is the close of the series' last bar at or before it (ASOF JOIN on a hash of the
+// series, three times cheaper than on its five strings; the strings are then
+// compared, so that two series whose hashes collide lose days instead of mixing).
 func dayPrices(f store.Filter) (string, []any) {
 	bq := store.BarQuery{Filter: f, Width: store.Daily}
 	win, args := barsWhere(bq, f.Since, f.Until)
 	carry, cargs := barsWhere(bq, time.Time{}, f.Since)
 	args = append(args, cargs...)
 	from := utc(f.Since).Truncate(store.Daily)
-	until := utc(f.Until)
-	args = append(args, from, until, until, until)
+	args = append(args, from, utc(f.Until))
 	const cols = seriesCols + `, bar_start, close, gpu, tier, last_observed_at, price_basis, price_scope`
 	return `WITH win AS (
 		SELECT ` + cols + ` FROM bars` + win + `
@@ -156,17 +152,15 @@ func dayPrices(f store.Filter) (string, []any) {
 		FROM (SELECT ` + seriesCols + `, max(last_observed_at) AS seen, min(bar_start) AS first_start,
 				max(bar_start) AS last_start
 			FROM cb GROUP BY ` + seriesCols + `)),
-	nb AS (SELECT *, hash(` + seriesCols + `) AS h, lead(bar_start) OVER (PARTITION BY hash(` + seriesCols + `), ` +
-		seriesCols + ` ORDER BY bar_start) AS next_start FROM cb),
-	priced AS (SELECT provider, sku, region, zone, pricing, d, 1 AS is_day, seen, price, g, t, bst
-		FROM (SELECT nb.provider, nb.sku, nb.region, nb.zone, nb.pricing, se.seen, nb.close AS price, nb.gpu AS g,
-				nb.tier AS t, nb.bar_start AS bst,
-				unnest(range(greatest(nb.bar_start, ?::TIMESTAMP),
-					least(coalesce(nb.next_start, ?::TIMESTAMP), coalesce(se.e, ?::TIMESTAMP), ?::TIMESTAMP),
-					INTERVAL 1 DAY)) AS d
-			FROM nb JOIN (SELECT *, hash(` + seriesCols + `) AS h FROM se) se ON nb.h = se.h
-			WHERE nb.provider = se.provider AND nb.sku = se.sku AND nb.region = se.region AND nb.zone = se.zone
-				AND nb.pricing = se.pricing))
+	dp AS (SELECT se.provider, se.sku, se.region, se.zone, se.pricing, se.seen, days.d
+		FROM se, (SELECT unnest(range(?::TIMESTAMP, ?::TIMESTAMP, INTERVAL 1 DAY)) AS d) days
+		WHERE days.d >= se.first_start AND (se.e IS NULL OR days.d < se.e)),
+	priced AS (SELECT dp.provider, dp.sku, dp.region, dp.zone, dp.pricing, dp.d, 1 AS is_day, dp.seen,
+			cb.close AS price, cb.gpu AS g, cb.tier AS t, cb.bar_start AS bst
+		FROM (SELECT *, hash(` + seriesCols + `) AS h FROM dp) dp
+		ASOF JOIN (SELECT *, hash(` + seriesCols + `) AS h FROM cb) cb ON dp.h = cb.h AND dp.d >= cb.bar_start
+		WHERE dp.provider = cb.provider AND dp.sku = cb.sku AND dp.region = cb.region AND dp.zone = cb.zone
+			AND dp.pricing = cb.pricing)
 	`, args
 }
 
