@@ -6,8 +6,18 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// dayBars reads the daily bars of f with the bar in force before the window.
+// dayBars reads the daily bars of f with the bar in force before the window, as day
+// prices read them: in their compact form when the store has one (store.DayCloses:
+// of each bar its series, start, close, last sighting and attributes; the other
+// figures are zero).
 func dayBars(ctx context.Context, r store.Rollups, f store.Filter) ([]store.Bar, error) {
+	if c, ok := r.(store.DayCloses); ok {
+		series, err := c.DayCloses(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		return store.BarsOfCloses(series), nil
+	}
 	return r.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 }
 
@@ -38,22 +48,13 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // HistoryFor returns the negotiation report of one GPU and pricing kind over the
 // days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
-// (every pricing kind: f.Pricing should be empty), read in their compact form when
-// the store has one (store.DayCloses: what day prices read of each bar).
+// (every pricing kind: f.Pricing should be empty), in their compact form when the
+// store has one (dayBars).
 func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History,
 	error) {
-	var bars []store.Bar
-	if c, ok := r.(store.DayCloses); ok {
-		series, err := c.DayCloses(ctx, f)
-		if err != nil {
-			return History{}, err
-		}
-		bars = store.BarsOfCloses(series)
-	} else {
-		var err error
-		if bars, err = dayBars(ctx, r, f); err != nil {
-			return History{}, err
-		}
+	bars, err := dayBars(ctx, r, f)
+	if err != nil {
+		return History{}, err
 	}
 	return HistoryOf(gpu, pricing, DailyPrices(bars, f.Since, f.Until), f.Since, f.Until, cheapest), nil
 }

@@ -134,15 +134,10 @@ func dayPrices(f store.Filter) (string, []any) {
 	args = append(args, cargs...)
 	from := utc(f.Since).Truncate(store.Daily)
 	args = append(args, from, utc(f.Until))
-	const cols = seriesCols + `, bar_start, close, gpu, tier, last_observed_at, price_basis, price_scope`
+	const cols = `bar_start, close, gpu, tier, last_observed_at, price_basis, price_scope`
 	return `WITH win AS (
-		SELECT ` + cols + ` FROM bars` + win + `
-		UNION ALL
-		SELECT ` + seriesCols + `, c.bar_start, c.close, c.gpu, c.tier, c.last_observed_at, c.price_basis, c.price_scope
-		FROM (SELECT ` + seriesCols + `, arg_max({'bar_start': bar_start, 'close': close, 'gpu': gpu, 'tier': tier,
-					'last_observed_at': last_observed_at, 'price_basis': price_basis, 'price_scope': price_scope},
-					bar_start) AS c
-			FROM bars` + carry + ` GROUP BY ` + seriesCols + `)),
+		SELECT ` + seriesCols + `, ` + cols + ` FROM bars` + win + `
+		UNION ALL ` + carriedIn(cols, carry) + `),
 	cb AS (SELECT * FROM win WHERE price_basis IN ('', '` + schemas.BasisListed + `')
 		AND price_scope IN ('', '` + schemas.ScopeInstance + `')
 		AND gpu <> '` + schemas.UnknownGPU + `'),

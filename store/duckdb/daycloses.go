@@ -30,15 +30,11 @@ const attrCols = `gpu, tier, interconnect, price_scope, price_basis`
 func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCloses, error) {
 	q := store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true}
 	window, args := barsWhere(q, f.Since, f.Until)
-	src := `SELECT ` + seriesCols + `, bar_start, close, last_observed_at, ` + attrCols + ` FROM bars` + window
+	const cols = `bar_start, close, last_observed_at, ` + attrCols
+	src := `SELECT ` + seriesCols + `, ` + cols + ` FROM bars` + window
 	if !f.Since.IsZero() {
 		carry, cargs := barsWhere(q, time.Time{}, f.Since)
-		// Each series' latest bar before the window, as Bars carries it in.
-		src += ` UNION ALL SELECT ` + seriesCols + `, UNNEST(b) FROM (SELECT ` + seriesCols + `,
-			arg_max({'bar_start': bar_start, 'close': close, 'last_observed_at': last_observed_at, 'gpu': gpu,
-				'tier': tier, 'interconnect': interconnect, 'price_scope': price_scope, 'price_basis': price_basis},
-				bar_start) AS b
-			FROM bars` + carry + ` GROUP BY ` + seriesCols + `)`
+		src += ` UNION ALL ` + carriedIn(cols, carry) // as Bars carries it in
 		args = append(args, cargs...)
 	}
 	names, nargs := barsWhere(q, time.Time{}, f.Until)
@@ -46,7 +42,6 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 	if err != nil {
 		return nil, err
 	}
-	missed := false
 	if !collided {
 		err = s.eachRow(ctx, `SELECT (hash(`+seriesCols+`) >> 1)::BIGINT, (hash(`+attrCols+`) >> 1)::BIGINT,
 			bar_start, close, last_observed_at FROM (`+src+`)`, args, func(v []driver.Value) error {
@@ -54,7 +49,6 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 			ah, _ := v[1].(int64)
 			sc, a := series[sh], attrs[ah]
 			if sc == nil || a == nil { // written after the names were read
-				missed = true
 				return errMissed
 			}
 			start, err := rawTime(v[2])
@@ -72,11 +66,11 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 			sc.Bars = append(sc.Bars, store.CloseBar{Start: start, Close: c, LastObservedAt: seen, Attrs: a})
 			return nil
 		})
-		if err != nil && !missed {
+		if err != nil && !errors.Is(err, errMissed) {
 			return nil, fmt.Errorf("duckdb: day closes: %w", err)
 		}
 	}
-	if collided || missed {
+	if collided || errors.Is(err, errMissed) {
 		bars, err := s.Bars(ctx, q)
 		if err != nil {
 			return nil, err

@@ -62,14 +62,7 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	query := `SELECT ` + barColumns + ` FROM bars` + window
 	if q.CarryIn && !q.Since.IsZero() {
 		carry, cargs := barsWhere(q, time.Time{}, q.Since)
-		// Each series' latest bar before the window: an aggregate (arg_max of the
-		// whole bar by its start), where a window function over every earlier bar
-		// cost most of the read.
-		query += ` UNION ALL SELECT ` + seriesCols + `, UNNEST(b) FROM (SELECT ` + seriesCols + `,
-			arg_max({'bar_start': bar_start, 'gpu': gpu, 'tier': tier, 'interconnect': interconnect,
-				'price_scope': price_scope, 'price_basis': price_basis, 'open': open, 'high': high, 'low': low,
-				'close': close, 'mean': mean, 'count': count, 'last_observed_at': last_observed_at}, bar_start) AS b
-			FROM bars` + carry + ` GROUP BY ` + seriesCols + `)`
+		query += ` UNION ALL ` + carriedIn(barFigures, carry)
 		args = append(args, cargs...)
 	}
 	query = `SELECT * FROM (` + query + `) ORDER BY provider, sku, region, zone, pricing, bar_start`
@@ -101,8 +94,26 @@ func (s *Store) Bars(ctx context.Context, q store.BarQuery) ([]store.Bar, error)
 	return out, nil
 }
 
-const barColumns = `provider, sku, region, zone, pricing, bar_start, gpu, tier, interconnect,
-	price_scope, price_basis, open, high, low, close, mean, count, last_observed_at`
+const barColumns = seriesCols + `, ` + barFigures
+
+// barFigures are a bar's columns after its series'.
+const barFigures = `bar_start, gpu, tier, interconnect, price_scope, price_basis, open, high, low, close, mean,
+	count, last_observed_at`
+
+// carriedIn is the query of each series' latest bar before a window (where:
+// barsWhere up to the window's start), its series' columns then cols (bar
+// columns, "bar_start" among them): arg_max of those columns as a struct by the
+// bar's start, an aggregate, where a window function over every earlier bar cost
+// most of the read.
+func carriedIn(cols, where string) string {
+	var fields []string
+	for _, c := range strings.Split(cols, ",") {
+		c = strings.TrimSpace(c)
+		fields = append(fields, "'"+c+"': "+c)
+	}
+	return `SELECT ` + seriesCols + `, UNNEST(b) FROM (SELECT ` + seriesCols + `, arg_max({` +
+		strings.Join(fields, ", ") + `}, bar_start) AS b FROM bars` + where + ` GROUP BY ` + seriesCols + `)`
+}
 
 // barsWhere is the WHERE clause of the bars of q's width and series starting in
 // [since, until).

@@ -155,7 +155,7 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 	// A node deleted from the queue first (as ClickHouse's cleanup of old tasks and
 	// TestIntegrationClusterStuckNodes do): after it the queue's cversion is not the
 	// number ZooKeeper gives next.
-	gone, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: SELECT 1\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"),
+	gone, err := zc.Create(DDLQueue+"/query-", taskEntry("SELECT 1", noNode),
 		zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatal(err)
@@ -191,8 +191,7 @@ func TestIntegrationClusterHealsEndedDDLWorker(t *testing.T) {
 func plantFinishedTask(t *testing.T, zc *zk.Conn, host, query string) string {
 	t.Helper()
 	acl := zk.WorldACL(zk.PermAll)
-	probe, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: "+query+
-		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"), zk.FlagSequence, acl) // a host of no node
+	probe, err := zc.Create(DDLQueue+"/query-", taskEntry(query, noNode), zk.FlagSequence, acl)
 	if err != nil {
 		t.Fatalf("probing the DDL queue's next number: %v", err)
 	}
@@ -201,9 +200,8 @@ func plantFinishedTask(t *testing.T, zc *zk.Conn, host, query string) string {
 		t.Fatalf("probe %s: %v", probe, err)
 	}
 	task := fmt.Sprintf("%s/query-%010d", DDLQueue, n+1)
-	entry := "version: 1\nquery: " + query + "\nhosts: ['" + host + "']\ninitiator: clustertest:0\n"
 	if _, err := zc.Multi(&zk.DeleteRequest{Path: probe, Version: -1},
-		&zk.CreateRequest{Path: task, Data: []byte(entry), Acl: acl},
+		&zk.CreateRequest{Path: task, Data: taskEntry(query, host), Acl: acl},
 		&zk.CreateRequest{Path: task + "/finished", Acl: acl},
 		&zk.CreateRequest{Path: task + "/finished/" + host, Acl: acl}); err != nil {
 		_ = zc.Delete(probe, -1)
@@ -216,8 +214,7 @@ func plantFinishedTask(t *testing.T, zc *zk.Conn, host, query string) string {
 	})
 	// The next sequential node must come after it, or every ON CLUSTER DDL would
 	// fail on it: a probe says so (and is deleted).
-	next, err := zc.Create(DDLQueue+"/query-", []byte("version: 1\nquery: "+query+
-		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n"), zk.FlagSequence, acl)
+	next, err := zc.Create(DDLQueue+"/query-", taskEntry(query, noNode), zk.FlagSequence, acl)
 	if err != nil {
 		t.Fatalf("a sequential node after the planted task %s: %v", task, err)
 	}
@@ -226,6 +223,14 @@ func plantFinishedTask(t *testing.T, zc *zk.Conn, host, query string) string {
 		t.Fatalf("ZooKeeper numbered a sequential node %s, not after the planted task %s", next, task)
 	}
 	return task
+}
+
+// noNode is a host of no node of the cluster, as 18.16 names hosts in a task.
+const noNode = "127%2E0%2E0%2E1:1"
+
+// taskEntry is a DDL queue task of query for host, as 18.16 writes one.
+func taskEntry(query, host string) []byte {
+	return []byte("version: 1\nquery: " + query + "\nhosts: ['" + host + "']\ninitiator: clustertest:0\n")
 }
 
 // waitHealed runs Heal until each of the nodes (0-based) has been restarted since
@@ -290,10 +295,9 @@ func TestIntegrationClusterStuckNodes(t *testing.T) {
 	zc := zkConn(t, control)
 	last := len(c.Nodes) - 1
 	host := strings.ReplaceAll(c.Nodes[last].Host, ".", "%2E")
-	entry := "version: 1\nquery: CREATE DATABASE IF NOT EXISTS default ON CLUSTER " + c.Name +
-		"\nhosts: ['127%2E0%2E0%2E1:1']\ninitiator: clustertest:0\n" // a host of no node: none runs it
 	acl := zk.WorldACL(zk.PermAll)
-	task, err := zc.Create(DDLQueue+"/query-", []byte(entry), zk.FlagSequence, acl)
+	task, err := zc.Create(DDLQueue+"/query-", taskEntry("CREATE DATABASE IF NOT EXISTS default ON CLUSTER "+c.Name, noNode),
+		zk.FlagSequence, acl) // none runs it
 	if err != nil {
 		t.Fatal(err)
 	}
