@@ -48,22 +48,22 @@ func Spreads(prices []DayPrice) []SpreadDay { return SpreadsWeighted(prices, Wei
 // providers' medians, so one provider's many regions cannot outvote the rest of
 // its tier (the N counts stay counts of offers).
 func SpreadsWeighted(prices []DayPrice, weight string) []SpreadDay {
-	acc := spreadAcc{}
+	acc := newSpreadAcc(weight)
 	for i := range prices {
 		p := &prices[i]
 		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Bar.Provider, p.Day, p.Price, p.LastSeen)
 	}
-	return acc.days(weight)
+	return acc.days()
 }
 
 // SpreadsOfBars is Spreads(DailyPrices(bars, from, to)) without holding the day
 // prices: each is counted as DailyPrices lays it.
 func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
-	acc := spreadAcc{}
+	acc := newSpreadAcc(WeightOffer)
 	eachDayPrice(ComparableBars(bars), from, to, func(int) {}, func(p *DayPrice) {
 		acc.add(p.Bar.GPU, p.Bar.Pricing, p.Bar.Tier, p.Bar.Provider, p.Day, p.Price, p.LastSeen)
 	})
-	return acc.days(WeightOffer)
+	return acc.days()
 }
 
 // SpreadsOfCloses is SpreadsOfBars over daily bars in the compact form a store
@@ -88,7 +88,7 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 	var byDay [][]*spreadTiers // per group, per day of the window
 	attrs, groupOf := make([]*store.BarAttrs, len(runs)), make([]int, len(runs))
 	days := 0
-	acc := spreadAcc{}
+	acc := newSpreadAcc(WeightOffer)
 	layDays(runs, func(n int) string { return of[n].Provider },
 		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to,
 		func(n int) { days = n },
@@ -110,7 +110,7 @@ func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDa
 			}
 			t.add(b.Attrs.Tier, of[n].Provider, b.Close, d, seen)
 		})
-	return acc.days(WeightOffer)
+	return acc.days()
 }
 
 // spreadKey and spreadTiers accumulate Spreads: each tier's day prices per GPU,
@@ -122,12 +122,23 @@ type (
 	}
 	spreadTiers struct {
 		h, s, m    []float64
-		hp, sp, mp []string // the provider of each price of h, s, m
+		hp, sp, mp []string // the provider of each price of h, s, m, when weighted by provider
+		providers  bool     // hp, sp and mp are kept
 		carried    int
 		seen       time.Time
 	}
-	spreadAcc map[spreadKey]*spreadTiers
+	spreadAcc struct {
+		tiersOf map[spreadKey]*spreadTiers
+		weight  string
+	}
 )
+
+// newSpreadAcc accumulates spreads weighted as weight says: each price's provider
+// is kept only when weight is WeightProvider (with WeightOffer, a tier's median is
+// of its prices alone).
+func newSpreadAcc(weight string) spreadAcc {
+	return spreadAcc{tiersOf: map[spreadKey]*spreadTiers{}, weight: weight}
+}
 
 // add counts the day price of a series of gpu, pricing kind, tier and provider on
 // day, last seen at seen.
@@ -138,25 +149,31 @@ func (acc spreadAcc) add(gpu, pricing, tier, provider string, day time.Time, pri
 // tiers returns the day prices of gpu and pricing kind on day, by tier.
 func (acc spreadAcc) tiers(gpu, pricing string, day time.Time) *spreadTiers {
 	k := spreadKey{gpu, pricing, day.Unix()}
-	t := acc[k]
+	t := acc.tiersOf[k]
 	if t == nil {
-		t = &spreadTiers{}
-		acc[k] = t
+		t = &spreadTiers{providers: acc.weight == WeightProvider}
+		acc.tiersOf[k] = t
 	}
 	return t
 }
 
 // add counts a day price on day of a series of tier and provider last seen at seen.
 func (t *spreadTiers) add(tier, provider string, price float64, day, seen time.Time) {
+	var xs *[]float64
+	var provs *[]string
 	switch tier {
 	case schemas.TierHyperscaler:
-		t.h, t.hp = append(t.h, price), append(t.hp, provider)
+		xs, provs = &t.h, &t.hp
 	case schemas.TierSpecialist:
-		t.s, t.sp = append(t.s, price), append(t.sp, provider)
+		xs, provs = &t.s, &t.sp
 	case schemas.TierMarketplace:
-		t.m, t.mp = append(t.m, price), append(t.mp, provider)
+		xs, provs = &t.m, &t.mp
 	default:
 		return
+	}
+	*xs = append(*xs, price)
+	if t.providers {
+		*provs = append(*provs, provider)
 	}
 	if Carried(day, seen) {
 		t.carried++
@@ -171,16 +188,16 @@ func (t *spreadTiers) add(tier, provider string, price float64, day, seen time.T
 func Carried(day, seen time.Time) bool { return !seen.IsZero() && seen.Before(day) }
 
 // days are the accumulated days' spreads, each tier's median of its cross-section
-// weighted as weight says.
-func (acc spreadAcc) days(weight string) []SpreadDay {
+// weighted as the accumulator's weight says.
+func (acc spreadAcc) days() []SpreadDay {
 	med := func(xs []float64, provs []string) float64 {
-		if weight == WeightProvider && len(xs) > 0 {
-			return percentileSorted(CrossSection(xs, provs, weight), .5)
+		if acc.weight == WeightProvider && len(xs) > 0 {
+			return percentileSorted(CrossSection(xs, provs, acc.weight), .5)
 		}
 		return medianInPlace(xs)
 	}
-	out := make([]SpreadDay, 0, len(acc))
-	for k, t := range acc {
+	out := make([]SpreadDay, 0, len(acc.tiersOf))
+	for k, t := range acc.tiersOf {
 		d := SpreadDay{GPU: k.gpu, Pricing: k.pricing, Day: time.Unix(k.day, 0).UTC(),
 			Hyperscaler: Opt(Round(med(t.h, t.hp), 9)), Specialist: Opt(Round(med(t.s, t.sp), 9)),
 			Marketplace:  Opt(Round(med(t.m, t.mp), 9)),
