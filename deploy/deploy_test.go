@@ -18,7 +18,7 @@ import (
 // servedPaths are the GET paths `gpuprice serve` registers (its routes).
 func servedPaths(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../cmd/gpuprice/internal/server/routes.go")
+	b, err := os.ReadFile("../analytics/api/routes.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func servedPaths(t *testing.T) map[string]bool {
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, f := range []string{"../cmd/gpuprice/internal/server/metrics.go", "../analytics/metrics/market.go"} {
+	for _, f := range []string{"../analytics/api/metrics.go", "../analytics/metrics/market.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 
@@ -183,7 +183,7 @@ func testAPIMatchesCLI(t *testing.T, dsn string) {
 		}
 		want[i] = canonicalJSON(t, strings.Join(c.cli, " "), out.Bytes())
 	}
-	t.Setenv(server.TokenEnv, "admin-token")
+	t.Setenv(api.TokenEnv, "admin-token")
 	base, stop := startServe(t, "--config", cfg, "--store", dsn)
 	defer stop()
 	doc := openAPIDoc(t, base)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
@@ -168,7 +168,7 @@ func TestCollectWithTheStoreDownSpools(t *testing.T) {
 	}
 }
 
-// serve holds at most server.MaxOpenConns connections however many clients connect
+// serve holds at most api.MaxOpenConns connections however many clients connect
 // and say nothing; silent connections are closed after the header timeout, and the
 // service answers again.
 func TestServeCapsOpenConnections(t *testing.T) {
@@ -183,7 +183,7 @@ func TestServeCapsOpenConnections(t *testing.T) {
 	}
 	base, stop := startServeProcess(t, "--config", cfg, "--store", "duckdb://"+filepath.Join(dir, "s.duckdb"))
 	defer stop()
-	addr, err := server.ReadAddress(dir)
+	addr, err := api.ReadAddress(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestServeCapsOpenConnections(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for range server.MaxOpenConns + 300 {
+	for range api.MaxOpenConns + 300 {
 		c, err := net.DialTimeout("tcp", host, 5*time.Second)
 		if err != nil {
 			break // the accept queue is full: the kernel refuses, the server is fine
@@ -206,8 +206,8 @@ func TestServeCapsOpenConnections(t *testing.T) {
 	if err != nil {
 		t.Skipf("cannot count serve's descriptors: %v", err)
 	}
-	if len(fds) > server.MaxOpenConns+100 {
-		t.Errorf("serve holds %d descriptors with %d clients connected, want at most %d connections", len(fds), len(conns), server.MaxOpenConns)
+	if len(fds) > api.MaxOpenConns+100 {
+		t.Errorf("serve holds %d descriptors with %d clients connected, want at most %d connections", len(fds), len(conns), api.MaxOpenConns)
 	}
 	// Silent connections are closed after ReadHeaderTimeout; then a client is served.
 	hc := &http.Client{Timeout: 60 * time.Second}

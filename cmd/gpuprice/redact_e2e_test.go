@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/store"
 )
 
@@ -63,7 +63,7 @@ func TestEndpointCredentialsAppearNowhere(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv(server.TokenEnv, "admin-token-for-the-test")
+	t.Setenv(api.TokenEnv, "admin-token-for-the-test")
 	var mu sync.Mutex
 	uploaded := map[string][]byte{}
 	s3 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

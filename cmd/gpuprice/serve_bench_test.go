@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/deploy/loadgen"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -98,7 +98,7 @@ func BenchmarkServeUnderLoad(b *testing.B) {
 	}
 	base, stop := startServeProcessB(b, "--config", cfg, "--store", dsn)
 	defer stop()
-	addr, err := server.ReadAddress(dir)
+	addr, err := api.ReadAddress(dir)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 // The HTTP limits of serve's configuration reach its listener: an idle keep-alive
 // connection is closed after serve.idle_timeout, and a header over
-// serve.max_header_bytes is answered 431 (cmd/gpuprice/internal/server's tests
+// serve.max_header_bytes is answered 431 (analytics/api's tests
 // cover each limit, WriteTimeout included, against the same http.Server).
 func TestServeHTTPLimitsFromConfig(t *testing.T) {
 	dir := t.TempDir()

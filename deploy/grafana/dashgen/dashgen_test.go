@@ -165,7 +165,7 @@ func TestDashboardsStructure(t *testing.T) {
 
 	// serve's own run metrics and the market's collector (analytics/metrics)
 	var metricsSrc []byte
-	for _, f := range []string{"../../../cmd/gpuprice/internal/server/metrics.go", "../../../analytics/metrics/market.go"} {
+	for _, f := range []string{"../../../analytics/api/metrics.go", "../../../analytics/metrics/market.go"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/fx"
@@ -31,7 +31,7 @@ func (a *app) effectiveConfig() (config.Config, map[string]string, error) {
 	if c.HTTP.UserAgent == "" {
 		c.HTTP.UserAgent = fetch.DefaultUserAgent
 	}
-	sv, d := &c.Serve, server.DefaultHTTPLimits
+	sv, d := &c.Serve, api.DefaultHTTPLimits
 	for _, f := range []struct{ v, def *int64 }{
 		{(*int64)(&sv.ReadHeaderTimeout), (*int64)(&d.ReadHeaderTimeout)},
 		{(*int64)(&sv.ReadTimeout), (*int64)(&d.ReadTimeout)},
@@ -46,7 +46,7 @@ func (a *app) effectiveConfig() (config.Config, map[string]string, error) {
 		sv.MaxHeaderBytes = d.MaxHeaderBytes
 	}
 	if sv.MaxConnsPerClient == 0 {
-		sv.MaxConnsPerClient = server.DefaultMaxConnsPerClient
+		sv.MaxConnsPerClient = api.DefaultMaxConnsPerClient
 	}
 	sources := make(map[string]config.Source, len(scrapers.Names()))
 	for _, n := range scrapers.Names() {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuprice/gpuprice/analytics/query"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
+	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -32,15 +32,15 @@ func (a *app) heldByServer(err error) error {
 		"the embedded store is held by gpuprice serve at %s: read commands (prices, volatility, history, …) ask it; "+
 			"collect hands its work to it when $%s holds serve's token; to import, reparse, backfill, roll up or export, stop "+
 			"serve first "+
-			"or keep the data in ClickHouse: %w", base, server.TokenEnv, err)
+			"or keep the data in ClickHouse: %w", base, api.TokenEnv, err)
 }
 
 // collectViaServer asks the running serve to collect the sources now (POST
 // /api/v1/collect with the token) and prints their runs.
 func (a *app) collectViaServer(ctx context.Context, base string, only []string, record string) error {
-	token := os.Getenv(server.TokenEnv)
+	token := os.Getenv(api.TokenEnv)
 	if token == "" || record != "" {
-		why := "set $" + server.TokenEnv + " to serve's token to have it collect"
+		why := "set $" + api.TokenEnv + " to serve's token to have it collect"
 		if record != "" {
 			why = "--record needs the store: stop serve first"
 		}

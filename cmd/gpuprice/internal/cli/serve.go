@@ -12,8 +12,8 @@ import (
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
 	"github.com/gpuprice/gpuprice/analytics/report"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server"
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
+	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/analytics/api/web"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/schedule"
 	"github.com/gpuprice/gpuprice/scrapers"
@@ -90,7 +90,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	runner.FX.MaxAge = fxRefreshEvery
 	runner.MigrateFirst = deferred
 	sv := a.cfg.Serve
-	cfg := server.Config{Web: web.FS, HTTP: server.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout,
+	cfg := api.Config{Web: web.FS, HTTP: api.HTTPLimits{ReadHeaderTimeout: sv.ReadHeaderTimeout,
 		ReadTimeout:  sv.ReadTimeout,
 		WriteTimeout: sv.WriteTimeout, IdleTimeout: sv.IdleTimeout, MaxHeaderBytes: sv.MaxHeaderBytes,
 		MaxConnsPerClient: sv.MaxConnsPerClient}, AllowedHosts: sv.AllowedHosts, PublicURL: sv.PublicURL}
@@ -103,15 +103,15 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		if c := a.cfg.Sources[j.Name].Schedule; c != "" {
 			spec = c
 		}
-		cfg.Jobs = append(cfg.Jobs, server.Job{Source: j.Name, Schedule: spec})
+		cfg.Jobs = append(cfg.Jobs, api.Job{Source: j.Name, Schedule: spec})
 	}
 	reader, err := a.reader(st)
 	if err != nil {
 		return err
 	}
-	cfg.CollectToken = os.Getenv(server.TokenEnv)
+	cfg.CollectToken = os.Getenv(api.TokenEnv)
 	cfg.CollectTimeout = a.cfg.Ingest.SourceTimeout
-	deps := server.Deps{
+	deps := api.Deps{
 		Store:  st,
 		Reader: reader,
 		// The one ingest.Runner of the service: spool replay, FX (refreshed at most
@@ -176,7 +176,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 		}
 		cfg.DigestSchedule, deps.SendDigest = a.cfg.Digest.Schedule, send
 	}
-	srv, err := server.New(cfg, deps)
+	srv, err := api.New(cfg, deps)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	}
 	if dir, err := a.cfg.DataDirPath(); err == nil {
 		dsn, _ := a.cfg.StoreDSN(a.storeDSN)
-		remove, err := server.WriteAddress(dir, server.Address{URL: server.URLOf(ln.Addr()), Store: store.Redact(dsn),
+		remove, err := api.WriteAddress(dir, api.Address{URL: api.URLOf(ln.Addr()), Store: store.Redact(dsn),
 			PID: os.Getpid(), StartedAt: time.Now().UTC()})
 		if err != nil {
 			a.log.Warn("server address not recorded: CLI commands cannot reach this server while it holds the store", "error",
@@ -198,7 +198,7 @@ func (a *app) serve(ctx context.Context, listen string, runNow bool) error {
 	// Said once the address file is written: whoever reads this line finds the server.
 	fmt.Fprintf(a.stdout, "gpuprice serving on http://%s\n", ln.Addr())
 	err = srv.Serve(ctx, ln, runNow)
-	var stopped *server.Stopped
+	var stopped *api.Stopped
 	if errors.As(err, &stopped) {
 		// Stopped by a signal: exit ExitInterrupted (130), as collect does, so that a
 		// supervisor or script sees the service did not end on its own; the runs
@@ -218,7 +218,7 @@ func (a *app) runningServer() (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	addr, err := server.ReadAddress(dir)
+	addr, err := api.ReadAddress(dir)
 	if err != nil {
 		return "", false
 	}
@@ -230,4 +230,4 @@ func (a *app) runningServer() (string, bool) {
 }
 
 // APIRoutes lists the server's API routes (method, path), for the OpenAPI test.
-func APIRoutes() [][2]string { return server.Routes() }
+func APIRoutes() [][2]string { return api.Routes() }

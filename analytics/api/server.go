@@ -1,4 +1,4 @@
-// Package server is gpuprice's long-running service: it runs every enabled source on
+// Package api is gpuprice's long-running service: it runs every enabled source on
 // its cron schedule and evaluates the alert rules on theirs (through ingest/schedule,
 // which it reacts to with its caches and metrics), and serves the HTTP API,
 // Prometheus metrics and the web page.
@@ -7,7 +7,7 @@
 // runs sources now (the pipeline: spool replay, FX, collection, run record, bars),
 // the alert evaluation, the spool's size and a logger. The command line (`gpuprice
 // serve`) builds those from the configuration; tests build them from real parts.
-package server
+package api
 
 import (
 	"context"

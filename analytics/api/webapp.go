@@ -1,10 +1,10 @@
-package server
+package api
 
 import (
 	"io/fs"
 	"net/http"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/server/web"
+	"github.com/gpuprice/gpuprice/analytics/api/web"
 )
 
 // webHandler serves the web application of fsys (see package web: the page shell at

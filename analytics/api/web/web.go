@@ -70,7 +70,7 @@ func Handler(fsys fs.FS) (http.Handler, error) {
 	for _, name := range []string{"app.js", "app.css"} {
 		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return nil, fmt.Errorf("web: %w (run cmd/gpuprice/internal/server/web/build.sh)", err)
+			return nil, fmt.Errorf("web: %w (run analytics/api/web/build.sh)", err)
 		}
 		ctype := "text/javascript; charset=utf-8"
 		if strings.HasSuffix(name, ".css") {
