@@ -22,8 +22,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )
 

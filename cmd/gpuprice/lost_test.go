@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store/clickhouse/chtest"
 )

@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/store"
 )
 

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
 	"github.com/gpuprice/gpuprice/ingest/fetch"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/scrapers/fx"

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/analytics/api"
+	"github.com/gpuprice/gpuprice/analytics/query"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpuprice/gpuprice/analytics/alert"
-	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/analytics/api"
 	"github.com/gpuprice/gpuprice/analytics/api/web"
+	"github.com/gpuprice/gpuprice/analytics/report"
 	"github.com/gpuprice/gpuprice/ingest"
 	"github.com/gpuprice/gpuprice/ingest/schedule"
 	"github.com/gpuprice/gpuprice/scrapers"
