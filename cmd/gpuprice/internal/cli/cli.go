@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/config"
+	"github.com/gpuprice/gpuprice/ingest/secrets"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
 )
@@ -44,11 +45,11 @@ type app struct {
 	logLevel       string
 	cfg            config.Config
 	log            *slog.Logger
-	red            *config.Redactor // the configuration's, set once it is loaded
-	prof           profile.Profiles // --cpu-profile, --mem-profile
-	command        string           // the command run (its name)
-	rawCSV         bool             // --raw-csv: CSV cells as they are, no formula guard
-	wide           bool             // --wide: tables keep every column, however wide
+	red            *secrets.Redactor // the configuration's, set once it is loaded
+	prof           profile.Profiles  // --cpu-profile, --mem-profile
+	command        string            // the command run (its name)
+	rawCSV         bool              // --raw-csv: CSV cells as they are, no formula guard
+	wide           bool              // --wide: tables keep every column, however wide
 }
 
 // Main runs the command line and returns the process exit code.

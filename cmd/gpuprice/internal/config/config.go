@@ -1,7 +1,7 @@
 // Package config loads and validates gpuprice's one YAML configuration file. Defaults
 // come first, then the file (unknown keys are errors), then Validate (fields only, no
 // network). Secrets are never read from the file: they come from the environment or
-// from files named by NAME_FILE variables (LoadSecretFiles), and Secrets/Redact mask
+// from files named by NAME_FILE variables (ingest/secrets), whose Redactor masks
 // them in anything printed.
 package config
 
@@ -24,6 +24,7 @@ import (
 	"github.com/gpuprice/gpuprice/analytics/digest"
 	"github.com/gpuprice/gpuprice/ingest/archive"
 	"github.com/gpuprice/gpuprice/ingest/schedule"
+	"github.com/gpuprice/gpuprice/ingest/secrets"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/scrapers"
 	"github.com/gpuprice/gpuprice/store"
@@ -54,33 +55,14 @@ const (
 	EnvDataDir            = "GPUPRICE_DATA_DIR"            // where the embedded store and spool live
 	// The alert notifiers' URLs in the sample configuration (secrets: a Slack
 	// webhook URL embeds a token). Notifiers may name other variables with url_env;
-	// Load adds those to SecretEnv.
+	// Load registers those as secrets too.
 	EnvAlertWebhookURL = "GPUPRICE_ALERT_WEBHOOK_URL"
 	EnvSlackWebhookURL = "GPUPRICE_SLACK_WEBHOOK_URL"
 )
 
-func init() { SecretEnv = append(SecretEnv, EnvAlertWebhookURL, EnvSlackWebhookURL) }
-
-// addSecretEnv adds names to SecretEnv (once each) and reads NAME_FILE for those
-// not set, as LoadSecretFiles does: the alert notifiers' url_env variables.
-func addSecretEnv(names []string) error {
-	for _, name := range names {
-		if !slices.Contains(SecretEnv, name) {
-			SecretEnv = append(SecretEnv, name)
-		}
-		path := os.Getenv(name + "_FILE")
-		if path == "" || os.Getenv(name) != "" {
-			continue
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("config: %s_FILE: %w", name, err)
-		}
-		if err := os.Setenv(name, strings.TrimRight(string(data), "\r\n")); err != nil {
-			return fmt.Errorf("config: %s_FILE: %w", name, err)
-		}
-	}
-	return nil
+func init() {
+	secrets.Register(EnvClickHousePassword, EnvAlertWebhookURL, EnvSlackWebhookURL)
+	secrets.RegisterDSN(EnvStore)
 }
 
 // Config is the whole configuration.
@@ -122,7 +104,7 @@ type Config struct {
 	// (docs/alerts.md, "Weekly digest").
 	Digest digest.Config `yaml:"digest"`
 
-	redactor *Redactor // built once by Load
+	redactor *secrets.Redactor // built once by Load
 
 	Serve Serve `yaml:"serve"`
 }
@@ -254,7 +236,7 @@ func Default() Config {
 // path gives the defaults.
 func Load(path string) (Config, error) {
 	c := Default()
-	if err := LoadSecretFiles(); err != nil {
+	if err := secrets.LoadFiles(); err != nil {
 		return c, err
 	}
 	if path != "" {
@@ -268,10 +250,11 @@ func Load(path string) (Config, error) {
 	}
 	// The notifiers' URL variables are secrets whatever their names, even when the
 	// file fails validation (its errors must not print them).
-	if err := addSecretEnv(c.Alerts.SecretEnv()); err != nil {
+	secrets.Register(c.Alerts.SecretEnv()...)
+	if err := secrets.LoadFiles(); err != nil {
 		return c, err
 	}
-	c.redactor = NewRedactor()
+	c.redactor = secrets.NewRedactor()
 	if err := c.Validate(); err != nil {
 		return c, err
 	}
@@ -425,9 +408,9 @@ func hasPassword(dsn string) bool {
 // Redactor is the one redactor of the environment's secrets, built by Load after the
 // secret files and the notifiers' URL variables are read; pass it to whatever prints
 // or stores text. A Config not made by Load has one built from the environment now.
-func (c Config) Redactor() *Redactor {
+func (c Config) Redactor() *secrets.Redactor {
 	if c.redactor == nil {
-		return NewRedactor()
+		return secrets.NewRedactor()
 	}
 	return c.redactor
 }
