@@ -255,6 +255,31 @@ func nearest(s string, known []string, n int) []string {
 	return out
 }
 
+// NearEdits is how many edits away a candidate may be to be suggested (Near).
+const NearEdits = 2
+
+// Near returns the candidates within NearEdits edits of s, nearest first, ties in
+// the candidates' order: the one "did you mean" of a misspelled config key, flag,
+// API parameter or tool argument.
+func Near(s string, candidates []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, c := range candidates {
+		if d := EditDistance(s, c); d <= NearEdits {
+			cs = append(cs, cand{c, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
+}
+
 // EditDistance is the Levenshtein distance of a and b in runes: the measure of every
 // "did you mean" (GPU names, config keys, flags, API parameters).
 func EditDistance(a, b string) int {

@@ -26,13 +26,7 @@ func ParseQuery(v url.Values, _ query.Caps) (Query, error) {
 	sort.Strings(names)
 	for _, k := range names {
 		if !slices.Contains(params, k) {
-			var near []string
-			for _, p := range params {
-				if schemas.EditDistance(strings.ToLower(k), p) <= 2 {
-					near = append(near, p)
-				}
-			}
-			return Query{}, &query.ParamError{Param: k, Suggestions: near,
+			return Query{}, &query.ParamError{Param: k, Suggestions: schemas.Near(strings.ToLower(k), params),
 				Msg: "is not a parameter of the digest (known: " + strings.Join(params, ", ") + ")"}
 		}
 	}

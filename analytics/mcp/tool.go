@@ -186,13 +186,7 @@ func unknownArgument(name string, props map[string]*jsonschema.Schema) error {
 		known = append(known, k)
 	}
 	sort.Strings(known)
-	var near []string
-	for _, k := range known {
-		if schemas.EditDistance(strings.ToLower(name), k) <= 2 {
-			near = append(near, k)
-		}
-	}
-	return &query.ParamError{Param: name, Suggestions: near,
+	return &query.ParamError{Param: name, Suggestions: schemas.Near(strings.ToLower(name), known),
 		Msg: "is not an argument of this tool (known: " + strings.Join(known, ", ") + ")"}
 }
 

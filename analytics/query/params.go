@@ -345,20 +345,9 @@ func (p *params) done(extra ...string) error {
 		sort.Strings(known)
 		return &ParamError{Param: unknown[0], Msg: "is not a parameter of this request (known: " + strings.Join(known,
 			", ") + ")",
-			Suggestions: closest(unknown[0], known)}
+			Suggestions: schemas.Near(unknown[0], known)}
 	}
 	return p.err
-}
-
-// closest returns the known names within two edits of s.
-func closest(s string, known []string) []string {
-	var out []string
-	for _, k := range known {
-		if schemas.EditDistance(s, k) <= 2 {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // vals builds url.Values from name/value pairs, leaving out empty values.

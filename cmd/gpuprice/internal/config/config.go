@@ -33,19 +33,13 @@ import (
 // FXSource is the name of the exchange-rate source under sources: (not a price source).
 const FXSource = "fx"
 
-// Closest is the candidate within two edits of name, "" when none is: the "did you
-// mean" of a misspelled key or flag.
-func Closest(name string, candidates []string) string { return closest(name, candidates) }
-
-// closest is the candidate within two edits of name, "" when none is.
-func closest(name string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := schemas.EditDistance(name, c); d < bestD {
-			best, bestD = c, d
-		}
+// Closest is the nearest candidate within two edits of name, "" when none is: the
+// "did you mean" of a misspelled key or flag (schemas.Near).
+func Closest(name string, candidates []string) string {
+	if near := schemas.Near(name, candidates); len(near) > 0 {
+		return near[0]
 	}
-	return best
+	return ""
 }
 
 // Environment variables.
@@ -350,7 +344,7 @@ func (c Config) Validate() error {
 	for name, s := range c.Sources {
 		if len(known) > 0 && name != FXSource && !slices.Contains(known, name) {
 			hint := ""
-			if m := closest(name, append(known, FXSource)); m != "" {
+			if m := Closest(name, append(known, FXSource)); m != "" {
 				hint = fmt.Sprintf("did you mean %s? ", m)
 			}
 			bad("sources.%s: no such source (%sknown: %s, %s)", name, hint, strings.Join(known, ", "), FXSource)
