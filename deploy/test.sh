@@ -41,6 +41,11 @@ fi
 phase "installing libchdb.so (chDB, current ClickHouse's engine)"
 CHDB_LIB_PATH="$(deploy/chdb/install.sh)" || { echo "deploy/chdb/install.sh failed"; [ -z "${CI:-}" ] || exit 1; CHDB_LIB_PATH=""; }
 export CHDB_LIB_PATH
+# The web app's pinned build tools (esbuild, from npm): TestBundleRebuilds builds the
+# bundle again from src/ and fails when it differs from the committed dist/.
+phase "installing the web app's build tools (npm ci in analytics/api/web)"
+(cd analytics/api/web && npm ci --no-audit --no-fund --loglevel=error) ||
+  { echo "npm ci in analytics/api/web failed"; [ -z "${CI:-}" ] || exit 1; }
 
 if ! clickhouse-client -q 'SELECT 1' >/dev/null 2>&1; then
   phase "starting clickhouse-server"
