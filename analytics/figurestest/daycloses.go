@@ -17,12 +17,12 @@ import (
 // daily bars the same store returns (Bars with carry-in, in the compact form:
 // store.ClosesOfBars), bar for bar, and the spreads analytics.SpreadsOf computes
 // from them against analytics.Spreads(analytics.DailyPrices(bars)), to within
-// nearly, on the
+// Nearly, on the
 // day-price data plus a series with bars on both sides of a long gap, for windows
 // whose carried-in bar comes from the days just before, from long before (the
 // gap), from a withdrawn series' last bar, or does not exist; and the history
 // analytics.HistoryFor computes from them against analytics.HistoryOf of the
-// bars' day prices (figures to within nearly). Stores without
+// bars' day prices (figures to within Nearly). Stores without
 // DayCloses are skipped.
 func (s *suite) dayCloses(t *testing.T) {
 	st := s.fresh(t)
@@ -68,7 +68,7 @@ func (s *suite) dayCloses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// To within nearly: a store that computes the spreads itself (store.DayPriceStats)
+			// To within Nearly: a store that computes the spreads itself (store.DayPriceStats)
 			// takes its medians in another order.
 			if d := spreadsDiff(days, analytics.Spreads(analytics.DailyPrices(bars, f.Since, f.Until))); d != "" {
 				t.Fatalf("SpreadsOf %+v: %s", f, d)
@@ -119,7 +119,7 @@ func closesDiff(got, want []store.SeriesCloses) string {
 }
 
 // nearDiff describes the first difference between two values as JSON gives them
-// ("" when equal, numbers to within nearly).
+// ("" when equal, numbers to within Nearly).
 func nearDiff(got, want any) string {
 	var g, w any
 	for _, x := range []struct {
@@ -134,10 +134,14 @@ func nearDiff(got, want any) string {
 			return err.Error()
 		}
 	}
-	return jsonDiff("", g, w)
+	return JSONDiff("", g, w)
 }
 
-func jsonDiff(at string, g, w any) string {
+// JSONDiff describes the first difference between two decoded JSON values (as
+// encoding/json gives them into an any), at names where it is: "" when they are
+// equal, numbers to within Nearly. It is the one comparison of answers whose
+// figures may differ in their last bits (a sum's order: shards, parts, engines).
+func JSONDiff(at string, g, w any) string {
 	switch wv := w.(type) {
 	case map[string]any:
 		gv, ok := g.(map[string]any)
@@ -145,7 +149,7 @@ func jsonDiff(at string, g, w any) string {
 			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
 		}
 		for k := range wv {
-			if d := jsonDiff(at+"."+k, gv[k], wv[k]); d != "" {
+			if d := JSONDiff(at+"."+k, gv[k], wv[k]); d != "" {
 				return d
 			}
 		}
@@ -155,12 +159,12 @@ func jsonDiff(at string, g, w any) string {
 			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
 		}
 		for i := range wv {
-			if d := jsonDiff(fmt.Sprintf("%s[%d]", at, i), gv[i], wv[i]); d != "" {
+			if d := JSONDiff(fmt.Sprintf("%s[%d]", at, i), gv[i], wv[i]); d != "" {
 				return d
 			}
 		}
 	case float64:
-		if gv, ok := g.(float64); !ok || !nearly(gv, wv) {
+		if gv, ok := g.(float64); !ok || !Nearly(gv, wv) {
 			return fmt.Sprintf("%s: got %v, want %v", at, g, w)
 		}
 	default:

@@ -82,11 +82,11 @@ func (s *suite) dayPriceStats(t *testing.T) {
 	}
 }
 
-// nearly reports whether two figures are equal to within 1e-9 relative or 1e-12
-// absolute (a store's sums may add in another order, and so does
-// analytics.HistoryOf from one run to the next: a flat trend may come out as 0 or
-// as 1e-17).
-func nearly(a, b float64) bool {
+// Nearly reports whether two figures are equal to within 1e-9 relative or 1e-12
+// absolute (a store's sums may add in another order, and so do a cluster's shards
+// and analytics.HistoryOf from one run to the next: a flat trend may come out as 0
+// or as 1e-17).
+func Nearly(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || math.Abs(a-b) <= 1e-12
 }
 
@@ -94,7 +94,7 @@ func nearOpt(a, b *float64) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return nearly(*a, *b)
+	return Nearly(*a, *b)
 }
 
 func showOpt(p *float64) string {

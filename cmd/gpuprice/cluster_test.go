@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/gpuprice/gpuprice/analytics/figurestest"
 	"github.com/gpuprice/gpuprice/cmd/gpuprice/internal/cli"
 	"github.com/gpuprice/gpuprice/schemas"
 	"github.com/gpuprice/gpuprice/store"
@@ -271,7 +271,7 @@ func TestIntegrationClickHouseClusterImport(t *testing.T) {
 }
 
 // sameAnswer compares two outputs of a command: text exactly, JSON value by value
-// with numbers equal to 1e-9 relative. A mean is a sum whose order depends on the
+// with numbers equal to within figurestest.Nearly. A mean is a sum whose order depends on the
 // order rows arrive in (from two shards on a cluster, from parts on one server), so
 // figures derived from means may differ in their last bits; nothing else may.
 func sameAnswer(got, want string) string {
@@ -282,42 +282,7 @@ func sameAnswer(got, want string) string {
 		}
 		return ""
 	}
-	return jsonDiff("$", g, w)
-}
-
-func jsonDiff(path string, g, w any) string {
-	switch wv := w.(type) {
-	case float64:
-		gv, ok := g.(float64)
-		if !ok || math.Abs(gv-wv) > 1e-9*math.Max(1, math.Max(math.Abs(gv), math.Abs(wv))) {
-			return fmt.Sprintf("%s: %v, want %v", path, g, w)
-		}
-	case map[string]any:
-		gv, ok := g.(map[string]any)
-		if !ok || len(gv) != len(wv) {
-			return fmt.Sprintf("%s: %v, want %v", path, g, w)
-		}
-		for k := range wv {
-			if d := jsonDiff(path+"."+k, gv[k], wv[k]); d != "" {
-				return d
-			}
-		}
-	case []any:
-		gv, ok := g.([]any)
-		if !ok || len(gv) != len(wv) {
-			return fmt.Sprintf("%s: %d elements, want %d", path, len(gv), len(wv))
-		}
-		for i := range wv {
-			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), gv[i], wv[i]); d != "" {
-				return d
-			}
-		}
-	default:
-		if !reflect.DeepEqual(g, w) {
-			return fmt.Sprintf("%s: %v, want %v", path, g, w)
-		}
-	}
-	return ""
+	return figurestest.JSONDiff("$", g, w)
 }
 
 // viewRows runs q in the DSN's database and renders its rows as text.
