@@ -696,7 +696,7 @@ func testWebApp(t *testing.T, dsn string) {
 // axeSource is axe-core (npm, copied by web/build.sh), the accessibility checker the
 // browser tests run in each view.
 var axeSource = sync.OnceValues(func() (string, error) {
-	b, err := os.ReadFile(filepath.Join("internal", "server", "web", "testdata", "axe.min.js"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "analytics", "api", "web", "testdata", "axe.min.js"))
 	return string(b), err
 })
 
