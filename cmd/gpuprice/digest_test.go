@@ -246,7 +246,12 @@ digest:
 		done <- cli.Main(ctx, args, &out, &errb)
 	}()
 	var p digest.Payload
-	waitFor(t, "a digest with H100 prices", func() bool {
+	var sl digest.SlackMessage
+	var b []byte
+	// Both notifiers' last messages with the prices: a digest sent before the first
+	// collection ended has none, and the Slack message of a turn may come after its
+	// webhook payload.
+	waitFor(t, "a digest with H100 prices on both notifiers", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d early:\n%s", code, errb.String())
@@ -256,15 +261,15 @@ digest:
 			return false
 		}
 		hook.last(t, &p)
-		return len(p.Digest.GPUs) == 1 && len(p.Digest.GPUs[0].Lines) > 0
+		slack.last(t, &sl)
+		b, _ = json.Marshal(sl)
+		return len(p.Digest.GPUs) == 1 && len(p.Digest.GPUs[0].Lines) > 0 &&
+			strings.Contains(string(b), "H100-SXM-80GB on_demand")
 	})
 	if p.Version != digest.PayloadVersion || p.Digest.GPUs[0].GPU != "H100-SXM-80GB" ||
 		!strings.Contains(p.Markdown, "## H100-SXM-80GB") || len(p.Digest.GPUs[0].Lines[0].Tiers) == 0 {
 		t.Errorf("webhook payload: %+v", p)
 	}
-	var sl digest.SlackMessage
-	slack.last(t, &sl)
-	b, _ := json.Marshal(sl)
 	if sl.Blocks[0].Type != "header" || !strings.Contains(string(b), "H100-SXM-80GB on_demand") ||
 		!strings.Contains(sl.Text, "gpuprice weekly digest") {
 		t.Errorf("slack message: %s", b)
