@@ -3,7 +3,9 @@
 # client or its bare scan, in ROUNDS alternating rounds (every comparison once per
 # round, then the next round): each result line says its round and the load average
 # when it started, so a ratio is read within one round and a loaded round is seen
-# as one. Writes the lines, with the machine, versions and date, to bench-results.md.
+# as one. Every analytics line also gets its ratio to the bare scan of the same run
+# (deploy/bench-ratios.awk): the figure issue 27's targets are stated in. Writes the
+# lines, with the machine, versions and date, to bench-results.md.
 #
 #   ROUNDS=3 IMPORT_ROWS=2000000 ANALYTICS_ROWS="2000000 10000000" ./deploy/bench.sh
 #   ONLY=serve ROUNDS=2 ./deploy/bench.sh      # one section: import ingest memory analytics serve
@@ -120,4 +122,4 @@ hourly, $SERVE_CLIENTS clients, load generator on CPU $LOAD_CPU" \
     fi
   done
   echo '```'
-} | tee "$out"
+} | awk -f deploy/bench-ratios.awk | tee "$out"
