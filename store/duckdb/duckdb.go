@@ -403,12 +403,43 @@ func appendObservations(ctx context.Context, c interface {
 			hi = t
 		}
 	}
+	// Only where stored rows meet the batch in time can one share an identity with
+	// it: the DELETE joins that span alone, none when there is none. A file imported
+	// in time order meets the rows before it at one timestamp, where the whole span
+	// of every batch cost a join of all its rows.
+	lo, hi, ok, err := storedSpan(ctx, c, version, lo, hi)
+	if err != nil || !ok {
+		return err
+	}
 	_, err = c.ExecContext(
 		ctx,
 		obsReplace,
 		[]driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}},
 	)
 	return err
+}
+
+// storedSpan narrows [lo, hi] to the effective times of the rows stored before
+// version within it; ok is false when there are none.
+func storedSpan(ctx context.Context, c driver.QueryerContext, version uint64, lo, hi time.Time) (
+	time.Time, time.Time, bool, error) {
+	rows, err := c.QueryContext(ctx, `SELECT min(effective_at), max(effective_at) FROM observations
+		WHERE version < $1 AND effective_at BETWEEN $2 AND $3`,
+		[]driver.NamedValue{{Ordinal: 1, Value: version}, {Ordinal: 2, Value: lo}, {Ordinal: 3, Value: hi}})
+	if err != nil {
+		return lo, hi, false, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 2)
+	if err := rows.Next(v); err != nil {
+		return lo, hi, false, err
+	}
+	from, ok1 := v[0].(time.Time)
+	to, ok2 := v[1].(time.Time)
+	if !ok1 || !ok2 { // NULL: no stored row in the span
+		return lo, hi, false, nil
+	}
+	return utc(from), utc(to), true, nil
 }
 
 // stage appends obs to observations (the columns cols) through DuckDB's appender.

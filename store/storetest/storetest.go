@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("RoundTrip", s.roundTrip)
 	t.Run("DuplicateWrites", s.duplicateWrites)
 	t.Run("LastWriteWins", s.lastWriteWins)
+	t.Run("OverlappingRewrite", s.overlappingRewrite)
 	t.Run("Latest", s.latest)
 	t.Run("Filters", s.filters)
 	t.Run("HostileFilters", s.hostileFilters)
@@ -508,6 +509,44 @@ func (s *suite) lastWriteWins(t *testing.T) {
 	}
 	if d := diff(latest(t, st, store.Filter{}), WantLatest(want, store.Filter{})); d != "" {
 		t.Fatalf("Latest after rewrite: %s", d)
+	}
+}
+
+// overlappingRewrite: a batch whose time span overlaps the stored rows' only in
+// part (a file imported again from its middle, a collection catching up) replaces
+// the rows of its identities where they meet and adds the rest; the stored rows
+// before it, and another series at the same times, stay.
+func (s *suite) overlappingRewrite(t *testing.T) {
+	st := s.fresh(t)
+	base := Observations()[1]  // aws on-demand
+	other := Observations()[9] // lambda
+	at := func(o schemas.Observation, h int, price float64) schemas.Observation {
+		o.EffectiveAt = base.EffectiveAt.Add(time.Duration(h) * time.Hour)
+		o.ObservedAt = o.EffectiveAt
+		o.PriceUSDGPUHour, o.PriceUSDHour, o.PriceNative = price, price*float64(o.GPUCount), price*float64(o.GPUCount)
+		return o
+	}
+	var first, second, want []schemas.Observation
+	for h := range 5 {
+		first = append(first, at(base, h, 4+float64(h)/10), at(other, h, 1+float64(h)/10))
+	}
+	for h := 3; h < 7; h++ {
+		second = append(second, at(base, h, 9+float64(h)/10))
+	}
+	write(t, st, first)
+	write(t, st, second)
+	for h := range 7 {
+		if h < 3 {
+			want = append(want, at(base, h, 4+float64(h)/10))
+		} else {
+			want = append(want, at(base, h, 9+float64(h)/10))
+		}
+		if h < 5 {
+			want = append(want, at(other, h, 1+float64(h)/10))
+		}
+	}
+	if d := diff(observations(t, st, store.Filter{}), WantObservations(want, store.Filter{})); d != "" {
+		t.Fatalf("Observations after an overlapping batch: %s", d)
 	}
 }
 
