@@ -226,19 +226,27 @@ func qualifiers(rest string) (form string, mem int, ok bool) {
 // or one containing the other), closest first.
 func nearest(s string, known []string, n int) []string {
 	k := ModelKey(s)
+	out := byDistance(known, func(name string) (int, bool) {
+		nk := ModelKey(name)
+		d := EditDistance(k, nk)
+		if k != "" && nk != "" && (strings.Contains(nk, k) || strings.Contains(k, nk)) {
+			d = min(d, 1)
+		}
+		return d, d <= max(2, len(k)/3)
+	})
+	return out[:min(n, len(out))]
+}
+
+// byDistance returns the names dist accepts, nearest first, ties in the names'
+// order, each once: the ranking of every "did you mean" (nearest, Near).
+func byDistance(names []string, dist func(name string) (int, bool)) []string {
 	type cand struct {
 		name string
 		d    int
 	}
 	var cs []cand
-	for _, name := range known {
-		nk := ModelKey(name)
-		d := EditDistance(k, nk)
-		limit := max(2, len(k)/3)
-		if k != "" && nk != "" && (strings.Contains(nk, k) || strings.Contains(k, nk)) {
-			d = min(d, 1)
-		}
-		if d <= limit {
+	for _, name := range names {
+		if d, ok := dist(name); ok {
 			cs = append(cs, cand{name, d})
 		}
 	}
@@ -247,9 +255,6 @@ func nearest(s string, known []string, n int) []string {
 	for _, c := range cs {
 		if !slices.Contains(out, c.name) {
 			out = append(out, c.name)
-		}
-		if len(out) == n {
-			break
 		}
 	}
 	return out
@@ -262,22 +267,10 @@ const NearEdits = 2
 // the candidates' order: the one "did you mean" of a misspelled config key, flag,
 // API parameter or tool argument.
 func Near(s string, candidates []string) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for _, c := range candidates {
-		if d := EditDistance(s, c); d <= NearEdits {
-			cs = append(cs, cand{c, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.name
-	}
-	return out
+	return byDistance(candidates, func(c string) (int, bool) {
+		d := EditDistance(s, c)
+		return d, d <= NearEdits
+	})
 }
 
 // EditDistance is the Levenshtein distance of a and b in runes: the measure of every
