@@ -40,6 +40,14 @@ func TestValues(t *testing.T) {
 			t.Fatalf("Secrets not longest first: %q before %q", vs[i-1], vs[i])
 		}
 	}
+	// A Redactor reads the environment once, when built; a new one reads it as it is now.
+	t.Setenv("SOME_VENDOR_API_KEY", "later-value-1")
+	if got := r.Redact("later-value-1"); got != "later-value-1" {
+		t.Errorf("a built Redactor read the environment again: %q", got)
+	}
+	if got := NewRedactor().Redact("later-value-1"); got != "REDACTED" {
+		t.Errorf("a new Redactor does not read the environment as it is now: %q", got)
+	}
 	var none *Redactor
 	if none.Redact("x k-123 456 https://u:pw@h/") != "x k-123 456 https://u:REDACTED@h/" || none.Secrets() != nil {
 		t.Errorf("a nil redactor masks URLs' passwords only: %q", none.Redact("x k-123 456 https://u:pw@h/"))
