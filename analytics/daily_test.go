@@ -153,12 +153,10 @@ func TestDailyPricesComparableOnly(t *testing.T) {
 	}
 }
 
-// TestSpreadsOfBars checks that the spreads counted as the day prices are laid
-// (SpreadsOfBars, and SpreadsOfCloses from the same bars in their compact form)
-// are those of the day prices DailyPrices returns: tiers, GPUs and pricing kinds
-// mixed, a withdrawn series, a price carried in from before the window, derived
-// and GPU-only bars left out.
-func TestSpreadsOfBars(t *testing.T) {
+// mixedDayBars are daily bars of twelve series (by series then start): tiers,
+// GPUs and pricing kinds mixed, a withdrawn series, one priced every third day,
+// derived and GPU-only bars among them, from two days before day(0) to day(7).
+func mixedDayBars() []store.Bar {
 	tiers := []string{schemas.TierHyperscaler, schemas.TierSpecialist, schemas.TierMarketplace}
 	var bars []store.Bar
 	for i := range 12 {
@@ -184,6 +182,34 @@ func TestSpreadsOfBars(t *testing.T) {
 		}
 	}
 	sortBars(bars)
+	return bars
+}
+
+// TestDailyPricesOfCloses checks that the day prices laid from the compact daily
+// bars (DailyPricesOfCloses, what HistoryFor reads) are those DailyPrices lays from
+// the same bars as bars, day, series, bar and sighting, for a window opening mid-day
+// (a price carried in) and one holding every bar.
+func TestDailyPricesOfCloses(t *testing.T) {
+	closes := store.ClosesOfBars(mixedDayBars())
+	for _, w := range [][2]time.Time{{day(0).Add(5 * time.Hour), day(7)}, {day(-3), day(9)}, {day(20), day(22)}} {
+		want := DailyPrices(store.BarsOfCloses(closes), w[0], w[1])
+		got := DailyPricesOfCloses(closes, w[0], w[1])
+		if len(want) == 0 && w[0].Before(day(8)) {
+			t.Fatalf("window %v: no day prices to compare", w)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("window %v: DailyPricesOfCloses\n got %+v\nwant %+v", w, got, want)
+		}
+	}
+}
+
+// TestSpreadsOfBars checks that the spreads counted as the day prices are laid
+// (SpreadsOfBars, and SpreadsOfCloses from the same bars in their compact form)
+// are those of the day prices DailyPrices returns: tiers, GPUs and pricing kinds
+// mixed, a withdrawn series, a price carried in from before the window, derived
+// and GPU-only bars left out.
+func TestSpreadsOfBars(t *testing.T) {
+	bars := mixedDayBars()
 	want := Spreads(DailyPrices(bars, day(0).Add(5*time.Hour), day(7)))
 	got := SpreadsOfBars(bars, day(0).Add(5*time.Hour), day(7))
 	if !reflect.DeepEqual(got, want) {

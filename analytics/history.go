@@ -31,6 +31,17 @@ func HistoryOf(gpu, pricing string, prices []DayPrice, from, to time.Time, cheap
 // (WeightOffer, WeightProvider): every percentile, median and minimum is of the
 // market at a time (MarketMethod), per day, never of pooled series-days.
 func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time, cheapest int, weight string) History {
+	return historyWeighted(gpu, pricing, func(yield func(*DayPrice)) {
+		for i := range prices {
+			yield(&prices[i])
+		}
+	}, from, to, cheapest, weight)
+}
+
+// historyWeighted is HistoryWeighted of the day prices each yields, in
+// DailyPrices' order (a price is read during its call only, never kept).
+func historyWeighted(gpu, pricing string, each func(yield func(*DayPrice)), from, to time.Time, cheapest int,
+	weight string) History {
 	if weight != WeightProvider {
 		weight = WeightOffer
 	}
@@ -66,7 +77,7 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 	// latest on-demand and reserved_1y offers per provider, for the discount.
 	od, res := map[string][]Offer{}, map[string][]Offer{}
 	var offers []Offer
-	for _, p := range prices {
+	each(func(p *DayPrice) {
 		if p.Day.Equal(lastDay) {
 			o := Offer{Provider: p.Bar.Provider, SKU: p.Bar.SKU, Region: p.Bar.Region, Zone: p.Bar.Zone, Price: p.Price}
 			switch p.Bar.Pricing {
@@ -77,7 +88,7 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 			}
 		}
 		if p.Bar.Pricing != pricing {
-			continue
+			return
 		}
 		g := per[p.Bar.Provider]
 		if g == nil {
@@ -122,7 +133,7 @@ func HistoryWeighted(gpu, pricing string, prices []DayPrice, from, to time.Time,
 			offers = append(offers, Offer{Provider: b.Provider, SKU: b.SKU, Region: b.Region, Zone: b.Zone,
 				Pricing: b.Pricing, Tier: b.Tier, Price: p.Price, Since: b.Start, LastSeen: p.LastSeen})
 		}
-	}
+	})
 	stats := func(name string, g *group, odv, resv []Offer) HistoryStats {
 		s := HistoryStats{Provider: name, Series: len(g.series), Samples: len(g.vals)}
 		// Days in order: the same answer to the last bit every time (a map's order

@@ -6,21 +6,6 @@ import (
 	"github.com/gpuprice/gpuprice/store"
 )
 
-// dayBars reads the daily bars of f with the bar in force before the window, as day
-// prices read them: in their compact form when the store has one (store.DayCloses:
-// of each bar its series, start, close, last sighting and attributes; the other
-// figures are zero).
-func dayBars(ctx context.Context, r store.Rollups, f store.Filter) ([]store.Bar, error) {
-	if c, ok := r.(store.DayCloses); ok {
-		series, err := c.DayCloses(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		return store.BarsOfCloses(series), nil
-	}
-	return r.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
-}
-
 // SpreadsOf returns the daily tier spreads of the series f selects over the days
 // [f.Since, f.Until), as Spreads(DailyPrices(bars, f.Since, f.Until)) computes
 // them from the daily bars with carry-in: on the store when it can
@@ -38,7 +23,7 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 		}
 		return SpreadsOfCloses(series, f.Since, f.Until), nil
 	}
-	bars, err := dayBars(ctx, r, f)
+	bars, err := r.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +33,22 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // HistoryFor returns the negotiation report of one GPU and pricing kind over the
 // days [f.Since, f.Until), as HistoryOf(gpu, pricing, DailyPrices(bars, f.Since,
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
-// (every pricing kind: f.Pricing should be empty), in their compact form when the
-// store has one (dayBars).
+// (every pricing kind: f.Pricing should be empty), with the bar in force before the
+// window: in their compact form when the store has one (store.DayCloses: of each
+// bar its series, start, close, last sighting and attributes; DailyPricesOfCloses).
 func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History,
 	error) {
-	bars, err := dayBars(ctx, r, f)
+	if c, ok := r.(store.DayCloses); ok {
+		series, err := c.DayCloses(ctx, f)
+		if err != nil {
+			return History{}, err
+		}
+		// HistoryOf of DailyPricesOfCloses, the day prices read as they are laid.
+		return historyWeighted(gpu, pricing, func(yield func(*DayPrice)) {
+			eachCloseDayPrice(series, f.Since, f.Until, func(int) {}, yield)
+		}, f.Since, f.Until, cheapest, WeightOffer), nil
+	}
+	bars, err := r.Bars(ctx, store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true})
 	if err != nil {
 		return History{}, err
 	}

@@ -70,16 +70,7 @@ func SpreadsOfBars(bars []store.Bar, from, to time.Time) []SpreadDay {
 // returns them (store.DayCloses; the same bars give the same spreads): each series'
 // comparable bars laid on the days as DailyPrices lays them.
 func SpreadsOfCloses(series []store.SeriesCloses, from, to time.Time) []SpreadDay {
-	runs := make([][]store.CloseBar, 0, len(series))
-	of := make([]*store.SeriesCloses, 0, len(series))
-	for i := range series {
-		s := &series[i]
-		if bars := keep(s.Bars, func(b *store.CloseBar) bool {
-			return listedInstance(b.Attrs.GPU, b.Attrs.PriceScope, b.Attrs.PriceBasis)
-		}); len(bars) > 0 {
-			runs, of = append(runs, bars), append(of, s)
-		}
-	}
+	runs, of := comparableRuns(series)
 	// Each series' group (GPU and pricing kind) is looked up when its bars'
 	// attributes change, and each group's tiers kept per day: no hashing of strings
 	// per day price.

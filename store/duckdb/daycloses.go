@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gpuprice/gpuprice/store"
@@ -24,7 +25,8 @@ const attrCols = `gpu, tier, interconnect, price_scope, price_basis`
 // the series, one of the attributes, the start, close and last sighting (reading
 // the ten strings of every bar through database/sql cost more than the query).
 // The names come once per distinct series and attributes, from every bar up to
-// the window's end, first. The bars are put in Bars' order here. Two names with
+// the window's end, read at the same time on another connection. The bars are put
+// in Bars' order here. Two names with
 // one hash (never seen; checked all the same), or a bar whose names were written
 // after they were read, make it return what Bars returns.
 func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCloses, error) {
@@ -38,36 +40,61 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 		args = append(args, cargs...)
 	}
 	names, nargs := barsWhere(q, time.Time{}, f.Until)
-	series, attrs, collided, err := s.closeNames(ctx, names, nargs)
+	// The two reads at once, on two connections: DuckDB runs one while the other's
+	// rows are scanned here. The bars are kept as read (numbers only) and matched
+	// to their names once both are in.
+	type rawBar struct {
+		series, attrs int64
+		start, seen   time.Time
+		close         float64
+	}
+	var (
+		series   map[int64]*store.SeriesCloses
+		attrs    map[int64]*store.BarAttrs
+		collided bool
+		nameErr  error
+		wg       sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		series, attrs, collided, nameErr = s.closeNames(ctx, names, nargs)
+	}()
+	var raw []rawBar
+	err := s.eachRow(ctx, `SELECT (hash(`+seriesCols+`) >> 1)::BIGINT, (hash(`+attrCols+`) >> 1)::BIGINT,
+		bar_start, close, last_observed_at FROM (`+src+`)`, args, func(v []driver.Value) error {
+		sh, _ := v[0].(int64)
+		ah, _ := v[1].(int64)
+		start, err := rawTime(v[2])
+		if err != nil {
+			return err
+		}
+		c, ok := v[3].(float64)
+		if !ok {
+			return fmt.Errorf("duckdb: close %T", v[3])
+		}
+		seen, err := rawTime(v[4]) // NULL: rolled up before schema version 4
+		if err != nil {
+			return err
+		}
+		raw = append(raw, rawBar{series: sh, attrs: ah, start: start, close: c, seen: seen})
+		return nil
+	})
+	wg.Wait()
+	if nameErr != nil {
+		return nil, nameErr
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("duckdb: day closes: %w", err)
 	}
 	if !collided {
-		err = s.eachRow(ctx, `SELECT (hash(`+seriesCols+`) >> 1)::BIGINT, (hash(`+attrCols+`) >> 1)::BIGINT,
-			bar_start, close, last_observed_at FROM (`+src+`)`, args, func(v []driver.Value) error {
-			sh, _ := v[0].(int64)
-			ah, _ := v[1].(int64)
-			sc, a := series[sh], attrs[ah]
+		for _, b := range raw {
+			sc, a := series[b.series], attrs[b.attrs]
 			if sc == nil || a == nil { // written after the names were read
-				return errMissed
+				err = errMissed
+				break
 			}
-			start, err := rawTime(v[2])
-			if err != nil {
-				return err
-			}
-			c, ok := v[3].(float64)
-			if !ok {
-				return fmt.Errorf("duckdb: close %T", v[3])
-			}
-			seen, err := rawTime(v[4]) // NULL: rolled up before schema version 4
-			if err != nil {
-				return err
-			}
-			sc.Bars = append(sc.Bars, store.CloseBar{Start: start, Close: c, LastObservedAt: seen, Attrs: a})
-			return nil
-		})
-		if err != nil && !errors.Is(err, errMissed) {
-			return nil, fmt.Errorf("duckdb: day closes: %w", err)
+			sc.Bars = append(sc.Bars, store.CloseBar{Start: b.start, Close: b.close, LastObservedAt: b.seen, Attrs: a})
 		}
 	}
 	if collided || errors.Is(err, errMissed) {
