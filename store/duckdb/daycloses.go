@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gpuprice/gpuprice/store"
@@ -21,91 +19,104 @@ const attrCols = `gpu, tier, interconnect, price_scope, price_basis`
 // DayCloses returns the daily bars Bars returns for BarQuery{Filter: f, Width:
 // Daily, CarryIn: true} in the compact form day prices read (store.DayCloses).
 //
-// Two reads. The bars come as numbers only: a 63-bit hash of
+// One read of the bars up to the window's end (materialised once, each hashed
+// once) gives two kinds of rows. The bars come as numbers only: a 63-bit hash of
 // the series, one of the attributes, the start, close and last sighting (reading
-// the ten strings of every bar through database/sql cost more than the query).
-// The names come once per distinct series and attributes, from every bar up to
-// the window's end, read at the same time on another connection. The bars are put
-// in Bars' order here. Two names with
-// one hash (never seen; checked all the same), or a bar whose names were written
-// after they were read, make it return what Bars returns.
+// the ten strings of every bar through database/sql cost more than the query):
+// those of the window and each series' latest before it (as Bars carries it in,
+// grouped by the series' hash). The names come once per distinct series and
+// attributes, from every bar read (dayCloseNames), so that every bar read has its
+// names. Two reads, the names and the bars each scanning the history, took a third
+// longer for every series' bars at 2M raw rows, as long for one GPU's (BENCHMARKS.md,
+// 2026-12-08). The bars are put in Bars' order here. Two names with one hash
+// (never seen; checked all the same) make it return what Bars returns.
 func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCloses, error) {
 	q := store.BarQuery{Filter: f, Width: store.Daily, CarryIn: true}
-	window, args := barsWhere(q, f.Since, f.Until)
-	const cols = `bar_start, close, last_observed_at, ` + attrCols
-	src := `SELECT ` + seriesCols + `, ` + cols + ` FROM bars` + window
+	upTo, args := barsWhere(q, time.Time{}, f.Until)
+	const nulls = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`
+	query := `WITH h AS MATERIALIZED (SELECT (hash(` + seriesCols + `) >> 1)::BIGINT AS sh,
+			(hash(` + attrCols + `) >> 1)::BIGINT AS ah, ` + seriesCols + `, ` + attrCols + `, bar_start, close,
+			last_observed_at FROM bars` + upTo + `)
+	SELECT 0 AS k, sh, ah, ` + seriesCols + `, ` + attrCols + `, NULL::TIMESTAMP, NULL::DOUBLE, NULL::TIMESTAMP
+		FROM (SELECT DISTINCT sh, ah, ` + seriesCols + `, ` + attrCols + ` FROM h)
+	UNION ALL SELECT 1, sh, ah, ` + nulls + `, bar_start, close, last_observed_at FROM h`
 	if !f.Since.IsZero() {
-		carry, cargs := barsWhere(q, time.Time{}, f.Since)
-		src += ` UNION ALL ` + carriedIn(cols, carry) // as Bars carries it in
-		args = append(args, cargs...)
+		query += ` WHERE bar_start >= ?
+	UNION ALL SELECT 1, sh, b.ah, ` + nulls + `, b.bar_start, b.close, b.seen FROM (SELECT sh, arg_max({'ah': ah,
+			'bar_start': bar_start, 'close': close, 'seen': last_observed_at}, bar_start) AS b
+		FROM h WHERE bar_start < ? GROUP BY sh)`
+		args = append(args, utc(f.Since), utc(f.Since))
 	}
-	names, nargs := barsWhere(q, time.Time{}, f.Until)
-	// The two reads at once, on two connections: DuckDB runs one while the other's
-	// rows are scanned here. The bars are kept as read (numbers only) and matched
-	// to their names once both are in.
+	// The rows of either kind come in any order: the bars are kept as read and
+	// matched to their names once all are in.
 	type rawBar struct {
 		series, attrs int64
 		start, seen   time.Time
 		close         float64
 	}
-	var (
-		series   map[int64]*store.SeriesCloses
-		attrs    map[int64]*store.BarAttrs
-		collided bool
-		nameErr  error
-		wg       sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		series, attrs, collided, nameErr = s.closeNames(ctx, names, nargs)
-	}()
-	var raw []rawBar
-	err := s.eachRow(ctx, `SELECT (hash(`+seriesCols+`) >> 1)::BIGINT, (hash(`+attrCols+`) >> 1)::BIGINT,
-		bar_start, close, last_observed_at FROM (`+src+`)`, args, func(v []driver.Value) error {
-		sh, _ := v[0].(int64)
-		ah, _ := v[1].(int64)
-		start, err := rawTime(v[2])
+	// In slabs, not one slice grown (each growth copied every bar read so far).
+	const slab = 4096
+	var raw [][]rawBar
+	names := dayCloseNames{series: map[int64]*store.SeriesCloses{}, attrs: map[int64]*store.BarAttrs{}}
+	err := s.eachRow(ctx, query, args, func(v []driver.Value) error {
+		sh, _ := v[1].(int64)
+		ah, _ := v[2].(int64)
+		if k, _ := v[0].(int32); k == 0 {
+			return names.add(sh, ah, v[3:13])
+		}
+		start, err := rawTime(v[13])
 		if err != nil {
 			return err
 		}
-		c, ok := v[3].(float64)
+		c, ok := v[14].(float64)
 		if !ok {
-			return fmt.Errorf("duckdb: close %T", v[3])
+			return fmt.Errorf("duckdb: close %T", v[14])
 		}
-		seen, err := rawTime(v[4]) // NULL: rolled up before schema version 4
+		seen, err := rawTime(v[15]) // NULL: rolled up before schema version 4
 		if err != nil {
 			return err
 		}
-		raw = append(raw, rawBar{series: sh, attrs: ah, start: start, close: c, seen: seen})
+		if len(raw) == 0 || len(raw[len(raw)-1]) == slab {
+			raw = append(raw, make([]rawBar, 0, slab))
+		}
+		raw[len(raw)-1] = append(raw[len(raw)-1], rawBar{series: sh, attrs: ah, start: start, close: c, seen: seen})
 		return nil
 	})
-	wg.Wait()
-	if nameErr != nil {
-		return nil, nameErr
-	}
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: day closes: %w", err)
 	}
-	if !collided {
-		for _, b := range raw {
-			sc, a := series[b.series], attrs[b.attrs]
-			if sc == nil || a == nil { // written after the names were read
-				err = errMissed
-				break
+	if !names.collided {
+		// Each series' bars in one allocation of their number.
+		count := make(map[*store.SeriesCloses]int, len(names.series))
+		for _, rs := range raw {
+			for i := range rs {
+				sc := names.series[rs[i].series]
+				if sc == nil || names.attrs[rs[i].attrs] == nil { // every bar read has its names: never
+					return nil, fmt.Errorf("duckdb: day closes: a bar of series %x without its names", rs[i].series)
+				}
+				count[sc]++
 			}
-			sc.Bars = append(sc.Bars, store.CloseBar{Start: b.start, Close: b.close, LastObservedAt: b.seen, Attrs: a})
+		}
+		for sc, n := range count {
+			sc.Bars = make([]store.CloseBar, 0, n)
+		}
+		for _, rs := range raw {
+			for _, b := range rs {
+				sc := names.series[b.series]
+				sc.Bars = append(sc.Bars, store.CloseBar{Start: b.start, Close: b.close, LastObservedAt: b.seen,
+					Attrs: names.attrs[b.attrs]})
+			}
 		}
 	}
-	if collided || errors.Is(err, errMissed) {
+	if names.collided {
 		bars, err := s.Bars(ctx, q)
 		if err != nil {
 			return nil, err
 		}
 		return store.ClosesOfBars(bars), nil
 	}
-	out := make([]store.SeriesCloses, 0, len(series))
-	for _, sc := range series {
+	out := make([]store.SeriesCloses, 0, len(names.series))
+	for _, sc := range names.series {
 		if len(sc.Bars) > 0 {
 			slices.SortFunc(sc.Bars, func(a, b store.CloseBar) int { return a.Start.Compare(b.Start) })
 			out = append(out, *sc)
@@ -118,42 +129,36 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 	return out, nil
 }
 
-// errMissed stops DayCloses' read at a bar of names it did not read.
-var errMissed = errors.New("a bar of names not read")
+// dayCloseNames gathers the names DayCloses reads by the hashes its bars carry;
+// collided reports two names of one hash.
+type dayCloseNames struct {
+	series   map[int64]*store.SeriesCloses
+	attrs    map[int64]*store.BarAttrs
+	collided bool
+}
 
-// closeNames reads the series and attributes of the bars where selects, by the
-// hashes DayCloses reads the bars with; collided reports two names of one hash.
-func (s *Store) closeNames(ctx context.Context, where string, args []any) (
-	series map[int64]*store.SeriesCloses, attrs map[int64]*store.BarAttrs, collided bool, err error) {
-	series, attrs = map[int64]*store.SeriesCloses{}, map[int64]*store.BarAttrs{}
-	err = s.eachRow(ctx, `SELECT DISTINCT (hash(`+seriesCols+`) >> 1)::BIGINT, (hash(`+attrCols+`) >> 1)::BIGINT,
-		`+seriesCols+`, `+attrCols+` FROM bars`+where, args, func(v []driver.Value) error {
-		var str [10]string
-		for i := range str {
-			var ok bool
-			if str[i], ok = v[2+i].(string); !ok {
-				return fmt.Errorf("duckdb: name %T", v[2+i])
-			}
+// add takes the names of series hash sh and attributes hash ah: v, the series'
+// five strings then the attributes' five.
+func (n *dayCloseNames) add(sh, ah int64, v []driver.Value) error {
+	var str [10]string
+	for i := range str {
+		var ok bool
+		if str[i], ok = v[i].(string); !ok {
+			return fmt.Errorf("duckdb: name %T", v[i])
 		}
-		sh, _ := v[0].(int64)
-		ah, _ := v[1].(int64)
-		sc := store.SeriesCloses{Provider: str[0], SKU: str[1], Region: str[2], Zone: str[3], Pricing: str[4]}
-		a := store.BarAttrs{GPU: str[5], Tier: str[6], Interconnect: str[7], PriceScope: str[8], PriceBasis: str[9]}
-		if had := series[sh]; had == nil {
-			series[sh] = &sc
-		} else if had.Provider != sc.Provider || had.SKU != sc.SKU || had.Region != sc.Region || had.Zone != sc.Zone ||
-			had.Pricing != sc.Pricing {
-			collided = true
-		}
-		if had := attrs[ah]; had == nil {
-			attrs[ah] = &a
-		} else if *had != a {
-			collided = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("duckdb: day closes: names: %w", err)
 	}
-	return series, attrs, collided, nil
+	sc := store.SeriesCloses{Provider: str[0], SKU: str[1], Region: str[2], Zone: str[3], Pricing: str[4]}
+	a := store.BarAttrs{GPU: str[5], Tier: str[6], Interconnect: str[7], PriceScope: str[8], PriceBasis: str[9]}
+	if had := n.series[sh]; had == nil {
+		n.series[sh] = &sc
+	} else if had.Provider != sc.Provider || had.SKU != sc.SKU || had.Region != sc.Region || had.Zone != sc.Zone ||
+		had.Pricing != sc.Pricing {
+		n.collided = true
+	}
+	if had := n.attrs[ah]; had == nil {
+		n.attrs[ah] = &a
+	} else if *had != a {
+		n.collided = true
+	}
+	return nil
 }
