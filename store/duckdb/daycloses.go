@@ -47,16 +47,14 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 		FROM h WHERE bar_start < ? GROUP BY sh)`
 		args = append(args, utc(f.Since), utc(f.Since))
 	}
-	// The rows of either kind come in any order: the bars are kept as read and
-	// matched to their names once all are in.
+	// The rows of either kind come in any order: each series' bars are kept as read
+	// (by its hash, a slice a series) and take their names once all are in.
 	type rawBar struct {
-		series, attrs int64
-		start, seen   time.Time
-		close         float64
+		attrs       int64
+		start, seen time.Time
+		close       float64
 	}
-	// In slabs, not one slice grown (each growth copied every bar read so far).
-	const slab = 4096
-	var raw [][]rawBar
+	raw := map[int64][]rawBar{}
 	names := dayCloseNames{series: map[int64]*store.SeriesCloses{}, attrs: map[int64]*store.BarAttrs{}}
 	err := s.eachRow(ctx, query, args, func(v []driver.Value) error {
 		sh, _ := v[1].(int64)
@@ -76,37 +74,11 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 		if err != nil {
 			return err
 		}
-		if len(raw) == 0 || len(raw[len(raw)-1]) == slab {
-			raw = append(raw, make([]rawBar, 0, slab))
-		}
-		raw[len(raw)-1] = append(raw[len(raw)-1], rawBar{series: sh, attrs: ah, start: start, close: c, seen: seen})
+		raw[sh] = append(raw[sh], rawBar{attrs: ah, start: start, close: c, seen: seen})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: day closes: %w", err)
-	}
-	if !names.collided {
-		// Each series' bars in one allocation of their number.
-		count := make(map[*store.SeriesCloses]int, len(names.series))
-		for _, rs := range raw {
-			for i := range rs {
-				sc := names.series[rs[i].series]
-				if sc == nil || names.attrs[rs[i].attrs] == nil { // every bar read has its names: never
-					return nil, fmt.Errorf("duckdb: day closes: a bar of series %x without its names", rs[i].series)
-				}
-				count[sc]++
-			}
-		}
-		for sc, n := range count {
-			sc.Bars = make([]store.CloseBar, 0, n)
-		}
-		for _, rs := range raw {
-			for _, b := range rs {
-				sc := names.series[b.series]
-				sc.Bars = append(sc.Bars, store.CloseBar{Start: b.start, Close: b.close, LastObservedAt: b.seen,
-					Attrs: names.attrs[b.attrs]})
-			}
-		}
 	}
 	if names.collided {
 		bars, err := s.Bars(ctx, q)
@@ -114,6 +86,20 @@ func (s *Store) DayCloses(ctx context.Context, f store.Filter) ([]store.SeriesCl
 			return nil, err
 		}
 		return store.ClosesOfBars(bars), nil
+	}
+	for sh, rs := range raw {
+		sc := names.series[sh]
+		if sc == nil { // every bar read has its names: never
+			return nil, fmt.Errorf("duckdb: day closes: bars of series %x without its names", sh)
+		}
+		sc.Bars = make([]store.CloseBar, len(rs))
+		for i, b := range rs {
+			a := names.attrs[b.attrs]
+			if a == nil {
+				return nil, fmt.Errorf("duckdb: day closes: a bar of attributes %x without their names", b.attrs)
+			}
+			sc.Bars[i] = store.CloseBar{Start: b.start, Close: b.close, LastObservedAt: b.seen, Attrs: a}
+		}
 	}
 	out := make([]store.SeriesCloses, 0, len(names.series))
 	for _, sc := range names.series {
