@@ -72,36 +72,27 @@ func AllDailyPrices(bars []store.Bar, from, to time.Time) []DayPrice {
 	return out
 }
 
-// DailyPricesOfCloses is DailyPrices(store.BarsOfCloses(series), from, to) from
-// the compact daily bars store.DayCloses reads (eachCloseDayPrice).
-func DailyPricesOfCloses(series []store.SeriesCloses, from, to time.Time) []DayPrice {
-	var out []DayPrice
-	eachCloseDayPrice(series, from, to, func(n int) { out = make([]DayPrice, 0, n) },
-		func(p *DayPrice) { out = append(out, *p) })
-	return out
-}
-
-// eachCloseDayPrice calls yield with each day price DailyPricesOfCloses returns,
-// in its order, after size with an upper bound of their number: the comparable
-// bars are kept and laid on the days as they are, and a Bar is built only for a
-// day price (not for every bar read, then copied again by the filter and the split
-// into series). p is valid only during the call.
+// eachCloseDayPrice calls yield with each day price DailyPrices(store.BarsOfCloses(
+// series), from, to) returns, in its order, after size with an upper bound of their
+// number, from the compact daily bars store.DayCloses reads: the comparable bars are
+// kept and laid on the days as they are, and a Bar is built only for a day price
+// (not for every bar read, then copied again by the filter and the split into
+// series). p is valid only during the call.
 func eachCloseDayPrice(series []store.SeriesCloses, from, to time.Time, size func(int), yield func(p *DayPrice)) {
 	runs, of := comparableRuns(series)
-	keys := make([]string, len(runs))
+	// Each run as the series of its kept bars, and its key.
+	kept, keys := make([]store.SeriesCloses, len(runs)), make([]string, len(runs))
 	for n, s := range of {
-		keys[n] = store.Bar{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, Pricing: s.Pricing}.SeriesKey()
+		kept[n] = store.SeriesCloses{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, Pricing: s.Pricing,
+			Bars: runs[n]}
+		keys[n] = kept[n].Bar(0).SeriesKey()
 	}
 	var p DayPrice
 	layDays(runs, func(n int) string { return of[n].Provider },
 		func(b *store.CloseBar) (time.Time, time.Time) { return b.Start, b.LastObservedAt }, from, to,
 		func(days int) { size(days * len(runs)) },
 		func(d time.Time, _, n, i int, seen time.Time) {
-			s, c := of[n], &runs[n][i]
-			p = DayPrice{Day: d, Series: keys[n], Bar: store.Bar{Provider: s.Provider, SKU: s.SKU, Region: s.Region,
-				Zone: s.Zone, Pricing: s.Pricing, Start: c.Start, GPU: c.Attrs.GPU, Tier: c.Attrs.Tier,
-				Interconnect: c.Attrs.Interconnect, PriceScope: c.Attrs.PriceScope, PriceBasis: c.Attrs.PriceBasis,
-				Close: c.Close, LastObservedAt: c.LastObservedAt}, Price: c.Close, LastSeen: seen}
+			p = DayPrice{Day: d, Series: keys[n], Bar: kept[n].Bar(i), Price: runs[n][i].Close, LastSeen: seen}
 			yield(&p)
 		})
 }

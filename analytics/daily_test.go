@@ -186,19 +186,20 @@ func mixedDayBars() []store.Bar {
 }
 
 // TestDailyPricesOfCloses checks that the day prices laid from the compact daily
-// bars (DailyPricesOfCloses, what HistoryFor reads) are those DailyPrices lays from
+// bars (eachCloseDayPrice, what HistoryFor reads) are those DailyPrices lays from
 // the same bars as bars, day, series, bar and sighting, for a window opening mid-day
 // (a price carried in) and one holding every bar.
 func TestDailyPricesOfCloses(t *testing.T) {
 	closes := store.ClosesOfBars(mixedDayBars())
 	for _, w := range [][2]time.Time{{day(0).Add(5 * time.Hour), day(7)}, {day(-3), day(9)}, {day(20), day(22)}} {
 		want := DailyPrices(store.BarsOfCloses(closes), w[0], w[1])
-		got := DailyPricesOfCloses(closes, w[0], w[1])
+		var got []DayPrice
+		eachCloseDayPrice(closes, w[0], w[1], func(int) {}, func(p *DayPrice) { got = append(got, *p) })
 		if len(want) == 0 && w[0].Before(day(8)) {
 			t.Fatalf("window %v: no day prices to compare", w)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("window %v: DailyPricesOfCloses\n got %+v\nwant %+v", w, got, want)
+			t.Fatalf("window %v: eachCloseDayPrice\n got %+v\nwant %+v", w, got, want)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func SpreadsOf(ctx context.Context, r store.Rollups, f store.Filter) ([]SpreadDa
 // f.Until), f.Since, f.Until, cheapest) computes it from the daily bars f selects
 // (every pricing kind: f.Pricing should be empty), with the bar in force before the
 // window: in their compact form when the store has one (store.DayCloses: of each
-// bar its series, start, close, last sighting and attributes; DailyPricesOfCloses).
+// bar its series, start, close, last sighting and attributes; eachCloseDayPrice).
 func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, pricing string, cheapest int) (History,
 	error) {
 	if c, ok := r.(store.DayCloses); ok {
@@ -43,7 +43,7 @@ func HistoryFor(ctx context.Context, r store.Rollups, f store.Filter, gpu, prici
 		if err != nil {
 			return History{}, err
 		}
-		// HistoryOf of DailyPricesOfCloses, the day prices read as they are laid.
+		// HistoryOf of the day prices, each read as it is laid.
 		return historyWeighted(gpu, pricing, func(yield func(*DayPrice)) {
 			eachCloseDayPrice(series, f.Since, f.Until, func(int) {}, yield)
 		}, f.Since, f.Until, cheapest, WeightOffer), nil

@@ -201,22 +201,27 @@ func ClosesOfBars(bars []Bar) []SeriesCloses {
 	return out
 }
 
-// BarsOfCloses is compact daily bars back as bars, in their order: each bar's
-// series, start, close, last sighting and attributes (its open, high, low, mean
-// and count, which the compact form does not keep, are zero). What day prices read
-// of BarsOfCloses(ClosesOfBars(bars)) is what they read of bars.
+// Bar is bar i of s back as a Bar: its series, start, close, last sighting and
+// attributes (its open, high, low, mean and count, which the compact form does not
+// keep, are zero).
+func (s *SeriesCloses) Bar(i int) Bar {
+	c := &s.Bars[i]
+	return Bar{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, Pricing: s.Pricing, Start: c.Start,
+		GPU: c.Attrs.GPU, Tier: c.Attrs.Tier, Interconnect: c.Attrs.Interconnect, PriceScope: c.Attrs.PriceScope,
+		PriceBasis: c.Attrs.PriceBasis, Close: c.Close, LastObservedAt: c.LastObservedAt}
+}
+
+// BarsOfCloses is compact daily bars back as bars, in their order (SeriesCloses.Bar).
+// What day prices read of BarsOfCloses(ClosesOfBars(bars)) is what they read of bars.
 func BarsOfCloses(series []SeriesCloses) []Bar {
 	n := 0
 	for _, s := range series {
 		n += len(s.Bars)
 	}
 	out := make([]Bar, 0, n)
-	for _, s := range series {
-		for _, c := range s.Bars {
-			out = append(out, Bar{Provider: s.Provider, SKU: s.SKU, Region: s.Region, Zone: s.Zone, Pricing: s.Pricing,
-				Start: c.Start, GPU: c.Attrs.GPU, Tier: c.Attrs.Tier, Interconnect: c.Attrs.Interconnect,
-				PriceScope: c.Attrs.PriceScope, PriceBasis: c.Attrs.PriceBasis, Close: c.Close,
-				LastObservedAt: c.LastObservedAt})
+	for i := range series {
+		for j := range series[i].Bars {
+			out = append(out, series[i].Bar(j))
 		}
 	}
 	return out
