@@ -130,23 +130,12 @@ func TestIntegrationClusterHealsExpiredSessions(t *testing.T) {
 // DDL (Check), or fails the test after within.
 func healedDDL(t *testing.T, c *Cluster, control string, within time.Duration) {
 	t.Helper()
-	t0 := time.Now()
-	for {
-		if did := Heal(control); did != "" {
-			t.Logf("heal: %s", did)
+	healUntil(t, control, time.Now(), within, func() string {
+		if err := c.Check(context.Background(), 20*time.Second); err != nil {
+			return "the cluster to run ON CLUSTER DDL after a failed ALTER: " + err.Error()
 		}
-		err := c.Check(context.Background(), 20*time.Second)
-		if err == nil {
-			return
-		}
-		if time.Since(t0) > within {
-			report, _ := exec.Command(control, "report").CombinedOutput()
-			t.Fatalf("the cluster runs no ON CLUSTER DDL %v after a failed ALTER: %v; local.sh report:\n%s", within, err,
-				report)
-		}
-		t.Logf("waiting for the cluster: %v", err)
-		time.Sleep(2 * time.Second)
-	}
+		return ""
+	})
 }
 
 // tableOnCluster creates a fresh database (dropped at cleanup) and in it table (x
@@ -288,10 +277,7 @@ func waitHealed(t *testing.T, c *Cluster, control string, since time.Time, withi
 		err := conn.QueryRow(ctx, "SELECT uptime(), (SELECT count() FROM system.replicas WHERE is_readonly)").Scan(&up, &readonly)
 		return err == nil && time.Duration(up)*time.Second < time.Since(since) && readonly == 0
 	}
-	for {
-		if did := Heal(control); did != "" {
-			t.Logf("heal: %s", did)
-		}
+	healUntil(t, control, since, within, func() string {
 		var waiting []int
 		for _, i := range nodes {
 			if !healed(i) {
@@ -299,11 +285,28 @@ func waitHealed(t *testing.T, c *Cluster, control string, since time.Time, withi
 			}
 		}
 		if len(waiting) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("nodes %v to be restarted, with writable replicated tables", waiting)
+	})
+}
+
+// healUntil runs Heal every second until waiting says nothing is awaited (""), or
+// fails the test, with what it waits for and local.sh's report, once within has
+// passed since since.
+func healUntil(t *testing.T, control string, since time.Time, within time.Duration, waiting func() string) {
+	t.Helper()
+	for {
+		if did := Heal(control); did != "" {
+			t.Logf("heal: %s", did)
+		}
+		w := waiting()
+		if w == "" {
 			return
 		}
 		if time.Since(since) > within {
 			report, _ := exec.Command(control, "report").CombinedOutput()
-			t.Fatalf("nodes %v were not restarted, with writable replicated tables, within %v; local.sh report:\n%s", waiting, within, report)
+			t.Fatalf("waited %v for %s; local.sh report:\n%s", within, w, report)
 		}
 		time.Sleep(time.Second)
 	}
