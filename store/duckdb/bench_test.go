@@ -90,6 +90,22 @@ func BenchmarkDuckDBAnalytics(b *testing.B) {
 			analytics.SummariseSpreads(analytics.Spreads(analytics.DailyPrices(bars, since, end)))
 		}
 	})
+	// The compact daily bars of every series over the window (store.DayCloses, what
+	// history reads for one GPU), and of the GPU history reads.
+	b.Run("DayCloses30d", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.(store.DayCloses).DayCloses(ctx, window); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("DayCloses30dOneGPU", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := st.(store.DayCloses).DayCloses(ctx, one); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("History30d", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := analytics.HistoryFor(ctx, r, one, gpu, schemas.OnDemand, 5); err != nil {
